@@ -1,0 +1,140 @@
+/// A sync error number (SPEC §3). The numbers follow Realm's sync protocol so that people
+/// coming from Atlas Device Sync recognise them. Unknown numbers are representable: the
+/// agent follows the action the server sent with them.
+public struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, Codable,
+    CustomStringConvertible
+{
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public init(_ rawValue: Int) { self.rawValue = rawValue }
+
+    // Connection-level errors (1xx): the connection is closed.
+    /// Any other connection-level error.
+    public static let otherError = Self(101)
+    /// A message type the peer does not know.
+    public static let unknownMessage = Self(102)
+    /// A message that cannot be decoded.
+    public static let badSyntax = Self(103)
+    /// A message or frame larger than the peer accepts.
+    public static let limitsExceeded = Self(104)
+    public static let wrongProtocolVersion = Self(105)
+    public static let clientFileBoundInOtherSession = Self(108)
+    /// A message that is not allowed in the session's current state.
+    public static let badMessageOrder = Self(109)
+
+    // Session-level errors (2xx): only the affected partition is concerned.
+    /// Any other session-level error; also sent while sync is terminated on the server.
+    public static let otherSessionError = Self(201)
+    public static let accessTokenExpired = Self(202)
+    public static let badUserAuthentication = Self(203)
+    public static let illegalPartitionName = Self(204)
+    public static let permissionDenied = Self(206)
+    public static let badServerFileIdentifier = Self(207)
+    public static let badClientFileIdentifier = Self(208)
+    public static let badServerVersion = Self(209)
+    public static let badClientVersion = Self(210)
+    public static let divergingHistories = Self(211)
+    public static let badClientFile = Self(217)
+    public static let clientFileExpired = Self(222)
+    public static let invalidSchemaChange = Self(225)
+    public static let badSchemaVersion = Self(235)
+
+    /// Every code this project sends or handles, in numeric order.
+    public static let known: [SyncErrorCode] = [
+        .otherError, .unknownMessage, .badSyntax, .limitsExceeded, .wrongProtocolVersion,
+        .clientFileBoundInOtherSession, .badMessageOrder, .otherSessionError,
+        .accessTokenExpired, .badUserAuthentication, .illegalPartitionName, .permissionDenied,
+        .badServerFileIdentifier, .badClientFileIdentifier, .badServerVersion,
+        .badClientVersion, .divergingHistories, .badClientFile, .clientFileExpired,
+        .invalidSchemaChange, .badSchemaVersion,
+    ]
+
+    public var isKnown: Bool { Self.known.contains(self) }
+
+    /// Connection-level codes close the whole connection; session-level ones one partition.
+    public var isConnectionLevel: Bool { rawValue < 200 }
+
+    /// The snake_case name used in logs and docs (`diverging_histories`), or `code_<n>` for a number this build does not know.
+    public var name: String {
+        switch rawValue {
+        case 101: "other_error"
+        case 102: "unknown_message"
+        case 103: "bad_syntax"
+        case 104: "limits_exceeded"
+        case 105: "wrong_protocol_version"
+        case 108: "bound_in_other_session"
+        case 109: "bad_message_order"
+        case 201: "other_session_error"
+        case 202: "token_expired"
+        case 203: "bad_authentication"
+        case 204: "illegal_partition_name"
+        case 206: "permission_denied"
+        case 207: "bad_server_file_ident"
+        case 208: "bad_client_file_ident"
+        case 209: "bad_server_version"
+        case 210: "bad_client_version"
+        case 211: "diverging_histories"
+        case 217: "bad_client_file"
+        case 222: "client_file_expired"
+        case 225: "invalid_schema_change"
+        case 235: "bad_schema_version"
+        default: "code_\(rawValue)"
+        }
+    }
+
+    /// The action SPEC §3 assigns to this code. The server sends the action with every
+    /// error; this is what it sends by default, and what an agent assumes for a message
+    /// that lacks one.
+    public var defaultAction: ErrorAction {
+        switch rawValue {
+        case 105, 204: .fatal
+        case 202, 203: .reauth
+        case 206: .deleteStore
+        case 207, 208, 209, 210, 211, 217, 222, 225, 235: .clientReset
+        default: .retry
+        }
+    }
+
+    /// True when automatic reset modes must fall back to manual (breaking schema change).
+    public var forcesManualReset: Bool { self == .invalidSchemaChange || self == .badSchemaVersion }
+
+    /// What an operator can do about it: one sentence, safe to log.
+    public var hint: String {
+        switch rawValue {
+        case 101, 102, 103, 104, 109:
+            "the peer sent something this version cannot handle; check that agent and server versions match, the connection is retried"
+        case 105:
+            "agent and server speak different protocol versions; upgrade one of them, then reload the agent"
+        case 108:
+            "another session is bound to the same store: check that two agents do not share one state_dir or token"
+        case 201:
+            "the server refused the session for now (for example sync is terminated); it is retried with backoff"
+        case 202:
+            "the access token expired; write a fresh token to the token file, it is re-read on the next attempt"
+        case 203:
+            "the server rejected the token; check [server] token_file and the server's [[user]] entry"
+        case 204:
+            "the partition name is not legal on the server; fix the [[partition]] name and reload"
+        case 206:
+            "the user has no access to this partition; the store was backed up and emptied, grant access on the server to resume"
+        case 207, 208, 209, 210, 211, 217, 222:
+            "the server can no longer sync with this store (restored from backup, sync terminated, or device away too long); a client reset follows"
+        case 225, 235:
+            "the server's schema changed in a breaking way; the reset waits for `tetherctl reset initiate` after applications are updated"
+        default:
+            "unknown error code; the action the server sent with it is followed"
+        }
+    }
+
+    public var description: String { "\(rawValue) (\(name))" }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        self.rawValue = try decoder.singleValueContainer().decode(Int.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
