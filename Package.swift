@@ -17,6 +17,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // libsystemd from Debian's libsystemd-dev (scripts/bootstrap installs it).
@@ -24,6 +25,12 @@ let package = Package(
 
         // Messages, codec, error codes, schema and changeset values, pure state machines. No I/O.
         .target(name: "TetherProtocol", swiftSettings: settings),
+
+        // TOML files with errors that name file, key and line; schema.toml.
+        .target(
+            name: "TetherTOML",
+            dependencies: ["TetherProtocol", .product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: settings),
 
         .executableTarget(
             name: "tetherd",
@@ -48,6 +55,7 @@ let package = Package(
             swiftSettings: settings),
 
         .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol"], swiftSettings: settings),
+        .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,53 @@
+/// Reads a TOML configuration file into typed values, collecting every problem with its key
+/// and line instead of stopping at the first.
+///
+/// Keys are marked as they are read; ``finish()`` reports every key nobody read as unknown,
+/// so a component's reader is also the list of the keys it accepts.
+///
+/// ```swift
+/// let parser = try ConfigParser(text: text, file: "tetherd.toml")
+/// let stateDir = parser.root.string("state_dir") ?? "/var/lib/tether"
+/// let partitions = parser.root.tables("partition")
+/// try parser.finish()
+/// ```
+public final class ConfigParser {
+    public let file: String
+    public let root: ConfigTable
+    private let index: KeyLineIndex
+    private var problems: [ConfigProblem] = []
+    private var read: Set<String> = []
+    private var known: [String] = []
+
+    public init(text: String, file: String) throws(ConfigError) {
+        self.file = file
+        self.index = KeyLineIndex(text: text)
+        let entries = try TOMLNode.parse(text, file: file)
+        self.root = ConfigTable(path: "", entries: entries)
+        self.root.parser = self
+        root.registerKeys()
+    }
+
+    /// Records a problem at `key` (its line is looked up).
+    public func problem(_ key: String, _ message: String) {
+        problems.append(ConfigProblem(file: file, key: key, line: index.line(of: key), message: message))
+    }
+
+    public func line(of key: String) -> Int? { index.line(of: key) }
+
+    func markRead(_ path: String) { read.insert(path) }
+
+    func register(_ path: String) { known.append(path) }
+
+    /// Problems so far, without the unknown-key check.
+    public var currentProblems: [ConfigProblem] { problems }
+
+    /// Throws every problem found, plus one per key that no reader asked for.
+    public func finish() throws(ConfigError) {
+        var all = problems
+        for path in known where !read.contains(path) {
+            all.append(ConfigProblem(file: file, key: path, line: index.line(of: path), message: "unknown key"))
+        }
+        let sorted = all.sorted { ($0.line ?? 0, $0.key) < ($1.line ?? 0, $1.key) }
+        if !sorted.isEmpty { throw ConfigError(sorted) }
+    }
+}
