@@ -32,6 +32,9 @@ let package = Package(
             dependencies: ["TetherProtocol", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: settings),
 
+        // The agent: configuration, sync sessions, state database, client reset, control socket.
+        .target(name: "TetherAgent", dependencies: ["TetherProtocol", "TetherTOML"], swiftSettings: settings),
+
         .executableTarget(
             name: "tetherd",
             dependencies: [
@@ -55,6 +58,7 @@ let package = Package(
             swiftSettings: settings),
 
         .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol"], swiftSettings: settings),
+        .testTarget(name: "TetherAgentTests", dependencies: ["TetherAgent", "TetherProtocol", "TetherTOML"], swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,64 @@
+import Glibc
+import TetherTOML
+
+extension AgentConfiguration {
+    /// The checks that look at the file system: the token file must not be readable by group
+    /// or others, and every hook must exist, be executable and be writable only by root or
+    /// the daemon's own user (SPEC §5, §7). Run at start and at every reload.
+    func validateFiles(_ parser: ConfigParser) {
+        if let problem = Self.tokenFileProblem(server.tokenFile) {
+            parser.problem("server.token_file", problem)
+        }
+        var checked: Set<String> = []
+        func checkHooks(_ reset: ResetSettings, prefix: String) {
+            for (key, path) in reset.hooks where checked.insert(path).inserted {
+                if let problem = Self.hookProblem(path) { parser.problem("\(prefix)\(key)", problem) }
+            }
+        }
+        checkHooks(reset, prefix: "reset.")
+        for (index, partition) in partitions.enumerated() {
+            checkHooks(partition.reset, prefix: "partition[\(index)].reset.")
+        }
+    }
+
+    /// Why the token file cannot be used, or nil.
+    static func tokenFileProblem(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "\(path): \(String(cString: strerror(errno)))" }
+        guard info.st_mode & S_IFMT == S_IFREG else { return "\(path) is not a regular file" }
+        if info.st_mode & 0o044 != 0 {
+            return "\(path) is readable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)"
+        }
+        guard access(path, R_OK) == 0 else { return "\(path) is not readable by this user" }
+        return nil
+    }
+
+    /// Why `path` must not run as a hook, or nil: missing, not an executable regular file,
+    /// or writable by someone other than root or this daemon's user (file or its directory).
+    static func hookProblem(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "hook \(path): \(String(cString: strerror(errno)))" }
+        guard info.st_mode & S_IFMT == S_IFREG else { return "hook \(path) is not a regular file" }
+        guard access(path, X_OK) == 0 else { return "hook \(path) is not executable" }
+        if let reason = insecurity(of: path, info) { return "hook \(path) is refused: \(reason)" }
+        let directory = path.prefix(upTo: path.lastIndex(of: "/")!)
+        var dirInfo = stat()
+        let dirPath = directory.isEmpty ? "/" : String(directory)
+        if stat(dirPath, &dirInfo) == 0, let reason = insecurity(of: dirPath, dirInfo, sticky: true) {
+            return "hook \(path) is refused: its directory \(reason)"
+        }
+        return nil
+    }
+
+    private static func insecurity(of path: String, _ info: stat, sticky: Bool = false) -> String? {
+        let me = geteuid()
+        if info.st_uid != 0 && info.st_uid != me {
+            return "\(path) is owned by uid \(info.st_uid), not root or the daemon's user"
+        }
+        if sticky && info.st_mode & S_ISVTX != 0 { return nil }
+        if info.st_mode & 0o022 != 0 {
+            return "\(path) is writable by group or others (mode \(String(info.st_mode & 0o777, radix: 8)))"
+        }
+        return nil
+    }
+}

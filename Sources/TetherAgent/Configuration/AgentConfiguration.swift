@@ -1,0 +1,118 @@
+public import TetherProtocol
+public import TetherTOML
+import Foundation
+
+/// Everything `tetherd.toml` says (SPEC §7), validated. Built by ``load(path:)``:
+/// defaults → parse → validate → build; per-partition `[partition.reset]` inherits `[reset]`.
+public struct AgentConfiguration: Sendable, Hashable {
+    public static let defaultPath = "/etc/tether/tetherd.toml"
+    public static let defaultStateDir = "/var/lib/tether"
+    public static let defaultControlSocket = "/run/tether/tetherd.sock"
+
+    /// The file it was read from.
+    public var file: String
+    public var stateDir: String
+    /// One of `fatal error warn info detail debug trace`.
+    public var logLevel: String
+    public var controlSocket: String
+    public var server: ServerSettings
+    /// The `[reset]` defaults (each partition holds its own inherited copy).
+    public var reset: ResetSettings
+    public var partitions: [PartitionSettings]
+
+    public static let logLevels = ["fatal", "error", "warn", "info", "detail", "debug", "trace"]
+
+    public var stateDatabasePath: String { stateDir + "/state.sqlite" }
+    public var storesDir: String { stateDir + "/stores" }
+
+    public func partition(named name: PartitionName) -> PartitionSettings? {
+        partitions.first { $0.name == name }
+    }
+
+    /// Reads, parses and validates `path`; a missing or unreadable file is a problem too.
+    public static func load(path: String) throws(ConfigError) -> AgentConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
+            throw ConfigError(file: path, "configuration file \(reason)")
+        }
+        return try parse(text: text, file: path)
+    }
+
+    /// Parses and validates configuration text; `file` names it in problems and resolves nothing.
+    /// Validation includes the file system checks: token file permissions, hooks.
+    public static func parse(text: String, file: String) throws(ConfigError) -> AgentConfiguration {
+        let parser = try ConfigParser(text: text, file: file)
+        let config = build(parser.root)
+        if let config { config.validateFiles(parser) }
+        try parser.finish()
+        guard let config else { throw ConfigError(file: file, "invalid configuration") }
+        return config
+    }
+
+    private static func build(_ root: ConfigTable) -> AgentConfiguration? {
+        let stateDir = root.absolutePath("state_dir") ?? defaultStateDir
+        let logLevel = root.string("log_level") ?? "info"
+        if !logLevels.contains(logLevel) {
+            root.problem("log_level", "\(logLevel.debugDescription) is not one of \(logLevels.joined(separator: " "))")
+        }
+        let controlSocket = root.absolutePath("control_socket") ?? defaultControlSocket
+
+        let server = root.table("server", required: true).flatMap(buildServer)
+        let resetDefaults = ResetSettings(recoveryDir: stateDir + "/recovery")
+        let reset = root.table("reset").map { buildReset($0, inheriting: resetDefaults) } ?? resetDefaults
+
+        var partitions: [PartitionSettings] = []
+        var names: Set<PartitionName> = []
+        var stores: Set<String> = []
+        let tables = root.tables("partition")
+        if tables.isEmpty && !root.has("partition") {
+            root.problem("partition", "no [[partition]] configured; the agent would have nothing to sync")
+        }
+        for table in tables {
+            guard let raw = table.string("name", required: true) else { continue }
+            guard let name = PartitionName(raw) else {
+                table.problem("name", "\(raw.debugDescription) is not a legal partition name ([A-Za-z0-9][A-Za-z0-9._-]{0,127})")
+                continue
+            }
+            let store = table.absolutePath("store") ?? "\(stateDir)/stores/\(name).sqlite"
+            if !names.insert(name).inserted {
+                table.problem("name", "partition \(name) is configured twice")
+            } else if !stores.insert(store).inserted { table.problem("store", "\(store) is already the store of another partition") }
+            let partitionReset = table.table("reset").map { buildReset($0, inheriting: reset) } ?? reset
+            partitions.append(PartitionSettings(name: name, storePath: store, reset: partitionReset))
+        }
+        guard let server else { return nil }
+        return AgentConfiguration(
+            file: "", stateDir: stateDir, logLevel: logLevel, controlSocket: controlSocket, server: server,
+            reset: reset, partitions: partitions)
+    }
+
+    private static func buildServer(_ table: ConfigTable) -> ServerSettings? {
+        let url = table.string("url", required: true)
+        if let url, !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) || URL(string: url)?.host == nil {
+            table.problem("url", "\(url.debugDescription) must be a ws:// or wss:// URL with a host")
+        }
+        let tokenFile = table.absolutePath("token_file", required: true)
+        let caFile = table.absolutePath("ca_file")
+        if let caFile, let url, !url.hasPrefix("wss://") {
+            table.problem("ca_file", "\(caFile) is set but the server url is not wss://")
+        }
+        guard let url, let tokenFile else { return nil }
+        return ServerSettings(url: url, tokenFile: tokenFile, caFile: caFile)
+    }
+
+    private static func buildReset(_ table: ConfigTable, inheriting base: ResetSettings) -> ResetSettings {
+        var reset = base
+        reset.mode = table.enumeration("mode", ResetMode.self) ?? base.mode
+        reset.beforeHook = table.absolutePath("before_hook") ?? base.beforeHook
+        reset.afterHook = table.absolutePath("after_hook") ?? base.afterHook
+        reset.manualHook = table.absolutePath("manual_hook") ?? base.manualHook
+        reset.hookTimeoutSeconds = table.integer("hook_timeout_seconds", range: 1...86_400) ?? base.hookTimeoutSeconds
+        reset.recoveryDir = table.absolutePath("recovery_dir") ?? base.recoveryDir
+        reset.keepBackups = table.integer("keep_backups", range: 1...10_000) ?? base.keepBackups
+        return reset
+    }
+}
