@@ -1,0 +1,164 @@
+/// The client reset of SPEC §4.3/§4.4 as a pure state machine.
+///
+/// It never does I/O: it says which effect to perform next, and the executor reports what
+/// happened. The executor persists ``record`` **before** performing each effect, so after a
+/// crash ``init(resuming:)`` re-enters the persisted phase and its effect runs again (every
+/// effect is idempotent: the backup goes to the same path, hooks re-run with the same
+/// `TETHER_RESET_ID`, the rewrite is recognised by a marker in the store).
+///
+/// ```text
+/// recorded ─┬─ automatic ────────────→ backing-up → before-hook → fetching → rewriting → after-hook → done
+///           └─ manual / delete-store → manual-hook → manual-pending ─(initiate | next start)─┘
+/// a delete-store skips fetching: its rewrite empties the store
+/// before-hook failed            → manual-hook (the backup exists; the reset waits for an operator)
+/// recovery impossible           → recover: manual-hook; recover-or-discard: rewriting again, discarding
+/// an effect failed transiently  → the same phase again, after a backoff
+/// ```
+public struct ClientResetCoordinator: Sendable, Hashable {
+    /// The side effect of the current phase.
+    public enum Effect: Sendable, Hashable {
+        /// Nothing to do: call ``handle(_:now:)`` with `.proceed`.
+        case proceed
+        case backup(path: String)
+        case runHook(HookEvent)
+        case fetchServerState
+        case rewrite(ResetStrategy)
+        /// Stop: the reset waits for `tetherctl reset initiate` or the next start (`.initiated`).
+        case awaitOperator
+        /// The reset is over; sync resumes.
+        case finished
+    }
+
+    public enum Event: Sendable, Hashable {
+        case proceed
+        case backupCompleted
+        /// A hook ran (nil: no hook is configured for that event).
+        case hookFinished(HookEvent, HookResult?)
+        case serverStateFetched
+        case rewriteCompleted(recovered: Int, dropped: Int)
+        /// The recovery rules could not be applied (e.g. recovered changes do not fit the
+        /// server's schema). Only valid while rewriting with the recover strategy.
+        case recoveryImpossible(reason: String)
+        /// An operator ran `tetherctl reset initiate`, or the daemon started again.
+        case initiated
+        /// The effect failed in a way that may pass (disk full, server unreachable): the phase
+        /// is retried after a backoff.
+        case effectFailed(reason: String)
+    }
+
+    public struct InvalidTransition: Error, Sendable, Hashable, CustomStringConvertible {
+        public var phase: ResetPhase
+        public var event: Event
+        public var description: String { "reset event \(event) is not valid in phase \(phase.rawValue)" }
+    }
+
+    public private(set) var record: ResetRecord
+    /// The last transient failure, for logs and status; cleared by progress.
+    public private(set) var lastFailure: String?
+
+    /// A new reset (its record in phase `recorded`).
+    public init(new record: ResetRecord) {
+        precondition(record.phase == .recorded, "a new reset starts in phase recorded")
+        self.record = record
+    }
+
+    /// A reset read back from the state database after a restart.
+    public init(resuming record: ResetRecord) {
+        self.record = record
+    }
+
+    /// The effect of the current phase: what the executor performs (again, after a restart).
+    public var effect: Effect {
+        switch record.phase {
+        case .recorded: .proceed
+        case .manualHook: .runHook(.manualReset)
+        case .manualPending: .awaitOperator
+        case .backingUp: .backup(path: record.backupPath)
+        case .beforeHook: .runHook(.beforeReset)
+        case .fetching: .fetchServerState
+        case .rewriting: .rewrite(record.strategy)
+        case .afterHook: .runHook(.afterReset)
+        case .done: .finished
+        }
+    }
+
+    /// The outcome the after hook reports (`TETHER_RESET_OUTCOME`): `recovered` or `discarded`.
+    public var afterHookOutcome: String { record.strategy == .recover ? "recovered" : "discarded" }
+
+    /// Advances on `event`; `now` is seconds since the epoch (injected for tests).
+    public mutating func handle(_ event: Event, now: Double) throws(InvalidTransition) {
+        let invalid = InvalidTransition(phase: record.phase, event: event)
+        if case .effectFailed(let reason) = event {
+            guard [.backingUp, .fetching, .rewriting].contains(record.phase) else { throw invalid }
+            lastFailure = reason
+            return
+        }
+        lastFailure = nil
+        switch (record.phase, event) {
+        case (.recorded, .proceed):
+            switch record.strategy {
+            case .manual, .deleteStore: record.phase = .manualHook
+            case .recover, .discard: record.phase = .backingUp
+            }
+
+        case (.manualHook, .hookFinished(.manualReset, let result)):
+            appendHook(.manualReset, result, now)
+            record.phase = .manualPending
+            record.outcome = .manualPending
+
+        case (.manualPending, .initiated):
+            record.phase = .backingUp
+            record.outcome = .inProgress
+
+        case (.backingUp, .backupCompleted):
+            record.phase = .beforeHook
+
+        case (.beforeHook, .hookFinished(.beforeReset, let result)):
+            appendHook(.beforeReset, result, now)
+            if let result, !result.isSuccess {
+                if record.strategy != .deleteStore {
+                    record.strategy = .manual
+                }
+                record.fallbackReason = "before_hook failed (\(result.summary))"
+                record.phase = .manualHook
+            } else {
+                // A delete-store has nothing to fetch (access is denied): it empties the store.
+                record.phase = record.strategy == .deleteStore ? .rewriting : .fetching
+            }
+
+        case (.fetching, .serverStateFetched):
+            record.phase = .rewriting
+
+        case (.rewriting, .rewriteCompleted(let recovered, let dropped)):
+            if record.strategy == .recover {
+                record.recoveredChanges = recovered
+                record.droppedChanges = dropped
+            }
+            record.phase = .afterHook
+
+        case (.rewriting, .recoveryImpossible(let reason)) where record.strategy == .recover:
+            record.fallbackReason = "recovery impossible: \(reason)"
+            record.strategy = ResetPolicy.afterRecoveryFailure(mode: record.mode)
+            record.phase = record.strategy == .manual ? .manualHook : .rewriting
+
+        case (.afterHook, .hookFinished(.afterReset, let result)):
+            appendHook(.afterReset, result, now)
+            record.phase = .done
+            record.finishedAt = now
+            record.outcome = switch record.strategy {
+            case .recover: .recovered
+            case .discard: .discarded
+            case .manual: .manualDone
+            case .deleteStore: .deleted
+            }
+
+        default:
+            throw invalid
+        }
+    }
+
+    private mutating func appendHook(_ event: HookEvent, _ result: HookResult?, _ now: Double) {
+        guard let result else { return }
+        record.hooks.append(ResetRecord.HookRun(event: event, result: result, finishedAt: now))
+    }
+}

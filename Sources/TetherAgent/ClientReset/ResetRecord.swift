@@ -1,0 +1,62 @@
+public import TetherProtocol
+
+/// Everything the agent remembers about one client reset; a row of the state database's
+/// `resets` table and an entry of `tetherctl resets`.
+public struct ResetRecord: Sendable, Hashable, Codable {
+    public struct HookRun: Sendable, Hashable, Codable {
+        public var event: HookEvent
+        public var result: HookResult
+        /// Seconds since the epoch.
+        public var finishedAt: Double
+
+        public init(event: HookEvent, result: HookResult, finishedAt: Double) {
+            self.event = event
+            self.result = result
+            self.finishedAt = finishedAt
+        }
+    }
+
+    public var id: String
+    public var partition: PartitionName
+    public var errorCode: SyncErrorCode
+    public var errorMessage: String
+    /// The mode configured for the partition when the reset started.
+    public var mode: ResetMode
+    /// What the reset does, after the fallbacks of SPEC §4.1.
+    public var strategy: ResetStrategy
+    /// Why the strategy differs from the configured mode, when it does.
+    public var fallbackReason: String?
+    public var phase: ResetPhase
+    public var outcome: ResetOutcome
+    /// `<recovery_dir>/<partition>/<UTC time>-<id>.sqlite`, chosen when the reset is recorded.
+    public var backupPath: String
+    public var startedAt: Double
+    public var finishedAt: Double?
+    public var hooks: [HookRun]
+    /// Unsynced changes replayed onto the server's state (recover) and dropped by the rules.
+    public var recoveredChanges: Int?
+    public var droppedChanges: Int?
+
+    public init(
+        id: String, partition: PartitionName, errorCode: SyncErrorCode, errorMessage: String, mode: ResetMode,
+        strategy: ResetStrategy, fallbackReason: String? = nil, backupPath: String, startedAt: Double
+    ) {
+        self.id = id
+        self.partition = partition
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+        self.mode = mode
+        self.strategy = strategy
+        self.fallbackReason = fallbackReason
+        self.phase = .recorded
+        self.outcome = .inProgress
+        self.backupPath = backupPath
+        self.startedAt = startedAt
+        self.finishedAt = nil
+        self.hooks = []
+    }
+
+    /// True while the reset holds the partition (it does not sync until the reset is done).
+    public var isActive: Bool { phase != .done }
+    public var isPendingManual: Bool { phase == .manualPending }
+}

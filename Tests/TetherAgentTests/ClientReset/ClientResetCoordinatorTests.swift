@@ -1,0 +1,198 @@
+import Testing
+import TetherAgent
+import TetherProtocol
+
+typealias Event = ClientResetCoordinator.Event
+typealias Effect = ClientResetCoordinator.Effect
+
+private func record(_ strategy: ResetStrategy, mode: ResetMode = .recoverUnsyncedChanges) -> ResetRecord {
+    ResetRecord(
+        id: "r1", partition: PartitionName("p")!, errorCode: .divergingHistories, errorMessage: "restored",
+        mode: mode, strategy: strategy, backupPath: "/var/lib/tether/recovery/p/20261122T000000Z-r1.sqlite",
+        startedAt: 100)
+}
+
+/// Drives a coordinator, answering each effect with `answer`, and returns the phases entered.
+private func run(
+    _ coordinator: inout ClientResetCoordinator, answer: (Effect) -> Event?, limit: Int = 30
+) throws -> [ResetPhase] {
+    var phases: [ResetPhase] = [coordinator.record.phase]
+    for step in 0..<limit {
+        guard let event = answer(coordinator.effect) else { return phases }
+        try coordinator.handle(event, now: 200 + Double(step))
+        phases.append(coordinator.record.phase)
+    }
+    Issue.record("did not settle within \(limit) steps")
+    return phases
+}
+
+/// Every effect succeeds; manual waits are answered with `initiated` when `initiate` is set.
+private func succeed(initiate: Bool = true, recovered: Int = 3) -> (Effect) -> Event? {
+    var initiated = false
+    return { (effect: Effect) -> Event? in
+        switch effect {
+        case .proceed: return .proceed
+        case .backup: return .backupCompleted
+        case .runHook(let hook): return .hookFinished(hook, .succeeded)
+        case .fetchServerState: return .serverStateFetched
+        case .rewrite: return .rewriteCompleted(recovered: recovered, dropped: 1)
+        case .awaitOperator:
+            if initiate && !initiated {
+                initiated = true
+                return .initiated
+            }
+            return nil
+        case .finished: return nil
+        }
+    }
+}
+
+@Test func automaticRecoverWalksEveryPhaseOfSpec43() throws {
+    var c = ClientResetCoordinator(new: record(.recover))
+    let phases = try run(&c, answer: succeed())
+    #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .rewriting, .afterHook, .done])
+    #expect(c.record.outcome == .recovered)
+    #expect(c.record.recoveredChanges == 3)
+    #expect(c.record.droppedChanges == 1)
+    #expect(c.record.finishedAt != nil)
+    #expect(c.record.hooks.map(\.event) == [.beforeReset, .afterReset])
+    #expect(c.afterHookOutcome == "recovered")
+}
+
+@Test func discardEndsDiscarded() throws {
+    var c = ClientResetCoordinator(new: record(.discard, mode: .discardUnsyncedChanges))
+    _ = try run(&c, answer: succeed())
+    #expect(c.record.outcome == .discarded)
+    #expect(c.record.recoveredChanges == nil)
+    #expect(c.afterHookOutcome == "discarded")
+}
+
+@Test func manualWaitsForTheOperatorThenDiscards() throws {
+    var c = ClientResetCoordinator(new: record(.manual, mode: .manual))
+    var phases = try run(&c, answer: succeed(initiate: false))
+    #expect(phases == [.recorded, .manualHook, .manualPending])
+    #expect(c.record.outcome == .manualPending)
+    #expect(c.effect == .awaitOperator)
+    try c.handle(.initiated, now: 300)
+    phases = try run(&c, answer: succeed())
+    #expect(phases == [.backingUp, .beforeHook, .fetching, .rewriting, .afterHook, .done])
+    #expect(c.record.outcome == .manualDone)
+    #expect(c.record.hooks.map(\.event) == [.manualReset, .beforeReset, .afterReset])
+}
+
+@Test func deleteStoreEmptiesWithoutFetching() throws {
+    var c = ClientResetCoordinator(new: record(.deleteStore))
+    let phases = try run(&c, answer: succeed())
+    #expect(phases == [.recorded, .manualHook, .manualPending, .backingUp, .beforeHook, .rewriting, .afterHook, .done])
+    #expect(c.record.outcome == .deleted)
+}
+
+@Test func failingBeforeHookTurnsTheResetManual() throws {
+    var c = ClientResetCoordinator(new: record(.recover))
+    try c.handle(.proceed, now: 1)
+    try c.handle(.backupCompleted, now: 2)
+    try c.handle(.hookFinished(.beforeReset, .failed(exitStatus: 3)), now: 3)
+    #expect(c.record.phase == .manualHook)
+    #expect(c.record.strategy == .manual)
+    #expect(c.record.fallbackReason == "before_hook failed (exit 3)")
+    try c.handle(.hookFinished(.manualReset, nil), now: 4)
+    #expect(c.record.outcome == .manualPending)
+    #expect(c.record.hooks.count == 1, "no manual hook configured: nothing recorded for it")
+}
+
+@Test func beforeHookTimeoutIsAFailureToo() throws {
+    var c = ClientResetCoordinator(resuming: { var r = record(.discard); r.phase = .beforeHook; return r }())
+    try c.handle(.hookFinished(.beforeReset, .timedOut), now: 1)
+    #expect(c.record.strategy == .manual)
+    #expect(c.record.fallbackReason == "before_hook failed (timed out)")
+}
+
+@Test func failingAfterHookIsRecordedAndTheDataStaysReset() throws {
+    var c = ClientResetCoordinator(resuming: { var r = record(.recover); r.phase = .afterHook; return r }())
+    try c.handle(.hookFinished(.afterReset, .failed(exitStatus: 1)), now: 9)
+    #expect(c.record.phase == .done)
+    #expect(c.record.outcome == .recovered)
+    #expect(c.record.hooks.last?.result == .failed(exitStatus: 1))
+}
+
+@Test(arguments: [
+    (ResetMode.recoverUnsyncedChanges, ResetStrategy.manual, ResetPhase.manualHook),
+    (.recoverOrDiscardUnsyncedChanges, .discard, .rewriting),
+])
+func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase: ResetPhase) throws {
+    var c = ClientResetCoordinator(resuming: { var r = record(.recover, mode: mode); r.phase = .rewriting; return r }())
+    try c.handle(.recoveryImpossible(reason: "column dropped"), now: 1)
+    #expect(c.record.strategy == strategy)
+    #expect(c.record.phase == phase)
+    #expect(c.record.fallbackReason == "recovery impossible: column dropped")
+    if phase == .rewriting { #expect(c.effect == .rewrite(.discard)) }
+}
+
+@Test func transientFailuresRepeatThePhase() throws {
+    for phase in [ResetPhase.backingUp, .fetching, .rewriting] {
+        var c = ClientResetCoordinator(resuming: { var r = record(.recover); r.phase = phase; return r }())
+        let before = c.effect
+        try c.handle(.effectFailed(reason: "disk full"), now: 1)
+        #expect(c.record.phase == phase)
+        #expect(c.effect == before)
+        #expect(c.lastFailure == "disk full")
+    }
+}
+
+/// After a crash the persisted record alone decides what runs next: the same effect, with the
+/// same backup path and the same reset id.
+@Test func resumingRedoesThePersistedPhase() throws {
+    for strategy in [ResetStrategy.recover, .discard, .manual, .deleteStore] {
+        var c = ClientResetCoordinator(new: record(strategy))
+        var seen = 0
+        for _ in 0..<20 {
+            let resumed = ClientResetCoordinator(resuming: c.record)
+            #expect(resumed.effect == c.effect)
+            #expect(resumed.record.backupPath == c.record.backupPath)
+            #expect(resumed.record.id == "r1")
+            guard let event = succeed()(c.effect) else { break }
+            try c.handle(event, now: 1)
+            seen += 1
+        }
+        #expect(seen >= 5)
+    }
+}
+
+/// Every (phase, event) pair outside the transition table is refused and changes nothing.
+@Test func everyOtherTransitionIsRefused() {
+    let events: [Event] = [
+        .proceed, .backupCompleted, .hookFinished(.beforeReset, .succeeded), .hookFinished(.afterReset, .succeeded),
+        .hookFinished(.manualReset, .succeeded), .serverStateFetched, .rewriteCompleted(recovered: 0, dropped: 0),
+        .recoveryImpossible(reason: "x"), .initiated, .effectFailed(reason: "x"),
+    ]
+    let valid: Set<String> = [
+        "recorded/proceed", "manual-hook/hookFinished(manualReset)", "manual-pending/initiated",
+        "backing-up/backupCompleted", "backing-up/effectFailed", "before-hook/hookFinished(beforeReset)",
+        "fetching/serverStateFetched", "fetching/effectFailed", "rewriting/rewriteCompleted",
+        "rewriting/recoveryImpossible", "rewriting/effectFailed", "after-hook/hookFinished(afterReset)",
+    ]
+    func name(_ e: Event) -> String {
+        switch e {
+        case .hookFinished(let hook, _): "hookFinished(\(hook == .beforeReset ? "beforeReset" : hook == .afterReset ? "afterReset" : "manualReset"))"
+        default: String(describing: e).prefix { $0 != "(" }.description
+        }
+    }
+    var refused = 0
+    for phase in ResetPhase.allCases {
+        for event in events {
+            var r = record(.recover)
+            r.phase = phase
+            var c = ClientResetCoordinator(resuming: r)
+            let key = "\(phase.rawValue)/\(name(event))"
+            do {
+                try c.handle(event, now: 1)
+                #expect(valid.contains(key), "\(key) should be refused")
+            } catch {
+                #expect(!valid.contains(key), "\(key) should be accepted")
+                #expect(c.record == r, "a refused event changes nothing")
+                refused += 1
+            }
+        }
+    }
+    #expect(refused == ResetPhase.allCases.count * events.count - valid.count)
+}
