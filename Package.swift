@@ -18,6 +18,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // libsystemd from Debian's libsystemd-dev (scripts/bootstrap installs it).
@@ -33,7 +36,15 @@ let package = Package(
             swiftSettings: settings),
 
         // The agent: configuration, sync sessions, state database, client reset, control socket.
-        .target(name: "TetherAgent", dependencies: ["TetherProtocol", "TetherTOML"], swiftSettings: settings),
+        .target(
+            name: "TetherAgent",
+            dependencies: [
+                "TetherProtocol", "TetherTOML",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: settings),
 
         .executableTarget(
             name: "tetherd",
@@ -58,7 +69,10 @@ let package = Package(
             swiftSettings: settings),
 
         .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol"], swiftSettings: settings),
-        .testTarget(name: "TetherAgentTests", dependencies: ["TetherAgent", "TetherProtocol", "TetherTOML"], swiftSettings: settings),
+        .testTarget(
+            name: "TetherAgentTests",
+            dependencies: ["TetherAgent", "TetherProtocol", "TetherTOML", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,48 @@
+import TetherProtocol
+
+/// One run of a reset hook: what to execute and with exactly which environment (SPEC §5).
+public struct HookInvocation: Sendable, Hashable {
+    /// The search path hooks get; nothing else is inherited from the daemon's environment.
+    public static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+    public var event: HookEvent
+    public var executable: String
+    public var environment: [String: String]
+    /// `state_dir`.
+    public var workingDirectory: String
+    /// `hook_timeout_seconds`: then SIGTERM to the hook's process group, SIGKILL after `killGrace`.
+    public var timeout: Duration
+    public var killGrace: Duration
+
+    public init(
+        event: HookEvent, executable: String, environment: [String: String], workingDirectory: String,
+        timeout: Duration, killGrace: Duration = .seconds(5)
+    ) {
+        self.event = event
+        self.executable = executable
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+        self.timeout = timeout
+        self.killGrace = killGrace
+    }
+
+    /// The environment of SPEC §5 for `event` of the reset `record`: only these variables and PATH.
+    public static func environment(
+        for event: HookEvent, record: ResetRecord, storePath: String, serverURL: String, outcome: String?
+    ) -> [String: String] {
+        var env = [
+            "PATH": path,
+            "TETHER_EVENT": event.rawValue,
+            "TETHER_RESET_ID": record.id,
+            "TETHER_PARTITION": record.partition.rawValue,
+            "TETHER_STORE": storePath,
+            "TETHER_BACKUP": record.backupPath,
+            "TETHER_RESET_MODE": record.mode.rawValue,
+            "TETHER_ERROR_CODE": String(record.errorCode.rawValue),
+            "TETHER_ERROR_MESSAGE": record.errorMessage,
+            "TETHER_SERVER_URL": serverURL,
+        ]
+        if let outcome { env["TETHER_RESET_OUTCOME"] = outcome }
+        return env
+    }
+}

@@ -1,0 +1,129 @@
+public import Logging
+import Subprocess
+import Synchronization
+import SystemPackage
+import Glibc
+
+/// Runs reset hooks as SPEC §5 says: executed directly (no shell), stdin `/dev/null`, working
+/// directory `state_dir`, only the given environment, in a process group of its own; each
+/// output line goes to the log with the hook's event; on timeout the whole group gets SIGTERM
+/// and, `killGrace` later, SIGKILL.
+public struct HookRunner: Sendable {
+    /// Lines longer than this are cut (and marked) before they are logged.
+    public var maxLineBytes = 4096
+    /// After this many lines a run's further output is counted, not logged.
+    public var maxLoggedLines = 10_000
+    private let clock: any Clock<Duration>
+
+    public init(clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = clock
+    }
+
+    /// Runs `hook` to completion; never throws: a hook that cannot start is a failed hook.
+    /// `logger` should carry the partition and reset id as metadata.
+    public func run(_ hook: HookInvocation, logger: Logger) async -> HookResult {
+        let logger = {
+            var logger = logger
+            logger[metadataKey: "tether.hook"] = .string(hook.event.rawValue)
+            return logger
+        }()
+        var options = PlatformOptions()
+        options.processGroupID = 0  // its own group, so a timeout reaches every process it started
+        let timedOut = TimeoutFlag()
+        let lines = LineBudget(limit: maxLoggedLines)
+        do {
+            let environment = Dictionary(uniqueKeysWithValues: hook.environment.map { (Environment.Key(rawValue: $0.key)!, $0.value) })
+            let result = try await Subprocess.run(
+                .path(FilePath(hook.executable)), arguments: [], environment: .custom(environment),
+                workingDirectory: FilePath(hook.workingDirectory), platformOptions: options,
+                input: .none, output: .sequence, error: .sequence
+            ) { execution in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        try await forwardLines(execution.standardOutput, stream: "stdout", logger: logger, budget: lines)
+                    }
+                    group.addTask {
+                        try await forwardLines(execution.standardError, stream: "stderr", logger: logger, budget: lines)
+                    }
+                    group.addTask {
+                        try await clock.sleep(for: hook.timeout)
+                        timedOut.set()
+                        logger.warning("hook timed out after \(hook.timeout); sending SIGTERM to its process group")
+                        try? execution.send(signal: .terminate, toProcessGroup: true)
+                        try await clock.sleep(for: hook.killGrace)
+                        logger.warning("hook still running \(hook.killGrace) after SIGTERM; sending SIGKILL to its process group")
+                        try? execution.send(signal: .kill, toProcessGroup: true)
+                    }
+                    // The two readers end when every process of the group closed its output.
+                    try await group.next()
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+            let dropped = lines.dropped
+            if dropped > 0 { logger.warning("hook printed \(dropped) more lines that were not logged") }
+            if timedOut.isSet { return .timedOut }
+            switch result.terminationStatus {
+            case .exited(let code): return code == 0 ? .succeeded : .failed(exitStatus: code)
+            case .signaled(let signal): return .killedBySignal(signal)
+            }
+        } catch {
+            return .notStarted(reason: "\(error)")
+        }
+    }
+
+    /// Splits raw output into lines (bytes, so any output is safe), cuts long ones, and logs them.
+    private func forwardLines(
+        _ output: SubprocessOutputSequence, stream: String, logger: Logger, budget: LineBudget
+    ) async throws {
+        var pending: [UInt8] = []
+        var cut = false
+        func emit() {
+            if budget.take() {
+                var text = String(decoding: pending, as: UTF8.self)
+                if cut { text += " […line cut at \(maxLineBytes) bytes]" }
+                logger.notice("\(text)", metadata: ["tether.hook_stream": .string(stream)])
+            }
+            pending.removeAll(keepingCapacity: true)
+            cut = false
+        }
+        for try await buffer in output {
+            buffer.withUnsafeBytes { bytes in
+                for byte in bytes {
+                    if byte == UInt8(ascii: "\n") {
+                        emit()
+                    } else if pending.count < maxLineBytes {
+                        pending.append(byte)
+                    } else {
+                        cut = true
+                    }
+                }
+            }
+        }
+        if !pending.isEmpty || cut { emit() }
+    }
+}
+
+/// Set once the hook ran out of time.
+private final class TimeoutFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+/// How many more hook lines may be logged in one run.
+private final class LineBudget: Sendable {
+    private let state: Mutex<(left: Int, dropped: Int)>
+    init(limit: Int) { state = Mutex((limit, 0)) }
+    func take() -> Bool {
+        state.withLock { state in
+            if state.left > 0 {
+                state.left -= 1
+                return true
+            }
+            state.dropped += 1
+            return false
+        }
+    }
+    var dropped: Int { state.withLock { $0.dropped } }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import TetherAgent
+import TetherProtocol
+
+/// Collects log records so tests can read what a hook printed.
+final class RecordingLog: Sendable {
+    struct Record: Sendable { var level: Logger.Level; var message: String; var metadata: [String: String] }
+    private let records = Mutex<[Record]>([])
+    var all: [Record] { records.withLock { $0 } }
+    func lines(_ stream: String = "stdout") -> [String] {
+        all.filter { $0.metadata["tether.hook_stream"] == stream }.map(\.message)
+    }
+
+    var logger: Logger {
+        Logger(label: "test") { _ in Handler(log: self) }
+    }
+
+    struct Handler: LogHandler {
+        let log: RecordingLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            log.records.withLock {
+                $0.append(Record(level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" }))
+            }
+        }
+    }
+}
+
+/// A temp dir holding hook scripts.
+struct HookDir: ~Copyable {
+    let path: String
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hooks-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func script(_ name: String, _ body: String) throws -> String {
+        let file = path + "/" + name
+        try ("#!/bin/sh\n" + body + "\n").write(toFile: file, atomically: false, encoding: .utf8)
+        chmod(file, 0o755)
+        return file
+    }
+
+    func invocation(_ executable: String, env: [String: String] = ["PATH": HookInvocation.path], timeout: Duration = .seconds(10), grace: Duration = .seconds(5)) -> HookInvocation {
+        HookInvocation(event: .beforeReset, executable: executable, environment: env, workingDirectory: path, timeout: timeout, killGrace: grace)
+    }
+}
+
+private func alive(_ pid: Int32) -> Bool {
+    guard kill(pid, 0) == 0 else { return false }
+    // A zombie has exited; only its exit status is left for a parent that is gone.
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+    return !stat.contains(") Z ")
+}
+
+private func eventually(_ deadline: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let end = ContinuousClock.now + deadline
+    while ContinuousClock.now < end {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}
+
+@Test func hookGetsExactlyTheGivenEnvironmentWithoutAShell() async throws {
+    let dir = try HookDir()
+    let log = RecordingLog()
+    let record = ResetRecord(
+        id: "r42", partition: PartitionName("store-17")!, errorCode: .divergingHistories, errorMessage: "restored from backup",
+        mode: .recoverUnsyncedChanges, strategy: .recover, backupPath: "/b/x.sqlite", startedAt: 0)
+    let env = HookInvocation.environment(
+        for: .afterReset, record: record, storePath: "/s/store-17.sqlite", serverURL: "ws://h/sync", outcome: "recovered")
+    let result = await HookRunner().run(dir.invocation("/usr/bin/env", env: env), logger: log.logger)
+    #expect(result == .succeeded)
+    let printed = Set(log.lines())
+    let expected: Set<String> = [
+        "PATH=\(HookInvocation.path)", "TETHER_EVENT=after-reset", "TETHER_RESET_ID=r42", "TETHER_PARTITION=store-17",
+        "TETHER_STORE=/s/store-17.sqlite", "TETHER_BACKUP=/b/x.sqlite", "TETHER_RESET_MODE=recover_unsynced_changes",
+        "TETHER_RESET_OUTCOME=recovered", "TETHER_ERROR_CODE=211", "TETHER_ERROR_MESSAGE=restored from backup",
+        "TETHER_SERVER_URL=ws://h/sync",
+    ]
+    #expect(printed == expected)
+    #expect(log.all.allSatisfy { $0.metadata["tether.hook"] == "before-reset" })
+}
+
+@Test func hookRunsInStateDirWithStdinFromDevNull() async throws {
+    let dir = try HookDir()
+    let log = RecordingLog()
+    let hook = try dir.script("where", "pwd; readlink /proc/self/fd/0; echo oops >&2; exit 3")
+    let result = await HookRunner().run(dir.invocation(hook), logger: log.logger)
+    #expect(result == .failed(exitStatus: 3))
+    #expect(log.lines() == [dir.path, "/dev/null"])
+    #expect(log.lines("stderr") == ["oops"])
+}
+
+@Test func timeoutTerminatesTheWholeProcessGroup() async throws {
+    let dir = try HookDir()
+    let hook = try dir.script("hang", "sleep 1000 & echo $! > \(dir.path)/child.pid; echo $$ > \(dir.path)/hook.pid; wait")
+    let start = ContinuousClock.now
+    let result = await HookRunner().run(dir.invocation(hook, timeout: .milliseconds(500)), logger: RecordingLog().logger)
+    #expect(result == .timedOut)
+    #expect(ContinuousClock.now - start < .seconds(5), "SIGTERM was enough")
+    for file in ["child.pid", "hook.pid"] {
+        let pid = Int32(try String(contentsOfFile: "\(dir.path)/\(file)", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
+        #expect(await eventually { !alive(pid) }, "\(file) \(pid) still running")
+    }
+}
+
+@Test func hookIgnoringSIGTERMIsKilled() async throws {
+    let dir = try HookDir()
+    let log = RecordingLog()
+    let hook = try dir.script("stubborn", "trap '' TERM; echo started; while :; do sleep 0.05; done")
+    let result = await HookRunner().run(dir.invocation(hook, timeout: .milliseconds(300), grace: .milliseconds(300)), logger: log.logger)
+    #expect(result == .timedOut)
+    #expect(log.lines() == ["started"])
+    #expect(log.all.contains { $0.message.contains("SIGKILL") })
+}
+
+@Test func megabytesOfOutputAreCutAndCounted() async throws {
+    let dir = try HookDir()
+    let log = RecordingLog()
+    let hook = try dir.script("loud", "yes x | head -c 3000000 | tr -d '\\n'; echo; seq 1 20000")
+    var runner = HookRunner()
+    runner.maxLoggedLines = 100
+    let result = await runner.run(dir.invocation(hook), logger: log.logger)
+    #expect(result == .succeeded)
+    let lines = log.lines()
+    #expect(lines.count == 100)
+    #expect(lines[0].hasSuffix("[…line cut at 4096 bytes]"))
+    #expect(lines[0].utf8.count < 4200)
+    #expect(log.all.contains { $0.message == "hook printed 19901 more lines that were not logged" })
+}
+
+@Test func missingHookIsAFailedHook() async throws {
+    let dir = try HookDir()
+    let result = await HookRunner().run(dir.invocation(dir.path + "/nope"), logger: RecordingLog().logger)
+    guard case .notStarted = result else {
+        Issue.record("expected notStarted, got \(result)")
+        return
+    }
+}
