@@ -36,6 +36,8 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     /// Unsynced changes replayed onto the server's state (recover) and dropped by the rules.
     public var recoveredChanges: Int?
     public var droppedChanges: Int?
+    /// Set when the backup file was removed because `keep_backups` newer ones exist.
+    public var backupRemoved: Bool = false
 
     public init(
         id: String, partition: PartitionName, errorCode: SyncErrorCode, errorMessage: String, mode: ResetMode,

@@ -1,0 +1,23 @@
+import Foundation
+public import TetherProtocol
+
+extension ResetRecord {
+    /// A new stable reset id: 16 lowercase hex digits.
+    public static func newID() -> String {
+        String(format: "%016llx", UInt64.random(in: 1...UInt64.max))
+    }
+
+    /// `<recovery_dir>/<partition>/<UTC time>-<reset id>.sqlite` (SPEC §4.3), e.g.
+    /// `/var/lib/tether/recovery/store-17/20261122T162000Z-5f2c9a1b3d4e6f70.sqlite`.
+    public static func backupPath(recoveryDir: String, partition: PartitionName, id: String, at time: Double) -> String {
+        "\(recoveryDir)/\(partition)/\(utcStamp(time))-\(id).sqlite"
+    }
+
+    static func utcStamp(_ time: Double) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return formatter.string(from: Date(timeIntervalSince1970: time))
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+public import TetherProtocol
+
+/// `state_dir/state.sqlite`: what the agent must remember across restarts — partition
+/// status (paused, stopped, last error) and every client reset with its phase and backup
+/// path. Writes are durable (`synchronous = FULL`) because a reset's phase must be on disk
+/// before the phase's side effect starts.
+public final class AgentStateDatabase: Sendable {
+    private let queue: DatabaseQueue
+    public let path: String
+
+    public init(path: String) throws(AgentStateError) {
+        self.path = path
+        do {
+            let directory = (path as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+            var configuration = Configuration()
+            configuration.journalMode = .wal
+            configuration.busyMode = .timeout(5)
+            configuration.label = "tether.state"
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+            chmod(path, 0o640)
+            try Self.migrator.migrate(queue)
+        } catch {
+            throw AgentStateError.cannotOpen(path: path, reason: "\(error)")
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: partitions and resets") { db in
+            try db.create(table: "partition") { t in
+                t.primaryKey("name", .text)
+                t.column("paused", .boolean).notNull().defaults(to: false)
+                t.column("stoppedReason", .text)
+                t.column("lastErrorCode", .integer)
+                t.column("lastErrorMessage", .text)
+                t.column("lastErrorAt", .double)
+            }
+            try db.create(table: "reset") { t in
+                t.primaryKey("id", .text)
+                t.column("partition", .text).notNull().indexed()
+                t.column("phase", .text).notNull()
+                t.column("startedAt", .double).notNull()
+                t.column("record", .blob).notNull()  // ResetRecord as JSON
+            }
+        }
+        return migrator
+    }
+
+    // MARK: Resets
+
+    /// Writes `record` durably; returns once it is on disk.
+    public func save(_ record: ResetRecord) throws(AgentStateError) {
+        let data: Data
+        do { data = try JSONEncoder().encode(record) } catch { throw .corrupt(path: path, reason: "\(error)") }
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO reset (id, partition, phase, startedAt, record) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET phase = excluded.phase, record = excluded.record
+                    """,
+                arguments: [record.id, record.partition.rawValue, record.phase.rawValue, record.startedAt, data])
+        }
+    }
+
+    /// Every reset, oldest first; only `partition`'s when given.
+    public func resets(partition: PartitionName? = nil) throws(AgentStateError) -> [ResetRecord] {
+        let rows: [Data] = try read { db in
+            if let partition {
+                return try Data.fetchAll(db, sql: "SELECT record FROM reset WHERE partition = ? ORDER BY startedAt, id", arguments: [partition.rawValue])
+            }
+            return try Data.fetchAll(db, sql: "SELECT record FROM reset ORDER BY startedAt, id")
+        }
+        return try rows.map { (data) throws(AgentStateError) in try decode(data) }
+    }
+
+    /// The reset that holds `partition` now (not done), if any.
+    public func activeReset(partition: PartitionName) throws(AgentStateError) -> ResetRecord? {
+        let data: Data? = try read { db in
+            try Data.fetchOne(
+                db, sql: "SELECT record FROM reset WHERE partition = ? AND phase != 'done' ORDER BY startedAt DESC LIMIT 1",
+                arguments: [partition.rawValue])
+        }
+        return try data.map { (data) throws(AgentStateError) in try decode(data) }
+    }
+
+    private func decode(_ data: Data) throws(AgentStateError) -> ResetRecord {
+        do { return try JSONDecoder().decode(ResetRecord.self, from: data) } catch {
+            throw .corrupt(path: path, reason: "a reset record cannot be read: \(error)")
+        }
+    }
+
+    // MARK: Partitions
+
+    public func status(of partition: PartitionName) throws(AgentStateError) -> PartitionStatusRow {
+        let row: Row? = try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM partition WHERE name = ?", arguments: [partition.rawValue])
+        }
+        guard let row else { return PartitionStatusRow(name: partition) }
+        var status = PartitionStatusRow(name: partition, paused: row["paused"], stoppedReason: row["stoppedReason"])
+        if let code: Int = row["lastErrorCode"] {
+            status.lastError = .init(code: code, message: row["lastErrorMessage"] ?? "", at: row["lastErrorAt"] ?? 0)
+        }
+        return status
+    }
+
+    public func update(_ status: PartitionStatusRow) throws(AgentStateError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO partition (name, paused, stoppedReason, lastErrorCode, lastErrorMessage, lastErrorAt)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(name) DO UPDATE SET paused = excluded.paused, stoppedReason = excluded.stoppedReason,
+                        lastErrorCode = excluded.lastErrorCode, lastErrorMessage = excluded.lastErrorMessage,
+                        lastErrorAt = excluded.lastErrorAt
+                    """,
+                arguments: [
+                    status.name.rawValue, status.paused, status.stoppedReason, status.lastError?.code,
+                    status.lastError?.message, status.lastError?.at,
+                ])
+        }
+    }
+
+    // MARK: Plumbing
+
+    private func write(_ body: (Database) throws -> Void) throws(AgentStateError) {
+        do { try queue.write(body) } catch { throw AgentStateError.writeFailed(path: path, reason: "\(error)") }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws(AgentStateError) -> T {
+        do { return try queue.read(body) } catch { throw AgentStateError.corrupt(path: path, reason: "\(error)") }
+    }
+}

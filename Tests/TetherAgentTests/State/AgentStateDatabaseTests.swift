@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import TetherAgent
+import TetherProtocol
+
+private func tempPath() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("tether-state-\(UUID().uuidString)/state.sqlite").path
+}
+
+private func record(_ id: String, _ partition: String = "p", at: Double = 100) -> ResetRecord {
+    ResetRecord(
+        id: id, partition: PartitionName(partition)!, errorCode: .divergingHistories, errorMessage: "restored",
+        mode: .recoverUnsyncedChanges, strategy: .recover,
+        backupPath: ResetRecord.backupPath(recoveryDir: "/r", partition: PartitionName(partition)!, id: id, at: at),
+        startedAt: at)
+}
+
+@Test func resetRecordsSurviveReopeningAndKeepTheirPhaseAndBackupPath() throws {
+    let path = tempPath()
+    defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+    var coordinator = ClientResetCoordinator(new: record("a1"))
+    do {
+        let db = try AgentStateDatabase(path: path)
+        try db.save(coordinator.record)
+        try coordinator.handle(.proceed, now: 101)
+        try db.save(coordinator.record)  // persisted before the backup starts
+    }
+    let reopened = try AgentStateDatabase(path: path)
+    let active = try #require(try reopened.activeReset(partition: PartitionName("p")!))
+    #expect(active == coordinator.record)
+    #expect(active.phase == .backingUp)
+    #expect(active.backupPath == "/r/p/19700101T000140Z-a1.sqlite")
+    #expect(ClientResetCoordinator(resuming: active).effect == .backup(path: active.backupPath))
+    #expect(try reopened.activeReset(partition: PartitionName("other")!) == nil)
+}
+
+@Test func listsResetsPerPartitionOldestFirst() throws {
+    let path = tempPath()
+    defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+    let db = try AgentStateDatabase(path: path)
+    var done = record("b", at: 200)
+    done.phase = .done
+    try db.save(done)
+    try db.save(record("a", at: 100))
+    try db.save(record("c", "q", at: 300))
+    #expect(try db.resets().map(\.id) == ["a", "b", "c"])
+    #expect(try db.resets(partition: PartitionName("p")!).map(\.id) == ["a", "b"])
+    #expect(try db.activeReset(partition: PartitionName("p")!)?.id == "a")
+}
+
+@Test func partitionStatusRoundTrips() throws {
+    let path = tempPath()
+    defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+    let db = try AgentStateDatabase(path: path)
+    let name = PartitionName("store-17")!
+    #expect(try db.status(of: name) == PartitionStatusRow(name: name))
+    let status = PartitionStatusRow(name: name, paused: true, lastError: .init(code: 203, message: "bad token", at: 5))
+    try db.update(status)
+    #expect(try AgentStateDatabase(path: path).status(of: name) == status)
+}
+
+@Test func stateDatabaseIsNotWorldReadable() throws {
+    let path = tempPath()
+    defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+    _ = try AgentStateDatabase(path: path)
+    let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+    #expect(mode.map { $0 & 0o007 } == 0)
+}
+
+@Test func backupRetentionKeepsTheNewestAndUnfinished() {
+    func r(_ id: String, _ at: Double, done: Bool, removed: Bool = false) -> ResetRecord {
+        var x = record(id, at: at)
+        x.phase = done ? .done : .rewriting
+        x.backupRemoved = removed
+        return x
+    }
+    let records = [
+        r("1", 1, done: true, removed: true), r("2", 2, done: false), r("3", 3, done: true),
+        r("4", 4, done: true), r("5", 5, done: true), r("6", 6, done: true),
+    ]
+    // keep 3: 6, 5, 4 stay; 3 goes; 2 is unfinished and stays; 1 is already gone.
+    #expect(BackupRetention.expired(records, keep: 3).map(\.id) == ["3"])
+    #expect(BackupRetention.expired(records, keep: 10).isEmpty)
+    #expect(BackupRetention.expired(records, keep: 1).map(\.id) == ["5", "4", "3"])
+}
