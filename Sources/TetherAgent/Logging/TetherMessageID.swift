@@ -1,0 +1,13 @@
+/// Fixed journald `MESSAGE_ID`s (SPEC §9), explained in `systemd/catalog/tether.catalog`
+/// (`journalctl -x`). Never change a value: operators' alerts match on them.
+public enum TetherMessageID: String, Sendable, CaseIterable {
+    case resetStarted = "54dcdb0ebb1944ed837c0bce895b7de2"
+    case resetCompleted = "b5fa6f03165345cf8e501cf99327e6b2"
+    case resetFellBackToManual = "0321d8b6b17c47f08a85bff27db91f6e"
+    case hookFailed = "1f1c1209130f4c7887f06ddf51ac4ac4"
+    case permissionDenied = "cda3732e7dee4b3ab5ba34d6f525e098"
+    case protocolMismatch = "8ebb81f8e5844aad8381835bd8783e29"
+
+    /// The logger metadata key the journald handler turns into `MESSAGE_ID`.
+    public static let metadataKey = "message_id"
+}
