@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
@@ -36,15 +37,28 @@ let package = Package(
             dependencies: ["TetherProtocol", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: settings),
 
+        // Linux calls Swift's Glibc module does not show (SO_PEERCRED, accept4).
+        .target(name: "CTetherShims"),
+
+        // Exit statuses of SPEC §1 for the three programs.
+        .target(
+            name: "TetherCommandLine",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: settings),
+
+        // The control socket's requests, answers and client (shared by tetherd and tetherctl).
+        .target(name: "TetherControl", swiftSettings: settings),
+
         // The agent: configuration, sync sessions, state database, client reset, control socket.
         .target(
             name: "TetherAgent",
             dependencies: [
-                "TetherProtocol", "TetherTOML",
+                "TetherProtocol", "TetherTOML", "TetherControl", "CTetherShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: settings),
 
@@ -58,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "tetherctl",
             dependencies: [
-                "TetherProtocol",
+                "TetherProtocol", "TetherControl", "TetherCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),
@@ -73,7 +87,11 @@ let package = Package(
         .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol"], swiftSettings: settings),
         .testTarget(
             name: "TetherAgentTests",
-            dependencies: ["TetherAgent", "TetherProtocol", "TetherTOML", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "TetherAgent", "TetherControl", "TetherProtocol", "TetherTOML",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
     ],

@@ -1,0 +1,12 @@
+#ifndef TETHER_SHIMS_H
+#define TETHER_SHIMS_H
+#include <sys/types.h>
+
+/// The peer of a connected Unix socket (SO_PEERCRED, which needs _GNU_SOURCE and is not
+/// visible through Swift's Glibc module). Returns 0, or -1 with errno set.
+int tether_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/// accept4(2) with SOCK_CLOEXEC. Returns the new descriptor, or -1 with errno set.
+int tether_accept_cloexec(int fd);
+
+#endif

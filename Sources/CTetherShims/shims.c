@@ -1,0 +1,18 @@
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <sys/socket.h>
+#include "CTetherShims.h"
+
+int tether_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
+    struct ucred credentials;
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}
+
+int tether_accept_cloexec(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+}

@@ -1,0 +1,156 @@
+import Foundation
+import CTetherShims
+import Glibc
+import TetherControl
+
+/// The listening side of the control socket, on a dedicated thread: it accepts, checks the
+/// peer with `SO_PEERCRED` (root, the daemon's user, or a member of the daemon's group) and
+/// reads the one-line request with a timeout, so neither a slow nor a refused client ever
+/// occupies a Swift concurrency thread. SwiftNIO cannot report peer credentials, hence this.
+final class ControlSocketListener: Sendable {
+    static let maxRequestBytes = 64 * 1024
+    /// How long a client may take to send its request line, or to read its answer.
+    static let ioTimeoutSeconds = 5
+
+    let path: String
+    private let fd: Int32
+    private let allowedGroup: gid_t
+
+    /// Creates the socket at `path` (replacing a stale socket, never another kind of file),
+    /// mode 0660, group `group` (the daemon's group by default).
+    init(path: String, group: gid_t = getegid()) throws(ControlSocketError) {
+        self.path = path
+        self.allowedGroup = group
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path: path) }
+            unlink(path)
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw .pathTooLong(path: path) }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system(path: path, call: "socket", errno: errno) }
+        // The socket file is created with the umask applied; 0660 is set right after bind.
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else {
+            let error = errno
+            close(fd)
+            throw .system(path: path, call: "bind", errno: error)
+        }
+        guard chmod(path, 0o660) == 0, chown(path, uid_t.max, group) == 0 || geteuid() != 0, listen(fd, 64) == 0 else {
+            let error = errno
+            close(fd)
+            unlink(path)
+            throw .system(path: path, call: "chmod/listen", errno: error)
+        }
+        self.fd = fd
+    }
+
+    /// Accepts until ``shutdown()``; yields every permitted connection with its request read.
+    /// Runs on its own thread.
+    func acceptLoop(_ connections: AsyncStream<ControlConnection>.Continuation, onRefused: @Sendable (String) -> Void) {
+        defer { connections.finish() }
+        while true {
+            let client = tether_accept_cloexec(fd)
+            if client < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return  // shut down (EINVAL) or a fatal error
+            }
+            var timeout = timeval(tv_sec: Self.ioTimeoutSeconds, tv_usec: 0)
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var peer = Peer()
+            guard tether_peer_credentials(client, &peer.pid, &peer.uid, &peer.gid) == 0 else {
+                close(client)
+                continue
+            }
+            guard isPermitted(peer) else {
+                onRefused("control socket: refused uid \(peer.uid) (pid \(peer.pid)): not root, the daemon's user or a member of its group")
+                let connection = ControlConnection(fd: client, request: nil)
+                connection.respond(ControlResponse.failure("permission denied: uid \(peer.uid) may not use this control socket"))
+                continue
+            }
+            connections.yield(ControlConnection(fd: client, request: Self.readRequest(client)))
+        }
+    }
+
+    /// Makes ``acceptLoop`` return; removes the socket file.
+    func shutdown() {
+        Glibc.shutdown(fd, Int32(SHUT_RDWR))
+        unlink(path)
+    }
+
+    deinit { close(fd) }
+
+    private struct Peer {
+        var pid: pid_t = 0
+        var uid: uid_t = 0
+        var gid: gid_t = 0
+    }
+
+    private func isPermitted(_ peer: Peer) -> Bool {
+        if peer.uid == 0 || peer.uid == geteuid() || peer.gid == allowedGroup { return true }
+        // Supplementary groups are not in SO_PEERCRED; the kernel lists them in /proc.
+        guard let status = try? String(contentsOfFile: "/proc/\(peer.pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Groups:") })
+        else { return false }
+        return line.dropFirst("Groups:".count).split(separator: " ").contains { gid_t($0) == allowedGroup }
+    }
+
+    /// Reads one line (up to `maxRequestBytes`) and decodes it; nil when it is not a request.
+    private static func readRequest(_ fd: Int32) -> Result<ControlRequest, ControlRequestError> {
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while data.count <= maxRequestBytes {
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            if let newline = chunk[0..<n].firstIndex(of: UInt8(ascii: "\n")) {
+                data.append(contentsOf: chunk[0..<newline])
+                return decode(data)
+            }
+            data.append(contentsOf: chunk[0..<n])
+        }
+        if data.count > maxRequestBytes { return .failure(.init(message: "request longer than \(maxRequestBytes) bytes")) }
+        return decode(data)
+    }
+
+    private static func decode(_ data: [UInt8]) -> Result<ControlRequest, ControlRequestError> {
+        guard !data.isEmpty else { return .failure(.init(message: "empty request")) }
+        do {
+            return .success(try JSONDecoder().decode(ControlRequest.self, from: Data(data)))
+        } catch {
+            return .failure(.init(message: "not a control request: expected one JSON object with a known \"command\""))
+        }
+    }
+}
+
+/// A request that could not be read or decoded.
+struct ControlRequestError: Error, Sendable {
+    var message: String
+}
+
+/// One accepted, permitted client with its request; answered once, then closed.
+struct ControlConnection: Sendable {
+    let fd: Int32
+    let request: Result<ControlRequest, ControlRequestError>?
+
+    func respond(_ response: ControlResponse) {
+        var bytes = (try? JSONEncoder().encode(response)).map { Array($0) } ?? Array(#"{"ok":false,"error":"internal error"}"#.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            offset += n
+        }
+        close(fd)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Glibc
+
+/// Why `tetherctl` could not talk to the daemon; every case maps to exit status 3 (SPEC §1).
+public struct ControlClientError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
+
+/// The client side of the control socket: one request line, one response line.
+public struct ControlClient: Sendable {
+    public var socketPath: String
+
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+
+    /// Sends `request` and waits for the answer (as long as the daemon takes: `wait-synced`
+    /// bounds itself by its own timeout).
+    public func send(_ request: ControlRequest) throws(ControlClientError) -> ControlResponse {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw unreachable("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(socketPath.utf8)
+        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw unreachable("socket path too long") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            let reason = switch errno {
+            case ENOENT: "no such socket (is tetherd running? is control_socket right?)"
+            case ECONNREFUSED: "connection refused (tetherd is not running)"
+            case EACCES: "permission denied (run as root, the tether user, or a member of the tether group)"
+            default: String(cString: strerror(errno))
+            }
+            throw unreachable(reason)
+        }
+        var line: [UInt8]
+        do { line = Array(try JSONEncoder().encode(request)) } catch { throw unreachable("cannot encode request: \(error)") }
+        line.append(UInt8(ascii: "\n"))
+        var offset = 0
+        while offset < line.count {
+            let n = line[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw unreachable("write: \(String(cString: strerror(errno)))") }
+            offset += n
+        }
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let n = read(fd, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            answer.append(contentsOf: chunk[0..<n])
+        }
+        guard !answer.isEmpty else { throw unreachable("the daemon closed the connection without answering") }
+        do {
+            return try JSONDecoder().decode(ControlResponse.self, from: Data(answer))
+        } catch {
+            throw unreachable("unreadable answer from the daemon")
+        }
+    }
+
+    private func unreachable(_ reason: String) -> ControlClientError {
+        ControlClientError(description: "cannot reach tetherd at \(socketPath): \(reason)")
+    }
+}

@@ -1,0 +1,53 @@
+/// One request on the control socket: a JSON object on one line (see docs/operations.md).
+public struct ControlRequest: Sendable, Hashable, Codable {
+    public enum Command: String, Sendable, Hashable, Codable, CaseIterable {
+        case status
+        case resets
+        case resetInitiate = "reset-initiate"
+        case waitSynced = "wait-synced"
+        case pause
+        case resume
+        case logLevel = "log-level"
+    }
+
+    public var command: Command
+    public var partition: String?
+    /// `wait-synced`: seconds to wait.
+    public var timeout: Double?
+    /// `log-level`: the new level.
+    public var level: String?
+
+    public init(command: Command, partition: String? = nil, timeout: Double? = nil, level: String? = nil) {
+        self.command = command
+        self.partition = partition
+        self.timeout = timeout
+        self.level = level
+    }
+}
+
+/// The answer: `{"ok":true,"result":…}` or `{"ok":false,"error":"…","exit_code":1}`.
+public struct ControlResponse: Sendable, Hashable, Codable {
+    public var ok: Bool
+    /// The command's result as a JSON document (already encoded, to keep this type simple).
+    public var result: JSONValue?
+    public var error: String?
+    /// The exit status `tetherctl` should use (SPEC §1: 1 runtime error, 2 usage error).
+    public var exitCode: Int32?
+
+    enum CodingKeys: String, CodingKey {
+        case ok, result, error
+        case exitCode = "exit_code"
+    }
+
+    public static func success(_ result: JSONValue) -> Self { Self(ok: true, result: result) }
+    public static func failure(_ message: String, exitCode: Int32 = 1) -> Self {
+        Self(ok: false, error: message, exitCode: exitCode)
+    }
+
+    public init(ok: Bool, result: JSONValue? = nil, error: String? = nil, exitCode: Int32? = nil) {
+        self.ok = ok
+        self.result = result
+        self.error = error
+        self.exitCode = exitCode
+    }
+}
