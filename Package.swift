@@ -17,6 +17,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // libsystemd from Debian's libsystemd-dev (scripts/bootstrap installs it).
@@ -25,10 +27,29 @@ let package = Package(
         // Messages, codec, error codes, schema and changeset values, pure state machines. No I/O.
         .target(name: "TetherProtocol", swiftSettings: settings),
 
+        // journald logging (swift-log handler, levels, destination choice), sd_notify, watchdog.
+        .target(
+            name: "TetherSystemd",
+            dependencies: [
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: settings),
+
+        // Helpers for test targets only: temp dirs, free ports, journald, child processes,
+        // a NOTIFY_SOCKET listener, a manual clock and poll-with-deadline.
+        .target(
+            name: "TetherTestSupport",
+            dependencies: ["CSystemd"],
+            swiftSettings: settings),
+
         .executableTarget(
             name: "tetherd",
             dependencies: [
                 "TetherProtocol",
+                "TetherSystemd",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),
@@ -48,6 +69,26 @@ let package = Package(
             swiftSettings: settings),
 
         .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol"], swiftSettings: settings),
+        .testTarget(
+            name: "TetherSystemdTests",
+            dependencies: [
+                "TetherSystemd", "TetherTestSupport", "tether-systemd-probe",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: settings),
+        // Test-only child process for TetherSystemdTests: sends sd_notify messages and runs the
+        // watchdog with the environment systemd would give it (never installed).
+        .executableTarget(
+            name: "tether-systemd-probe",
+            dependencies: [
+                "TetherSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/TetherSystemdProbe",
+            swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )
