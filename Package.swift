@@ -39,10 +39,7 @@ let package = Package(
 
         // Helpers for test targets only: temp dirs, free ports, journald, child processes,
         // a NOTIFY_SOCKET listener, a manual clock and poll-with-deadline.
-        .target(
-            name: "TetherTestSupport",
-            dependencies: ["CSystemd"],
-            swiftSettings: settings),
+        .target(name: "TetherTestSupport", swiftSettings: settings),
 
         .executableTarget(
             name: "tetherd",
@@ -86,6 +83,7 @@ let package = Package(
                 "TetherSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Tests/TetherSystemdProbe",
             swiftSettings: settings),

@@ -3,7 +3,7 @@
 /// journald accepts field names of upper-case ASCII letters, digits and underscores, not
 /// starting with a digit, at most 64 characters; names starting with `_` are reserved for the
 /// fields journald itself adds. So `tether.partition` becomes `TETHER_PARTITION`: letters are
-/// upper-cased, every other character outside `[A-Z0-9_]` becomes `_`, leading underscores and
+/// upper-cased, every other character (Unicode scalar) outside `[A-Z0-9_]` becomes `_`, leading underscores and
 /// digits are dropped and the result is cut to 64 characters.
 public enum JournalFieldName {
     /// The longest field name journald accepts.
@@ -21,14 +21,11 @@ public enum JournalFieldName {
     public static func sanitize(_ key: String) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(min(key.utf8.count, maximumLength))
-        for byte in key.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
-                bytes.append(byte)
-            case UInt8(ascii: "a")...UInt8(ascii: "z"):
-                bytes.append(byte - 32)
-            default:
-                bytes.append(UInt8(ascii: "_"))
+        for scalar in key.unicodeScalars {
+            switch scalar {
+            case "A"..."Z", "0"..."9", "_": bytes.append(UInt8(scalar.value))
+            case "a"..."z": bytes.append(UInt8(scalar.value) - 32)
+            default: bytes.append(UInt8(ascii: "_"))
             }
         }
         let firstValid = bytes.firstIndex { $0 != UInt8(ascii: "_") && !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }

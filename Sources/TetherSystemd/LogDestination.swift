@@ -22,6 +22,8 @@ public enum LogDestination: String, CaseIterable, Sendable, CustomStringConverti
 public struct LogDestinationError: Error, Sendable, Equatable, CustomStringConvertible {
     public var text: String
 
+    public init(text: String) { self.text = text }
+
     public var description: String {
         "unknown log destination '\(text)' (hint: use one of "
             + LogDestination.allCases.map(\.rawValue).joined(separator: " ") + ")"

@@ -90,6 +90,8 @@ public struct TetherLogLevelError: Error, Sendable, Equatable, CustomStringConve
     /// The text that was given.
     public var text: String
 
+    public init(text: String) { self.text = text }
+
     public var description: String {
         "unknown log level '\(text)' (hint: use one of \(TetherLogLevel.validNames))"
     }
