@@ -20,6 +20,7 @@ public enum Journald {
     static let lockPath = "/run/tether-test-journald.lock"
 
     private static let launched = Mutex(false)
+    private static let reasonPrinted = Mutex(false)
 
     /// Whether journald answers on its socket now.
     public static var isRunning: Bool {
@@ -35,6 +36,9 @@ public enum Journald {
         if !FileManager.default.isExecutableFile(atPath: "/usr/bin/journalctl") {
             return "/usr/bin/journalctl is missing (hint: apt-get install systemd)"
         }
+        if geteuid() != 0 && !canReadSystemJournal {
+            return "this user cannot read the system journal (hint: run as root or join group systemd-journal)"
+        }
         if isRunning { return nil }
         if geteuid() != 0 { return "journald is not running and only root can start \(binary)" }
         if !FileManager.default.isExecutableFile(atPath: binary) {
@@ -43,11 +47,24 @@ public enum Journald {
         return nil
     }
 
+    /// Whether a journal directory of this machine is readable (root, or group systemd-journal).
+    private static var canReadSystemJournal: Bool {
+        for root in ["/run/log/journal", "/var/log/journal"] {
+            let machines = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+            if machines.contains(where: { access(root + "/" + $0, R_OK | X_OK) == 0 }) { return true }
+        }
+        return false
+    }
+
     /// Whether journald tests can run here (see ``unavailableReason``); prints the reason when
     /// not. Use it as `@Suite(.enabled(if: Journald.isAvailable, "needs journald"))`.
     public static var isAvailable: Bool {
         if let reason = unavailableReason {
-            print("journald tests skipped: \(reason)")
+            let first = reasonPrinted.withLock { printed in
+                defer { printed = true }
+                return !printed
+            }
+            if first { print("journald tests skipped: \(reason)") }
             return false
         }
         return true
