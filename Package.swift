@@ -53,7 +53,7 @@ let package = Package(
         .target(
             name: "TetherAgent",
             dependencies: [
-                "TetherProtocol", "TetherTOML", "TetherControl", "CTetherShims",
+                "TetherProtocol", "TetherTOML", "TetherControl", "TetherSystemd", "CTetherShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -62,10 +62,26 @@ let package = Package(
             ],
             swiftSettings: settings),
 
+        // journald logging (swift-log handler, levels, destination choice), sd_notify, watchdog.
+        .target(
+            name: "TetherSystemd",
+            dependencies: [
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: settings),
+
+        // Helpers for test targets only: temp dirs, free ports, journald, child processes,
+        // a NOTIFY_SOCKET listener, a manual clock and poll-with-deadline.
+        .target(name: "TetherTestSupport", swiftSettings: settings),
+
         .executableTarget(
             name: "tetherd",
             dependencies: [
                 "TetherProtocol",
+                "TetherSystemd",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),
@@ -88,12 +104,33 @@ let package = Package(
         .testTarget(
             name: "TetherAgentTests",
             dependencies: [
-                "TetherAgent", "TetherControl", "TetherProtocol", "TetherTOML",
+                "TetherAgent", "TetherControl", "TetherProtocol", "TetherTOML", "TetherTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
+        .testTarget(
+            name: "TetherSystemdTests",
+            dependencies: [
+                "TetherSystemd", "TetherTestSupport", "tether-systemd-probe",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: settings),
+        // Test-only child process for TetherSystemdTests: sends sd_notify messages and runs the
+        // watchdog with the environment systemd would give it (never installed).
+        .executableTarget(
+            name: "tether-systemd-probe",
+            dependencies: [
+                "TetherSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/TetherSystemdProbe",
+            swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )

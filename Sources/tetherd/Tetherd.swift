@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import Logging
 import TetherProtocol
+import TetherSystemd
 
 @main
 struct Tetherd: AsyncParsableCommand {
@@ -9,7 +11,8 @@ struct Tetherd: AsyncParsableCommand {
         abstract: "Tether sync agent: keeps SQLite stores in sync with tether-server.",
         discussion: """
             Runs under systemd (Type=notify). Reads its configuration from --config; SIGHUP \
-            reloads it, SIGTERM stops the agent. Every key is described in docs/configuration.md.
+            reloads it, SIGTERM stops the agent. Every key is described in docs/configuration.md; \
+            logging (levels, journald fields, destinations) in docs/logging.md.
             """,
         version: "tetherd \(TetherVersion.release) (sync protocol \(TetherVersion.syncProtocol))"
     )
@@ -20,8 +23,23 @@ struct Tetherd: AsyncParsableCommand {
     @Flag(name: .long, help: "Validate the configuration and exit (0 valid, 2 invalid).")
     var checkConfig = false
 
+    @Option(
+        name: .long,
+        help: """
+            Where log records go: auto (journald when run by systemd, else stderr), journal or stderr.
+            """)
+    var logDestination: LogDestination = .auto
+
     func run() async throws {
+        let decision = TetherLogging.bootstrap(identifier: "tetherd", level: .info, destination: logDestination)
+        let logger = Logger(label: "tether.agent")
+        logger.info("log destination: \(decision)")
+        logger.notice(
+            "tetherd \(TetherVersion.release) starting",
+            metadata: ["tether.version": "\(TetherVersion.release)", "tether.config": "\(config)"])
         FileHandle.standardError.write(Data("tetherd: the agent is not part of this build yet\n".utf8))
         throw ExitCode(1)
     }
 }
+
+extension LogDestination: ExpressibleByArgument {}

@@ -1,18 +1,24 @@
 import Foundation
+import Synchronization
 import Logging
 import ServiceLifecycle
 import Testing
 import TetherAgent
 import TetherControl
+import TetherTestSupport
 
 /// Answers like a tiny agent: `status` lists one partition, `wait-synced` waits until cancelled.
-private struct FakeHandler: ControlHandler {
+private final class FakeHandler: ControlHandler {
+    /// Counts `wait-synced` requests that arrived, so a test knows one is waiting.
+    let waiting = Mutex(0)
+
     func handle(_ request: ControlRequest) async -> ControlResponse {
         switch request.command {
         case .status:
             return .success(["partitions": [["name": "store-17", "state": "synced", "server_version": 7, "unsynced_changes": 0,
                                               "last_error": nil, "pending_reset": nil]]])
         case .waitSynced:
+            waiting.withLock { $0 += 1 }
             try? await Task.sleep(for: .seconds(3600))
             return .failure("the daemon is stopping")
         case .pause:
@@ -23,45 +29,24 @@ private struct FakeHandler: ControlHandler {
     }
 }
 
-/// The built `tetherctl` next to the test bundle.
-private let tetherctl: String = {
-    var url = Bundle.main.bundleURL
-    while !FileManager.default.fileExists(atPath: url.appendingPathComponent("tetherctl").path), url.path != "/" {
-        url.deleteLastPathComponent()
+private func tetherctl(_ arguments: [String], asUser: Bool = false) async throws -> ChildProcess.Result {
+    let binary = try BuiltProducts.executable("tetherctl")
+    if asUser {
+        return try await ChildProcess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments)
     }
-    return url.appendingPathComponent("tetherctl").path
-}()
-
-private struct Output { var status: Int32; var stdout: String; var stderr: String }
-
-private func run(_ executable: String, _ arguments: [String]) throws -> Output {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    return try await ChildProcess.run(binary, arguments)
 }
 
 /// Runs a control server on a temp socket for the duration of `body`.
 private func withControlServer(_ body: @Sendable (String) async throws -> Void) async throws {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tether-ctl-\(UUID().uuidString.prefix(8))").path
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    chmod(dir, 0o755)
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let socket = dir + "/tetherd.sock"
+    let dir = try TemporaryDirectory(prefix: "tether-ctl")
+    chmod(dir.path, 0o755)
+    defer { dir.remove() }
+    let socket = dir.appending("tetherd.sock")
     let server = ControlServer(path: socket, handler: FakeHandler(), logger: Logger(label: "test"))
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await server.run() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !FileManager.default.fileExists(atPath: socket) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually("control socket exists") { FileManager.default.fileExists(atPath: socket) }
         try await body(socket)
         group.cancelAll()
         try await group.waitForAll()
@@ -73,27 +58,27 @@ private func withControlServer(_ body: @Sendable (String) async throws -> Void) 
     try await withControlServer { socket in
         let mode = try FileManager.default.attributesOfItem(atPath: socket)[.posixPermissions] as? Int
         #expect(mode == 0o660)
-        let json = try run(tetherctl, ["--socket", socket, "status", "--json"])
-        #expect(json.status == 0, "\(json.stderr)")
-        let document = try JSONDecoder().decode(JSONValue.self, from: Data(json.stdout.utf8))
+        let json = try await tetherctl(["--socket", socket, "status", "--json"])
+        #expect(json.status == 0, "\(json)")
+        let document = try JSONDecoder().decode(JSONValue.self, from: Data(json.standardOutput.utf8))
         #expect(document["partitions"]?.arrayValue?.first?["server_version"] == 7)
         #expect(document["partitions"]?.arrayValue?.first?["pending_reset"] == JSONValue.null)
-        let table = try run(tetherctl, ["status", "--socket", socket])
+        let table = try await tetherctl(["status", "--socket", socket])
         #expect(table.status == 0)
-        #expect(table.stdout.hasPrefix("PARTITION"))
-        #expect(table.stdout.contains("store-17"))
+        #expect(table.standardOutput.hasPrefix("PARTITION"))
+        #expect(table.standardOutput.contains("store-17"))
     }
 }
 
 @Test func daemonErrorsExitOneAndUnreachableExitsThree() async throws {
     try await withControlServer { socket in
-        let refused = try run(tetherctl, ["--socket", socket, "pause", "nope"])
+        let refused = try await tetherctl(["--socket", socket, "pause", "nope"])
         #expect(refused.status == 1)
-        #expect(refused.stderr == "tetherctl: no partition named nope\n")
+        #expect(refused.standardError == "tetherctl: no partition named nope\n")
     }
-    let missing = try run(tetherctl, ["--socket", "/nonexistent/tetherd.sock", "status"])
+    let missing = try await tetherctl(["--socket", "/nonexistent/tetherd.sock", "status"])
     #expect(missing.status == 3)
-    #expect(missing.stderr.contains("cannot reach tetherd at /nonexistent/tetherd.sock"))
+    #expect(missing.standardError.contains("cannot reach tetherd at /nonexistent/tetherd.sock"))
 }
 
 /// Sends raw bytes to the socket, closes the write side, and returns what comes back.
@@ -133,7 +118,7 @@ private func rawExchange(_ socketPath: String, _ bytes: [UInt8]) -> String {
             let reply = rawExchange(socket, garbage)
             #expect(reply.contains("\"ok\":false"), "\(reply)")
         }
-        let after = try run(tetherctl, ["--socket", socket, "status"])
+        let after = try await tetherctl(["--socket", socket, "status"])
         #expect(after.status == 0)
     }
 }
@@ -141,35 +126,35 @@ private func rawExchange(_ socketPath: String, _ bytes: [UInt8]) -> String {
 @Test(.enabled(if: geteuid() == 0, "needs root to run a client as another user"))
 func otherUsersAreRefused() async throws {
     try await withControlServer { socket in
-        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", tetherctl, "--socket", socket, "status"]
         // The file mode (0660, root's group) stops them first...
-        let byMode = try run("/usr/bin/setpriv", asNobody)
+        let byMode = try await tetherctl(["--socket", socket, "status"], asUser: true)
         #expect(byMode.status == 3)
-        #expect(byMode.stderr.contains("permission denied"))
+        #expect(byMode.standardError.contains("permission denied"))
         // ...and SO_PEERCRED stops them even when the file is opened up.
         chmod(socket, 0o666)
-        let byCredentials = try run("/usr/bin/setpriv", asNobody)
+        let byCredentials = try await tetherctl(["--socket", socket, "status"], asUser: true)
         #expect(byCredentials.status == 1)
-        #expect(byCredentials.stderr.contains("permission denied: uid 65534"))
+        #expect(byCredentials.standardError.contains("permission denied: uid 65534"))
     }
 }
 
 @Test func shutdownAnswersWaitingRequests() async throws {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tether-ctl-\(UUID().uuidString.prefix(8))").path
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let socket = dir + "/s.sock"
-    let server = ControlServer(path: socket, handler: FakeHandler(), logger: Logger(label: "test"))
+    let dir = try TemporaryDirectory(prefix: "tether-ctl")
+    defer { dir.remove() }
+    let socket = dir.appending("s.sock")
+    let handler = FakeHandler()
+    let server = ControlServer(path: socket, handler: handler, logger: Logger(label: "test"))
     let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
-    try await withThrowingTaskGroup(of: Output?.self) { tasks in
-        tasks.addTask { try await group.run(); return nil }
-        while !FileManager.default.fileExists(atPath: socket) { try await Task.sleep(for: .milliseconds(10)) }
-        tasks.addTask { try run(tetherctl, ["--socket", socket, "wait-synced", "p", "--timeout", "3600"]) }
-        try await Task.sleep(for: .milliseconds(200))  // let the request arrive; the assertion below does not depend on it
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        try await eventually("control socket exists") { FileManager.default.fileExists(atPath: socket) }
+        let waiting = try ChildProcess.start(try BuiltProducts.executable("tetherctl"), ["--socket", socket, "wait-synced", "p", "--timeout", "3600"])
+        try await eventually("wait-synced request arrived") { handler.waiting.withLock { $0 } == 1 }
+        #expect(!waiting.hasExited)
         await group.triggerGracefulShutdown()
-        var waited: Output?
-        for try await output in tasks { if let output { waited = output } }
-        #expect(waited?.status == 1)
-        #expect(waited?.stderr.contains("stopping") == true)
+        let result = await waiting.wait(timeout: .seconds(10))
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("stopping"))
+        try await tasks.waitForAll()
     }
 }

@@ -1,0 +1,74 @@
+import Glibc
+import Logging
+
+/// A swift-log handler writing one plain line per record on stderr (see ``StderrLineFormat``),
+/// for a daemon run by hand or anywhere journald is not the destination.
+///
+/// The level comes from a shared ``LogLevelBox`` unless this handler's level was set
+/// explicitly. Each line is written with a single `write(2)`, so lines of concurrent records
+/// do not interleave.
+public struct StderrLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+
+    private let levelBox: LogLevelBox
+    private var levelOverride: Logger.Level?
+    private let output: @Sendable (String) -> Void
+
+    /// - Parameters:
+    ///   - levelBox: the shared, run-time changeable level.
+    ///   - output: where a finished line goes (without its newline); stderr by default.
+    public init(
+        levelBox: LogLevelBox, metadataProvider: Logger.MetadataProvider? = nil,
+        output: @escaping @Sendable (String) -> Void = StderrLogHandler.write
+    ) {
+        self.levelBox = levelBox
+        self.metadataProvider = metadataProvider
+        self.output = output
+    }
+
+    public var logLevel: Logger.Level {
+        get { levelOverride ?? levelBox.loggerLevel }
+        set { levelOverride = newValue }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let provided = metadataProvider?.get() {
+            merged.merge(provided) { _, new in new }
+        }
+        if let explicit = event.metadata {
+            merged.merge(explicit) { _, new in new }
+        }
+        if let error = event.error, merged["error"] == nil {
+            merged["error"] = .string(String(describing: error))
+        }
+        output(
+            StderrLineFormat.line(
+                timestamp: .now, level: TetherLogLevel(loggerLevel: event.level), metadata: merged,
+                message: event.message.description))
+    }
+
+    /// Writes the line and a newline to file descriptor 2 in one `write(2)` where possible.
+    @Sendable
+    public static func write(_ line: String) {
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Logging
+
+/// Tether's seven log levels (SPEC §9), from the most to the least severe, and how they map
+/// onto swift-log levels and syslog/journald priorities.
+///
+/// swift-log has exactly seven levels too, so the mapping is one to one. Two of them are named
+/// differently, and code must use the swift-log name:
+///
+/// | Tether  | swift-log call      | PRIORITY |
+/// |---------|---------------------|----------|
+/// | fatal   | `logger.critical`   | 2        |
+/// | error   | `logger.error`      | 3        |
+/// | warn    | `logger.warning`    | 4        |
+/// | info    | **`logger.notice`** | 6        |
+/// | detail  | **`logger.info`**   | 6        |
+/// | debug   | `logger.debug`      | 7        |
+/// | trace   | `logger.trace`      | 7        |
+///
+/// So an operator-facing "info" line is `logger.notice(...)`, and the chattier "detail" line
+/// is `logger.info(...)`.
+public enum TetherLogLevel: String, CaseIterable, Sendable, Comparable, CustomStringConvertible {
+    case fatal
+    case error
+    case warn
+    case info
+    case detail
+    case debug
+    case trace
+
+    /// The swift-log level that stands for this level.
+    public var loggerLevel: Logger.Level {
+        switch self {
+        case .fatal: .critical
+        case .error: .error
+        case .warn: .warning
+        case .info: .notice
+        case .detail: .info
+        case .debug: .debug
+        case .trace: .trace
+        }
+    }
+
+    /// The syslog priority journald records in `PRIORITY` (SPEC §9: 2 3 4 6 6 7 7).
+    public var priority: Int {
+        switch self {
+        case .fatal: 2
+        case .error: 3
+        case .warn: 4
+        case .info, .detail: 6
+        case .debug, .trace: 7
+        }
+    }
+
+    /// The Tether level a swift-log level stands for.
+    public init(loggerLevel: Logger.Level) {
+        switch loggerLevel {
+        case .critical: self = .fatal
+        case .error: self = .error
+        case .warning: self = .warn
+        case .notice: self = .info
+        case .info: self = .detail
+        case .debug: self = .debug
+        case .trace: self = .trace
+        }
+    }
+
+    /// Parses a level name as written in `tetherd.toml` (`log_level`) or given to
+    /// `tetherctl log-level`. Surrounding white space and letter case are ignored.
+    public init(parsing text: String) throws(TetherLogLevelError) {
+        let name = text.trimmingWhitespace().lowercased()
+        guard let level = Self(rawValue: name) else { throw TetherLogLevelError(text: text) }
+        self = level
+    }
+
+    /// The valid names, most severe first, as an operator would type them.
+    public static var validNames: String { allCases.map(\.rawValue).joined(separator: " ") }
+
+    public var description: String { rawValue }
+
+    /// More severe levels compare smaller: `.fatal < .trace`.
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        lhs.severityIndex < rhs.severityIndex
+    }
+
+    private var severityIndex: Int { Self.allCases.firstIndex(of: self)! }
+}
+
+/// A log level name that is not one of Tether's seven levels.
+public struct TetherLogLevelError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The text that was given.
+    public var text: String
+
+    public init(text: String) { self.text = text }
+
+    public var description: String {
+        "unknown log level '\(text)' (hint: use one of \(TetherLogLevel.validNames))"
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces, tabs and line breaks.
+    func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0.isNewline }
+        guard let start = firstIndex(where: { !isSpace($0) }) else { return "" }
+        let end = lastIndex(where: { !isSpace($0) })!
+        return String(self[start...end])
+    }
+}

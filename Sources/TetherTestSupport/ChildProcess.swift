@@ -1,0 +1,153 @@
+import Foundation
+import Synchronization
+
+/// A child process started by a test, with its stdout and stderr collected as it runs.
+///
+///     let result = try await ChildProcess.run("/bin/echo", ["hi"], timeout: .seconds(5))
+///     #expect(result.status == 0 && result.standardOutput == "hi\n")
+///
+/// Long-running children (daemons) are started with ``start(_:_:environment:)`` and stopped
+/// with ``signal(_:)`` and ``wait(timeout:)``; a child still running at its deadline is killed
+/// (SIGKILL) and its result says ``Result/timedOut``.
+public final class ChildProcess: Sendable {
+    /// How a child ended and what it wrote.
+    public struct Result: Sendable, CustomStringConvertible {
+        /// The exit status, or the signal number when ``signalled``.
+        public var status: Int32
+        /// Whether a signal ended the child.
+        public var signalled: Bool
+        /// Whether the deadline passed and the child was killed.
+        public var timedOut: Bool
+        public var standardOutput: String
+        public var standardError: String
+
+        /// Exited by itself with status 0.
+        public var succeeded: Bool { status == 0 && !signalled && !timedOut }
+
+        public var description: String {
+            let how = timedOut ? "killed at deadline" : signalled ? "signal \(status)" : "exit \(status)"
+            return "\(how)\n--- stdout\n\(standardOutput)--- stderr\n\(standardError)"
+        }
+    }
+
+    private struct State: Sendable {
+        var stdout: [UInt8] = []
+        var stderr: [UInt8] = []
+        var stdoutClosed = false
+        var stderrClosed = false
+        var termination: (status: Int32, signalled: Bool)?
+        var killedAtDeadline = false
+    }
+
+    /// The child's process id.
+    public let processID: Int32
+    private let state: AwaitableState<State>
+    /// Keeps Foundation's process object (and its termination monitoring) alive with the child.
+    private let process: Mutex<Process>
+
+    private init(process: sending Process, state: AwaitableState<State>) {
+        self.processID = process.processIdentifier
+        self.state = state
+        self.process = Mutex(process)
+    }
+
+    /// Starts `executable` with `arguments`. `environment` replaces the test process's
+    /// environment when given (use ``inheritedEnvironment(adding:)`` to extend it).
+    public static func start(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil
+    ) throws -> ChildProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let state = AwaitableState(State())
+        // Own close-on-exec pipes, read by plain threads: a descriptor of these pipes must not
+        // leak into a child another test spawns at the same moment (it would hold the pipe open
+        // and hide the end of file), and reads never block Swift concurrency's threads.
+        let stdout = try OutputPipe()
+        let stderr = try OutputPipe()
+        process.standardOutput = stdout.writer
+        process.standardError = stderr.writer
+        process.standardInput = FileHandle.nullDevice
+        process.terminationHandler = { finished in
+            let signalled = finished.terminationReason == .uncaughtSignal
+            state.update { $0.termination = (finished.terminationStatus, signalled) }
+        }
+        do {
+            try process.run()
+        } catch {
+            stdout.closeBothEnds()
+            stderr.closeBothEnds()
+            throw TestSupportError("cannot start \(executable): \(error)")
+        }
+        // The parent's copies of the write ends must go, or the readers never see end of file.
+        stdout.startReading { chunk in
+            state.update { if let chunk { $0.stdout += chunk } else { $0.stdoutClosed = true } }
+        }
+        stderr.startReading { chunk in
+            state.update { if let chunk { $0.stderr += chunk } else { $0.stderrClosed = true } }
+        }
+        return ChildProcess(process: process, state: state)
+    }
+
+    /// Runs a child to completion (or its deadline) and returns how it ended.
+    public static func run(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+        timeout: Duration = .seconds(30)
+    ) async throws -> Result {
+        try await start(executable, arguments, environment: environment).wait(timeout: timeout)
+    }
+
+    /// This process's environment with `extra` added or replaced.
+    public static func inheritedEnvironment(adding extra: [String: String] = [:]) -> [String: String] {
+        ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
+    }
+
+    /// What the child wrote to stdout so far.
+    public var standardOutput: String { state.read { String(decoding: $0.stdout, as: UTF8.self) } }
+    /// What the child wrote to stderr so far.
+    public var standardError: String { state.read { String(decoding: $0.stderr, as: UTF8.self) } }
+    /// Whether the child has ended.
+    public var hasExited: Bool { state.read { $0.termination != nil } }
+
+    /// Sends a signal to the child (`SIGTERM`, `SIGHUP`, …) unless it has already ended.
+    public func signal(_ signal: Int32) {
+        if !hasExited { kill(processID, signal) }
+    }
+
+    /// Waits until stdout or stderr contains `text`; `false` when `timeout` passes first.
+    public func waitForOutput(_ text: String, timeout: Duration = .seconds(10)) async -> Bool {
+        let needle = Array(text.utf8)
+        return await state.wait(timeout: timeout) { state in
+            state.stdout.containsSequence(needle) || state.stderr.containsSequence(needle)
+        }
+    }
+
+    /// Waits for the child to end; at the deadline it is killed with SIGKILL.
+    public func wait(timeout: Duration) async -> Result {
+        if !(await state.wait(timeout: timeout) { $0.termination != nil }) {
+            state.update { $0.killedAtDeadline = true }
+            kill(processID, SIGKILL)
+            _ = await state.wait(timeout: .seconds(10)) { $0.termination != nil }
+        }
+        // Output still in the pipes; bounded, since a grandchild may hold them open.
+        _ = await state.wait(timeout: .seconds(2)) { $0.stdoutClosed && $0.stderrClosed }
+        return state.read { state in
+            Result(
+                status: state.termination?.status ?? -1, signalled: state.termination?.signalled ?? false,
+                timedOut: state.killedAtDeadline, standardOutput: String(decoding: state.stdout, as: UTF8.self),
+                standardError: String(decoding: state.stderr, as: UTF8.self))
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    fileprivate func containsSequence(_ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard count >= needle.count else { return false }
+        for start in 0...(count - needle.count) where self[start] == needle[0] {
+            if self[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// A fresh, uniquely named directory under `/tmp`, removed with everything in it when the value
+/// is released (or by ``remove()``). Paths stay short so Unix socket paths fit in 108 bytes.
+public final class TemporaryDirectory: Sendable {
+    public let path: String
+
+    public init(prefix: String = "tether-test") throws {
+        var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else {
+            throw TestSupportError("cannot create a temporary directory in /tmp: \(String(cString: strerror(errno)))")
+        }
+        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit { remove() }
+
+    /// A path inside the directory.
+    public func appending(_ name: String) -> String { path + "/" + name }
+
+    /// Removes the directory and its contents now.
+    public func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Runs `body` with a fresh temporary directory that is removed afterwards.
+public func withTemporaryDirectory<T>(
+    prefix: String = "tether-test", _ body: (TemporaryDirectory) async throws -> T
+) async throws -> T {
+    let directory = try TemporaryDirectory(prefix: prefix)
+    defer { directory.remove() }
+    return try await body(directory)
+}
+
+/// An error of the test support itself (the environment cannot provide what a test needs).
+public struct TestSupportError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
