@@ -104,7 +104,7 @@ let package = Package(
         .testTarget(
             name: "TetherAgentTests",
             dependencies: [
-                "TetherAgent", "TetherControl", "TetherProtocol", "TetherTOML", "TetherTestSupport",
+                "TetherAgent", "TetherControl", "TetherProtocol", "TetherSystemd", "TetherTOML", "TetherTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

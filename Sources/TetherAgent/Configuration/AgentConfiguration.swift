@@ -1,4 +1,5 @@
 public import TetherProtocol
+public import TetherSystemd
 public import TetherTOML
 import Foundation
 
@@ -12,15 +13,12 @@ public struct AgentConfiguration: Sendable, Hashable {
     /// The file it was read from.
     public var file: String
     public var stateDir: String
-    /// One of `fatal error warn info detail debug trace`.
-    public var logLevel: String
+    public var logLevel: TetherLogLevel
     public var controlSocket: String
     public var server: ServerSettings
     /// The `[reset]` defaults (each partition holds its own inherited copy).
     public var reset: ResetSettings
     public var partitions: [PartitionSettings]
-
-    public static let logLevels = ["fatal", "error", "warn", "info", "detail", "debug", "trace"]
 
     public var stateDatabasePath: String { stateDir + "/state.sqlite" }
     public var storesDir: String { stateDir + "/stores" }
@@ -54,9 +52,14 @@ public struct AgentConfiguration: Sendable, Hashable {
 
     private static func build(_ root: ConfigTable) -> AgentConfiguration? {
         let stateDir = root.absolutePath("state_dir") ?? defaultStateDir
-        let logLevel = root.string("log_level") ?? "info"
-        if !logLevels.contains(logLevel) {
-            root.problem("log_level", "\(logLevel.debugDescription) is not one of \(logLevels.joined(separator: " "))")
+        var logLevel = TetherLogLevel.info
+        if let name = root.string("log_level") {
+            if let level = TetherLogLevel(rawValue: name) {
+                logLevel = level
+            } else {
+                let names = TetherLogLevel.allCases.map(\.rawValue).joined(separator: " ")
+                root.problem("log_level", "\(name.debugDescription) is not one of \(names)")
+            }
         }
         let controlSocket = root.absolutePath("control_socket") ?? defaultControlSocket
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherAgent
 import TetherProtocol
+import TetherSystemd
 import TetherTOML
 
 /// A temp dir with a 0600 token file and an executable hook, removed at the end.
@@ -60,7 +61,7 @@ private func problems(_ body: () throws -> Void) -> [String] {
         mode = "discard_unsynced_changes"
         """)
     #expect(config.stateDir == "/var/lib/tether")
-    #expect(config.logLevel == "info")
+    #expect(config.logLevel == .info)
     #expect(config.controlSocket == "/run/tether/tetherd.sock")
     #expect(config.stateDatabasePath == "/var/lib/tether/state.sqlite")
     #expect(config.partitions.map(\.name.rawValue) == ["store-17", "catalog-eu"])
