@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import TetherAgent
+import TetherProtocol
+import TetherTestSupport
+
+/// The repository's `hooks/` folder.
+private let hooksDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("hooks").path
+
+private func sqlite(_ file: String, _ sql: String) async throws -> String {
+    let result = try await ChildProcess.run("/usr/bin/sqlite3", [file, sql])
+    #expect(result.status == 0, "\(result)")
+    return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+private func environment(_ dir: TemporaryDirectory, event: HookEvent, outcome: String?, extra: [String: String]) -> [String: String] {
+    let record = ResetRecord(
+        id: "0123456789abcdef", partition: PartitionName("store-17")!, errorCode: .divergingHistories,
+        errorMessage: "partition restored from a \"backup\"", mode: .recoverUnsyncedChanges, strategy: .recover,
+        backupPath: dir.appending("recovery/store-17/20261122T000000Z-0123456789abcdef.sqlite"), startedAt: 0)
+    return HookInvocation.environment(for: event, record: record, storePath: dir.appending("store.sqlite"), serverURL: "ws://127.0.0.1:1/sync", outcome: outcome)
+        .merging(extra) { $1 }
+}
+
+private func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent, outcome: String? = nil, extra: [String: String] = [:]) async -> (HookResult, RecordingLog) {
+    let log = RecordingLog()
+    let invocation = HookInvocation(
+        event: event, executable: hooksDir + "/" + name, environment: environment(dir, event: event, outcome: outcome, extra: extra),
+        workingDirectory: dir.path, timeout: .seconds(30))
+    return (await HookRunner().run(invocation, logger: log.logger), log)
+}
+
+@Test func beforeResetArchivesTheBackupWithAChecksum() async throws {
+    let dir = try TemporaryDirectory(prefix: "tether-hooks")
+    defer { dir.remove() }
+    try FileManager.default.createDirectory(atPath: dir.appending("recovery/store-17"), withIntermediateDirectories: true)
+    let backup = dir.appending("recovery/store-17/20261122T000000Z-0123456789abcdef.sqlite")
+    _ = try await sqlite(backup, "CREATE TABLE orders(id TEXT PRIMARY KEY, total REAL); INSERT INTO orders VALUES ('a', 1.5);")
+    let (result, log) = await runHook("before-reset", dir, event: .beforeReset, extra: ["TETHER_ARCHIVE_DIR": dir.appending("archive")])
+    #expect(result == .succeeded, "\(log.all.map(\.message))")
+    let archived = dir.appending("archive/store-17/20261122T000000Z-0123456789abcdef.sqlite")
+    #expect(try await sqlite(archived, "SELECT total FROM orders WHERE id = 'a'") == "1.5")
+    let check = try await ChildProcess.run("/bin/sh", ["-c", "cd \(dir.appending("archive/store-17")) && sha256sum --check *.sha256"])
+    #expect(check.status == 0, "\(check)")
+    #expect(log.lines().last?.hasPrefix("archived backup of store-17 for reset 0123456789abcdef") == true)
+    // A re-run after a crash (same reset id) succeeds and leaves one archive.
+    let (again, _) = await runHook("before-reset", dir, event: .beforeReset, extra: ["TETHER_ARCHIVE_DIR": dir.appending("archive")])
+    #expect(again == .succeeded)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appending("archive/store-17")).count == 2)
+}
+
+@Test func beforeResetFailsOnACorruptOrMissingBackup() async throws {
+    let dir = try TemporaryDirectory(prefix: "tether-hooks")
+    defer { dir.remove() }
+    let (missing, _) = await runHook("before-reset", dir, event: .beforeReset, extra: ["TETHER_ARCHIVE_DIR": dir.appending("archive")])
+    #expect(missing == .failed(exitStatus: 1))
+    try FileManager.default.createDirectory(atPath: dir.appending("recovery/store-17"), withIntermediateDirectories: true)
+    try Data(repeating: 7, count: 8192).write(to: URL(fileURLWithPath: dir.appending("recovery/store-17/20261122T000000Z-0123456789abcdef.sqlite")))
+    let (corrupt, log) = await runHook("before-reset", dir, event: .beforeReset, extra: ["TETHER_ARCHIVE_DIR": dir.appending("archive")])
+    #expect(corrupt == .failed(exitStatus: 1))
+    #expect(log.lines("stderr").contains { $0.contains("fails integrity_check") })
+}
+
+@Test func afterResetReportsTheOutcome() async throws {
+    let dir = try TemporaryDirectory(prefix: "tether-hooks")
+    defer { dir.remove() }
+    _ = try await sqlite(dir.appending("store.sqlite"), "CREATE TABLE orders(id TEXT PRIMARY KEY); INSERT INTO orders VALUES ('a'),('b'); CREATE TABLE _tether_meta(k);")
+    let report = dir.appending("reports/resets.jsonl")
+    let (result, log) = await runHook("after-reset", dir, event: .afterReset, outcome: "recovered", extra: ["TETHER_REPORT_FILE": report])
+    #expect(result == .succeeded, "\(log.all.map(\.message))")
+    #expect(log.lines() == ["client reset 0123456789abcdef of store-17: recovered (mode recover_unsynced_changes, error 211); rows now: orders=2; backup kept at \(dir.appending("recovery/store-17/20261122T000000Z-0123456789abcdef.sqlite"))"])
+    let line = try String(contentsOfFile: report, encoding: .utf8)
+    let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    #expect(json?["outcome"] as? String == "recovered")
+    #expect(json?["error_code"] as? Int == 211)
+    #expect(json?["error_message"] as? String == "partition restored from a \"backup\"")
+}
+
+@Test func manualResetWritesAnOperatorNotice() async throws {
+    let dir = try TemporaryDirectory(prefix: "tether-hooks")
+    defer { dir.remove() }
+    let (result, log) = await runHook("manual-reset", dir, event: .manualReset, outcome: "manual", extra: ["TETHER_NOTICE_DIR": dir.appending("notices")])
+    #expect(result == .succeeded)
+    let notice = try String(contentsOfFile: dir.appending("notices/store-17.txt"), encoding: .utf8)
+    #expect(notice.contains("tetherctl reset initiate store-17"))
+    #expect(notice.contains("error 211"))
+    #expect(log.lines().first?.contains("waits for an operator") == true)
+}
