@@ -6,7 +6,19 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all build release test demo bootstrap clean
+BINDIR = $(PREFIX)/bin
+SHAREDIR = $(PREFIX)/share/tether
+DOCDIR = $(PREFIX)/share/doc/tether
+UNITDIR ?= /usr/lib/systemd/system
+SYSUSERSDIR ?= /usr/lib/sysusers.d
+TMPFILESDIR ?= /usr/lib/tmpfiles.d
+CATALOGDIR ?= /usr/lib/systemd/catalog
+SYSCONFDIR ?= /etc/tether
+# `make install CONFIGURATION=debug` installs a debug build (the install test uses it).
+CONFIGURATION ?= release
+PROGRAMS = tetherd tetherctl tether-server
+
+.PHONY: all build release test demo bootstrap clean install uninstall
 
 all: build
 
@@ -27,6 +39,43 @@ test: bootstrap
 demo: bootstrap
 	$(SWIFT) build
 	@scripts/demo
+
+# Installs binaries, units, sysusers, tmpfiles, catalog, example configuration and hooks,
+# and docs. Honours DESTDIR and PREFIX; never overwrites an existing configuration file.
+install: bootstrap
+	$(SWIFT) build -c $(CONFIGURATION) $(foreach p,$(PROGRAMS),--product $(p))
+	@bin=$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path) && \
+	install -d -m 0755 $(DESTDIR)$(BINDIR) && \
+	for p in $(PROGRAMS); do install -m 0755 "$$bin/$$p" $(DESTDIR)$(BINDIR)/$$p; done
+	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(CATALOGDIR)
+	for u in tetherd tether-server; do \
+	    sed -e 's#/usr/local/bin/#$(BINDIR)/#g' -e 's#/usr/local/share/doc/tether/#$(DOCDIR)/#g' \
+	        -e 's#/etc/tether/#$(SYSCONFDIR)/#g' systemd/$$u.service > $(DESTDIR)$(UNITDIR)/$$u.service; \
+	    chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.service; \
+	done
+	install -m 0644 systemd/sysusers.d/tether.conf $(DESTDIR)$(SYSUSERSDIR)/tether.conf
+	install -m 0644 systemd/tmpfiles.d/tether.conf $(DESTDIR)$(TMPFILESDIR)/tether.conf
+	sed -e 's#/usr/local/share/doc/tether/#$(DOCDIR)/#g' systemd/catalog/tether.catalog > $(DESTDIR)$(CATALOGDIR)/tether.catalog
+	install -d -m 0755 $(DESTDIR)$(SHAREDIR)/hooks $(DESTDIR)$(SHAREDIR)/examples $(DESTDIR)$(DOCDIR)
+	install -m 0755 hooks/* $(DESTDIR)$(SHAREDIR)/hooks/
+	install -m 0644 etc/*.toml $(DESTDIR)$(SHAREDIR)/examples/
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)
+	for f in etc/*.toml; do \
+	    target=$(DESTDIR)$(SYSCONFDIR)/$$(basename $$f); \
+	    if [ -e "$$target" ]; then echo "keeping existing $$target"; else install -m 0640 $$f "$$target"; fi; \
+	done
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+	    systemd-sysusers tether.conf; systemd-tmpfiles --create tether.conf; journalctl --update-catalog; systemctl daemon-reload; \
+	fi
+
+# Removes what `make install` installed, except configuration and data (/etc/tether, /var/lib/tether*).
+uninstall:
+	rm -f $(foreach p,$(PROGRAMS),$(DESTDIR)$(BINDIR)/$(p))
+	rm -f $(DESTDIR)$(UNITDIR)/tetherd.service $(DESTDIR)$(UNITDIR)/tether-server.service
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/tether.conf $(DESTDIR)$(TMPFILESDIR)/tether.conf $(DESTDIR)$(CATALOGDIR)/tether.catalog
+	rm -rf $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)
+	@echo "configuration in $(DESTDIR)$(SYSCONFDIR) and data in /var/lib/tether* were kept"
 
 clean:
 	rm -rf .build demo-run
