@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "tetherd",
             dependencies: [
-                "TetherProtocol",
+                "TetherProtocol", "TetherAgent", "TetherCommandLine", "TetherTOML",
                 "TetherSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

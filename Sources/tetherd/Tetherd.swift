@@ -1,8 +1,11 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TetherAgent
+import TetherCommandLine
 import TetherProtocol
 import TetherSystemd
+import TetherTOML
 
 @main
 struct Tetherd: AsyncParsableCommand {
@@ -30,7 +33,19 @@ struct Tetherd: AsyncParsableCommand {
             """)
     var logDestination: LogDestination = .auto
 
+    static func main() async { await CommandLineExit.main(Self.self) }
+
     func run() async throws {
+        if checkConfig {
+            do {
+                let loaded = try AgentConfiguration.load(path: config)
+                print("\(config): ok (\(loaded.partitions.count) partition\(loaded.partitions.count == 1 ? "" : "s"))")
+                return
+            } catch {
+                for problem in error.problems { FileHandle.standardError.write(Data("\(problem)\n".utf8)) }
+                throw ExitCode(2)
+            }
+        }
         let decision = TetherLogging.bootstrap(identifier: "tetherd", level: .info, destination: logDestination)
         let logger = Logger(label: "tether.agent")
         logger.info("log destination: \(decision)")
