@@ -18,6 +18,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // libsystemd from Debian's libsystemd-dev (scripts/bootstrap installs it).
@@ -30,6 +31,12 @@ let package = Package(
         .target(
             name: "TetherTOML",
             dependencies: ["TetherProtocol", .product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: settings),
+
+        // A partition's SQLite store: schema, trigger-based change capture, apply, reset primitives.
+        .target(
+            name: "TetherStore",
+            dependencies: ["TetherProtocol", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: settings),
 
         .executableTarget(
@@ -56,6 +63,10 @@ let package = Package(
 
         .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol"], swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
+        .testTarget(
+            name: "TetherStoreTests",
+            dependencies: ["TetherStore", "TetherProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )
