@@ -5,14 +5,19 @@ import TetherProtocol
 public struct PendingChanges: Sendable, Hashable {
     /// The batch's changes collapsed to their net effect per row.
     public var changeset: Changeset
+    /// The upload cursor the batch was read after. The batch holds every pending change with
+    /// `afterSeq < seq <= lastSeq`, collapsed, so the server must take it whole or not at all:
+    /// only when `afterSeq` is the seq it integrated last (see docs/store.md).
+    public var afterSeq: Int64
     /// The seq range the batch covers: acknowledging `lastSeq` drops all of it.
     public var firstSeq: Int64
     public var lastSeq: Int64
     /// How many log entries the batch covers (before collapsing).
     public var capturedCount: Int
 
-    public init(changeset: Changeset, firstSeq: Int64, lastSeq: Int64, capturedCount: Int) {
+    public init(changeset: Changeset, afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, capturedCount: Int) {
         self.changeset = changeset
+        self.afterSeq = afterSeq
         self.firstSeq = firstSeq
         self.lastSeq = lastSeq
         self.capturedCount = capturedCount
@@ -28,7 +33,7 @@ extension PartitionStore {
             let logged = try ChangeLog.read(db, after: seq, limit: limit)
             guard let first = logged.first, let last = logged.last else { return nil }
             return PendingChanges(
-                changeset: Changeset(logged.map(\.change)).collapsed(),
+                changeset: Changeset(logged.map(\.change)).collapsed(), afterSeq: seq,
                 firstSeq: first.seq, lastSeq: last.seq, capturedCount: logged.count)
         }
     }
