@@ -90,6 +90,10 @@ enum ChangeLog {
         try db.execute(sql: "DELETE FROM _tether_change_fields; DELETE FROM _tether_changes")
     }
 
+    static func hasPending(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM _tether_changes)") ?? false
+    }
+
     static func count(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM _tether_changes") ?? 0
     }

@@ -72,9 +72,11 @@ extension PartitionStore {
                         try MetaTable.raiseIntegratedSeq(db, to: entry.integratedClientSeq)
                         integrated = entry.integratedClientSeq
                     }
+                    // Nothing is captured while the apply flag is set, so this holds for the entry.
+                    let hasPending = try ChangeLog.hasPending(db)
                     for change in entry.changeset.changes {
                         guard let table = schema.table(change.table) else { continue }  // validated above
-                        try Self.applyServerChange(change, table: table, db: db, report: &report)
+                        try Self.applyServerChange(change, table: table, hasPending: hasPending, db: db, report: &report)
                     }
                     try MetaTable.setServerVersion(db, entry.serverVersion)
                     current = entry.serverVersion
@@ -88,9 +90,9 @@ extension PartitionStore {
 
     /// One server change, by the pending-local-changes rules.
     static func applyServerChange(
-        _ change: RowChange, table: TableSchema, db: Database, report: inout ApplyReport
+        _ change: RowChange, table: TableSchema, hasPending: Bool, db: Database, report: inout ApplyReport
     ) throws {
-        let pending = try ChangeLog.pendingNet(db, table: change.table, key: change.key)
+        let pending = hasPending ? try ChangeLog.pendingNet(db, table: change.table, key: change.key) : nil
         switch change.kind {
         case .delete:
             if pending?.kind == .insert {

@@ -108,6 +108,24 @@ import TetherStore
         try store.close()
     }
 
+    @Test func capturesUpsertsAndDeletesOfWholeTables() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, """
+            INSERT INTO items VALUES (1, 'pen', 0.5), (2, 'ink', NULL);
+            INSERT INTO items (sku, name) VALUES (1, 'nib') ON CONFLICT (sku) DO UPDATE SET name = excluded.name;
+            DELETE FROM items;
+            """)
+        let changes = try await store.allPendingChanges().map(\.change)
+        #expect(changes.suffix(3) == [
+            .update("items", .integer(1), ["name": .text("nib")]),
+            .delete("items", .integer(1)),
+            .delete("items", .integer(2)),
+        ])
+        try store.close()
+    }
+
     @Test func aReadOnlyStoreRejectsApplicationWrites() async throws {
         let dir = try TempDir()
         defer { dir.remove() }
