@@ -9,9 +9,15 @@ extension PartitionStore {
     public func upgradeSchema(to schema: Schema) async throws(StoreError) -> SchemaDiff {
         let problems = schema.problems()
         guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
-        return try await write { db in
-            let recorded = try MetaTable.recordedSchema(db, path: self.path)
-            return try self.upgrade(db, from: recorded, to: schema)
+        let previous = self.schema
+        do {
+            return try await write { db in
+                let recorded = try MetaTable.recordedSchema(db, path: self.path)
+                return try self.upgrade(db, from: recorded, to: schema)
+            }
+        } catch {
+            setSchema(previous)  // the transaction rolled back
+            throw error
         }
     }
 

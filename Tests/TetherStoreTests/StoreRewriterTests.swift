@@ -165,4 +165,34 @@ import TetherStore
         try app.close()
         try store.close()
     }
+
+    @Test(arguments: [3, 99, 2718] as [UInt64])
+    func aRandomRewriteReachesTheStateWritingOnlyDifferences(seed: UInt64) async throws {
+        var rng = SeededRandom(seed: seed)
+        func randomItems() -> [RowKey: [String: FieldValue]] {
+            var rows: [RowKey: [String: FieldValue]] = [:]
+            for sku in 1...700 where Int.random(in: 0..<3, using: &rng) > 0 {
+                rows[.integer(Int64(sku))] = [
+                    "name": .text(["a", "b"].randomElement(using: &rng)!),
+                    "price": Bool.random(using: &rng) ? .null : .real(Double(Int.random(in: 0...2, using: &rng))),
+                ]
+            }
+            return rows
+        }
+        let dir = try TempDir("rewrite\(seed)")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let existing = randomItems(), target = randomItems()
+        try await store.apply([serverEntry(1, existing.map { .insert("items", $0.key, $0.value) })])
+        let report = try await store.resetInPlace(
+            to: ArrayStateSource(target.map { StateRow(table: "items", key: $0.key, fields: $0.value) }),
+            serverVersion: ServerVersion(version: 2, salt: 2))
+        #expect(try await store.canonicalDump() == CanonicalDump.dump(schema: testSchema, rows: ["items": target]))
+        let kept = Set(existing.keys).intersection(target.keys)
+        #expect(report.rewrite.inserted == target.count - kept.count, "seed \(seed)")
+        #expect(report.rewrite.deleted == existing.count - kept.count, "seed \(seed)")
+        #expect(report.rewrite.updated == kept.filter { existing[$0] != target[$0] }.count, "seed \(seed)")
+        #expect(report.rewrite.unchanged == kept.filter { existing[$0] == target[$0] }.count, "seed \(seed)")
+        try store.close()
+    }
 }
