@@ -34,6 +34,10 @@ final class CommitWatcher: Sendable {
         let directory = url.deletingLastPathComponent().path
         let base = url.lastPathComponent
         names = [base, base + "-wal", base + "-journal"]
+        // Watching must not create an empty database where the store is expected.
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError.io(path: path, operation: "open", errno: ENOENT)
+        }
         do {
             var config = Configuration()
             config.busyMode = .timeout(PartitionStore.busyTimeout)

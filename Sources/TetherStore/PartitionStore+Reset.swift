@@ -36,7 +36,7 @@ extension PartitionStore {
         recovering localChanges: [RowChange]? = nil
     ) async throws(StoreError) -> ResetReport {
         if let newSchema {
-            let problems = newSchema.problems()
+            let problems = Self.storeProblems(newSchema)
             guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
         }
         let previous = schema

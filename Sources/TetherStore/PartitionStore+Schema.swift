@@ -7,7 +7,7 @@ extension PartitionStore {
     /// A breaking change throws `.breakingSchemaChange`: only a client reset handles those.
     @discardableResult
     public func upgradeSchema(to schema: Schema) async throws(StoreError) -> SchemaDiff {
-        let problems = schema.problems()
+        let problems = Self.storeProblems(schema)
         guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
         let previous = self.schema
         do {

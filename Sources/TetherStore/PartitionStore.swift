@@ -40,7 +40,7 @@ public final class PartitionStore: Sendable {
     /// A file with user tables but no Tether tables is adopted when its tables match `schema`
     /// exactly; its existing rows are captured as inserts so that they get uploaded.
     public static func open(path: String, partition: PartitionName, schema: Schema) async throws(StoreError) -> PartitionStore {
-        let problems = schema.problems()
+        let problems = storeProblems(schema)
         guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
@@ -69,6 +69,13 @@ public final class PartitionStore: Sendable {
             throw StoreError.wrap(error, path: path)
         }
         return store
+    }
+
+    /// `Schema.problems()` plus the names a store reserves besides `_tether*` and `sqlite_*`.
+    static func storeProblems(_ schema: Schema) -> [String] {
+        schema.problems() + schema.tables.filter { $0.name.lowercased() == "grdb_migrations" }.map {
+            "tables.\($0.name): table name \($0.name.debugDescription) is reserved by the store (GRDB's migration table)"
+        }
     }
 
     /// The schema recorded in the store at `path`, or nil when there is no Tether store there.

@@ -122,6 +122,11 @@ import TetherStore
         defer { dir.remove() }
         let bad = Schema(version: 1, tables: [TableSchema(name: "t", primaryKey: "nope", columns: [ColumnSchema(name: "a", type: .text)])])
         await #expect(throws: StoreError.self) { try await makeStore(dir, schema: bad) }
+        let reserved = Schema(version: 1, tables: [
+            TableSchema(name: "grdb_migrations", primaryKey: "identifier", columns: [ColumnSchema(name: "identifier", type: .text)]),
+        ])
+        let error = await #expect(throws: StoreError.self) { try await makeStore(dir, schema: reserved) }
+        #expect(error?.description.contains("grdb_migrations") == true)
     }
 }
 

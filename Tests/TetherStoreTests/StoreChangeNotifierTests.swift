@@ -116,7 +116,11 @@ func cpuTime(_ clock: clockid_t) -> Duration {
         try store.close()
     }
 
-    @Test func watchingAMissingDirectoryIsAnError() {
+    @Test func watchingAMissingStoreIsAnErrorAndCreatesNothing() throws {
         #expect(throws: StoreError.self) { try StoreChangeNotifier(path: "/nonexistent/dir/store.sqlite") }
+        let dir = try TempDir()
+        defer { dir.remove() }
+        #expect(throws: StoreError.self) { try StoreChangeNotifier(path: dir.file("missing.sqlite")) }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("missing.sqlite")))
     }
 }
