@@ -19,7 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
@@ -76,6 +76,12 @@ let package = Package(
         // a NOTIFY_SOCKET listener, a manual clock and poll-with-deadline.
         .target(name: "TetherTestSupport", swiftSettings: settings),
 
+        // A partition's SQLite store: schema, trigger-based change capture, apply, reset primitives.
+        .target(
+            name: "TetherStore",
+            dependencies: ["TetherProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: settings),
+
         .executableTarget(
             name: "tetherd",
             dependencies: [
@@ -130,6 +136,10 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Tests/TetherSystemdProbe",
+            swiftSettings: settings),
+        .testTarget(
+            name: "TetherStoreTests",
+            dependencies: ["TetherStore", "TetherProtocol", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]

@@ -43,10 +43,13 @@ public struct ControlClient: Sendable {
         var line: [UInt8]
         do { line = Array(try JSONEncoder().encode(request)) } catch { throw unreachable("cannot encode request: \(error)") }
         line.append(UInt8(ascii: "\n"))
+        // The daemon may answer and close before reading everything (a refused peer): no
+        // SIGPIPE, and its answer is still read below.
         var offset = 0
         while offset < line.count {
-            let n = line[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { throw unreachable("write: \(String(cString: strerror(errno)))") }
+            let n = line[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
             offset += n
         }
         var answer: [UInt8] = []

@@ -1,0 +1,135 @@
+import GRDB
+import TetherProtocol
+
+/// One downloaded history entry (docs/sync-model.md): the changes of one server version,
+/// or none for this device's own changesets, with the device's integrated seq at that version.
+public struct ServerChangeset: Sendable, Hashable {
+    public var serverVersion: ServerVersion
+    /// The highest local seq of this store the server had integrated at `serverVersion`.
+    public var integratedClientSeq: Int64
+    public var changeset: Changeset
+
+    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: Changeset = Changeset()) {
+        self.serverVersion = serverVersion
+        self.integratedClientSeq = integratedClientSeq
+        self.changeset = changeset
+    }
+}
+
+/// What `apply` did, in counts (no row contents).
+public struct ApplyReport: Sendable, Hashable {
+    /// Entries applied, and entries skipped because their version was already integrated.
+    public var versionsApplied = 0
+    public var versionsSkipped = 0
+    /// Server changes written, and skipped because of a pending local insert or delete of the row.
+    public var changesApplied = 0
+    public var changesSkipped = 0
+    /// Fields a server change carried that kept their pending local value.
+    public var fieldsKeptLocal = 0
+    /// Local log entries dropped because the server had integrated them.
+    public var localChangesTrimmed = 0
+    /// The store's server version afterwards.
+    public var serverVersion = ServerVersion.none
+
+    public init() {}
+}
+
+extension PartitionStore {
+    /// Applies downloaded entries in order, in one transaction, without capturing them.
+    ///
+    /// Per entry: entries at or below the store's server version are skipped (idempotent
+    /// re-delivery); pending local changes with `seq <= integratedClientSeq` are dropped first;
+    /// then each change is applied by the rules of docs/sync-model.md (upsert / update-if-exists
+    /// / delete; fields with pending local changes keep their local values; a delete of a row
+    /// with a pending local insert, and an update or insert of a row with a pending local
+    /// delete, are skipped); then the server version and salt are recorded.
+    ///
+    /// Every change is validated against the schema first: a mismatch throws and nothing is applied.
+    @discardableResult
+    public func apply(_ entries: [ServerChangeset]) async throws(StoreError) -> ApplyReport {
+        let schema = self.schema
+        var validated = entries
+        for index in validated.indices {
+            for change in validated[index].changeset.changes.indices {
+                validated[index].changeset.changes[change] = try ChangeValidator.change(
+                    validated[index].changeset.changes[change], in: schema)
+            }
+        }
+        let path = self.path
+        return try await write { [validated] db in
+            guard let meta = try MetaTable.fetch(db) else { throw StoreError.notAStore(path: path) }
+            var report = ApplyReport()
+            var current = meta.serverVersion
+            var integrated = meta.integratedSeq
+            try MetaTable.withApplyFlag(db) {
+                for entry in validated {
+                    guard entry.serverVersion.version > current.version else {
+                        report.versionsSkipped += 1
+                        continue
+                    }
+                    if entry.integratedClientSeq > integrated {
+                        report.localChangesTrimmed += try ChangeLog.trim(db, through: entry.integratedClientSeq)
+                        try MetaTable.raiseIntegratedSeq(db, to: entry.integratedClientSeq)
+                        integrated = entry.integratedClientSeq
+                    }
+                    // Nothing is captured while the apply flag is set, so this holds for the entry.
+                    let hasPending = try ChangeLog.hasPending(db)
+                    for change in entry.changeset.changes {
+                        guard let table = schema.table(change.table) else { continue }  // validated above
+                        try Self.applyServerChange(change, table: table, hasPending: hasPending, db: db, report: &report)
+                    }
+                    try MetaTable.setServerVersion(db, entry.serverVersion)
+                    current = entry.serverVersion
+                    report.versionsApplied += 1
+                }
+            }
+            report.serverVersion = current
+            return report
+        }
+    }
+
+    /// One server change, by the pending-local-changes rules.
+    static func applyServerChange(
+        _ change: RowChange, table: TableSchema, hasPending: Bool, db: Database, report: inout ApplyReport
+    ) throws {
+        let pending = hasPending ? try ChangeLog.pendingNet(db, table: change.table, key: change.key) : nil
+        switch change.kind {
+        case .delete:
+            if pending?.kind == .insert {
+                report.changesSkipped += 1  // the local insert comes later in server order
+                return
+            }
+            try RowWriter.delete(db, table, key: change.key)
+            report.changesApplied += 1
+        case .insert, .update:
+            switch pending?.kind {
+            case .delete?:
+                report.changesSkipped += 1  // the local delete comes later in server order
+                return
+            case .insert?:
+                // A pending insert sets every field later in server order.
+                report.changesSkipped += 1
+                report.fieldsKeptLocal += change.fields.count
+                return
+            case .update?, nil:
+                break
+            }
+            let local = pending?.fields ?? [:]
+            var fields = change.fields
+            for name in local.keys where fields.removeValue(forKey: name) != nil {
+                report.fieldsKeptLocal += 1
+            }
+            if try RowWriter.exists(db, table, key: change.key) {
+                try RowWriter.update(db, table, key: change.key, fields: fields)
+                report.changesApplied += 1
+            } else if change.kind == .insert {
+                // Pending local updates of this key come later in server order: they win.
+                fields.merge(local) { $1 }
+                try RowWriter.insert(db, table, key: change.key, fields: fields)
+                report.changesApplied += 1
+            } else {
+                report.changesApplied += 1  // an update of a missing row is a no-op
+            }
+        }
+    }
+}

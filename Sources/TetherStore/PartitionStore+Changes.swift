@@ -1,0 +1,97 @@
+import GRDB
+import TetherProtocol
+
+/// A batch of captured local changes ready for upload.
+public struct PendingChanges: Sendable, Hashable {
+    /// The batch's changes collapsed to their net effect per row.
+    public var changeset: Changeset
+    /// The upload cursor the batch was read after. The batch holds every pending change with
+    /// `afterSeq < seq <= lastSeq`, collapsed, so the server must take it whole or not at all:
+    /// only when `afterSeq` is the seq it integrated last (see docs/store.md).
+    public var afterSeq: Int64
+    /// The seq range the batch covers: acknowledging `lastSeq` drops all of it.
+    public var firstSeq: Int64
+    public var lastSeq: Int64
+    /// How many log entries the batch covers (before collapsing).
+    public var capturedCount: Int
+
+    public init(changeset: Changeset, afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, capturedCount: Int) {
+        self.changeset = changeset
+        self.afterSeq = afterSeq
+        self.firstSeq = firstSeq
+        self.lastSeq = lastSeq
+        self.capturedCount = capturedCount
+    }
+}
+
+extension PartitionStore {
+    /// The next batch of local changes with `seq > after` (at most `limit` log entries),
+    /// collapsed per row, or nil when there is none. Reading does not remove anything.
+    public func pendingChanges(after seq: Int64, limit: Int = 1000) async throws(StoreError) -> PendingChanges? {
+        let limit = max(limit, 1)
+        return try await read { db in
+            let logged = try ChangeLog.read(db, after: seq, limit: limit)
+            guard let first = logged.first, let last = logged.last else { return nil }
+            return PendingChanges(
+                changeset: Changeset(logged.map(\.change)).collapsed(), afterSeq: seq,
+                firstSeq: first.seq, lastSeq: last.seq, capturedCount: logged.count)
+        }
+    }
+
+    /// Every pending local change, in seq order, uncollapsed (what a client reset recovers).
+    public func allPendingChanges() async throws(StoreError) -> [LoggedChange] {
+        try await read { db in try ChangeLog.read(db, after: 0, limit: Int.max) }
+    }
+
+    /// The pending changes recorded in another store file, e.g. the backup taken at the start
+    /// of a client reset. The file is opened read-only.
+    public static func pendingChanges(ofStoreAt path: String) throws(StoreError) -> [LoggedChange] {
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
+            defer { try? queue.close() }
+            return try queue.read { db in
+                guard try MetaTable.exists(db) else { throw StoreError.notAStore(path: path) }
+                return try ChangeLog.read(db, after: 0, limit: Int.max)
+            }
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    /// The number of pending (not yet integrated) log entries.
+    public func pendingChangeCount() async throws(StoreError) -> Int {
+        try await read { db in try ChangeLog.count(db) }
+    }
+
+    /// The highest local seq ever assigned (0 before the first captured change).
+    public func lastAssignedSeq() async throws(StoreError) -> Int64 {
+        try await read { db in try ChangeLog.lastAssignedSeq(db) }
+    }
+
+    /// Drops the changes with `seq <= seq` (the server integrated them) and records the seq.
+    /// Returns the number of log entries dropped.
+    @discardableResult
+    public func acknowledge(throughSeq seq: Int64) async throws(StoreError) -> Int {
+        try await write { db in
+            let dropped = try ChangeLog.trim(db, through: seq)
+            try MetaTable.raiseIntegratedSeq(db, to: seq)
+            return dropped
+        }
+    }
+
+    /// Collapses, among the changes with `seq > after`, each row's changes into one entry, so a
+    /// store offline for long uploads only the net effect. `after` must be at least the highest
+    /// seq ever handed to the server (changes already uploaded must not move). Returns the
+    /// number of log entries removed.
+    @discardableResult
+    public func collapsePendingChanges(after seq: Int64) async throws(StoreError) -> Int {
+        try await write { db in try ChangeLog.collapse(db, after: seq) }
+    }
+
+    static func readOnlyConfiguration() -> Configuration {
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(busyTimeout)
+        return config
+    }
+}

@@ -1,0 +1,120 @@
+import GRDB
+import TetherProtocol
+
+/// What `resetInPlace` did, in counts.
+public struct ResetReport: Sendable, Hashable {
+    public var rewrite: RewriteReport
+    /// Set when local changes were replayed.
+    public var recovery: RecoveryReport?
+    /// Log entries (unsynced local changes) the reset removed from the change log before
+    /// re-queuing the recovered ones.
+    public var localChangesCleared: Int
+    /// Differences applied when the reset also replaced the schema.
+    public var schemaDifferences: [String]
+}
+
+extension PartitionStore {
+    /// Rewrites the live store, in place and in one transaction, to the full state `state`
+    /// (SPEC §4.3 step 5): applications keep their open connections and see a single commit.
+    ///
+    /// In that transaction: the change log is emptied; when `schema` is given and differs, the
+    /// tables are changed to it (tables the change breaks are dropped and recreated, nullable
+    /// columns added in place); only rows that differ from the state are written; when
+    /// `recovering` is given, those local changes (e.g. `allPendingChanges()` read before, or
+    /// the changes of the reset's backup) are replayed by SPEC §4.2 and the kept ones queued
+    /// for upload; and the server version becomes `serverVersion` (and the client file
+    /// identity `clientFile`, when given). Nothing is captured from the rewrite itself.
+    ///
+    /// If anything fails (a state row out of order or not fitting the schema, a recovered
+    /// change not fitting it), the transaction rolls back and the store is unchanged.
+    @discardableResult
+    public func resetInPlace(
+        to state: some StateSource,
+        serverVersion: ServerVersion,
+        schema newSchema: Schema? = nil,
+        clientFile: ClientFileIdentity? = nil,
+        recovering localChanges: [RowChange]? = nil
+    ) async throws(StoreError) -> ResetReport {
+        if let newSchema {
+            let problems = Self.storeProblems(newSchema)
+            guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
+        }
+        let previous = schema
+        do {
+            return try await write { db in
+                var source = state
+                return try MetaTable.withApplyFlag(db) {
+                    let cleared = try ChangeLog.count(db)
+                    try ChangeLog.clear(db)
+                    var differences: [String] = []
+                    let target = newSchema ?? previous
+                    if target != previous {
+                        differences = try self.replaceSchema(db, from: previous, to: target)
+                    }
+                    let rewrite = try StoreRewriter.rewrite(db, schema: target, source: &source)
+                    let recovery = try localChanges.map {
+                        try RecoveryReplayer.replay(db, schema: target, changes: $0)
+                    }
+                    try MetaTable.setServerVersion(db, serverVersion)
+                    if let clientFile { try MetaTable.setClientFile(db, clientFile) }
+                    return ResetReport(
+                        rewrite: rewrite, recovery: recovery, localChangesCleared: cleared,
+                        schemaDifferences: differences)
+                }
+            }
+        } catch {
+            setSchema(previous)
+            throw error
+        }
+    }
+
+    /// Empties the store in place, in one transaction (the delete-store action, SPEC §4.4):
+    /// every user row and every pending change is removed, the server version and client
+    /// file identity are cleared (the next bind is a fresh one). Returns the rows deleted.
+    @discardableResult
+    public func emptyInPlace() async throws(StoreError) -> Int {
+        let schema = self.schema
+        return try await write { db in
+            try MetaTable.withApplyFlag(db) {
+                var deleted = 0
+                for table in schema.tables {
+                    try db.execute(sql: "DELETE FROM \(StoreSQL.quote(table.name))")
+                    deleted += db.changesCount
+                }
+                try ChangeLog.clear(db)
+                try MetaTable.setServerVersion(db, .none)
+                try MetaTable.setClientFile(db, nil)
+                return deleted
+            }
+        }
+    }
+
+    /// Changes the user tables from `old` to `new` inside a reset: tables gone are dropped,
+    /// tables a breaking difference touches are dropped and recreated empty (the rewrite then
+    /// fills them), nullable columns are added in place, new tables created.
+    func replaceSchema(_ db: Database, from old: Schema, to new: Schema) throws -> [String] {
+        for table in old.tables where new.table(table.name) == nil {
+            try db.execute(sql: "DROP TABLE \(StoreSQL.quote(table.name))")
+        }
+        for table in new.tables {
+            guard let oldTable = old.table(table.name) else {
+                try db.execute(sql: StoreSQL.createTable(table))
+                continue
+            }
+            if oldTable == table { continue }
+            let diff = SchemaDiff(from: Schema(version: 1, tables: [oldTable]), to: Schema(version: 1, tables: [table]))
+            if diff.isBreaking {
+                try db.execute(sql: "DROP TABLE \(StoreSQL.quote(table.name))")
+                try db.execute(sql: StoreSQL.createTable(table))
+            } else {
+                for case .columnAdded(_, let column) in diff.differences {
+                    try db.execute(sql: StoreSQL.addColumn(column, to: table.name))
+                }
+            }
+        }
+        try MetaTable.setSchema(db, new)
+        try installTriggers(db, schema: new)
+        setSchema(new)
+        return SchemaDiff(from: old, to: new).summary
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import GRDB
+import Synchronization
+import TetherProtocol
+
+/// One partition's SQLite store (SPEC §2): user tables created to the server's schema, change
+/// capture by triggers (so writes from any process are captured), the change log, applying
+/// server changes, and the primitives client resets are built from. See docs/store.md.
+///
+/// The agent accesses the file through a GRDB `DatabasePool` (WAL: its reads never block
+/// applications, its writes are IMMEDIATE transactions that wait up to `busyTimeout` for an
+/// application's write lock). Applications use any SQLite binding at the same time.
+public final class PartitionStore: Sendable {
+    public let path: String
+    public let partition: PartitionName
+    let pool: DatabasePool
+    private let schemaState: Mutex<Schema>
+
+    /// How long the agent's writes wait for an application's write lock.
+    public static let busyTimeout: TimeInterval = 10
+
+    /// The schema the store's tables follow now.
+    public var schema: Schema { schemaState.withLock { $0 } }
+
+    private init(path: String, partition: PartitionName, pool: DatabasePool, schema: Schema) {
+        self.path = path
+        self.partition = partition
+        self.pool = pool
+        self.schemaState = Mutex(schema)
+    }
+
+    /// Opens the store at `path`, creating it (WAL mode, tables, triggers, `_tether*` tables)
+    /// when the file does not exist or holds no Tether tables yet.
+    ///
+    /// An existing store's user tables must match the schema recorded in it, or this throws
+    /// `.schemaMismatch` naming the table and column (nothing is rewritten). When `schema`
+    /// differs from the recorded one, a non-breaking difference (table or nullable column
+    /// added) is applied in place; a breaking one throws `.breakingSchemaChange`.
+    ///
+    /// A file with user tables but no Tether tables is adopted when its tables match `schema`
+    /// exactly; its existing rows are captured as inserts so that they get uploaded.
+    public static func open(path: String, partition: PartitionName, schema: Schema) async throws(StoreError) -> PartitionStore {
+        let problems = storeProblems(schema)
+        guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
+        var config = Configuration()
+        config.busyMode = .timeout(busyTimeout)
+        config.label = "tether.store.\(partition)"
+        config.maximumReaderCount = 2
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+        let store = PartitionStore(path: path, partition: partition, pool: pool, schema: schema)
+        do {
+            // Refuse foreign files before the migrator adds anything to them.
+            try await pool.read { db in
+                if try !MetaTable.exists(db) {
+                    try SchemaVerifier.verify(db, schema: schema, path: path, allowMissingTables: true)
+                }
+            }
+            try InternalMigrations.migrator.migrate(pool)
+            try await pool.write { db in
+                try store.prepare(db, requested: schema)
+            }
+        } catch {
+            try? pool.close()
+            throw StoreError.wrap(error, path: path)
+        }
+        return store
+    }
+
+    /// `Schema.problems()` plus the names a store reserves besides `_tether*` and `sqlite_*`.
+    static func storeProblems(_ schema: Schema) -> [String] {
+        schema.problems() + schema.tables.filter { $0.name.lowercased() == "grdb_migrations" }.map {
+            "tables.\($0.name): table name \($0.name.debugDescription) is reserved by the store (GRDB's migration table)"
+        }
+    }
+
+    /// The schema recorded in the store at `path`, or nil when there is no Tether store there.
+    public static func recordedSchema(path: String) throws(StoreError) -> Schema? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        do {
+            var config = Configuration()
+            config.readonly = true
+            config.busyMode = .timeout(busyTimeout)
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            defer { try? queue.close() }
+            return try queue.read { db in
+                try MetaTable.exists(db) ? try MetaTable.recordedSchema(db, path: path) : nil
+            }
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    /// Closes the agent's connections. The store must not be used afterwards.
+    public func close() throws(StoreError) {
+        do { try pool.close() } catch { throw StoreError.wrap(error, path: path) }
+    }
+
+    // MARK: Database access
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await pool.write(body)
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await pool.read(body)
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    func setSchema(_ schema: Schema) { schemaState.withLock { $0 = schema } }
+
+    // MARK: Metadata
+
+    public func metadata() async throws(StoreError) -> StoreMetadata {
+        let path = self.path
+        return try await read { db in
+            guard let meta = try MetaTable.fetch(db) else { throw StoreError.notAStore(path: path) }
+            return meta
+        }
+    }
+
+    /// Records the identity the server assigned to this store when it bound (nil clears it).
+    public func setClientFile(_ identity: ClientFileIdentity?) async throws(StoreError) {
+        try await write { db in try MetaTable.setClientFile(db, identity) }
+    }
+
+    /// Makes application writes fail (`partition <name> is read-only`) or allows them again.
+    /// The agent's own applies are never blocked.
+    public func setReadOnly(_ readOnly: Bool) async throws(StoreError) {
+        try await write { db in try MetaTable.setReadOnly(db, readOnly) }
+    }
+
+    /// Sets or clears the client-reset marker kept in the store file.
+    public func setClientResetMarker(_ marker: String?) async throws(StoreError) {
+        try await write { db in try MetaTable.setClientResetMarker(db, marker) }
+    }
+}

@@ -1,0 +1,84 @@
+import GRDB
+import TetherProtocol
+
+/// What replaying unsynced local changes onto the server's state kept and dropped, by rule
+/// (SPEC §4.2), in counts only.
+public struct RecoveryReport: Sendable, Hashable {
+    /// Rule 1: rows inserted on the device and never synced, kept.
+    public var insertsKept = 0
+    /// An insert of a key the server's state has: merged field by field (local fields win), kept.
+    public var insertsMerged = 0
+    /// Rule 2: updates of rows the server deleted, dropped (the delete wins).
+    public var updatesDropped = 0
+    /// Rule 3: deletes of rows still on the server, applied and kept.
+    public var deletesKept = 0
+    /// Deletes of rows the server's state does not have either: nothing to do, dropped.
+    public var deletesDropped = 0
+    /// Rules 4 and 5: updates of rows the server still has, applied field by field and kept.
+    public var updatesKept = 0
+    /// Rule 4: fields of kept updates and merged inserts whose local value replaced a different server value.
+    public var fieldsLocalWon = 0
+    /// Local changes before collapsing them per row (several edits of one row count once after).
+    public var localChanges = 0
+
+    public init() {}
+
+    public var kept: Int { insertsKept + insertsMerged + deletesKept + updatesKept }
+    public var dropped: Int { updatesDropped + deletesDropped }
+}
+
+/// Replays unsynced local changes onto the server's state (just written by the rewrite, in the
+/// same transaction) by the recovery rules of SPEC §4.2, and re-queues the kept ones in the
+/// change log for upload. Each row's changes are first collapsed to their net effect, so
+/// several local edits of one row replay as one change.
+///
+/// Every change is validated against the schema first: if one does not fit (the schema
+/// changed under it), nothing is replayed and the error is thrown, so the caller can treat
+/// recovery as impossible (SPEC §4.1 fallbacks).
+enum RecoveryReplayer {
+    static func replay(_ db: Database, schema: Schema, changes: [RowChange]) throws -> RecoveryReport {
+        var report = RecoveryReport()
+        report.localChanges = changes.count
+        var collapsed: [RowChange] = []
+        for change in Changeset(changes).collapsed().changes {
+            // A net insert carries every column; updates only theirs.
+            collapsed.append(try ChangeValidator.change(change, in: schema))
+        }
+        for change in collapsed {
+            guard let table = schema.table(change.table) else { continue }  // validated above
+            let server = try RowWriter.fetch(db, table, key: change.key)
+            switch change.kind {
+            case .insert:
+                if let server {
+                    let changed = change.fields.filter { server[$0.key] != $0.value }
+                    report.fieldsLocalWon += changed.count
+                    try RowWriter.update(db, table, key: change.key, fields: changed)
+                    report.insertsMerged += 1
+                } else {
+                    try RowWriter.insert(db, table, key: change.key, fields: change.fields)
+                    report.insertsKept += 1
+                }
+                try ChangeLog.append(db, change)
+            case .update:
+                guard let server else {
+                    report.updatesDropped += 1
+                    continue
+                }
+                let changed = change.fields.filter { server[$0.key] != $0.value }
+                report.fieldsLocalWon += changed.count
+                try RowWriter.update(db, table, key: change.key, fields: changed)
+                report.updatesKept += 1
+                try ChangeLog.append(db, change)
+            case .delete:
+                guard server != nil else {
+                    report.deletesDropped += 1
+                    continue
+                }
+                try RowWriter.delete(db, table, key: change.key)
+                report.deletesKept += 1
+                try ChangeLog.append(db, change)
+            }
+        }
+        return report
+    }
+}

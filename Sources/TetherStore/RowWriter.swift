@@ -1,0 +1,58 @@
+import GRDB
+import TetherProtocol
+
+/// Row-level writes to user tables inside a database access. Callers set the apply flag
+/// (so the capture triggers stay quiet) and validate values first.
+enum RowWriter {
+    /// The row's value columns (primary key excluded), or nil when it does not exist.
+    static func fetch(_ db: Database, _ table: TableSchema, key: RowKey) throws -> [String: FieldValue]? {
+        let sql = "SELECT * FROM \(StoreSQL.quote(table.name)) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [key.databaseValue]) else {
+            return nil
+        }
+        return fields(of: row, table)
+    }
+
+    /// The value columns of a fetched row.
+    static func fields(of row: Row, _ table: TableSchema) -> [String: FieldValue] {
+        var fields: [String: FieldValue] = [:]
+        for column in table.valueColumns {
+            fields[column.name] = FieldValue(row[column.name] as DatabaseValue? ?? .null)
+        }
+        return fields
+    }
+
+    static func exists(_ db: Database, _ table: TableSchema, key: RowKey) throws -> Bool {
+        let sql = "SELECT 1 FROM \(StoreSQL.quote(table.name)) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
+        return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: [key.databaseValue]) != nil
+    }
+
+    static func insert(_ db: Database, _ table: TableSchema, key: RowKey, fields: [String: FieldValue]) throws {
+        let columns = fields.keys.sorted()
+        let names = ([table.primaryKey] + columns).map(StoreSQL.quote).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
+        let sql = "INSERT INTO \(StoreSQL.quote(table.name)) (\(names)) VALUES (\(marks))"
+        var arguments: [DatabaseValue] = [key.databaseValue]
+        for column in columns { arguments.append(fields[column]?.databaseValue ?? .null) }
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+    }
+
+    /// Sets `fields` of an existing row; a no-op for an empty set.
+    static func update(_ db: Database, _ table: TableSchema, key: RowKey, fields: [String: FieldValue]) throws {
+        guard !fields.isEmpty else { return }
+        let columns = fields.keys.sorted()
+        let assignments = columns.map { "\(StoreSQL.quote($0)) = ?" }.joined(separator: ", ")
+        let sql = "UPDATE \(StoreSQL.quote(table.name)) SET \(assignments) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
+        var arguments: [DatabaseValue] = columns.map { fields[$0]?.databaseValue ?? .null }
+        arguments.append(key.databaseValue)
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+    }
+
+    /// Deletes the row; returns whether it existed.
+    @discardableResult
+    static func delete(_ db: Database, _ table: TableSchema, key: RowKey) throws -> Bool {
+        let sql = "DELETE FROM \(StoreSQL.quote(table.name)) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
+        try db.cachedStatement(sql: sql).execute(arguments: [key.databaseValue])
+        return db.changesCount > 0
+    }
+}

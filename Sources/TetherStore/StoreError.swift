@@ -1,0 +1,112 @@
+/// Everything that can go wrong with a partition store. Every case names the store file, table
+/// or column at fault; none carries row contents. `hint` tells an operator what to do and
+/// `needsReset` whether only a client reset (SPEC §4) can make the store usable again.
+public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The schema handed to the store is not a valid schema (each problem names table and column).
+    case invalidSchema(problems: [String])
+    /// The store's user tables do not match its schema (someone altered or created tables).
+    /// `column` is nil when the whole table is at fault.
+    case schemaMismatch(path: String, table: String, column: String?, problem: String)
+    /// The requested schema differs from the store's in a way an in-place upgrade cannot apply.
+    case breakingSchemaChange(path: String, differences: [String])
+    /// The store file belongs to another partition.
+    case partitionMismatch(path: String, expected: String, found: String)
+    /// The file exists but is not a Tether store (no `_tether_meta`).
+    case notAStore(path: String)
+    /// A change or state row names a table the schema does not have.
+    case unknownTable(table: String)
+    /// A change or state row names a column the table does not have.
+    case unknownColumn(table: String, column: String)
+    /// A value does not fit its column (`expected` is the schema spelling, `found` the value's type).
+    case typeMismatch(table: String, column: String, expected: String, found: String)
+    /// A row lacks a value for a column that is not nullable (or carries null for it).
+    case missingValue(table: String, column: String)
+    /// The rows of a full state are not sorted by table, then strictly by primary key.
+    case stateNotSorted(table: String)
+    /// An application write was rejected because the store is read-only (SPEC §2).
+    case readOnly(partition: String)
+    /// SQLite reported an error (`code` is the extended result code).
+    case sqlite(path: String, code: Int32, message: String)
+    /// `PRAGMA integrity_check` found problems.
+    case corrupt(path: String, problems: [String])
+    /// A file-system operation failed.
+    case io(path: String, operation: String, errno: Int32)
+
+    /// True when nothing short of a client reset (or a manual repair) makes the store usable.
+    public var needsReset: Bool {
+        switch self {
+        case .schemaMismatch, .breakingSchemaChange, .corrupt: true
+        case .sqlite(_, let code, _):
+            // SQLITE_CORRUPT (11) and SQLITE_NOTADB (26), including extended codes.
+            code & 0xFF == 11 || code & 0xFF == 26
+        case .invalidSchema, .partitionMismatch, .notAStore, .unknownTable, .unknownColumn,
+            .typeMismatch, .missingValue, .stateNotSorted, .readOnly, .io:
+            false
+        }
+    }
+
+    /// One sentence for the operator, safe to log.
+    public var hint: String {
+        switch self {
+        case .invalidSchema:
+            "fix the schema (schema.toml) on the server; every problem names the table and column"
+        case .schemaMismatch:
+            "applications must not alter a store's tables; restore the store from a backup or reset it with `tetherctl reset initiate`"
+        case .breakingSchemaChange:
+            "the server's schema changed in a breaking way; update applications, then run `tetherctl reset initiate`"
+        case .partitionMismatch:
+            "the store file belongs to another partition; check the [[partition]] store path in the agent configuration"
+        case .notAStore:
+            "the file is not a Tether store; point the partition at another path or move the file away"
+        case .unknownTable, .unknownColumn, .typeMismatch, .missingValue:
+            "the data does not fit the store's schema; check that agent and server agree on the schema version"
+        case .stateNotSorted:
+            "the state stream must be sorted by table name, then by primary key; this is a bug in its producer"
+        case .readOnly:
+            "the user may only read this partition; grant write access on the server or stop writing to the store"
+        case .sqlite:
+            "check the file's permissions, free disk space and that no process holds a long write lock"
+        case .corrupt:
+            "the store file is damaged; a client reset rebuilds it from the server (`tetherctl reset initiate`)"
+        case .io:
+            "check that the directory exists, is writable by the agent and that the disk is not full"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidSchema(let problems):
+            "invalid schema: \(problems.joined(separator: "; "))"
+        case .schemaMismatch(let path, let table, let column, let problem):
+            if let column {
+                "store \(path): column \(table).\(column) does not match the schema: \(problem)"
+            } else {
+                "store \(path): table \(table) does not match the schema: \(problem)"
+            }
+        case .breakingSchemaChange(let path, let differences):
+            "store \(path): breaking schema change: \(differences.joined(separator: "; "))"
+        case .partitionMismatch(let path, let expected, let found):
+            "store \(path) belongs to partition \(found), not \(expected)"
+        case .notAStore(let path):
+            "\(path) is not a Tether store"
+        case .unknownTable(let table):
+            "table \(table) is not in the schema"
+        case .unknownColumn(let table, let column):
+            "column \(table).\(column) is not in the schema"
+        case .typeMismatch(let table, let column, let expected, let found):
+            "column \(table).\(column) is \(expected), got a \(found) value"
+        case .missingValue(let table, let column):
+            "column \(table).\(column) is not nullable and has no value"
+        case .stateNotSorted(let table):
+            "state rows of table \(table) are not sorted by primary key (or come after a later table)"
+        case .readOnly(let partition):
+            "partition \(partition) is read-only"
+        case .sqlite(let path, let code, let message):
+            "store \(path): SQLite error \(code): \(message)"
+        case .corrupt(let path, let problems):
+            "store \(path) failed the integrity check: \(problems.prefix(5).joined(separator: "; "))"
+        case .io(let path, let operation, let errno):
+            "\(operation) \(path) failed: errno \(errno)"
+        }
+    }
+}

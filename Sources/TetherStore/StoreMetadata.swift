@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+import TetherProtocol
+
+/// A server history position: a version and the salt the server chose for it (docs/sync-model.md).
+public struct ServerVersion: Sendable, Hashable, Codable, Comparable {
+    public var version: Int64
+    public var salt: Int64
+
+    public init(version: Int64, salt: Int64) {
+        self.version = version
+        self.salt = salt
+    }
+
+    /// Before the first download.
+    public static let none = ServerVersion(version: 0, salt: 0)
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.version < rhs.version }
+}
+
+/// A client file identity assigned by the server when a device binds a new store.
+public struct ClientFileIdentity: Sendable, Hashable, Codable {
+    public var id: Int64
+    public var salt: Int64
+
+    public init(id: Int64, salt: Int64) {
+        self.id = id
+        self.salt = salt
+    }
+}
+
+/// The contents of `_tether_meta`: the store's identity and sync position, kept in the store
+/// file itself so that identity and data can never disagree.
+public struct StoreMetadata: Sendable, Hashable {
+    public var partition: String
+    public var schemaVersion: Int
+    public var clientFile: ClientFileIdentity?
+    /// The last server version integrated into the store.
+    public var serverVersion: ServerVersion
+    /// The highest local `seq` the server has integrated (changes up to it are trimmed).
+    public var integratedSeq: Int64
+    public var isReadOnly: Bool
+    /// Free-form marker for the client-reset machinery (e.g. a reset id); nil when unset.
+    public var clientResetMarker: String?
+}
+
+/// Reading and writing `_tether_meta` inside a database access.
+enum MetaTable {
+    static func exists(_ db: Database) throws -> Bool { try db.tableExists("_tether_meta") }
+
+    static func fetch(_ db: Database) throws -> StoreMetadata? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM _tether_meta WHERE id = 1") else { return nil }
+        let fileId: Int64? = row["client_file_id"]
+        let fileSalt: Int64? = row["client_file_salt"]
+        return StoreMetadata(
+            partition: row["partition"],
+            schemaVersion: row["schema_version"],
+            clientFile: fileId.map { ClientFileIdentity(id: $0, salt: fileSalt ?? 0) },
+            serverVersion: ServerVersion(version: row["server_version"], salt: row["server_version_salt"]),
+            integratedSeq: row["integrated_seq"],
+            isReadOnly: row["read_only"] == 1,
+            clientResetMarker: row["client_reset_marker"])
+    }
+
+    static func recordedSchema(_ db: Database, path: String) throws -> Schema {
+        guard let json = try String.fetchOne(db, sql: "SELECT schema_json FROM _tether_meta WHERE id = 1") else {
+            throw StoreError.notAStore(path: path)
+        }
+        do {
+            return try JSONDecoder().decode(Schema.self, from: Data(json.utf8))
+        } catch {
+            throw StoreError.schemaMismatch(
+                path: path, table: "_tether_meta", column: "schema_json", problem: "the recorded schema cannot be read")
+        }
+    }
+
+    static func encode(_ schema: Schema) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain value types cannot fail.
+        return (try? String(decoding: encoder.encode(schema), as: UTF8.self)) ?? "{}"
+    }
+
+    static func insert(_ db: Database, partition: String, schema: Schema) throws {
+        try db.execute(
+            sql: "INSERT INTO _tether_meta (id, partition, schema_version, schema_json) VALUES (1, ?, ?, ?)",
+            arguments: [partition, schema.version, encode(schema)])
+    }
+
+    static func setSchema(_ db: Database, _ schema: Schema) throws {
+        try db.execute(
+            sql: "UPDATE _tether_meta SET schema_version = ?, schema_json = ? WHERE id = 1",
+            arguments: [schema.version, encode(schema)])
+    }
+
+    static func setServerVersion(_ db: Database, _ version: ServerVersion) throws {
+        try db.execute(
+            sql: "UPDATE _tether_meta SET server_version = ?, server_version_salt = ? WHERE id = 1",
+            arguments: [version.version, version.salt])
+    }
+
+    static func setClientFile(_ db: Database, _ identity: ClientFileIdentity?) throws {
+        try db.execute(
+            sql: "UPDATE _tether_meta SET client_file_id = ?, client_file_salt = ? WHERE id = 1",
+            arguments: [identity?.id, identity?.salt])
+    }
+
+    /// Raises the integrated seq (never lowers it).
+    static func raiseIntegratedSeq(_ db: Database, to seq: Int64) throws {
+        try db.execute(
+            sql: "UPDATE _tether_meta SET integrated_seq = max(integrated_seq, ?) WHERE id = 1", arguments: [seq])
+    }
+
+    static func setReadOnly(_ db: Database, _ readOnly: Bool) throws {
+        try db.execute(sql: "UPDATE _tether_meta SET read_only = ? WHERE id = 1", arguments: [readOnly ? 1 : 0])
+    }
+
+    static func setClientResetMarker(_ db: Database, _ marker: String?) throws {
+        try db.execute(sql: "UPDATE _tether_meta SET client_reset_marker = ? WHERE id = 1", arguments: [marker])
+    }
+
+    /// Runs `body` with the apply flag set, so the capture triggers ignore the agent's own
+    /// writes. Must be called inside a write transaction: other connections never see the 1.
+    static func withApplyFlag<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try db.execute(sql: "UPDATE _tether_apply SET active = 1 WHERE id = 1")
+        do {
+            let result = try body()
+            try db.execute(sql: "UPDATE _tether_apply SET active = 0 WHERE id = 1")
+            return result
+        } catch {
+            // The transaction is rolled back anyway; clear the flag in case a caller commits.
+            try? db.execute(sql: "UPDATE _tether_apply SET active = 0 WHERE id = 1")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import TetherProtocol
+
+/// The SQL text of a store's user tables and triggers. Table and column names are validated by
+/// `Schema.problems()` (`[A-Za-z_][A-Za-z0-9_]*`), so double-quoting them is always enough.
+enum StoreSQL {
+    static func quote(_ identifier: String) -> String { "\"\(identifier)\"" }
+
+    /// A string literal (names only: partition, table and column names never hold quotes, but
+    /// doubling them keeps this correct for any text).
+    static func literal(_ text: String) -> String {
+        "'" + String(text.flatMap { $0 == "'" ? ["'", "'"] : [$0] }) + "'"
+    }
+
+    /// The CHECK expression a column's values must satisfy (SPEC §2 types; `boolean` is 0/1).
+    static func check(_ column: ColumnSchema) -> String {
+        let c = quote(column.name)
+        let typeCheck: String
+        switch column.type {
+        case .integer: typeCheck = "typeof(\(c)) = 'integer'"
+        case .real: typeCheck = "typeof(\(c)) = 'real'"
+        case .text: typeCheck = "typeof(\(c)) = 'text'"
+        case .blob: typeCheck = "typeof(\(c)) = 'blob'"
+        case .boolean: typeCheck = "typeof(\(c)) = 'integer' AND \(c) IN (0, 1)"
+        }
+        return column.nullable ? "\(c) IS NULL OR (\(typeCheck))" : typeCheck
+    }
+
+    /// One column definition of `CREATE TABLE` / `ALTER TABLE … ADD COLUMN`.
+    static func columnDefinition(_ column: ColumnSchema, isPrimaryKey: Bool) -> String {
+        var parts = [quote(column.name), column.type.sqliteType]
+        if !column.nullable { parts.append("NOT NULL") }
+        if isPrimaryKey { parts.append("PRIMARY KEY") }
+        parts.append("CHECK (\(check(column)))")
+        return parts.joined(separator: " ")
+    }
+
+    static func createTable(_ table: TableSchema) -> String {
+        // The primary key first, then the other columns by name (the order `SELECT *` shows).
+        let ordered = table.columns.filter { $0.name == table.primaryKey } + table.valueColumns
+        let columns = ordered.map { columnDefinition($0, isPrimaryKey: $0.name == table.primaryKey) }
+        return "CREATE TABLE \(quote(table.name)) (\n  " + columns.joined(separator: ",\n  ") + "\n)"
+    }
+
+    static func addColumn(_ column: ColumnSchema, to table: String) -> String {
+        "ALTER TABLE \(quote(table)) ADD COLUMN \(columnDefinition(column, isPrimaryKey: false))"
+    }
+
+    // MARK: Triggers
+
+    /// True while the agent applies server changes inside its own transaction. Other
+    /// connections only ever see the committed value 0 (or no row, which also means "capture").
+    static let notApplying = "(SELECT active FROM _tether_apply WHERE id = 1) IS NOT 1"
+    static let isReadOnly = "(SELECT read_only FROM _tether_meta WHERE id = 1) IS 1"
+
+    /// Name prefix of every trigger the store installs.
+    static let triggerPrefix = "_tether_trg_"
+
+    /// The message of the error an application write to a read-only store fails with (SPEC §2).
+    static func readOnlyMessage(partition: String) -> String { "partition \(partition) is read-only" }
+
+    /// Every trigger of `table`, by name: capture of inserts, updates (same key), key changes
+    /// (captured as delete of the old key + insert of the new one), deletes, and the read-only guards.
+    static func triggers(for table: TableSchema, partition: String) -> [(name: String, sql: String)] {
+        let t = quote(table.name)
+        let tableLiteral = literal(table.name)
+        let pk = quote(table.primaryKey)
+        let values = table.valueColumns.map(\.name)
+        let prefix = triggerPrefix + table.name
+
+        func logChange(_ kind: String, key: String) -> String {
+            "INSERT INTO _tether_changes (tbl, pk, kind) VALUES (\(tableLiteral), \(key), '\(kind)');"
+        }
+        // `_tether_change_fields` is WITHOUT ROWID, so inserting into it leaves
+        // last_insert_rowid() at the change row just inserted by this trigger.
+        func logAllFields() -> String {
+            guard !values.isEmpty else { return "" }
+            let rows = values.map { "(last_insert_rowid(), \(literal($0)), NEW.\(quote($0)))" }
+            return "\n  INSERT INTO _tether_change_fields (seq, col, value) VALUES " + rows.joined(separator: ", ") + ";"
+        }
+        func changed(_ column: String) -> String { "OLD.\(quote(column)) IS NOT NEW.\(quote(column))" }
+
+        var result: [(String, String)] = []
+        result.append((prefix + "_ins", """
+            CREATE TRIGGER \(quote(prefix + "_ins")) AFTER INSERT ON \(t)
+            WHEN \(notApplying)
+            BEGIN
+              \(logChange("insert", key: "NEW.\(pk)"))\(logAllFields())
+            END
+            """))
+        if !values.isEmpty {
+            let anyChanged = values.map(changed).joined(separator: " OR ")
+            let fieldRows = values.map {
+                "SELECT last_insert_rowid(), \(literal($0)), NEW.\(quote($0)) WHERE \(changed($0))"
+            }.joined(separator: "\n    UNION ALL ")
+            result.append((prefix + "_upd", """
+                CREATE TRIGGER \(quote(prefix + "_upd")) AFTER UPDATE ON \(t)
+                WHEN \(notApplying) AND OLD.\(pk) IS NEW.\(pk) AND (\(anyChanged))
+                BEGIN
+                  \(logChange("update", key: "NEW.\(pk)"))
+                  INSERT INTO _tether_change_fields (seq, col, value)
+                    \(fieldRows);
+                END
+                """))
+        }
+        result.append((prefix + "_rekey", """
+            CREATE TRIGGER \(quote(prefix + "_rekey")) AFTER UPDATE ON \(t)
+            WHEN \(notApplying) AND OLD.\(pk) IS NOT NEW.\(pk)
+            BEGIN
+              \(logChange("delete", key: "OLD.\(pk)"))
+              \(logChange("insert", key: "NEW.\(pk)"))\(logAllFields())
+            END
+            """))
+        result.append((prefix + "_del", """
+            CREATE TRIGGER \(quote(prefix + "_del")) AFTER DELETE ON \(t)
+            WHEN \(notApplying)
+            BEGIN
+              \(logChange("delete", key: "OLD.\(pk)"))
+            END
+            """))
+        let message = literal(readOnlyMessage(partition: partition))
+        for (suffix, event) in [("_ro_ins", "INSERT"), ("_ro_upd", "UPDATE"), ("_ro_del", "DELETE")] {
+            result.append((prefix + suffix, """
+                CREATE TRIGGER \(quote(prefix + suffix)) BEFORE \(event) ON \(t)
+                WHEN \(isReadOnly) AND \(notApplying)
+                BEGIN
+                  SELECT RAISE(ABORT, \(message));
+                END
+                """))
+        }
+        return result
+    }
+}

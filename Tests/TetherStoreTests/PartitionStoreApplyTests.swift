@@ -1,0 +1,173 @@
+import Foundation
+import GRDB
+import Testing
+import TetherProtocol
+import TetherStore
+
+func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange] = []) -> ServerChangeset {
+    ServerChangeset(
+        serverVersion: ServerVersion(version: version, salt: version * 1000 + 7), integratedClientSeq: integrated,
+        changeset: Changeset(changes))
+}
+
+@Suite struct PartitionStoreApplyTests {
+    @Test func appliesServerChangesWithoutCapturingThem() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let report = try await store.apply([
+            serverEntry(1, [.insert("orders", .text("A"), order(total: 2, qty: 3)), .insert("items", .integer(1), ["name": .text("pen")])]),
+            serverEntry(2, [.update("orders", .text("A"), ["qty": .integer(4)]), .delete("items", .integer(1))]),
+            serverEntry(3, [.update("orders", .text("gone"), ["qty": .integer(4)])]),  // update of a missing row: no-op
+        ])
+        #expect(report.versionsApplied == 3)
+        #expect(report.serverVersion == ServerVersion(version: 3, salt: 3007))
+        #expect(try await store.pendingChangeCount() == 0)
+        #expect(try await store.canonicalDump() == """
+            [items]
+            [orders]
+            t:"A" | customer=t:"ann" | note=null | paid=i:0 | photo=null | qty=i:4 | total=r:2.0
+
+            """)
+        let meta = try await store.metadata()
+        #expect(meta.serverVersion == ServerVersion(version: 3, salt: 3007))
+        // Applications see the integer written into a real column as a real.
+        #expect(try await sqlite3(store.path, "SELECT typeof(total) FROM orders").stdout == "real\n")
+        try store.close()
+    }
+
+    @Test func applyingTheSameChangesTwiceGivesTheSameState() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let changes: [RowChange] = [
+            .insert("orders", .text("A"), order()), .update("orders", .text("A"), ["note": .text("n")]),
+            .insert("items", .integer(1), ["name": .text("pen"), "price": .real(1)]), .delete("items", .integer(1)),
+            .insert("items", .integer(2), ["name": .text("ink")]),
+        ]
+        try await store.apply([serverEntry(1, changes)])
+        let once = try await store.canonicalDump()
+        // Re-delivered version: skipped.
+        let again = try await store.apply([serverEntry(1, changes)])
+        #expect(again.versionsSkipped == 1 && again.versionsApplied == 0)
+        #expect(try await store.canonicalDump() == once)
+        // The same changes as a new version: the operations themselves are idempotent.
+        try await store.apply([serverEntry(2, changes)])
+        #expect(try await store.canonicalDump() == once)
+        try store.close()
+    }
+
+    @Test func anInsertOfAnExistingKeyMergesFieldByField() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen"), "price": .real(1)])])])
+        try await store.apply([serverEntry(2, [.insert("items", .integer(1), ["name": .text("ink")])])])
+        #expect(try await store.canonicalDump() == "[items]\ni:1 | name=t:\"ink\" | price=r:1.0\n[orders]\n")
+        try store.close()
+    }
+
+    @Test(arguments: [
+        (RowChange.insert("nope", .integer(1), [:]), "table nope"),
+        (.update("items", .integer(1), ["colour": .text("red")]), "items.colour"),
+        (.update("items", .integer(1), ["price": .text("cheap")]), "items.price"),
+        (.update("items", .integer(1), ["name": .null]), "items.name"),
+        (.insert("items", .integer(2), ["price": .real(1)]), "items.name"),  // insert lacking a required column
+        (.update("orders", .text("A"), ["paid": .integer(2)]), "orders.paid"),
+        (.delete("items", .text("1")), "items.sku"),  // text key for an integer key column
+    ] as [(RowChange, String)])
+    func aChangeThatDoesNotFitTheSchemaAppliesNothing(bad: RowChange, named: String) async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen")])])])
+        let before = try await store.canonicalDump()
+        let error = await #expect(throws: StoreError.self) {
+            try await store.apply([serverEntry(2, [.update("items", .integer(1), ["name": .text("ink")]), bad])])
+        }
+        #expect(error?.description.contains(named) == true, "\(String(describing: error))")
+        #expect(error?.needsReset == false)
+        #expect(try await store.canonicalDump() == before)
+        #expect(try await store.metadata().serverVersion.version == 1)
+        try store.close()
+    }
+
+    // MARK: Pending local changes (docs/sync-model.md)
+
+    @Test func fieldsWithPendingLocalChangesKeepTheirLocalValues() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await store.apply([serverEntry(1, [.insert("orders", .text("A"), order(total: 1, qty: 1))])])
+        try await sqlite3(store.path, "UPDATE orders SET total = 9 WHERE id = 'A'")
+        let report = try await store.apply([serverEntry(2, [.update("orders", .text("A"), ["total": .real(5), "qty": .integer(5)])])])
+        #expect(report.fieldsKeptLocal == 1)
+        let dump = try await store.canonicalDump()
+        #expect(dump.contains("qty=i:5 | total=r:9.0"))
+        // Once the server integrated the local change, its own later values apply.
+        let seq = try await store.lastAssignedSeq()
+        try await store.apply([serverEntry(3, integrated: seq, [.update("orders", .text("A"), ["total": .real(7)])])])
+        #expect(try await store.canonicalDump().contains("qty=i:5 | total=r:7.0"))
+        #expect(try await store.pendingChangeCount() == 0)
+        #expect(try await store.metadata().integratedSeq == seq)
+        try store.close()
+    }
+
+    @Test func aServerDeleteOfALocallyInsertedRowIsSkipped() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'mine', NULL)")
+        let report = try await store.apply([serverEntry(1, [
+            .delete("items", .integer(1)), .update("items", .integer(1), ["name": .text("theirs")]),
+        ])])
+        #expect(report.changesSkipped == 2)
+        #expect(try await store.canonicalDump().contains("i:1 | name=t:\"mine\""))
+        try store.close()
+    }
+
+    @Test func serverWritesToALocallyDeletedRowAreSkipped() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen")])])])
+        try await sqlite3(store.path, "DELETE FROM items WHERE sku = 1")
+        try await store.apply([serverEntry(2, [
+            .update("items", .integer(1), ["name": .text("x")]), .insert("items", .integer(1), ["name": .text("y")]),
+        ])])
+        #expect(try await store.canonicalDump() == "[items]\n[orders]\n")
+        try store.close()
+    }
+
+    @Test func aServerDeleteWinsOverAPendingLocalUpdate() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen"), "price": .real(1)])])])
+        try await sqlite3(store.path, "UPDATE items SET price = 2 WHERE sku = 1")
+        try await store.apply([serverEntry(2, [.delete("items", .integer(1))])])
+        #expect(try await store.canonicalDump() == "[items]\n[orders]\n")
+        // A later server insert of the key gets the pending local field: it comes later in server order.
+        try await store.apply([serverEntry(3, [.insert("items", .integer(1), ["name": .text("new"), "price": .real(3)])])])
+        #expect(try await store.canonicalDump() == "[items]\ni:1 | name=t:\"new\" | price=r:2.0\n[orders]\n")
+        try store.close()
+    }
+
+    @Test func trimsIntegratedLocalChangesInTheSameTransaction() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'a', NULL); INSERT INTO items VALUES (2, 'b', NULL)")
+        let batch = try #require(try await store.pendingChanges(after: 0, limit: 1))
+        // The server acknowledges the first upload (an entry without changes), then sends another device's change.
+        let report = try await store.apply([
+            serverEntry(1, integrated: batch.lastSeq),
+            serverEntry(2, integrated: batch.lastSeq, [.update("items", .integer(1), ["name": .text("z")]), .update("items", .integer(2), ["name": .text("z")])]),
+        ])
+        #expect(report.localChangesTrimmed == 1)
+        #expect(report.fieldsKeptLocal == 1)  // row 2's insert is still pending
+        #expect(try await store.canonicalDump() == "[items]\ni:1 | name=t:\"z\" | price=null\ni:2 | name=t:\"b\" | price=null\n[orders]\n")
+        #expect(try await store.pendingChangeCount() == 1)
+        try store.close()
+    }
+}

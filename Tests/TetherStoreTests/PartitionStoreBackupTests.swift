@@ -1,0 +1,79 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+import TetherProtocol
+import TetherStore
+
+final class StopFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
+
+@Suite struct PartitionStoreBackupTests {
+    @Test func backsUpConsistentlyWhileAnApplicationWrites() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let app = try appConnection(store.path)
+        let stop = StopFlag()
+        let backups = [dir.file("backup-1.sqlite"), dir.file("backup-2.sqlite"), dir.file("backup-3.sqlite")]
+
+        let written = try await withThrowingTaskGroup(of: Int.self) { group in
+            // The writer commits pairs of rows in one transaction, until the backups are done.
+            group.addTask {
+                var sku: Int64 = 0
+                while !stop.value.load(ordering: .relaxed) || sku < 200 {
+                    let first = sku
+                    try await app.write { db in
+                        for offset in 0..<2 {
+                            try db.execute(
+                                sql: "INSERT INTO items (sku, name, price) VALUES (?, ?, ?)",
+                                arguments: [first + Int64(offset), "n\(first)", Double(first) / 3])
+                        }
+                    }
+                    sku += 2
+                }
+                return Int(sku)
+            }
+            for path in backups {
+                _ = try await eventually { try await store.pendingChangeCount() > 20 }
+                try await store.backup(to: path)
+            }
+            stop.value.store(true, ordering: .relaxed)
+            return try await group.next() ?? 0
+        }
+        #expect(written >= 200)
+        for path in backups {
+            #expect(try PartitionStore.integrityCheck(ofFileAt: path) == [])
+            // A standalone file: rollback-journal mode, no -wal beside it, no leftover partial file.
+            #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+            #expect(!FileManager.default.fileExists(atPath: path + ".partial"))
+            #expect(try await sqlite3(path, "PRAGMA journal_mode").stdout == "delete\n")
+            // Consistent: whole transactions only (rows come in pairs), change log included.
+            let count = try await sqlite3(path, "SELECT count(*) FROM items").stdout
+            let rows = try #require(Int(count.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(rows % 2 == 0 && rows > 0)
+            #expect(try PartitionStore.pendingChanges(ofStoreAt: path).count == rows)
+            #expect(try PartitionStore.canonicalDump(ofStoreAt: path).hasPrefix("[items]\ni:0 | "))
+        }
+        #expect(try await store.integrityCheck() == [])
+        try app.close()
+        try store.close()
+    }
+
+    @Test func aBackupReplacesAnEarlierFileAtTheSamePath() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let path = dir.file("backup.sqlite")
+        try await store.backup(to: path)
+        try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', NULL)")
+        try await store.backup(to: path)
+        #expect(try PartitionStore.canonicalDump(ofStoreAt: path) == "[items]\ni:1 | name=t:\"pen\" | price=null\n[orders]\n")
+        try store.close()
+    }
+
+    @Test func integrityCheckOfAMissingFileIsAnError() {
+        #expect(throws: StoreError.self) { try PartitionStore.integrityCheck(ofFileAt: "/nonexistent/store.sqlite") }
+    }
+}

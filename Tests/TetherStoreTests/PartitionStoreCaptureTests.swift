@@ -1,0 +1,177 @@
+import Foundation
+import GRDB
+import Testing
+import TetherProtocol
+import TetherStore
+
+@Suite struct PartitionStoreCaptureTests {
+    @Test func capturesExactlyTheCommittedChangesOfAnotherProcess() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let path = store.path
+        #expect(try await sqlite3(path, "INSERT INTO orders (id, customer, total, qty, paid, note, photo) VALUES ('A', 'ann', 1.5, 2, 0, NULL, x'00ff')").status == 0)
+        #expect(try await sqlite3(path, "UPDATE orders SET total = 2.5 WHERE id = 'A'").status == 0)
+        // Setting a field to the value it has is no change.
+        #expect(try await sqlite3(path, "UPDATE orders SET total = 2.5, qty = 2 WHERE id = 'A'").status == 0)
+        #expect(try await sqlite3(path, "INSERT INTO orders (id, customer, total, qty, paid, note, photo) VALUES ('B', 'bob', 3.0, 1, 1, 'x', NULL)").status == 0)
+        #expect(try await sqlite3(path, "DELETE FROM orders WHERE id = 'B'").status == 0)
+        // A multi-statement transaction rolled back leaves nothing behind.
+        #expect(try await sqlite3(path, """
+            BEGIN;
+            INSERT INTO orders (id, customer, total, qty, paid, note, photo) VALUES ('C', 'cy', 9.0, 9, 0, NULL, NULL);
+            UPDATE orders SET qty = 9 WHERE id = 'A';
+            DELETE FROM orders WHERE id = 'A';
+            ROLLBACK;
+            """).status == 0)
+        // A committed multi-statement transaction is captured in statement order.
+        #expect(try await sqlite3(path, """
+            BEGIN;
+            UPDATE orders SET note = 'rush', paid = 1 WHERE id = 'A';
+            INSERT INTO items (sku, name) VALUES (7, 'pen');
+            COMMIT;
+            """).status == 0)
+
+        let logged = try await store.allPendingChanges()
+        #expect(logged.map(\.change) == [
+            .insert("orders", .text("A"), order(customer: "ann", total: 1.5, qty: 2, photo: [0x00, 0xFF])),
+            .update("orders", .text("A"), ["total": .real(2.5)]),
+            .insert("orders", .text("B"), order(customer: "bob", total: 3.0, qty: 1, paid: true, note: "x")),
+            .delete("orders", .text("B")),
+            .update("orders", .text("A"), ["note": .text("rush"), "paid": .integer(1)]),
+            .insert("items", .integer(7), ["name": .text("pen"), "price": .null]),
+        ])
+        let seqs = logged.map(\.seq)
+        #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+        try store.close()
+    }
+
+    @Test func capturesValuesExactly() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let app = try appConnection(store.path)
+        let tricky = 0.1 + 0.2  // 0.30000000000000004: needs 17 digits
+        let text = "quote ' \" backslash \\ newline \n emoji 🚀 nul-free"
+        let blob: [UInt8] = [0, 1, 2, 0, 255, 0x7F]
+        try await app.write { db in
+            try db.execute(
+                sql: "INSERT INTO orders (id, customer, total, qty, paid, note, photo) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: ["K", text, tricky, Int64.max, 1, nil, Data(blob)])
+            try db.execute(sql: "UPDATE orders SET total = 3 WHERE id = 'K'")  // integer into real: stays a real
+            try db.execute(sql: "INSERT INTO items (sku, name, price) VALUES (?, 'neg', ?)", arguments: [Int64.min, -0.5])
+        }
+        let changes = try await store.allPendingChanges().map(\.change)
+        #expect(changes[0].fields["customer"] == .text(text))
+        #expect(changes[0].fields["total"] == .real(tricky))
+        #expect(changes[0].fields["qty"] == .integer(.max))
+        #expect(changes[0].fields["note"] == .null)
+        #expect(changes[0].fields["photo"] == .blob(blob))
+        #expect(changes[1] == .update("orders", .text("K"), ["total": .real(3)]))
+        #expect(changes[2] == .insert("items", .integer(.min), ["name": .text("neg"), "price": .real(-0.5)]))
+        try app.close()
+        try store.close()
+    }
+
+    @Test func capturesAnAutoAssignedIntegerKey() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        #expect(try await sqlite3(store.path, "INSERT INTO items (name) VALUES ('auto')").status == 0)
+        let changes = try await store.allPendingChanges().map(\.change)
+        #expect(changes == [.insert("items", .integer(1), ["name": .text("auto"), "price": .null])])
+        try store.close()
+    }
+
+    @Test func capturesAKeyChangeAsDeleteAndInsert() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO orders (id, customer, total, qty, paid, note, photo) VALUES ('A', 'ann', 1.5, 2, 0, NULL, NULL)")
+        try await sqlite3(store.path, "UPDATE orders SET id = 'Z', qty = 3 WHERE id = 'A'")
+        let changes = try await store.allPendingChanges().map(\.change)
+        #expect(changes.dropFirst().map { $0 } == [
+            .delete("orders", .text("A")),
+            .insert("orders", .text("Z"), order(customer: "ann", total: 1.5, qty: 3)),
+        ])
+        try store.close()
+    }
+
+    @Test func capturesInsertOrReplaceAsAnInsertOfEveryField() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', 0.5)")
+        try await sqlite3(store.path, "INSERT OR REPLACE INTO items VALUES (1, 'ink', NULL)")
+        let changes = try await store.allPendingChanges().map(\.change)
+        #expect(changes.last == .insert("items", .integer(1), ["name": .text("ink"), "price": .null]))
+        try store.close()
+    }
+
+    @Test func capturesUpsertsAndDeletesOfWholeTables() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, """
+            INSERT INTO items VALUES (1, 'pen', 0.5), (2, 'ink', NULL);
+            INSERT INTO items (sku, name) VALUES (1, 'nib') ON CONFLICT (sku) DO UPDATE SET name = excluded.name;
+            DELETE FROM items;
+            """)
+        let changes = try await store.allPendingChanges().map(\.change)
+        #expect(changes.suffix(3) == [
+            .update("items", .integer(1), ["name": .text("nib")]),
+            .delete("items", .integer(1)),
+            .delete("items", .integer(2)),
+        ])
+        try store.close()
+    }
+
+    @Test func aReadOnlyStoreRejectsApplicationWrites() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', 0.5)")
+        try await store.setReadOnly(true)
+        #expect(try await store.metadata().isReadOnly)
+        for sql in [
+            "INSERT INTO items VALUES (2, 'ink', NULL)",
+            "UPDATE items SET name = 'quill' WHERE sku = 1",
+            "DELETE FROM items WHERE sku = 1",
+        ] {
+            let result = try await sqlite3(store.path, sql)
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("partition shop-1 is read-only"), "stderr: \(result.stderr)")
+        }
+        // Another binding sees the same error message.
+        let app = try appConnection(store.path)
+        do {
+            try await app.write { db in try db.execute(sql: "DELETE FROM items") }
+            Issue.record("a write to a read-only store succeeded")
+        } catch let error as DatabaseError {
+            #expect(error.message == "partition shop-1 is read-only")
+        }
+        // The agent still applies server changes.
+        try await store.apply([ServerChangeset(
+            serverVersion: ServerVersion(version: 1, salt: 5), integratedClientSeq: 1,
+            changeset: Changeset([.insert("items", .integer(2), ["name": .text("ink"), "price": .null])]))])
+        #expect(try await sqlite3(store.path, "SELECT name FROM items WHERE sku = 2").stdout == "ink\n")
+        #expect(try await store.pendingChangeCount() == 0)
+
+        try await store.setReadOnly(false)
+        #expect(try await sqlite3(store.path, "UPDATE items SET name = 'quill' WHERE sku = 1").status == 0)
+        try app.close()
+        try store.close()
+    }
+
+    @Test func triggersDroppedByAnApplicationAreRestoredOnOpen() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        try await makeStore(dir).close()
+        let path = dir.file("store.sqlite")
+        try await sqlite3(path, "DROP TRIGGER _tether_trg_items_ins")
+        let store = try await makeStore(dir)
+        try await sqlite3(path, "INSERT INTO items VALUES (1, 'pen', 0.5)")
+        #expect(try await store.pendingChangeCount() == 1)
+        try store.close()
+    }
+}

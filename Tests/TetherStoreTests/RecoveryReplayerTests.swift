@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import TetherProtocol
+import TetherStore
+
+/// One recovery scenario: the device's synced state is `base`; it then makes `local` changes
+/// (unsynced); the server's state at reset time is `server`.
+struct RecoveryCase: CustomTestStringConvertible, Sendable {
+    var name: String
+    var local: String
+    var server: [Int64: (String, Double?)]
+    var expected: [Int64: (String, Double?)]
+    var queued: [RowChange]
+    var check: @Sendable (RecoveryReport) -> Bool
+
+    var testDescription: String { name }
+
+    static let base: [Int64: (String, Double?)] = [1: ("pen", 1), 2: ("ink", 2)]
+
+    static func rows(_ rows: [Int64: (String, Double?)]) -> [StateRow] {
+        rows.map { key, value in
+            StateRow(table: "items", key: .integer(key), fields: ["name": .text(value.0), "price": value.1.map { .real($0) } ?? .null])
+        }
+    }
+}
+
+private func item(_ name: String, _ price: Double?) -> [String: FieldValue] {
+    ["name": .text(name), "price": price.map { .real($0) } ?? .null]
+}
+
+let recoveryCases: [RecoveryCase] = [
+    RecoveryCase(
+        name: "rule 1: a row inserted on the device and never synced is kept",
+        local: "INSERT INTO items VALUES (3, 'cap', 3.0)",
+        server: RecoveryCase.base, expected: [1: ("pen", 1), 2: ("ink", 2), 3: ("cap", 3)],
+        queued: [.insert("items", .integer(3), item("cap", 3))],
+        check: { $0.insertsKept == 1 && $0.kept == 1 && $0.dropped == 0 }),
+    RecoveryCase(
+        name: "rule 2: deleted on the server, updated on the device: the delete wins",
+        local: "UPDATE items SET price = 9 WHERE sku = 2",
+        server: [1: ("pen", 1)], expected: [1: ("pen", 1)],
+        queued: [],
+        check: { $0.updatesDropped == 1 && $0.kept == 0 }),
+    RecoveryCase(
+        name: "rule 3: deleted on the device, still on the server: the delete is applied and synced",
+        local: "DELETE FROM items WHERE sku = 2",
+        server: RecoveryCase.base, expected: [1: ("pen", 1)],
+        queued: [.delete("items", .integer(2))],
+        check: { $0.deletesKept == 1 && $0.dropped == 0 }),
+    RecoveryCase(
+        name: "rule 4: the same field changed on both: the device's value wins",
+        local: "UPDATE items SET price = 9 WHERE sku = 1",
+        server: [1: ("pen", 5), 2: ("ink", 2)], expected: [1: ("pen", 9), 2: ("ink", 2)],
+        queued: [.update("items", .integer(1), ["price": .real(9)])],
+        check: { $0.updatesKept == 1 && $0.fieldsLocalWon == 1 }),
+    RecoveryCase(
+        name: "rule 5: different fields changed on each side: both are kept",
+        local: "UPDATE items SET price = 9 WHERE sku = 1",
+        server: [1: ("quill", 1), 2: ("ink", 2)], expected: [1: ("quill", 9), 2: ("ink", 2)],
+        queued: [.update("items", .integer(1), ["price": .real(9)])],
+        check: { $0.updatesKept == 1 }),
+    RecoveryCase(
+        name: "insert of a key the server has: merged field by field, local fields win",
+        local: "INSERT INTO items VALUES (3, 'cap', 3.0)",
+        server: [1: ("pen", 1), 2: ("ink", 2), 3: ("lid", nil)], expected: [1: ("pen", 1), 2: ("ink", 2), 3: ("cap", 3)],
+        queued: [.insert("items", .integer(3), item("cap", 3))],
+        check: { $0.insertsMerged == 1 && $0.fieldsLocalWon == 2 }),
+    RecoveryCase(
+        name: "several local edits of one row replay as one update",
+        local: "UPDATE items SET price = 7 WHERE sku = 1; UPDATE items SET name = 'nib' WHERE sku = 1; UPDATE items SET price = 8 WHERE sku = 1",
+        server: [1: ("pen", 5), 2: ("ink", 2)], expected: [1: ("nib", 8), 2: ("ink", 2)],
+        queued: [.update("items", .integer(1), ["name": .text("nib"), "price": .real(8)])],
+        check: { $0.updatesKept == 1 && $0.localChanges == 3 && $0.kept == 1 }),
+    RecoveryCase(
+        name: "several local edits of a row the server deleted are all dropped",
+        local: "UPDATE items SET price = 7 WHERE sku = 1; UPDATE items SET name = 'nib' WHERE sku = 1",
+        server: [2: ("ink", 2)], expected: [2: ("ink", 2)],
+        queued: [],
+        check: { $0.updatesDropped == 1 && $0.kept == 0 }),
+    RecoveryCase(
+        name: "insert then delete of a never-synced row leaves nothing",
+        local: "INSERT INTO items VALUES (3, 'cap', 3.0); DELETE FROM items WHERE sku = 3",
+        server: RecoveryCase.base, expected: RecoveryCase.base,
+        queued: [],
+        check: { $0.deletesDropped == 1 && $0.kept == 0 }),
+    RecoveryCase(
+        name: "delete then insert of a row replays as an insert merged into the server's row",
+        local: "DELETE FROM items WHERE sku = 2; INSERT INTO items VALUES (2, 'new', NULL)",
+        server: [1: ("pen", 1), 2: ("ink", 4)], expected: [1: ("pen", 1), 2: ("new", nil)],
+        queued: [.insert("items", .integer(2), item("new", nil))],
+        check: { $0.insertsMerged == 1 }),
+]
+
+@Suite struct RecoveryReplayerTests {
+    @Test(arguments: recoveryCases)
+    func replaysUnsyncedChangesByTheRecoveryRules(_ scenario: RecoveryCase) async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await store.apply([serverEntry(1, RecoveryCase.rows(RecoveryCase.base).map { .insert($0.table, $0.key, $0.fields) })])
+        #expect(try await sqlite3(store.path, scenario.local).status == 0)
+        let unsynced = try await store.allPendingChanges().map(\.change)
+
+        let report = try await store.resetInPlace(
+            to: ArrayStateSource(RecoveryCase.rows(scenario.server)), serverVersion: ServerVersion(version: 40, salt: 1),
+            recovering: unsynced)
+        let recovery = try #require(report.recovery)
+        #expect(scenario.check(recovery), "\(recovery)")
+        #expect(report.localChangesCleared == unsynced.count)
+
+        let expectedRows = Dictionary(uniqueKeysWithValues: scenario.expected.map { key, value in
+            (RowKey.integer(key), item(value.0, value.1))
+        })
+        #expect(try await store.canonicalDump() == CanonicalDump.dump(schema: testSchema, rows: ["items": expectedRows]))
+        #expect(try await store.allPendingChanges().map(\.change) == scenario.queued)
+        #expect(try await store.metadata().serverVersion == ServerVersion(version: 40, salt: 1))
+        try store.close()
+    }
+
+    @Test func aLocalChangeThatNoLongerFitsTheSchemaMakesRecoveryImpossible() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', 1.0)")
+        let before = try await store.canonicalDump()
+        let error = await #expect(throws: StoreError.self) {
+            try await store.resetInPlace(
+                to: ArrayStateSource([]), serverVersion: ServerVersion(version: 2, salt: 2),
+                recovering: [.update("gone", .integer(1), ["x": .integer(1)])])
+        }
+        #expect(error == .unknownTable(table: "gone"))
+        // Rolled back: the store and its pending changes are untouched.
+        #expect(try await store.canonicalDump() == before)
+        #expect(try await store.pendingChangeCount() == 1)
+        try store.close()
+    }
+}
