@@ -16,6 +16,10 @@ CATALOGDIR ?= /usr/lib/systemd/catalog
 SYSCONFDIR ?= /etc/tether
 # `make install CONFIGURATION=debug` installs a debug build (the install test uses it).
 CONFIGURATION ?= release
+# Where the programs to install are. Empty: `make install` builds them first with
+# `swift build -c $(CONFIGURATION)`. Set it to install programs built earlier without building
+# (`make release && sudo make install PRODUCTS_DIR=$(swift build -c release --show-bin-path)`).
+PRODUCTS_DIR ?=
 PROGRAMS = tetherd tetherctl tether-server
 
 .PHONY: all build release test demo bootstrap clean install uninstall
@@ -42,9 +46,11 @@ demo: bootstrap
 
 # Installs binaries, units, sysusers, tmpfiles, catalog, example configuration and hooks,
 # and docs. Honours DESTDIR and PREFIX; never overwrites an existing configuration file.
-install: bootstrap
+install: $(if $(PRODUCTS_DIR),,bootstrap)
+ifeq ($(PRODUCTS_DIR),)
 	$(SWIFT) build -c $(CONFIGURATION) $(foreach p,$(PROGRAMS),--product $(p))
-	@bin=$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path) && \
+endif
+	@bin=$(if $(PRODUCTS_DIR),'$(PRODUCTS_DIR)',$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)) && \
 	install -d -m 0755 $(DESTDIR)$(BINDIR) && \
 	for p in $(PROGRAMS); do install -m 0755 "$$bin/$$p" $(DESTDIR)$(BINDIR)/$$p; done
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(CATALOGDIR)
@@ -60,7 +66,7 @@ install: bootstrap
 	install -m 0755 hooks/* $(DESTDIR)$(SHAREDIR)/hooks/
 	install -m 0644 etc/*.toml $(DESTDIR)$(SHAREDIR)/examples/
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
-	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)
+	install -d -m 0751 $(DESTDIR)$(SYSCONFDIR)
 	for f in etc/*.toml; do \
 	    target=$(DESTDIR)$(SYSCONFDIR)/$$(basename $$f); \
 	    if [ -e "$$target" ]; then echo "keeping existing $$target"; else install -m 0640 $$f "$$target"; fi; \
@@ -75,6 +81,8 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/tetherd.service $(DESTDIR)$(UNITDIR)/tether-server.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/tether.conf $(DESTDIR)$(TMPFILESDIR)/tether.conf $(DESTDIR)$(CATALOGDIR)/tether.catalog
 	rm -rf $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)
+	@if [ -z "$(DESTDIR)" ] && command -v journalctl >/dev/null; then journalctl --update-catalog; fi
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 	@echo "configuration in $(DESTDIR)$(SYSCONFDIR) and data in /var/lib/tether* were kept"
 
 clean:

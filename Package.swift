@@ -53,7 +53,7 @@ let package = Package(
         .target(
             name: "TetherAgent",
             dependencies: [
-                "TetherProtocol", "TetherTOML", "TetherControl", "TetherSystemd", "CTetherShims",
+                "TetherProtocol", "TetherTOML", "TetherControl", "TetherSystemd", "TetherStore", "CTetherShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "TetherAgentTests",
             dependencies: [
-                "TetherAgent", "TetherControl", "TetherProtocol", "TetherSystemd", "TetherTOML", "TetherTestSupport",
+                "TetherAgent", "TetherControl", "TetherProtocol", "TetherStore", "TetherSystemd", "TetherTOML", "TetherTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

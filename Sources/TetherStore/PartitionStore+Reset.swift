@@ -23,7 +23,10 @@ extension PartitionStore {
     /// `recovering` is given, those local changes (e.g. `allPendingChanges()` read before, or
     /// the changes of the reset's backup) are replayed by SPEC §4.2 and the kept ones queued
     /// for upload; and the server version becomes `serverVersion` (and the client file
-    /// identity `clientFile`, when given). Nothing is captured from the rewrite itself.
+    /// identity `clientFile`, when given), and the client-reset marker becomes `resetMarker` if
+    /// the replay kept at least one change, nil otherwise: the reset-cycle marker is written
+    /// with the data it describes (a crash can never leave one without the other), and a reset
+    /// that recovered nothing leaves no marker behind (SPEC §4.1). Nothing is captured from the rewrite itself.
     ///
     /// If anything fails (a state row out of order or not fitting the schema, a recovered
     /// change not fitting it), the transaction rolls back and the store is unchanged.
@@ -33,7 +36,8 @@ extension PartitionStore {
         serverVersion: ServerVersion,
         schema newSchema: Schema? = nil,
         clientFile: ClientFileIdentity? = nil,
-        recovering localChanges: [RowChange]? = nil
+        recovering localChanges: [RowChange]? = nil,
+        resetMarker: String? = nil
     ) async throws(StoreError) -> ResetReport {
         if let newSchema {
             let problems = Self.storeProblems(newSchema)
@@ -57,6 +61,7 @@ extension PartitionStore {
                     }
                     try MetaTable.setServerVersion(db, serverVersion)
                     if let clientFile { try MetaTable.setClientFile(db, clientFile) }
+                    try MetaTable.setClientResetMarker(db, (recovery?.kept ?? 0) > 0 ? resetMarker : nil)
                     return ResetReport(
                         rewrite: rewrite, recovery: recovery, localChangesCleared: cleared,
                         schemaDifferences: differences)

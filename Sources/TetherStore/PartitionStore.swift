@@ -95,6 +95,22 @@ public final class PartitionStore: Sendable {
         }
     }
 
+    /// The metadata of the store at `path`, read without opening it for writing (a staging
+    /// copy, a backup), or nil when there is no Tether store there.
+    public static func metadata(ofStoreAt path: String) throws(StoreError) -> StoreMetadata? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        do {
+            var config = Configuration()
+            config.readonly = true
+            config.busyMode = .timeout(busyTimeout)
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            defer { try? queue.close() }
+            return try queue.read { db in try MetaTable.exists(db) ? try MetaTable.fetch(db) : nil }
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
     /// Closes the agent's connections. The store must not be used afterwards.
     public func close() throws(StoreError) {
         do { try pool.close() } catch { throw StoreError.wrap(error, path: path) }

@@ -13,6 +13,7 @@
 /// before-hook failed            → manual-hook (the backup exists; the reset waits for an operator)
 /// recovery impossible           → recover: manual-hook; recover-or-discard: rewriting again, discarding
 /// an effect failed transiently  → the same phase again, after a backoff
+/// staged server state lost      → fetching again
 /// ```
 public struct ClientResetCoordinator: Sendable, Hashable {
     /// The side effect of the current phase.
@@ -41,6 +42,8 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case recoveryImpossible(reason: String)
         /// An operator ran `tetherctl reset initiate`, or the daemon started again.
         case initiated
+        /// The fetched server state is gone (a restart found no complete staging copy): fetch again.
+        case serverStateLost
         /// The effect failed in a way that may pass (disk full, server unreachable): the phase
         /// is retried after a backoff.
         case effectFailed(reason: String)
@@ -135,6 +138,9 @@ public struct ClientResetCoordinator: Sendable, Hashable {
                 record.droppedChanges = dropped
             }
             record.phase = .afterHook
+
+        case (.rewriting, .serverStateLost) where record.strategy != .deleteStore:
+            record.phase = .fetching
 
         case (.rewriting, .recoveryImpossible(let reason)) where record.strategy == .recover:
             record.fallbackReason = "recovery impossible: \(reason)"

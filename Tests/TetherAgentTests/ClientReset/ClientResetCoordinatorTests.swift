@@ -163,13 +163,13 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
     let events: [Event] = [
         .proceed, .backupCompleted, .hookFinished(.beforeReset, .succeeded), .hookFinished(.afterReset, .succeeded),
         .hookFinished(.manualReset, .succeeded), .serverStateFetched, .rewriteCompleted(recovered: 0, dropped: 0),
-        .recoveryImpossible(reason: "x"), .initiated, .effectFailed(reason: "x"),
+        .recoveryImpossible(reason: "x"), .initiated, .effectFailed(reason: "x"), .serverStateLost,
     ]
     let valid: Set<String> = [
         "recorded/proceed", "manual-hook/hookFinished(manualReset)", "manual-pending/initiated",
         "backing-up/backupCompleted", "backing-up/effectFailed", "before-hook/hookFinished(beforeReset)",
         "fetching/serverStateFetched", "fetching/effectFailed", "rewriting/rewriteCompleted",
-        "rewriting/recoveryImpossible", "rewriting/effectFailed", "after-hook/hookFinished(afterReset)",
+        "rewriting/recoveryImpossible", "rewriting/effectFailed", "rewriting/serverStateLost", "after-hook/hookFinished(afterReset)",
     ]
     func name(_ e: Event) -> String {
         switch e {

@@ -1,0 +1,94 @@
+import Foundation
+import Logging
+import TetherProtocol
+import TetherStore
+
+extension ClientResetExecutor {
+    /// Step 5: the live store becomes the fetched server state, in one transaction, with the
+    /// unsynced changes replayed when recovering (or emptied, for a delete-store). A restart
+    /// that finds the store already carrying the fetched identity knows the rewrite committed.
+    func rewrite(_ strategy: ResetStrategy, record: ResetRecord, store: PartitionStore, context: ResetContext, log: Logger) async
+        -> ClientResetCoordinator.Event
+    {
+        if strategy == .deleteStore {
+            do {
+                let deleted = try await store.emptyInPlace()
+                log.notice("client reset \(record.id): store emptied in place (\(deleted) rows; they are in the backup)")
+                return .rewriteCompleted(recovered: 0, dropped: 0)
+            } catch {
+                return .effectFailed(reason: "emptying the store: \(error)")
+            }
+        }
+        let staging = context.stagingPath(record)
+        guard let fetched = FetchedState.existing(at: staging, partition: record.partition) else {
+            log.warning("client reset \(record.id): the fetched server state is gone; fetching it again")
+            return .serverStateLost
+        }
+        do {
+            if try await store.metadata().clientFile == fetched.identity {
+                // Committed before a restart: what is pending now is what was recovered.
+                let pending = try await store.pendingChangeCount()
+                removeStaging(staging)
+                return .rewriteCompleted(recovered: strategy == .recover ? pending : 0, dropped: 0)
+            }
+            let local = strategy == .recover ? try await store.allPendingChanges().map(\.change) : nil
+            let state = try StoreStateSource(path: staging, schema: fetched.schema)
+            let report = try await store.resetInPlace(
+                to: state, serverVersion: fetched.serverVersion, schema: fetched.schema, clientFile: fetched.identity,
+                recovering: local, resetMarker: record.id)
+            removeStaging(staging)
+            let rewrite = report.rewrite
+            log.notice(
+                "client reset \(record.id): store rewritten in place to server version \(fetched.serverVersion.version) (\(rewrite.inserted) rows inserted, \(rewrite.updated) updated, \(rewrite.deleted) deleted, \(rewrite.unchanged) unchanged; \(report.localChangesCleared) unsynced changes \(strategy == .recover ? "replayed" : "discarded, kept in the backup"))")
+            if let recovery = report.recovery {
+                log.notice(
+                    "client reset \(record.id): recovery kept \(recovery.kept) changes (\(recovery.insertsKept) inserts, \(recovery.insertsMerged) merged inserts, \(recovery.updatesKept) updates, \(recovery.deletesKept) deletes) and dropped \(recovery.dropped) (\(recovery.updatesDropped) updates of rows deleted on the server, \(recovery.deletesDropped) deletes of rows already gone)")
+            }
+            return .rewriteCompleted(recovered: report.recovery?.kept ?? 0, dropped: report.recovery?.dropped ?? 0)
+        } catch where strategy == .recover && Self.meansRecoveryImpossible(error) {
+            return .recoveryImpossible(reason: error.description)
+        } catch {
+            return .effectFailed(reason: "rewriting the store: \(error)")
+        }
+    }
+
+    /// Local changes that no longer fit the server's schema cannot be replayed.
+    static func meansRecoveryImpossible(_ error: StoreError) -> Bool {
+        switch error {
+        case .unknownTable, .unknownColumn, .typeMismatch, .missingValue: true
+        default: false
+        }
+    }
+
+    func removeStaging(_ path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    /// Step 7: the reset is done. Older backups of the partition go once `keep_backups` newer
+    /// ones exist and their own reset finished.
+    func finish(_ record: ResetRecord, context: ResetContext, log: Logger) {
+        log.notice(
+            "client reset \(record.id) of \(record.partition) completed: \(record.outcome.rawValue); backup kept at \(record.backupPath)",
+            metadata: ["message_id": .string(TetherMessageID.resetCompleted.rawValue), "tether.backup": .string(record.backupPath)])
+        do {
+            let records = try stateDatabase.resets(partition: record.partition)
+            for var expired in BackupRetention.expired(records, keep: context.partition.reset.keepBackups) {
+                try? FileManager.default.removeItem(atPath: expired.backupPath)
+                expired.backupRemoved = true
+                try stateDatabase.save(expired)
+                log.info("removed backup \(expired.backupPath) of reset \(expired.id): \(context.partition.reset.keepBackups) newer backups exist")
+            }
+        } catch {
+            log.warning("could not prune old backups of \(record.partition): \(error)")
+        }
+    }
+
+    /// A logger carrying the reset's partition, id and error code (journal fields).
+    func logger(for record: ResetRecord) -> Logger {
+        var log = logger
+        log[metadataKey: "tether.partition"] = .string(record.partition.rawValue)
+        log[metadataKey: "tether.reset_id"] = .string(record.id)
+        log[metadataKey: "tether.error_code"] = .stringConvertible(record.errorCode.rawValue)
+        return log
+    }
+}

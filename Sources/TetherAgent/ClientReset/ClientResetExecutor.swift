@@ -1,0 +1,196 @@
+import Foundation
+public import Logging
+public import TetherProtocol
+public import TetherStore
+
+/// What a reset needs to know about its partition and the agent.
+public struct ResetContext: Sendable {
+    public var partition: PartitionSettings
+    public var stateDir: String
+    public var serverURL: String
+
+    public init(partition: PartitionSettings, stateDir: String, serverURL: String) {
+        self.partition = partition
+        self.stateDir = stateDir
+        self.serverURL = serverURL
+    }
+
+    /// Where step 4 downloads the server's state: `<state_dir>/staging/<partition>-<id>.sqlite`.
+    func stagingPath(_ record: ResetRecord) -> String {
+        "\(stateDir)/staging/\(record.partition)-\(record.id).sqlite"
+    }
+}
+
+/// Performs the effects the ``ClientResetCoordinator`` asks for — backup, hooks, fetching the
+/// server's state, rewriting the store — persisting the record in the state database before
+/// each one, so that a restart at any instant resumes the reset (SPEC §4.3).
+public struct ClientResetExecutor: Sendable {
+    let stateDatabase: AgentStateDatabase
+    let hooks: HookRunner
+    let fetcher: any ServerStateFetcher
+    let logger: Logger
+    let now: @Sendable () -> Double
+    /// Waits before an effect that failed transiently is tried again (`attempt` counts from 1).
+    let pause: @Sendable (_ attempt: Int) async throws -> Void
+
+    public init(
+        stateDatabase: AgentStateDatabase, hooks: HookRunner = HookRunner(), fetcher: any ServerStateFetcher, logger: Logger,
+        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
+        pause: (@Sendable (Int) async throws -> Void)? = nil
+    ) {
+        self.stateDatabase = stateDatabase
+        self.hooks = hooks
+        self.fetcher = fetcher
+        self.logger = logger
+        self.now = now
+        self.pause = pause ?? { attempt in
+            var backoff = Backoff(initial: .seconds(1), maximum: .seconds(60))
+            for _ in 1..<attempt { _ = backoff.next() }
+            try await Task.sleep(for: backoff.next())
+        }
+    }
+
+    /// Records a new reset of `store` for `error` (step 1) and drives it.
+    /// - Parameter forced: `tetherctl reset initiate` on a partition stuck in an error state.
+    public func begin(error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false) async throws -> ResetRecord {
+        let marker = try await store.metadata().clientResetMarker
+        let decision = ResetPolicy.decide(
+            mode: context.partition.reset.mode, error: error, unacknowledgedReset: marker, forcedByOperator: forced)
+        let id = ResetRecord.newID()
+        let startedAt = now()
+        var record = ResetRecord(
+            id: id, partition: context.partition.name, errorCode: error.code, errorMessage: error.message,
+            mode: context.partition.reset.mode, strategy: decision.strategy, fallbackReason: decision.fallbackReason,
+            backupPath: ResetRecord.backupPath(
+                recoveryDir: context.partition.reset.recoveryDir, partition: context.partition.name, id: id, at: startedAt),
+            startedAt: startedAt)
+        record.phase = .recorded
+        try stateDatabase.save(record)
+        let log = logger(for: record)
+        let messageID: TetherMessageID = decision.strategy == .deleteStore ? .permissionDenied : .resetStarted
+        log.error(
+            "client reset \(id) of \(record.partition) started after error \(error.code.rawValue) (\(error.code.name)): \(decision.strategy.rawValue)\(decision.fallbackReason.map { ", because \($0)" } ?? "")",
+            metadata: ["message_id": .string(messageID.rawValue), "tether.reset_strategy": .string(decision.strategy.rawValue)])
+        return try await drive(record, store: store, context: context)
+    }
+
+    /// Drives `record` until it is done or waits for an operator, and returns it as persisted.
+    /// `initiate` carries out a pending manual reset or delete-store action.
+    public func drive(_ record: ResetRecord, store: PartitionStore, context: ResetContext, initiate: Bool = false) async throws -> ResetRecord {
+        var coordinator = ClientResetCoordinator(resuming: record)
+        let log = logger(for: record)
+        if initiate && coordinator.record.phase == .manualPending {
+            try coordinator.handle(.initiated, now: now())
+            log.notice("client reset \(record.id) of \(record.partition) initiated")
+        }
+        var failures = 0
+        while true {
+            try stateDatabase.save(coordinator.record)  // the phase is on disk before its effect starts
+            switch coordinator.effect {
+            case .finished:
+                finish(coordinator.record, context: context, log: log)
+                return coordinator.record
+            case .awaitOperator:
+                return coordinator.record
+            default:
+                break
+            }
+            let event = await perform(coordinator, store: store, context: context, log: log)
+            if case .effectFailed(let reason) = event {
+                failures += 1
+                log.warning("client reset \(record.id) phase \(coordinator.record.phase.rawValue) failed (attempt \(failures)), retrying: \(reason)")
+                try await pause(failures)
+            } else {
+                failures = 0
+            }
+            let before = coordinator.record
+            try coordinator.handle(event, now: now())
+            if coordinator.record.phase == .manualHook && before.phase != .manualHook {
+                log.error(
+                    "client reset \(record.id) of \(record.partition) waits for an operator: \(coordinator.record.fallbackReason ?? "the partition's mode is manual"); run `tetherctl reset initiate \(record.partition)` or restart tetherd",
+                    metadata: ["message_id": .string(TetherMessageID.resetFellBackToManual.rawValue)])
+            }
+        }
+    }
+
+    private func perform(_ coordinator: ClientResetCoordinator, store: PartitionStore, context: ResetContext, log: Logger) async
+        -> ClientResetCoordinator.Event
+    {
+        let record = coordinator.record
+        switch coordinator.effect {
+        case .proceed:
+            return .proceed
+        case .backup(let path):
+            do {
+                let directory = (path as NSString).deletingLastPathComponent
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+                try await store.backup(to: path)
+                chmod(path, 0o640)
+                log.notice("client reset \(record.id): store backed up to \(path)", metadata: ["tether.backup": .string(path)])
+                return .backupCompleted
+            } catch {
+                return .effectFailed(reason: "backup to \(path): \(error)")
+            }
+        case .runHook(let event):
+            return .hookFinished(event, await runHook(event, coordinator, context: context, log: log))
+        case .fetchServerState:
+            do {
+                let staging = context.stagingPath(record)
+                try FileManager.default.createDirectory(atPath: (staging as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+                let fetched = try await fetcher.fetchState(of: record.partition, into: staging)
+                log.notice("client reset \(record.id): server state fetched at version \(fetched.serverVersion.version)")
+                return .serverStateFetched
+            } catch is CancellationError {
+                return .effectFailed(reason: "cancelled")
+            } catch {
+                return .effectFailed(reason: "fetching the server's state: \(error)")
+            }
+        case .rewrite(let strategy):
+            return await rewrite(strategy, record: record, store: store, context: context, log: log)
+        case .awaitOperator, .finished:
+            return .proceed  // not reached: drive() returns before performing these
+        }
+    }
+
+    private func runHook(_ event: HookEvent, _ coordinator: ClientResetCoordinator, context: ResetContext, log: Logger) async -> HookResult? {
+        let settings = context.partition.reset
+        let path: String? = switch event {
+        case .beforeReset: settings.beforeHook
+        case .afterReset: settings.afterHook
+        case .manualReset: settings.manualHook
+        }
+        guard let path else { return nil }
+        // Checked at start and reload; checked again here because the file may have changed since.
+        if let problem = AgentConfiguration.hookProblem(path) {
+            return report(.notStarted(reason: problem), event: event, path: path, record: coordinator.record, log: log)
+        }
+        let outcome: String? = switch event {
+        case .beforeReset: nil
+        case .afterReset: coordinator.afterHookOutcome
+        case .manualReset: "manual"
+        }
+        let invocation = HookInvocation(
+            event: event, executable: path,
+            environment: HookInvocation.environment(
+                for: event, record: coordinator.record, storePath: context.partition.storePath, serverURL: context.serverURL, outcome: outcome),
+            workingDirectory: context.stateDir, timeout: .seconds(settings.hookTimeoutSeconds))
+        let result = await hooks.run(invocation, logger: log)
+        return report(result, event: event, path: path, record: coordinator.record, log: log)
+    }
+
+    private func report(_ result: HookResult, event: HookEvent, path: String, record: ResetRecord, log: Logger) -> HookResult {
+        if result.isSuccess {
+            log.info("hook \(event.rawValue) \(path) succeeded", metadata: ["tether.hook": .string(event.rawValue)])
+        } else {
+            let consequence = switch event {
+            case .beforeReset: "the reset becomes a manual reset"
+            case .afterReset: "recorded; the data stays reset"
+            case .manualReset: "the reset still waits for an operator"
+            }
+            log.error(
+                "hook \(event.rawValue) \(path) failed (\(result.summary)): \(consequence)",
+                metadata: ["message_id": .string(TetherMessageID.hookFailed.rawValue), "tether.hook": .string(event.rawValue)])
+        }
+        return result
+    }
+}

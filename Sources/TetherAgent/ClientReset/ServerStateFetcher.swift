@@ -1,0 +1,36 @@
+public import TetherProtocol
+public import TetherStore
+
+/// The server's state of a partition, downloaded into a staging store.
+public struct FetchedState: Sendable, Hashable {
+    /// A complete store holding the server's state, its schema, the new client file identity
+    /// and the server version it represents.
+    public var path: String
+    public var schema: Schema
+    public var identity: ClientFileIdentity
+    public var serverVersion: ServerVersion
+
+    public init(path: String, schema: Schema, identity: ClientFileIdentity, serverVersion: ServerVersion) {
+        self.path = path
+        self.schema = schema
+        self.identity = identity
+        self.serverVersion = serverVersion
+    }
+
+    /// Reads back a staging store a previous run completed; nil when there is none, or it is
+    /// not complete (no identity recorded).
+    public static func existing(at path: String, partition: PartitionName) -> FetchedState? {
+        guard let schema = try? PartitionStore.recordedSchema(path: path) else { return nil }
+        guard let metadata = try? PartitionStore.metadata(ofStoreAt: path), let identity = metadata.clientFile else { return nil }
+        return FetchedState(path: path, schema: schema, identity: identity, serverVersion: metadata.serverVersion)
+    }
+}
+
+/// Step 4 of a reset: bind the partition as a new device and download the server's whole
+/// state (SPEC §4.3). The agent implements it over its server connection; tests fake it.
+public protocol ServerStateFetcher: Sendable {
+    /// Downloads the state of `partition` into a new store at `stagingPath` (replacing any file
+    /// there). The staging store's metadata must hold the new identity and server version
+    /// only once every row is in.
+    func fetchState(of partition: PartitionName, into stagingPath: String) async throws -> FetchedState
+}

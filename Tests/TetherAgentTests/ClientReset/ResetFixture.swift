@@ -1,0 +1,120 @@
+import Foundation
+import Logging
+import Synchronization
+import TetherAgent
+import TetherProtocol
+import TetherStore
+import TetherTestSupport
+
+/// A partition store with synced rows and unsynced local edits, a staged "server", and an
+/// executor wired to them — the I/O of a client reset without a network.
+final class ResetFixture: Sendable {
+    static let schema = Schema(version: 1, tables: [
+        TableSchema(name: "orders", primaryKey: "id", columns: [
+            ColumnSchema(name: "id", type: .text), ColumnSchema(name: "customer", type: .text),
+            ColumnSchema(name: "total", type: .real), ColumnSchema(name: "note", type: .text, nullable: true),
+        ])
+    ])
+    static let partition = PartitionName("store-17")!
+
+    let dir: TemporaryDirectory
+    let store: PartitionStore
+    let stateDatabase: AgentStateDatabase
+    let fetcher: StagedServer
+    let log = RecordingLog()
+
+    /// - Parameter hooks: the hooks to install, each with the exit status it ends with; each
+    ///   writes its environment to `<dir>/<event>.env`.
+    init(mode: ResetMode = .recoverUnsyncedChanges, synced: [StateRow], hooks hookExits: [HookEvent: Int] = [:], keepBackups: Int = 5) async throws {
+        dir = try TemporaryDirectory(prefix: "tether-reset")
+        chmod(dir.path, 0o755)
+        try FileManager.default.createDirectory(atPath: dir.appending("stores"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir.appending("hooks"), withIntermediateDirectories: true)
+        chmod(dir.appending("hooks"), 0o755)
+        var hooks: [HookEvent: String] = [:]
+        for (event, status) in hookExits {
+            let path = dir.appending("hooks/\(event.rawValue)")
+            try "#!/bin/sh\nenv | sort > \(dir.appending("\(event.rawValue).env"))\necho ran \(event.rawValue)\nexit \(status)\n"
+                .write(toFile: path, atomically: false, encoding: .utf8)
+            chmod(path, 0o755)
+            hooks[event] = path
+        }
+        store = try await PartitionStore.open(path: dir.appending("stores/store-17.sqlite"), partition: Self.partition, schema: Self.schema)
+        try await store.resetInPlace(
+            to: ArrayStateSource(synced), serverVersion: ServerVersion(version: 10, salt: 1), clientFile: ClientFileIdentity(id: 1, salt: 1))
+        stateDatabase = try AgentStateDatabase(path: dir.appending("state.sqlite"))
+        fetcher = StagedServer(schema: Self.schema)
+        self.mode = mode
+        self.hooks = hooks
+        self.keepBackups = keepBackups
+    }
+
+    let mode: ResetMode
+    let hooks: [HookEvent: String]
+    let keepBackups: Int
+
+    var context: ResetContext {
+        ResetContext(
+            partition: PartitionSettings(
+                name: Self.partition, storePath: store.path,
+                reset: ResetSettings(
+                    mode: mode, beforeHook: hooks[.beforeReset], afterHook: hooks[.afterReset], manualHook: hooks[.manualReset],
+                    hookTimeoutSeconds: 10, recoveryDir: dir.appending("recovery"), keepBackups: keepBackups)),
+            stateDir: dir.path, serverURL: "ws://127.0.0.1:1/sync")
+    }
+
+    func executor(pause: (@Sendable (Int) async throws -> Void)? = nil) -> ClientResetExecutor {
+        ClientResetExecutor(
+            stateDatabase: stateDatabase, fetcher: fetcher, logger: log.logger,
+            pause: pause ?? { _ in })
+    }
+
+    /// An application write through the `sqlite3` CLI (captured by the store's triggers).
+    func appWrite(_ sql: String) async throws {
+        let result = try await ChildProcess.run("/usr/bin/sqlite3", [store.path, sql])
+        guard result.succeeded else { throw TestSupportError("sqlite3 failed: \(result)") }
+    }
+
+    /// The environment the hook for `event` ran with, or nil if it did not run.
+    func hookEnvironment(_ event: HookEvent) -> [String: String]? {
+        guard let text = try? String(contentsOfFile: dir.appending("\(event.rawValue).env"), encoding: .utf8) else { return nil }
+        return Dictionary(text.split(separator: "\n").compactMap { line in
+            line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
+        }, uniquingKeysWith: { $1 })
+    }
+}
+
+/// Plays the server of step 4: the state it would send, with a fresh identity each fetch.
+final class StagedServer: ServerStateFetcher {
+    let schema: Schema
+    private let state = Mutex<(rows: [StateRow], fetches: Int, failuresLeft: Int)>(([], 0, 0))
+
+    init(schema: Schema) { self.schema = schema }
+
+    func serve(_ rows: [StateRow]) { state.withLock { $0.rows = rows } }
+    func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
+    var fetches: Int { state.withLock { $0.fetches } }
+
+    func fetchState(of partition: PartitionName, into stagingPath: String) async throws -> FetchedState {
+        let (rows, fetch, fail) = state.withLock { s -> ([StateRow], Int, Bool) in
+            s.fetches += 1
+            let fail = s.failuresLeft > 0
+            if fail { s.failuresLeft -= 1 }
+            return (s.rows, s.fetches, fail)
+        }
+        if fail { throw TestSupportError("server unreachable") }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: stagingPath + suffix) }
+        let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: schema)
+        let identity = ClientFileIdentity(id: Int64(100 + fetch), salt: 7)
+        let version = ServerVersion(version: 20, salt: 2)
+        try await staging.resetInPlace(to: ArrayStateSource(rows.sorted { ($0.table, $0.key) < ($1.table, $1.key) }), serverVersion: version, clientFile: identity)
+        try staging.close()
+        return FetchedState(path: stagingPath, schema: schema, identity: identity, serverVersion: version)
+    }
+}
+
+func order(_ id: String, _ customer: String, _ total: Double, note: String? = nil) -> StateRow {
+    StateRow(table: "orders", key: .text(id), fields: [
+        "customer": .text(customer), "total": .real(total), "note": note.map(FieldValue.text) ?? .null,
+    ])
+}
