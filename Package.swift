@@ -18,6 +18,15 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // libsystemd from Debian's libsystemd-dev (scripts/bootstrap installs it).
@@ -49,13 +58,55 @@ let package = Package(
         .executableTarget(
             name: "tether-server",
             dependencies: [
-                "TetherProtocol",
+                "TetherProtocol", "TetherTOML", "TetherServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: settings),
+
+        // The sync server: history and state storage, auth and grants, sync and admin endpoints, admin client.
+        .target(
+            name: "TetherServer",
+            dependencies: [
+                "TetherProtocol", "TetherTOML",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: settings),
+
+        // The device side of a sync connection: WebSocket client, codec, multiplexed sessions.
+        .target(
+            name: "TetherClient",
+            dependencies: [
+                "TetherProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: settings),
 
         .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol"], swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
+        .testTarget(
+            name: "TetherServerTests",
+            dependencies: ["TetherServer", "TetherProtocol", "TetherTOML", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: settings),
+        // Starts the real tether-server executable on loopback and talks to it with TetherClient.
+        .testTarget(
+            name: "TetherServerIntegrationTests",
+            dependencies: ["TetherClient", "TetherServer", "TetherProtocol", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
 )
