@@ -96,6 +96,8 @@ let package = Package(
                 "TetherProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
@@ -110,7 +112,12 @@ let package = Package(
         // Starts the real tether-server executable on loopback and talks to it with TetherClient.
         .testTarget(
             name: "TetherServerIntegrationTests",
-            dependencies: ["TetherClient", "TetherServer", "TetherProtocol", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "TetherClient", "TetherServer", "TetherProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
             swiftSettings: settings),
     ],
     swiftLanguageModes: [.v6]
