@@ -201,6 +201,7 @@ let testLogger: Logger = {
 }()
 
 /// Runs `body`, cancelling it and failing after `timeout` (per-scenario deadline).
+@discardableResult
 func withDeadline<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
