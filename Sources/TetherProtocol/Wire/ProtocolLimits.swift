@@ -2,8 +2,10 @@
 public enum ProtocolLimits {
     /// Largest message, after WebSocket fragments are joined.
     public static let maxMessageBytes = 16 << 20
-    /// Largest single WebSocket frame; larger messages are sent fragmented.
-    public static let maxFrameBytes = 1 << 20
+    /// Largest single WebSocket frame both sides accept: a whole message fits one frame,
+    /// so an oversized message reaches the codec and gets 104; frames beyond this are
+    /// refused by the WebSocket layer itself (close code 1009).
+    public static let maxFrameBytes = maxMessageBytes + (64 << 10)
     /// Table and column names (the schema allows 64).
     public static let maxNameBytes = 256
     /// A partition name as sent (validated separately: illegal names get 204).
