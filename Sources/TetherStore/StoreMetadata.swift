@@ -2,35 +2,15 @@ import Foundation
 import GRDB
 import TetherProtocol
 
-/// A server history position: a version and the salt the server chose for it (docs/sync-model.md).
-public struct ServerVersion: Sendable, Hashable, Codable, Comparable {
-    public var version: Int64
-    public var salt: Int64
 
-    public init(version: Int64, salt: Int64) {
-        self.version = version
-        self.salt = salt
-    }
+/// A server version and its salt; stores use the protocol's type (`.none` for "never synced").
+public typealias ServerVersion = SyncVersion
 
-    /// Before the first download.
-    public static let none = ServerVersion(version: 0, salt: 0)
-
+extension SyncVersion: Comparable {
+    public static let none = SyncVersion.zero
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.version < rhs.version }
 }
 
-/// A client file identity assigned by the server when a device binds a new store.
-public struct ClientFileIdentity: Sendable, Hashable, Codable {
-    public var id: Int64
-    public var salt: Int64
-
-    public init(id: Int64, salt: Int64) {
-        self.id = id
-        self.salt = salt
-    }
-}
-
-/// The contents of `_tether_meta`: the store's identity and sync position, kept in the store
-/// file itself so that identity and data can never disagree.
 public struct StoreMetadata: Sendable, Hashable {
     public var partition: String
     public var schemaVersion: Int

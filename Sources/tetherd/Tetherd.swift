@@ -6,6 +6,8 @@ import TetherCommandLine
 import TetherProtocol
 import TetherSystemd
 import TetherTOML
+import ServiceLifecycle
+import UnixSignals
 
 @main
 struct Tetherd: AsyncParsableCommand {
@@ -46,14 +48,45 @@ struct Tetherd: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
-        let decision = TetherLogging.bootstrap(identifier: "tetherd", level: .info, destination: logDestination)
+        let configuration: AgentConfiguration
+        do {
+            configuration = try AgentConfiguration.load(path: config)
+        } catch {
+            for problem in error.problems { FileHandle.standardError.write(Data("tetherd: \(problem)\n".utf8)) }
+            throw ExitCode(2)
+        }
+        let decision = TetherLogging.bootstrap(identifier: "tetherd", level: configuration.logLevel, destination: logDestination)
         let logger = Logger(label: "tether.agent")
         logger.info("log destination: \(decision)")
         logger.notice(
             "tetherd \(TetherVersion.release) starting",
             metadata: ["tether.version": "\(TetherVersion.release)", "tether.config": "\(config)"])
-        FileHandle.standardError.write(Data("tetherd: the agent is not part of this build yet\n".utf8))
-        throw ExitCode(1)
+        let agent: SyncAgent
+        do {
+            try FileManager.default.createDirectory(
+                atPath: (configuration.controlSocket as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o750])
+            agent = try SyncAgent(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+        let control = ControlServer(path: configuration.controlSocket, handler: agent, logger: logger)
+        let watchdog = WatchdogService(
+            healthCheck: ClosureHealthCheck { await agent.isMakingProgress(limit: .seconds(30)) }, logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: AgentService(agent: agent)), .init(service: control), .init(service: watchdog),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("stopped: \(error)")
+            throw ExitCode(1)
+        }
+        logger.notice("tetherd stopped")
     }
 }
 

@@ -46,7 +46,8 @@ public struct AgentConfiguration: Sendable, Hashable {
         let config = build(parser.root)
         if let config { config.validateFiles(parser) }
         try parser.finish()
-        guard let config else { throw ConfigError(file: file, "invalid configuration") }
+        guard var config else { throw ConfigError(file: file, "invalid configuration") }
+        config.file = file
         return config
     }
 

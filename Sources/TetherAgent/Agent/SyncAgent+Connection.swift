@@ -1,0 +1,115 @@
+import Foundation
+import Logging
+import TetherClient
+import TetherProtocol
+
+extension SyncAgent {
+    /// Connects, runs every partition on the connection, and reconnects with capped
+    /// exponential backoff and jitter when it ends.
+    func connectionLoop() async {
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        wakeConnection = wake
+        while !Task.isCancelled {
+            if connectionStopped != nil {
+                markStarted()
+                var iterator = wakeups.makeAsyncIterator()
+                _ = await iterator.next()  // a reload clears it
+                continue
+            }
+            let client = SyncClientConfiguration(url: configuration.server.url, software: "tetherd \(TetherVersion.release)")
+            let logger = self.logger
+            do {
+                try await SyncConnection.run(client, logger: logger) { connection in
+                    await self.serve(connection)
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("cannot sync with \(configuration.server.url): \(error)")
+            }
+            connection = nil
+            for controller in controllers.values { await controller.setState(.offline) }
+            markStarted()  // offline is a started session too: applications can work
+            if Task.isCancelled { return }
+            let delay = connectionBackoff.next()
+            logger.info("reconnecting in \(delay)")
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { try? await Task.sleep(for: delay) }
+                group.addTask {
+                    var iterator = wakeups.makeAsyncIterator()
+                    _ = await iterator.next()
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Runs every partition's controller on `connection` until it closes.
+    private func serve(_ connection: SyncConnection) async {
+        self.connection = connection
+        connectionBackoff.reset()
+        logger.notice("connected to \(configuration.server.url)")
+        let (added, continuation) = AsyncStream.makeStream(of: PartitionController.self)
+        additions = continuation
+        let initial = Array(controllers.values)
+        await withTaskGroup(of: Void.self) { group in
+            for controller in initial {
+                group.addTask { await controller.run(on: connection) }
+            }
+            group.addTask {
+                // Keep-alive and liveness: ends the additions when the connection is gone.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(15))
+                    if await connection.isClosed { break }
+                    do { try await connection.ping() } catch { break }
+                }
+                continuation.finish()
+            }
+            self.markStarted()
+            for await controller in added {
+                group.addTask { await controller.run(on: connection) }
+            }
+            group.cancelAll()
+        }
+        additions = nil
+        await connection.close()
+    }
+
+    /// Closes the connection (server settings changed) so the loop connects anew.
+    func reconnect() async {
+        additions?.finish()
+        await connection?.close()
+        wakeConnection?.yield()
+    }
+}
+
+/// Step 4 of a reset over the agent's current connection: a bind as a new device, whose
+/// state is received into the staging store.
+struct AgentStateFetcher: ServerStateFetcher {
+    let agent: SyncAgent
+
+    func fetchState(of partition: PartitionName, into stagingPath: String) async throws -> FetchedState {
+        guard let connection = await agent.connection else { throw AgentError.noConnection }
+        let token = try await agent.readToken()
+        let session = try await connection.bind(
+            BindRequest(session: await agent.nextSessionID(), partition: partition.rawValue, token: token, identity: nil))
+        do {
+            var events = session.events.makeAsyncIterator()
+            guard let first = await events.next() else { throw SessionEnd.disconnected(nil) }
+            switch first {
+            case .bound(let reply):
+                let fetched = try await StateDownload.receive(
+                    reply: reply, events: &events, partition: partition, stagingPath: stagingPath, progress: { _ in })
+                try? await session.unbind()
+                return fetched
+            case .error(let error): throw SessionEnd.serverError(error)
+            case .disconnected(let error): throw SessionEnd.disconnected(error)
+            default: throw SessionEnd.unbound
+            }
+        } catch {
+            try? await session.unbind()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Logging
+public import TetherControl
+import TetherProtocol
+import TetherSystemd
+import TetherClient
+
+extension SyncAgent: ControlHandler {
+    public func handle(_ request: ControlRequest) async -> ControlResponse {
+        switch request.command {
+        case .status:
+            return .success(["partitions": .array(await statuses().map(\.json))])
+        case .resets:
+            let partition = request.partition.flatMap(PartitionName.init)
+            if request.partition != nil && partition == nil { return .failure("illegal partition name", exitCode: 2) }
+            do {
+                return .success(["resets": .array(try stateDatabase.resets(partition: partition).map(\.json))])
+            } catch {
+                return .failure("\(error)")
+            }
+        case .resetInitiate:
+            guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
+            do {
+                guard let id = try await controller.initiate() else { return .failure("no reset to initiate for \(name)") }
+                return .success(["id": .string(id), "partition": .string(name.rawValue), "outcome": .string(resetOutcome(id))])
+            } catch {
+                return .failure("reset of \(name) could not start: \(error)")
+            }
+        case .waitSynced:
+            guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
+            return await waitSynced(name, controller, timeout: request.timeout ?? 60)
+        case .pause:
+            guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
+            await controller.pause()
+            logger.notice("partition \(name) paused by the operator", metadata: ["tether.partition": .string(name.rawValue)])
+            return .success(["partition": .string(name.rawValue), "state": "paused"])
+        case .resume:
+            guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
+            await controller.resume()
+            logger.notice("partition \(name) resumed by the operator", metadata: ["tether.partition": .string(name.rawValue)])
+            return .success(["partition": .string(name.rawValue), "state": "connecting"])
+        case .logLevel:
+            guard let name = request.level, let level = TetherLogLevel(rawValue: name) else {
+                return .failure("unknown log level \(request.level ?? "")", exitCode: 2)
+            }
+            TetherLogging.level = level
+            logger.notice("log level set to \(level.rawValue) by the operator")
+            return .success(["log_level": .string(level.rawValue)])
+        }
+    }
+
+    private func lookup(_ raw: String?) -> (PartitionName, PartitionController)? {
+        guard let raw, let name = PartitionName(raw), let controller = controllers[name] else { return nil }
+        return (name, controller)
+    }
+
+    private func unknown(_ raw: String?) -> ControlResponse {
+        .failure("no partition named \(raw ?? "(none)") is configured", exitCode: 1)
+    }
+
+    private func resetOutcome(_ id: String) -> String {
+        (try? stateDatabase.resets().first { $0.id == id }?.outcome.rawValue) ?? "in-progress"
+    }
+
+    /// Waits until every local change is uploaded and the store holds the server's latest
+    /// version; a ping round trip first makes sure what the server had sent has arrived.
+    private func waitSynced(_ name: PartitionName, _ controller: PartitionController, timeout: Double) async -> ControlResponse {
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        var confirmed = false
+        while ContinuousClock.now < deadline {
+            if Task.isCancelled { return .failure("the daemon is stopping") }
+            let status = await controller.status
+            if status.isSynced {
+                if confirmed {
+                    return .success(["partition": .string(name.rawValue), "server_version": .number(Double(status.serverVersion))])
+                }
+                if let connection, (try? await connection.ping()) != nil { confirmed = true }
+                continue
+            }
+            confirmed = false
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        let status = await controller.status
+        return .failure(
+            "\(name) not synced after \(timeout) s: state \(status.state.rawValue), \(status.unsyncedChanges) unsynced changes, version \(status.serverVersion) of \(status.latestServerVersion)",
+            exitCode: 1)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+public import Logging
+import TetherClient
+import TetherControl
+import TetherProtocol
+import TetherStore
+public import TetherSystemd
+
+/// The agent: one connection to the server carrying a session per partition, reconnected
+/// with backoff; reloads; the control socket's commands; status for systemd.
+public actor SyncAgent {
+    var configuration: AgentConfiguration
+    public nonisolated let stateDatabase: AgentStateDatabase
+    public nonisolated let logger: Logger
+    let notifier: SystemdNotifier
+    var controllers: [PartitionName: PartitionController] = [:]
+    var connection: SyncConnection?
+    var sessionCounter: SessionID = 0
+    /// Set by a connection-level error that needs a reload (105).
+    var connectionStopped: SyncError?
+    var connectionBackoff = Backoff()
+    /// Controllers added by a reload while connected: the connection's task group picks them up.
+    var additions: AsyncStream<PartitionController>.Continuation?
+    /// Signals status changes to the status task (STATUS=, READY=).
+    nonisolated let statusSignal: AsyncStream<Void>.Continuation
+    let statusSignals: AsyncStream<Void>
+    var readySent = false
+    var wakeConnection: AsyncStream<Void>.Continuation?
+
+    public init(configuration: AgentConfiguration, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.notifier = notifier
+        try FileManager.default.createDirectory(atPath: configuration.stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+        try FileManager.default.createDirectory(atPath: configuration.storesDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o770])
+        self.stateDatabase = try AgentStateDatabase(path: configuration.stateDatabasePath)
+        (statusSignals, statusSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Creates the partitions' controllers (paused ones stay paused across restarts).
+    func startControllers() {
+        for settings in configuration.partitions where controllers[settings.name] == nil {
+            let paused = (try? stateDatabase.status(of: settings.name).paused) ?? false
+            controllers[settings.name] = PartitionController(settings: settings, context: self, paused: paused)
+        }
+    }
+
+    /// Runs until cancelled: the connection loop and the status task.
+    public func run() async {
+        startControllers()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.statusLoop() }
+            group.addTask { await self.connectionLoop() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    // MARK: Status
+
+    public func statuses() async -> [PartitionStatus] {
+        var result: [PartitionStatus] = []
+        for name in controllers.keys.sorted() {
+            if let controller = controllers[name] { result.append(await controller.status) }
+        }
+        return result
+    }
+
+    private func statusLoop() async {
+        var last = ""
+        for await _ in statusSignals {
+            let summary = PartitionStatus.summary(await statuses())
+            if summary != last {
+                last = summary
+                notifier.status(summary)
+            }
+        }
+    }
+
+    /// Sends READY=1 once every partition's session has started (bound, offline or waiting).
+    func markStarted() {
+        guard !readySent else { return }
+        readySent = true
+        notifier.ready()
+        notifier.status(PartitionStatus.summary([]))
+        logger.notice("tetherd \(TetherVersion.release) ready: \(configuration.partitions.count) partitions, server \(configuration.server.url)")
+        statusSignal.yield()
+    }
+
+    /// The watchdog's health check: no partition wedged in one event for `limit`.
+    public func isMakingProgress(limit: Duration) async -> Bool {
+        for controller in controllers.values where !(await controller.isMakingProgress(limit: limit)) { return false }
+        return true
+    }
+}
+
+extension SyncAgent: AgentContext {
+    func configuration() async -> AgentConfiguration { configuration }
+
+    func nextSessionID() async -> SessionID {
+        sessionCounter &+= 1
+        return sessionCounter
+    }
+
+    func readToken() async throws -> String {
+        let path = configuration.server.tokenFile
+        if let problem = AgentConfiguration.tokenFileProblem(path) { throw AgentError.token(problem) }
+        let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw AgentError.token("\(path) is empty") }
+        return text
+    }
+
+    nonisolated func statusChanged() { statusSignal.yield() }
+
+    func connectionFailed(_ error: SyncError) async {
+        guard SyncErrorReaction(error) == .stop else { return }
+        connectionStopped = error
+        logger.error(
+            "error \(error.code.rawValue) (\(error.code.name)): \(error.message); syncing with \(configuration.server.url) stops until the configuration is reloaded; \(error.hint)",
+            metadata: ["tether.error_code": .stringConvertible(error.code.rawValue), "message_id": .string(TetherMessageID.protocolMismatch.rawValue)])
+    }
+
+    nonisolated var fetcher: any ServerStateFetcher { AgentStateFetcher(agent: self) }
+}
+
+/// Errors of the agent itself, each with a hint.
+enum AgentError: Error, CustomStringConvertible {
+    case token(String)
+    case noConnection
+
+    var description: String {
+        switch self {
+        case .token(let reason): "token file: \(reason)"
+        case .noConnection: "not connected to the server"
+        }
+    }
+}

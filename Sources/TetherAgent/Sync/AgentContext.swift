@@ -1,0 +1,23 @@
+import Foundation
+import Logging
+import TetherClient
+import TetherProtocol
+
+/// What every partition controller shares: the agent's state database, the current server
+/// connection, the token, and how to report status changes.
+protocol AgentContext: Sendable {
+    var stateDatabase: AgentStateDatabase { get }
+    var logger: Logger { get }
+    func configuration() async -> AgentConfiguration
+    /// A fresh session id on the current connection.
+    func nextSessionID() async -> SessionID
+    /// The token from `[server] token_file`, read anew (errors 202/203 make it re-read).
+    func readToken() async throws -> String
+    /// A controller's status changed (STATUS=, wait-synced). Does not wait: it only signals
+    /// the agent's status task.
+    func statusChanged()
+    /// A connection-level error the whole agent must follow (105 stops syncing).
+    func connectionFailed(_ error: SyncError) async
+    /// The server-state fetcher of step 4 of a reset.
+    var fetcher: any ServerStateFetcher { get }
+}

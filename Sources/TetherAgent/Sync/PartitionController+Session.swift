@@ -1,0 +1,252 @@
+import Foundation
+import Logging
+import TetherClient
+import TetherProtocol
+import TetherStore
+
+extension PartitionController {
+    /// One bind of the partition on `connection`, until the session ends.
+    func syncSession(on connection: SyncConnection) async -> SessionOutcome {
+        let token: String
+        do {
+            token = try await context.readToken()
+        } catch {
+            log.error("cannot read the token: \(error)", metadata: ["tether.error_code": "203"])
+            return .retry(nil)
+        }
+        do {
+            try await openStoreIfPresent()
+        } catch {
+            log.error("cannot open the store \(settings.storePath): \(error)")
+            return .stop(reason: "the store cannot be opened: \(error)")
+        }
+        let metadata = try? await store?.metadata()
+        let request = BindRequest(
+            session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
+            identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
+            schemaVersion: store?.schema.version ?? 0)
+        let session: SyncSession
+        do {
+            session = try await connection.bind(request)
+        } catch {
+            return await connection.isClosed ? .connectionLost : .retry(nil)
+        }
+        setState(.connecting)
+        uploadCursor = metadata?.integratedSeq ?? 0
+        let outcome = await withTaskGroup(of: SessionOutcome?.self) { group in
+            group.addTask { await self.processEvents(session) }
+            group.addTask {
+                await self.uploadOnCommits(session)
+                return nil
+            }
+            var outcome: SessionOutcome = .connectionLost
+            for await result in group {
+                if let result {
+                    outcome = result
+                    break
+                }
+            }
+            group.cancelAll()
+            return outcome
+        }
+        sessionReady = false
+        try? await session.unbind()
+        return outcome
+    }
+
+    private func processEvents(_ session: SyncSession) async -> SessionOutcome {
+        var events = session.events.makeAsyncIterator()
+        while let event = await events.next(isolation: #isolation) {
+            if removed || paused { return .interrupted }
+            busySince = .now
+            defer { busySince = nil }
+            lastProgress = .now
+            do {
+                switch event {
+                case .bound(let reply):
+                    try await bound(reply, events: &events)
+                    await uploadPending(session)
+                case .download(let download):
+                    try await apply(download)
+                case .error(let error):
+                    return handle(error)
+                case .unbound:
+                    return .retry(nil)
+                case .disconnected(let error):
+                    if let error, !error.isTransient { await context.connectionFailed(error) }
+                    return .connectionLost
+                case .state:
+                    continue  // only expected while bootstrapping, handled in bound()
+                }
+            } catch SessionEnd.serverError(let error) {
+                return handle(error)
+            } catch SessionEnd.disconnected {
+                return .connectionLost
+            } catch SessionEnd.unbound {
+                return .retry(nil)
+            } catch {
+                log.error("sync of \(settings.name) failed: \(error)")
+                return .retry(nil)
+            }
+        }
+        return .connectionLost
+    }
+
+    /// The server accepted the bind: bootstrap a new store, or check the schema and go on.
+    private func bound(_ reply: BindReply, events: inout AsyncStream<SessionEvent>.Iterator) async throws {
+        updateStatus { $0.latestServerVersion = reply.latestServerVersion.version }
+        uploadCursor = max(uploadCursor, reply.integratedClientSeq)
+        if reply.stateFollows {
+            setState(.syncing)
+            log.notice("bootstrapping \(settings.name) from the server (version \(reply.latestServerVersion.version))")
+            let staging = await context.configuration().stateDir + "/staging/\(settings.name)-bootstrap.sqlite"
+            let fetched = try await StateDownload.receive(
+                reply: reply, events: &events, partition: settings.name, stagingPath: staging
+            ) { progress in
+                self.downloadProgress(progress)
+            }
+            try await adopt(fetched)
+        } else if let store {
+            if reply.schema != store.schema {
+                let diff = try await store.upgradeSchema(to: reply.schema)
+                log.notice("store schema upgraded to version \(reply.schema.version): \(diff.summary.joined(separator: "; "))")
+            }
+        }
+        try await store?.setReadOnly(reply.access == .read)
+        access = reply.access
+        backoff.reset()
+        sessionReady = true
+        setState(.syncing)
+        try await refreshCounts()
+    }
+
+    /// Makes the live store the downloaded state (creating it for a new device); any local
+    /// changes already in it are replayed on top (a store emptied by a delete-store action).
+    private func adopt(_ fetched: FetchedState) async throws {
+        if store == nil {
+            let directory = (settings.storePath as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o770])
+            store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
+        }
+        guard let store else { return }
+        let pending = try await store.allPendingChanges().map(\.change)
+        let report = try await store.resetInPlace(
+            to: try StoreStateSource(path: fetched.path, schema: fetched.schema), serverVersion: fetched.serverVersion,
+            schema: fetched.schema, clientFile: fetched.identity, recovering: pending.isEmpty ? nil : pending)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: fetched.path + suffix) }
+        log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version) (\(report.rewrite.inserted) rows)")
+    }
+
+    private func downloadProgress(_ progress: DownloadProgress) {
+        lastProgress = .now
+        updateStatus {
+            $0.download = .init(rowsDone: progress.rowsDone, rowsTotal: progress.rowsTotal, bytesDone: progress.bytesDone, bytesTotal: progress.bytesTotal)
+        }
+    }
+
+    private func apply(_ download: Download) async throws {
+        guard let store else { return }
+        let entries = download.entries.map {
+            ServerChangeset(serverVersion: $0.serverVersion, integratedClientSeq: $0.integratedClientSeq, changeset: $0.changeset)
+        }
+        let report = try await store.apply(entries)
+        updateStatus { $0.latestServerVersion = max($0.latestServerVersion, download.latestServerVersion) }
+        log.trace("applied \(report.changesApplied) changes up to version \(report.serverVersion.version)")
+        try await refreshCounts()
+    }
+
+    /// Re-reads the store's version and unsynced count; clears the reset-cycle marker once the
+    /// server has acknowledged everything a reset recovered.
+    func refreshCounts() async throws {
+        guard let store else { return }
+        let metadata = try await store.metadata()
+        let pending = try await store.pendingChangeCount()
+        if pending == 0, metadata.clientResetMarker != nil {
+            try await store.setClientResetMarker(nil)
+            log.notice("the server acknowledged the changes recovered by reset \(metadata.clientResetMarker ?? "")")
+        }
+        updateStatus {
+            $0.serverVersion = metadata.serverVersion.version
+            $0.unsyncedChanges = pending
+        }
+    }
+
+    /// Uploads after every commit another process (or the agent) makes to the store.
+    private func uploadOnCommits(_ session: SyncSession) async {
+        while !Task.isCancelled {
+            guard sessionReady else {
+                await sleepOrWake(.milliseconds(50))
+                continue
+            }
+            guard let notifier = try? StoreChangeNotifier(path: settings.storePath) else { return }
+            defer { notifier.stop() }
+            await uploadPending(session)  // what was committed before the notifier started
+            for await _ in notifier {
+                await uploadPending(session)
+                if Task.isCancelled { return }
+            }
+            return
+        }
+    }
+
+    /// Sends every pending batch not yet sent in this session, whole (docs/sync-model.md).
+    func uploadPending(_ session: SyncSession) async {
+        guard sessionReady, let store, access == .readwrite else {
+            try? await refreshCounts()
+            return
+        }
+        if uploading {
+            uploadAgain = true
+            return
+        }
+        uploading = true
+        defer { uploading = false }
+        repeat {
+            uploadAgain = false
+            do {
+                while let batch = try await store.pendingChanges(after: uploadCursor, limit: 500) {
+                    try await session.upload([
+                        UploadChangeset(afterSeq: batch.afterSeq, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq, changeset: batch.changeset)
+                    ])
+                    uploadCursor = batch.lastSeq
+                    lastProgress = .now
+                }
+                try await refreshCounts()
+            } catch {
+                log.debug("upload stopped: \(error)")
+                return
+            }
+        } while uploadAgain
+    }
+
+    /// What SPEC §3 says to do about `error`; logged once here, with its code and hint.
+    private func handle(_ error: SyncError) -> SessionOutcome {
+        recordError(error)
+        let reaction = SyncErrorReaction(error)
+        var metadata: Logger.Metadata = ["tether.error_code": .stringConvertible(error.code.rawValue)]
+        if error.code == .wrongProtocolVersion { metadata["message_id"] = .string(TetherMessageID.protocolMismatch.rawValue) }
+        let text = "error \(error.code.rawValue) (\(error.code.name)) on \(settings.name): \(error.message); \(error.hint)"
+        switch reaction {
+        case .retry:
+            log.warning("\(text)", metadata: metadata)
+            return .retry(error)
+        case .reauthenticate:
+            log.error("\(text); the token file is read again before the next attempt", metadata: metadata)
+            return .retry(error)
+        case .stop:
+            log.error("\(text); syncing stops until the configuration is reloaded", metadata: metadata)
+            return .stop(reason: "error \(error.code.rawValue): \(error.message)")
+        case .reset:
+            log.error("\(text)", metadata: metadata)
+            return .reset(error)
+        }
+    }
+
+    func openStoreIfPresent() async throws {
+        guard store == nil, FileManager.default.fileExists(atPath: settings.storePath) else { return }
+        guard let schema = try PartitionStore.recordedSchema(path: settings.storePath) else {
+            throw StoreError.notAStore(path: settings.storePath)
+        }
+        store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: schema)
+    }
+}

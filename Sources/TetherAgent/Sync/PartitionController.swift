@@ -1,0 +1,198 @@
+import Foundation
+import Logging
+import TetherClient
+import TetherProtocol
+import TetherStore
+
+/// One configured partition: its store, its session on the current server connection, its
+/// client resets and its status. Runs inside the agent's connection; everything mutable is
+/// in this actor.
+actor PartitionController {
+    private(set) var settings: PartitionSettings
+    let context: any AgentContext
+    var store: PartitionStore?
+    private(set) var status: PartitionStatus
+    var backoff = Backoff()
+    /// Wakes a controller that waits (paused, stopped, reset pending, backing off).
+    private var wakeContinuation: AsyncStream<Void>.Continuation
+    private var wakeups: AsyncStream<Void>
+    private(set) var removed = false
+    private var initiateRequested = false
+    /// A pending manual reset is carried out at the next start of the daemon (SPEC §4.4).
+    private var initiateOnStart = true
+    var stoppedReason: String?
+    var paused: Bool
+    /// Set while an event is being handled, for the watchdog (a wedged session stops pings).
+    var busySince: ContinuousClock.Instant?
+    var lastProgress = ContinuousClock.now
+    /// Uploads resume after this local seq (the server's integrated seq, or what this session sent).
+    var uploadCursor: Int64 = 0
+    /// True once the session is bound and the store ready: uploads may flow.
+    var sessionReady = false
+    var uploading = false
+    /// What the server granted at the last bind.
+    var access: PartitionAccess = .readwrite
+    var uploadAgain = false
+    let log: Logger
+
+    init(settings: PartitionSettings, context: any AgentContext, paused: Bool) {
+        self.settings = settings
+        self.context = context
+        self.paused = paused
+        self.status = PartitionStatus(name: settings.name, state: paused ? .paused : .connecting)
+        (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        var log = context.logger
+        log[metadataKey: "tether.partition"] = .string(settings.name.rawValue)
+        self.log = log
+    }
+
+    // MARK: Run loop
+
+    /// Keeps the partition in sync over `connection` until the connection ends or the
+    /// partition is removed.
+    func run(on connection: SyncConnection) async {
+        while !removed && !Task.isCancelled {
+            if paused {
+                setState(.paused)
+                await waitForWake()
+                continue
+            }
+            if let reason = stoppedReason {
+                setState(.stopped)
+                log.debug("stopped until the configuration is reloaded: \(reason)")
+                await waitForWake()
+                continue
+            }
+            do {
+                if try await continueReset() { continue }
+            } catch is CancellationError {
+                return
+            } catch {
+                log.error("client reset could not continue: \(error)")
+                await pauseForBackoff()
+                continue
+            }
+            switch await syncSession(on: connection) {
+            case .connectionLost:
+                setState(.offline)
+                return
+            case .retry(let error):
+                setState(.offline)
+                let delay = backoff.next(floor: .milliseconds(error?.retryAfterMilliseconds ?? 0))
+                log.debug("binding again in \(delay)")
+                await sleepOrWake(delay)
+            case .reset(let error):
+                do { try await beginReset(error) } catch { log.error("client reset could not start: \(error)") }
+            case .stop(let reason):
+                stoppedReason = reason
+                try? context.stateDatabase.update(statusRow())
+            case .interrupted:
+                continue
+            }
+        }
+    }
+
+    /// Outcome of one bind: what the run loop does next.
+    enum SessionOutcome {
+        case connectionLost
+        case retry(SyncError?)
+        case reset(SyncError)
+        case stop(reason: String)
+        /// Paused, removed or woken for a reset: loop again.
+        case interrupted
+    }
+
+    // MARK: Control
+
+    func pause() {
+        paused = true
+        try? context.stateDatabase.update(statusRow())
+        wake()
+    }
+
+    func resume() {
+        paused = false
+        try? context.stateDatabase.update(statusRow())
+        setState(.connecting)
+        wake()
+    }
+
+    func remove() {
+        removed = true
+        wake()
+    }
+
+    /// A reload: new settings; a stopped partition gets another chance (SPEC §3: 105/204
+    /// are retried only after a reload).
+    func update(_ settings: PartitionSettings) {
+        self.settings = settings
+        stoppedReason = nil
+        wake()
+    }
+
+    /// `tetherctl reset initiate`.
+    func requestInitiate() {
+        initiateRequested = true
+        wake()
+    }
+
+    func wake() { wakeContinuation.yield() }
+
+    func waitForWake() async {
+        var iterator = wakeups.makeAsyncIterator()
+        _ = await iterator.next()
+    }
+
+    /// Sleeps for `delay`, or less when woken.
+    func sleepOrWake(_ delay: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask { await self.waitForWake() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    func pauseForBackoff() async { await sleepOrWake(backoff.next()) }
+
+    func takeInitiateRequest(atStart: Bool) -> Bool {
+        defer {
+            initiateRequested = false
+            initiateOnStart = false
+        }
+        return initiateRequested || (atStart && initiateOnStart)
+    }
+
+    // MARK: Status
+
+    func setState(_ state: PartitionState) {
+        guard status.state != state else { return }
+        status.state = state
+        if state != .syncing { status.download = nil }
+        context.statusChanged()
+    }
+
+    func updateStatus(_ change: (inout PartitionStatus) -> Void) {
+        let before = status
+        change(&status)
+        if status.isSynced && status.state == .syncing { status.state = .synced }
+        if !status.isSynced && status.state == .synced { status.state = .syncing }
+        if status != before { context.statusChanged() }
+    }
+
+    func recordError(_ error: SyncError) {
+        let at = Date().timeIntervalSince1970
+        status.lastError = .init(code: error.code.rawValue, message: error.message, at: at)
+        try? context.stateDatabase.update(statusRow())
+    }
+
+    func statusRow() -> PartitionStatusRow {
+        PartitionStatusRow(name: settings.name, paused: paused, stoppedReason: stoppedReason, lastError: status.lastError)
+    }
+
+    /// Healthy unless an event has been handled for longer than `limit` without progress.
+    func isMakingProgress(limit: Duration) -> Bool {
+        guard busySince != nil else { return true }
+        return ContinuousClock.now - lastProgress < limit
+    }
+}

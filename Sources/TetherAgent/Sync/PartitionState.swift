@@ -1,0 +1,11 @@
+/// A partition's state as `tetherctl status` shows it (SPEC §8).
+public enum PartitionState: String, Sendable, Hashable, Codable, CaseIterable {
+    case connecting
+    case syncing
+    case synced
+    case offline
+    case paused
+    case resetPending = "reset-pending"
+    case resetting
+    case stopped
+}

@@ -1,0 +1,44 @@
+import Foundation
+import TetherClient
+import TetherProtocol
+import TetherStore
+
+/// Why a session ended while it was downloading or syncing.
+enum SessionEnd: Error, Sendable {
+    case serverError(SyncError)
+    case disconnected(SyncError?)
+    case unbound
+}
+
+/// Receives the server's state of a partition (the `state` chunks after a bind with
+/// `stateFollows`) into a staging store, for a new store's bootstrap and a reset's step 4.
+enum StateDownload {
+    static func receive(
+        reply: BindReply, events: inout AsyncStream<SessionEvent>.Iterator, partition: PartitionName, stagingPath: String,
+        isolation: isolated (any Actor)? = #isolation, progress: (DownloadProgress) async -> Void
+    ) async throws -> FetchedState {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: stagingPath + suffix) }
+        try FileManager.default.createDirectory(
+            atPath: (stagingPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o750])
+        let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: reply.schema)
+        defer { try? staging.close() }
+        while let event = await events.next(isolation: #isolation) {
+            switch event {
+            case .state(let chunk):
+                let rows = chunk.rows.changes.map { StateRow(table: $0.table, key: $0.key, fields: $0.fields) }
+                try await staging.insertStateRows(rows)
+                await progress(chunk.progress)
+                if chunk.isLast {
+                    try await staging.completeState(serverVersion: chunk.serverVersion, clientFile: reply.identity)
+                    return FetchedState(path: stagingPath, schema: reply.schema, identity: reply.identity, serverVersion: chunk.serverVersion)
+                }
+            case .error(let error): throw SessionEnd.serverError(error)
+            case .disconnected(let error): throw SessionEnd.disconnected(error)
+            case .unbound: throw SessionEnd.unbound
+            case .bound, .download: continue
+            }
+        }
+        throw SessionEnd.disconnected(nil)
+    }
+}

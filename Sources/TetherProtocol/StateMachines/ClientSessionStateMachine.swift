@@ -1,0 +1,159 @@
+/// What a client session reports to its owner (the agent).
+public enum SessionEvent: Sendable, Hashable {
+    case bound(BindReply)
+    case state(StateChunk)
+    case download(Download)
+    /// A session error from the server; the session is being unbound.
+    case error(SyncError)
+    /// The server confirmed the unbind: the session id may be bound again.
+    case unbound
+    /// The connection ended; `error` is the connection-level error when there was one.
+    case disconnected(SyncError?)
+}
+
+/// The client's side of one session, as a pure state machine: events in, actions out.
+///
+/// ```
+/// idle ─bind─▶ binding ─bound─▶ bootstrapping ─last state chunk─▶ active
+///                 │ (bound without state) ───────────────────────▶  │
+///                 └──── error / unbind ──▶ unbinding ◀── error / unbind
+///                                            │ unbound
+///                                            ▼
+///                                          closed
+/// ```
+///
+/// A server message the state does not allow is a protocol violation (109): the owner
+/// closes the connection. Requests the state does not allow (an upload before the session
+/// is active) are refused locally.
+public struct ClientSessionStateMachine: Sendable {
+    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        case idle, binding, bootstrapping, active, unbinding, closed
+        public var description: String { rawValue }
+    }
+
+    public enum Event: Sendable, Hashable {
+        /// Requests from the owner.
+        case bindRequested(BindRequest)
+        case uploadRequested(Upload)
+        case unbindRequested
+        /// Messages from the server.
+        case boundReceived(BindReply)
+        case stateReceived(StateChunk)
+        case downloadReceived(Download)
+        case errorReceived(SyncError)
+        case unboundReceived
+        /// The connection ended.
+        case connectionLost(SyncError?)
+    }
+
+    public enum RequestRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+        case notActive(State)
+        case readOnly
+        case alreadyBound(State)
+        public var description: String {
+            switch self {
+            case .notActive(let state): "the session is \(state), not active"
+            case .readOnly: "the partition is read-only for this user"
+            case .alreadyBound(let state): "the session is already \(state)"
+            }
+        }
+    }
+
+    public enum Action: Sendable, Hashable {
+        case send(ClientMessage)
+        case deliver(SessionEvent)
+        case refuse(RequestRefusal)
+        /// A protocol violation by the server: close the connection.
+        case closeConnection(SyncError)
+        /// The session is over: its id may be reused.
+        case forget
+    }
+
+    public let session: SessionID
+    public private(set) var state: State
+    /// Access granted by the last bind reply.
+    public private(set) var access: PartitionAccess?
+
+    public init(session: SessionID) {
+        self.session = session
+        self.state = .idle
+    }
+
+    /// For tests: a machine in any state.
+    public init(session: SessionID, state: State, access: PartitionAccess? = nil) {
+        self.session = session
+        self.state = state
+        self.access = access
+    }
+
+    public mutating func handle(_ event: Event) -> [Action] {
+        switch (state, event) {
+        // Requests.
+        case (.idle, .bindRequested(let request)):
+            state = .binding
+            return [.send(.bind(request))]
+        case (_, .bindRequested):
+            return [.refuse(.alreadyBound(state))]
+        case (.active, .uploadRequested(let upload)):
+            guard access == .readwrite else { return [.refuse(.readOnly)] }
+            return [.send(.upload(upload))]
+        case (_, .uploadRequested):
+            return [.refuse(.notActive(state))]
+        case (.binding, .unbindRequested), (.bootstrapping, .unbindRequested), (.active, .unbindRequested):
+            state = .unbinding
+            return [.send(.unbind(session))]
+        case (.idle, .unbindRequested):
+            state = .closed
+            return [.forget]
+        case (_, .unbindRequested):
+            return []
+
+        // Server messages.
+        case (.binding, .boundReceived(let reply)):
+            access = reply.access
+            state = reply.stateFollows ? .bootstrapping : .active
+            return [.deliver(.bound(reply))]
+        case (.bootstrapping, .stateReceived(let chunk)):
+            if chunk.isLast { state = .active }
+            return [.deliver(.state(chunk))]
+        case (.active, .downloadReceived(let download)):
+            return [.deliver(.download(download))]
+        case (.binding, .errorReceived(let error)), (.bootstrapping, .errorReceived(let error)), (.active, .errorReceived(let error)):
+            state = .unbinding
+            return [.deliver(.error(error)), .send(.unbind(session))]
+        case (.unbinding, .unboundReceived):
+            state = .closed
+            return [.deliver(.unbound), .forget]
+        case (.unbinding, .boundReceived), (.unbinding, .stateReceived), (.unbinding, .downloadReceived), (.unbinding, .errorReceived):
+            return []  // sent before the server saw our unbind
+        case (.closed, .boundReceived), (.closed, .stateReceived), (.closed, .downloadReceived),
+            (.closed, .errorReceived), (.closed, .unboundReceived):
+            return []
+        case (_, .boundReceived):
+            return violation("bound")
+        case (_, .stateReceived):
+            return violation("state")
+        case (_, .downloadReceived):
+            return violation("download")
+        case (_, .errorReceived):
+            return violation("error")
+        case (_, .unboundReceived):
+            return violation("unbound")
+
+        case (.closed, .connectionLost):
+            return []
+        case (.idle, .connectionLost):
+            state = .closed
+            return [.forget]
+        case (_, .connectionLost(let error)):
+            state = .closed
+            return [.deliver(.disconnected(error)), .forget]
+        }
+    }
+
+    private mutating func violation(_ message: String) -> [Action] {
+        let error = SyncError.badMessageOrder(message, in: state, session: session)
+        state = .closed
+        return [.closeConnection(error)]
+    }
+}

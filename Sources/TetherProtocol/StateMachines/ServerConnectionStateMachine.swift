@@ -1,0 +1,138 @@
+/// The server's side of one connection: the hello handshake, then routing of session
+/// messages to one ``ServerSessionStateMachine`` per session id. Pure: events in, actions out.
+///
+/// A message before the hello, a second hello, or a session message for a session id that
+/// is not bound is a protocol violation (109): the connection-level error is sent and the
+/// connection closed. A hello with another protocol version gets 105.
+public struct ServerConnectionStateMachine: Sendable {
+    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        case awaitingHello, ready, closed
+        public var description: String { rawValue }
+    }
+
+    public enum Action: Sendable, Hashable {
+        case send(ServerMessage)
+        /// Act for one session (see ``ServerSessionStateMachine/Action``).
+        case session(SessionID, ServerSessionStateMachine.Action)
+        /// Close the connection (after the sends before it).
+        case close
+    }
+
+    public private(set) var state: State
+    public private(set) var sessions: [SessionID: ServerSessionStateMachine] = [:]
+    public let protocolVersion: Int
+    public let software: String
+    public let maxSessions: Int
+
+    public init(protocolVersion: Int = TetherVersion.syncProtocol, software: String, maxSessions: Int = 1024) {
+        self.state = .awaitingHello
+        self.protocolVersion = protocolVersion
+        self.software = software
+        self.maxSessions = maxSessions
+    }
+
+    /// For tests: a connection in any state.
+    public init(state: State, software: String = "test", maxSessions: Int = 1024) {
+        self.init(software: software, maxSessions: maxSessions)
+        self.state = state
+    }
+
+    public func sessionState(_ session: SessionID) -> ServerSessionStateMachine.State? { sessions[session]?.state }
+
+    /// A decoded message from the client.
+    public mutating func received(_ message: ClientMessage) -> [Action] {
+        switch (state, message) {
+        case (.closed, _):
+            return []
+        case (.awaitingHello, .hello(let hello)):
+            guard hello.protocolVersion == protocolVersion else {
+                return fail(.wrongProtocolVersion(client: hello.protocolVersion, server: protocolVersion))
+            }
+            state = .ready
+            return [.send(.welcome(Welcome(protocolVersion: protocolVersion, software: software)))]
+        case (.awaitingHello, _):
+            return fail(.badMessageOrder(message.name, in: "awaiting hello"))
+        case (.ready, .hello):
+            return fail(.badMessageOrder("hello", in: "ready"))
+        case (.ready, .ping(let nonce)):
+            return [.send(.pong(nonce))]
+        case (.ready, .bind(let bind)):
+            if sessions[bind.session] == nil {
+                guard sessions.count < maxSessions else {
+                    return fail(SyncError(.limitsExceeded, "more than \(maxSessions) sessions on one connection"))
+                }
+                sessions[bind.session] = ServerSessionStateMachine(session: bind.session)
+            }
+            return route(bind.session, .bindReceived(bind))
+        case (.ready, .upload(let upload)):
+            guard sessions[upload.session] != nil else { return fail(.badMessageOrder("upload", in: "unbound", session: upload.session)) }
+            return route(upload.session, .uploadReceived(upload))
+        case (.ready, .unbind(let session)):
+            guard sessions[session] != nil else { return fail(.badMessageOrder("unbind", in: "unbound", session: session)) }
+            return route(session, .unbindReceived)
+        }
+    }
+
+    /// A message that could not be decoded: 102/103/104, then close.
+    public mutating func decodeFailed(_ error: WireDecodeError) -> [Action] {
+        guard state != .closed else { return [] }
+        return fail(error.syncError)
+    }
+
+    /// A server-side event for one session (bind verdict, state progress, failure).
+    public mutating func sessionEvent(_ session: SessionID, _ event: ServerSessionStateMachine.Event) -> [Action] {
+        guard sessions[session] != nil else {
+            // The session is gone (connection closed while its bind was checked): undo the reservation.
+            if case .bindAccepted = event { return [.session(session, .release)] }
+            return []
+        }
+        return route(session, event)
+    }
+
+    /// The connection ended (closed by the peer, the network, or us).
+    public mutating func connectionClosed() -> [Action] {
+        state = .closed
+        var actions: [Action] = []
+        for id in sessions.keys.sorted() {
+            actions += route(id, .connectionClosed)
+        }
+        sessions = [:]
+        return actions
+    }
+
+    private mutating func route(_ id: SessionID, _ event: ServerSessionStateMachine.Event) -> [Action] {
+        guard var machine = sessions[id] else { return [] }
+        let sessionActions = machine.handle(event)
+        sessions[id] = machine
+        var actions: [Action] = []
+        for action in sessionActions {
+            switch action {
+            case .closeConnection(let error):
+                return actions + fail(error)
+            case .forget:
+                sessions[id] = nil
+                actions.append(.session(id, .forget))
+            case .send(let message):
+                actions.append(.send(message))
+            default:
+                actions.append(.session(id, action))
+            }
+        }
+        return actions
+    }
+
+    /// Sends a connection-level error, releases every session and closes.
+    private mutating func fail(_ error: SyncError) -> [Action] {
+        var actions: [Action] = [.send(.error(ErrorMessage(session: nil, error: error)))]
+        state = .closed
+        for id in sessions.keys.sorted() {
+            guard var machine = sessions[id] else { continue }
+            for case .release in machine.handle(.connectionClosed) {
+                actions.append(.session(id, .release))
+            }
+        }
+        sessions = [:]
+        actions.append(.close)
+        return actions
+    }
+}

@@ -1,0 +1,140 @@
+/// The server's side of one session, as a pure state machine: events in, actions out.
+///
+/// ```
+/// awaitingBind ─bind─▶ binding ─accepted─▶ bootstrapping ─last state chunk─▶ active
+///                         │                      │                             │
+///                      rejected            failed/unbind                 failed/unbind
+///                         ▼                      ▼                             ▼
+///                      closing ◀── failed ── (error sent, waiting for unbind) ─unbind─▶ closed
+/// ```
+///
+/// A message in a state that does not allow it is a protocol violation (109), which closes
+/// the whole connection. After the server sent a session error the client must unbind;
+/// uploads still in flight are ignored meanwhile (docs/protocol.md).
+public struct ServerSessionStateMachine: Sendable {
+    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        case awaitingBind, binding, bootstrapping, active, closing, closed
+        public var description: String { rawValue }
+    }
+
+    public enum Event: Sendable, Hashable {
+        /// From the network.
+        case bindReceived(BindRequest)
+        case uploadReceived(Upload)
+        case unbindReceived
+        /// From the server: the verdict on the bind (identity checked, client file reserved).
+        case bindAccepted(BindReply, downloadAfter: SyncVersion)
+        case bindRejected(SyncError)
+        /// The state streamer is about to send a chunk (reported before writing it, so an
+        /// upload sent after the last chunk always finds the session active).
+        case sendingStateChunk(isLast: Bool)
+        /// A server-side failure of this session: grant revoked, upload refused, storage error.
+        case failed(SyncError)
+        case connectionClosed
+    }
+
+    public enum Action: Sendable, Hashable {
+        /// Check token, grant and identity; reserve the client file; answer with bindAccepted/bindRejected.
+        case authorizeBind(BindRequest)
+        case send(ServerMessage)
+        /// Stream the partition's state (then downloads after its version).
+        case streamState
+        /// Stream history entries after `version`, then new ones as they are accepted.
+        case streamDownloads(after: SyncVersion)
+        /// Validate and commit an upload (it is acknowledged through the download stream).
+        case integrate(Upload)
+        /// Stop streaming and release the client file reserved by the bind.
+        case release
+        /// Remove the session from the connection's table: its id may be bound again.
+        case forget
+        /// A protocol violation: send this connection-level error and close the connection.
+        case closeConnection(SyncError)
+    }
+
+    public let session: SessionID
+    public private(set) var state: State
+
+    public init(session: SessionID) {
+        self.session = session
+        self.state = .awaitingBind
+    }
+
+    /// For tests: a machine in any state.
+    public init(session: SessionID, state: State) {
+        self.session = session
+        self.state = state
+    }
+
+    public mutating func handle(_ event: Event) -> [Action] {
+        switch (state, event) {
+        // Network messages.
+        case (.awaitingBind, .bindReceived(let request)):
+            state = .binding
+            return [.authorizeBind(request)]
+        case (.active, .uploadReceived(let upload)):
+            return [.integrate(upload)]
+        case (.bootstrapping, .unbindReceived), (.active, .unbindReceived):
+            state = .closed
+            return [.release, .send(.unbound(session)), .forget]
+        case (.closing, .unbindReceived):
+            state = .closed
+            return [.send(.unbound(session)), .forget]
+        case (.closing, .uploadReceived):
+            return []  // sent before the client saw our error
+        case (.closed, .bindReceived), (.closed, .uploadReceived), (.closed, .unbindReceived):
+            return []  // a forgotten session never receives these; the connection routes them
+        case (_, .bindReceived):
+            return violation("bind")
+        case (_, .uploadReceived):
+            return violation("upload")
+        case (_, .unbindReceived):
+            return violation("unbind")
+
+        // The bind verdict.
+        case (.binding, .bindAccepted(let reply, let after)):
+            if reply.stateFollows {
+                state = .bootstrapping
+                return [.send(.bound(reply)), .streamState]
+            }
+            state = .active
+            return [.send(.bound(reply)), .streamDownloads(after: after)]
+        case (.binding, .bindRejected(let error)), (.binding, .failed(let error)):
+            state = .closing
+            return [.send(.error(ErrorMessage(session: session, error: error)))]
+        case (.closed, .bindAccepted):
+            return [.release]  // the connection closed while the bind was being checked
+        case (_, .bindAccepted), (_, .bindRejected):
+            return []
+
+        // Bootstrapping.
+        case (.bootstrapping, .sendingStateChunk(let isLast)):
+            if isLast { state = .active }
+            return []
+        case (_, .sendingStateChunk):
+            return []
+
+        // Server-side failures and disconnects.
+        case (.bootstrapping, .failed(let error)), (.active, .failed(let error)):
+            state = .closing
+            return [.release, .send(.error(ErrorMessage(session: session, error: error)))]
+        case (.awaitingBind, .failed):
+            state = .closed
+            return [.forget]
+        case (.closing, .failed), (.closed, .failed):
+            return []
+        case (.bootstrapping, .connectionClosed), (.active, .connectionClosed):
+            state = .closed
+            return [.release]
+        case (_, .connectionClosed):
+            state = .closed
+            return []
+        }
+    }
+
+    private mutating func violation(_ message: String) -> [Action] {
+        let error = SyncError.badMessageOrder(message, in: state, session: session)
+        let wasBound = state == .bootstrapping || state == .active
+        state = .closed
+        return wasBound ? [.release, .closeConnection(error)] : [.closeConnection(error)]
+    }
+}

@@ -1,0 +1,100 @@
+extension ClientMessage {
+    /// The message's bytes: type byte, then the body of docs/protocol.md.
+    public func encoded() -> [UInt8] {
+        var w = ByteWriter()
+        switch self {
+        case .hello(let hello):
+            w.byte(MessageType.hello.rawValue)
+            w.raw(MessageType.helloMagic)
+            w.varint(hello.protocolVersion)
+            w.string(hello.software)
+        case .bind(let bind):
+            w.byte(MessageType.bind.rawValue)
+            w.varint(bind.session)
+            w.string(bind.partition)
+            w.string(bind.token)
+            if let identity = bind.identity {
+                w.bool(true)
+                w.varint(identity.id)
+                w.varint(identity.salt)
+            } else {
+                w.bool(false)
+            }
+            w.varint(bind.lastServerVersion.version)
+            w.varint(bind.lastServerVersion.salt)
+            w.varint(bind.schemaVersion)
+        case .upload(let upload):
+            w.byte(MessageType.upload.rawValue)
+            w.varint(upload.session)
+            w.varint(upload.changesets.count)
+            for changeset in upload.changesets {
+                w.varint(changeset.afterSeq)
+                w.varint(changeset.firstSeq)
+                w.varint(changeset.lastSeq)
+                changeset.changeset.encode(into: &w)
+            }
+        case .unbind(let session):
+            w.byte(MessageType.unbind.rawValue)
+            w.varint(session)
+        case .ping(let nonce):
+            w.byte(MessageType.ping.rawValue)
+            w.varint(nonce)
+        }
+        return w.bytes
+    }
+
+    /// Decodes one message. Throws ``WireDecodeError`` for anything malformed, truncated,
+    /// oversized or unknown; never traps.
+    public static func decode(_ bytes: [UInt8], limit: Int = ProtocolLimits.maxMessageBytes) throws(WireDecodeError) -> ClientMessage {
+        guard bytes.count <= limit else { throw .messageTooLarge(size: bytes.count, limit: limit) }
+        var r = ByteReader(bytes)
+        guard !r.isAtEnd else { throw .emptyMessage }
+        let typeByte = try r.byte("message type")
+        let message: ClientMessage
+        switch MessageType(rawValue: typeByte) {
+        case .hello:
+            for expected in MessageType.helloMagic {
+                guard try r.byte("hello magic") == expected else {
+                    throw .malformed(field: "hello magic", reason: "not a Tether sync client")
+                }
+            }
+            let version = try r.int("protocol version", in: 0...Int(Int32.max))
+            message = .hello(Hello(protocolVersion: version, software: try r.string("software", limit: ProtocolLimits.maxTextBytes)))
+        case .bind:
+            let session = try r.uint32("session id")
+            let partition = try r.string("partition", limit: ProtocolLimits.maxPartitionBytes)
+            let token = try r.string("token", limit: ProtocolLimits.maxTokenBytes)
+            var identity: ClientFileIdentity? = nil
+            if try r.bool("has identity") {
+                identity = ClientFileIdentity(id: try r.int64("client file id"), salt: try r.int64("client file salt"))
+            }
+            let version = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+            let schemaVersion = try r.int("schema version", in: 0...Int(Int32.max))
+            message = .bind(BindRequest(
+                session: session, partition: partition, token: token, identity: identity,
+                lastServerVersion: version, schemaVersion: schemaVersion))
+        case .upload:
+            let session = try r.uint32("session id")
+            let count = try r.count("changeset count", minimumElementBytes: 5, limit: Int.max / 5)
+            var changesets: [UploadChangeset] = []
+            for _ in 0..<count {
+                let after = try r.int64("after seq")
+                let first = try r.int64("first seq")
+                let last = try r.int64("last seq")
+                guard after >= 0, after < first, first <= last else {
+                    throw .malformed(field: "seq range", reason: "after \(after), \(first)...\(last) is not a range of positive sequence numbers after the cursor")
+                }
+                changesets.append(UploadChangeset(afterSeq: after, firstSeq: first, lastSeq: last, changeset: try Changeset.decode(from: &r)))
+            }
+            message = .upload(Upload(session: session, changesets: changesets))
+        case .unbind:
+            message = .unbind(try r.uint32("session id"))
+        case .ping:
+            message = .ping(try r.varint("nonce"))
+        default:
+            throw .unknownMessageType(typeByte)
+        }
+        try r.expectEnd()
+        return message
+    }
+}

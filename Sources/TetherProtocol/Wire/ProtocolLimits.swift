@@ -1,0 +1,20 @@
+/// Sizes the codec accepts. Anything larger is a 104 (limits exceeded) decode error.
+public enum ProtocolLimits {
+    /// Largest message, after WebSocket fragments are joined.
+    public static let maxMessageBytes = 16 << 20
+    /// Largest single WebSocket frame both sides accept: a whole message fits one frame,
+    /// so an oversized message reaches the codec and gets 104; frames beyond this are
+    /// refused by the WebSocket layer itself (close code 1009).
+    public static let maxFrameBytes = maxMessageBytes + (64 << 10)
+    /// Table and column names (the schema allows 64).
+    public static let maxNameBytes = 256
+    /// A partition name as sent (validated separately: illegal names get 204).
+    public static let maxPartitionBytes = 1024
+    public static let maxTokenBytes = 8192
+    /// Error messages, hints and software names.
+    public static let maxTextBytes = 65536
+    public static let maxTables = 4096
+    public static let maxColumns = 65536
+    /// Target size of one download or state message the server sends.
+    public static let targetBatchBytes = 512 << 10
+}

@@ -1,0 +1,135 @@
+extension ServerMessage {
+    /// The message's bytes: type byte, then the body of docs/protocol.md.
+    public func encoded() -> [UInt8] {
+        var w = ByteWriter()
+        switch self {
+        case .welcome(let welcome):
+            w.byte(MessageType.welcome.rawValue)
+            w.varint(welcome.protocolVersion)
+            w.string(welcome.software)
+        case .bound(let reply):
+            w.byte(MessageType.bound.rawValue)
+            w.varint(reply.session)
+            var flags: UInt8 = 0
+            if reply.isNewIdentity { flags |= 1 }
+            if reply.stateFollows { flags |= 2 }
+            if reply.access == .readwrite { flags |= 4 }
+            w.byte(flags)
+            w.varint(reply.identity.id)
+            w.varint(reply.identity.salt)
+            w.varint(reply.latestServerVersion.version)
+            w.varint(reply.latestServerVersion.salt)
+            w.varint(reply.integratedClientSeq)
+            reply.schema.encode(into: &w)
+        case .state(let chunk):
+            w.byte(MessageType.state.rawValue)
+            w.varint(chunk.session)
+            w.varint(chunk.serverVersion.version)
+            w.varint(chunk.serverVersion.salt)
+            w.varint(chunk.progress.rowsDone)
+            w.varint(chunk.progress.rowsTotal)
+            w.varint(chunk.progress.bytesDone)
+            w.varint(chunk.progress.bytesTotal)
+            w.bool(chunk.isLast)
+            chunk.rows.encode(into: &w)
+        case .download(let download):
+            w.byte(MessageType.download.rawValue)
+            w.varint(download.session)
+            w.varint(download.latestServerVersion)
+            w.varint(download.entries.count)
+            for entry in download.entries {
+                w.varint(entry.serverVersion.version)
+                w.varint(entry.serverVersion.salt)
+                w.varint(entry.integratedClientSeq)
+                entry.changeset.encode(into: &w)
+            }
+        case .unbound(let session):
+            w.byte(MessageType.unbound.rawValue)
+            w.varint(session)
+        case .pong(let nonce):
+            w.byte(MessageType.pong.rawValue)
+            w.varint(nonce)
+        case .error(let message):
+            w.byte(MessageType.error.rawValue)
+            var flags: UInt8 = 0
+            if message.session != nil { flags |= 1 }
+            if message.error.retryAfterMilliseconds != nil { flags |= 2 }
+            w.byte(flags)
+            if let session = message.session { w.varint(session) }
+            w.varint(message.error.code.rawValue)
+            w.string(message.error.action.rawValue)
+            w.string(message.error.message)
+            w.string(message.error.hint)
+            if let retry = message.error.retryAfterMilliseconds { w.varint(max(retry, 0)) }
+        }
+        return w.bytes
+    }
+
+    /// Decodes one message. Throws ``WireDecodeError`` for anything malformed, truncated,
+    /// oversized or unknown; never traps.
+    public static func decode(_ bytes: [UInt8], limit: Int = ProtocolLimits.maxMessageBytes) throws(WireDecodeError) -> ServerMessage {
+        guard bytes.count <= limit else { throw .messageTooLarge(size: bytes.count, limit: limit) }
+        var r = ByteReader(bytes)
+        guard !r.isAtEnd else { throw .emptyMessage }
+        let typeByte = try r.byte("message type")
+        let message: ServerMessage
+        switch MessageType(rawValue: typeByte) {
+        case .welcome:
+            let version = try r.int("protocol version", in: 0...Int(Int32.max))
+            message = .welcome(Welcome(protocolVersion: version, software: try r.string("software", limit: ProtocolLimits.maxTextBytes)))
+        case .bound:
+            let session = try r.uint32("session id")
+            let flags = try r.byte("bound flags")
+            guard flags & ~0x07 == 0 else { throw .malformed(field: "bound flags", reason: "unknown flag bits") }
+            let identity = ClientFileIdentity(id: try r.int64("client file id"), salt: try r.int64("client file salt"))
+            let latest = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+            let integrated = try r.int64("integrated client seq")
+            let schema = try Schema.decode(from: &r)
+            message = .bound(BindReply(
+                session: session, identity: identity, isNewIdentity: flags & 1 != 0, stateFollows: flags & 2 != 0,
+                access: flags & 4 != 0 ? .readwrite : .read, latestServerVersion: latest, schema: schema,
+                integratedClientSeq: integrated))
+        case .state:
+            let session = try r.uint32("session id")
+            let version = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+            let progress = DownloadProgress(
+                rowsDone: try r.int64("rows done"), rowsTotal: try r.int64("rows total"),
+                bytesDone: try r.int64("bytes done"), bytesTotal: try r.int64("bytes total"))
+            let isLast = try r.bool("last chunk")
+            message = .state(StateChunk(
+                session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try Changeset.decode(from: &r)))
+        case .download:
+            let session = try r.uint32("session id")
+            let latest = try r.int64("latest server version")
+            let count = try r.count("entry count", minimumElementBytes: 6, limit: Int.max / 6)
+            var entries: [DownloadEntry] = []
+            for _ in 0..<count {
+                let version = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+                let seq = try r.int64("integrated client seq")
+                entries.append(DownloadEntry(serverVersion: version, integratedClientSeq: seq, changeset: try Changeset.decode(from: &r)))
+            }
+            message = .download(Download(session: session, latestServerVersion: latest, entries: entries))
+        case .unbound:
+            message = .unbound(try r.uint32("session id"))
+        case .pong:
+            message = .pong(try r.varint("nonce"))
+        case .error:
+            let flags = try r.byte("error flags")
+            guard flags & ~0x03 == 0 else { throw .malformed(field: "error flags", reason: "unknown flag bits") }
+            let session: SessionID? = if flags & 1 != 0 { try r.uint32("session id") } else { nil }
+            let code = SyncErrorCode(try r.int("error code", in: 0...Int(Int32.max)))
+            let actionName = try r.string("error action", limit: ProtocolLimits.maxNameBytes)
+            let text = try r.string("error message", limit: ProtocolLimits.maxTextBytes)
+            let hint = try r.string("error hint", limit: ProtocolLimits.maxTextBytes)
+            let retry: Int? = if flags & 2 != 0 { try r.int("retry after", in: 0...Int(Int32.max)) } else { nil }
+            // An action this build does not know degrades to the code's default (retry for unknown codes).
+            let action = ErrorAction(rawValue: actionName) ?? code.defaultAction
+            message = .error(ErrorMessage(
+                session: session, error: SyncError(code, text, action: action, hint: hint, retryAfterMilliseconds: retry)))
+        default:
+            throw .unknownMessageType(typeByte)
+        }
+        try r.expectEnd()
+        return message
+    }
+}

@@ -1,0 +1,156 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+public import NIOSSL
+
+/// The client side of the admin API (`tether-server admin …`): one method per command.
+public struct AdminClient: Sendable {
+    public enum Failure: Error, CustomStringConvertible {
+        /// The server could not be reached (runtime error).
+        case unreachable(String)
+        /// The server answered with an error status.
+        case rejected(status: Int, message: String, hint: String?, body: Data)
+        case badResponse(String)
+
+        public var description: String {
+            switch self {
+            case .unreachable(let message): "cannot reach the server: \(message)"
+            case .rejected(let status, let message, let hint, _):
+                "server refused (HTTP \(status)): \(message)" + (hint.map { " (hint: \($0))" } ?? "")
+            case .badResponse(let message): "unexpected answer from the server: \(message)"
+            }
+        }
+    }
+
+    public let baseURL: String
+    let token: String
+    let tlsConfiguration: TLSConfiguration?
+    let timeout: TimeAmount
+
+    /// `baseURL` is `http(s)://host:port`; a trailing `/`, `/admin` or `/sync` is ignored.
+    public init(baseURL: String, token: String, tlsConfiguration: TLSConfiguration? = nil, timeout: TimeAmount = .seconds(60)) {
+        var url = baseURL
+        for suffix in ["/", "/admin", "/sync", "/"] where url.hasSuffix(suffix) { url.removeLast(suffix.count) }
+        self.baseURL = url
+        self.token = token
+        self.tlsConfiguration = tlsConfiguration
+        self.timeout = timeout
+    }
+
+    public func status() async throws -> AdminAPI.Status { try await call(.GET, "status") }
+
+    public func snapshot(_ partition: String) async throws -> AdminAPI.Snapshot {
+        try await call(.POST, "partitions/\(Self.escape(partition))/snapshot")
+    }
+
+    public func restore(_ partition: String, snapshot: String) async throws -> AdminAPI.Restored {
+        try await call(.POST, "partitions/\(Self.escape(partition))/restore", body: AdminAPI.RestoreRequest(snapshot: snapshot))
+    }
+
+    public func terminateSync() async throws -> AdminAPI.SyncState { try await call(.POST, "sync/terminate") }
+    public func enableSync() async throws -> AdminAPI.SyncState { try await call(.POST, "sync/enable") }
+
+    public func setRecovery(_ enabled: Bool) async throws -> AdminAPI.Recovery {
+        try await call(.PUT, "recovery", body: AdminAPI.Recovery(enabled: enabled))
+    }
+
+    public func applySchema(toml: String, file: String, allowBreaking: Bool) async throws -> AdminAPI.SchemaApplied {
+        try await call(.POST, "schema", body: AdminAPI.SchemaApplyRequest(schemaToml: toml, file: file, allowBreaking: allowBreaking))
+    }
+
+    public func grant(user: String, pattern: String, access: String) async throws -> AdminAPI.GrantChanged {
+        try await call(.POST, "grants", body: AdminAPI.GrantRequest(user: user, pattern: pattern, access: access))
+    }
+
+    public func revoke(user: String, pattern: String) async throws -> AdminAPI.GrantChanged {
+        try await call(.DELETE, "grants", body: AdminAPI.GrantRequest(user: user, pattern: pattern, access: nil))
+    }
+
+    public func compact(horizonSeconds: Int?) async throws -> AdminAPI.Compacted {
+        try await call(.POST, "compact", body: AdminAPI.CompactRequest(horizonSeconds: horizonSeconds))
+    }
+
+    /// Streams a consistent copy of the server's database into `path`; returns its size.
+    public func backup(to path: String) async throws -> Int64 {
+        try await withClient { client in
+            let response = try await execute(client, .POST, "backup", body: nil)
+            guard response.status == .ok else { throw try await rejection(response) }
+            let temporary = path + ".partial"
+            guard FileManager.default.createFile(atPath: temporary, contents: nil),
+                let handle = FileHandle(forWritingAtPath: temporary)
+            else { throw Failure.badResponse("cannot create \(temporary)") }
+            var size: Int64 = 0
+            do {
+                for try await buffer in response.body {
+                    try handle.write(contentsOf: Data(buffer.readableBytesView))
+                    size += Int64(buffer.readableBytes)
+                }
+                try handle.synchronize()
+                try handle.close()
+                if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+                try FileManager.default.moveItem(atPath: temporary, toPath: path)
+            } catch {
+                try? handle.close()
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw error
+            }
+            return size
+        }
+    }
+
+    private func call<Response: Decodable>(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Response {
+        try await withClient { client in
+            let response = try await execute(client, method, path, body: try body.map { try JSONEncoder().encode($0) })
+            guard response.status == .ok else { throw try await rejection(response) }
+            let bytes = try await response.body.collect(upTo: 64 << 20)
+            do {
+                return try JSONDecoder().decode(Response.self, from: Data(bytes.readableBytesView))
+            } catch {
+                throw Failure.badResponse("\(error)")
+            }
+        }
+    }
+
+    private func execute(_ client: HTTPClient, _ method: HTTPMethod, _ path: String, body: Data?) async throws -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: "\(baseURL)/admin/\(path)")
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: [UInt8](body)))
+        }
+        do {
+            return try await client.execute(request, timeout: timeout)
+        } catch {
+            throw Failure.unreachable("\(baseURL): \(error)")
+        }
+    }
+
+    private func rejection(_ response: HTTPClientResponse) async throws -> Failure {
+        let bytes = (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer()
+        let data = Data(bytes.readableBytesView)
+        if let failure = try? JSONDecoder().decode(AdminAPI.Failure.self, from: data) {
+            return .rejected(status: Int(response.status.code), message: failure.error, hint: failure.hint, body: data)
+        }
+        return .rejected(status: Int(response.status.code), message: response.status.reasonPhrase, hint: nil, body: data)
+    }
+
+    private func withClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tlsConfiguration)
+        configuration.timeout = .init(connect: .seconds(10))
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        do {
+            let result = try await body(client)
+            try await client.shutdown()
+            return result
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    static func escape(_ segment: String) -> String {
+        segment.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._"))) ?? segment
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import TetherProtocol
+
+extension AdminAPI.Status: ResponseEncodable {}
+extension AdminAPI.Snapshot: ResponseEncodable {}
+extension AdminAPI.Restored: ResponseEncodable {}
+extension AdminAPI.SyncState: ResponseEncodable {}
+extension AdminAPI.Recovery: ResponseEncodable {}
+extension AdminAPI.SchemaApplied: ResponseEncodable {}
+extension AdminAPI.GrantChanged: ResponseEncodable {}
+extension AdminAPI.Compacted: ResponseEncodable {}
+
+/// The `/admin` HTTP API (docs/server.md): JSON in and out, `Authorization: Bearer <admin token>`.
+struct AdminRoutes<Context: RequestContext> {
+    let control: ServerControl
+    let dataDirectory: String
+
+    func register(on router: Router<Context>) {
+        let admin = router.group("admin").add(middleware: AdminAuthMiddleware<Context>(policy: control.policy))
+        admin.get("status") { _, _ in try await control.status() }
+        admin.post("partitions/:partition/snapshot") { _, context in
+            try await control.snapshot(try context.parameters.require("partition"))
+        }
+        admin.post("partitions/:partition/restore") { request, context in
+            let body = try await request.decode(as: AdminAPI.RestoreRequest.self, context: context)
+            return try await control.restore(try context.parameters.require("partition"), to: body.snapshot)
+        }
+        admin.post("sync/terminate") { _, _ in try await control.terminateSync() }
+        admin.post("sync/enable") { _, _ in try await control.enableSync() }
+        admin.put("recovery") { request, context in
+            try await control.setRecovery(try await request.decode(as: AdminAPI.Recovery.self, context: context).enabled)
+        }
+        admin.post("schema") { request, context in
+            try await control.applySchema(try await request.decode(as: AdminAPI.SchemaApplyRequest.self, context: context))
+        }
+        admin.post("grants") { request, context in
+            let body = try await request.decode(as: AdminAPI.GrantRequest.self, context: context)
+            guard let text = body.access, let access = PartitionAccess(rawValue: text) else {
+                throw AdminError(.badRequest, "access must be \"read\" or \"readwrite\"")
+            }
+            return try await control.grant(user: body.user, pattern: body.pattern, access: access)
+        }
+        admin.delete("grants") { request, context in
+            let body = try await request.decode(as: AdminAPI.GrantRequest.self, context: context)
+            return try await control.grant(user: body.user, pattern: body.pattern, access: nil)
+        }
+        admin.post("compact") { request, context in
+            let body = try? await request.decode(as: AdminAPI.CompactRequest.self, context: context)
+            return try await control.compact(horizonSeconds: body?.horizonSeconds)
+        }
+        admin.post("backup") { _, _ in try await backup() }
+    }
+
+    /// Backs up into a temporary file next to the database, then streams it and removes it.
+    private func backup() async throws -> Response {
+        let path = (dataDirectory as NSString).appendingPathComponent("backup-\(UUID().uuidString).sqlite.tmp")
+        do {
+            try await control.storage.backup(to: path)
+        } catch {
+            try? FileManager.default.removeItem(atPath: path)
+            throw AdminError(.internalServerError, "backup failed: \(error)")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw AdminError(.internalServerError, "backup failed: cannot read \(path)")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        try? FileManager.default.removeItem(atPath: path)  // the open handle keeps the data
+        control.logger.notice("backup streamed", metadata: ["bytes": "\(size ?? -1)"])
+        let file = UncheckedFileHandle(handle)
+        return Response(
+            status: .ok, headers: [.contentType: "application/vnd.sqlite3"],
+            body: ResponseBody(contentLength: size) { writer in
+                defer { try? file.handle.close() }
+                while let data = try file.handle.read(upToCount: 1 << 20), !data.isEmpty {
+                    try await writer.write(ByteBuffer(bytes: data))
+                }
+                try await writer.finish(nil)
+            })
+    }
+}
+
+/// A FileHandle read by one response body writer at a time.
+private struct UncheckedFileHandle: @unchecked Sendable {
+    let handle: FileHandle
+    init(_ handle: FileHandle) { self.handle = handle }
+}
+
+/// Refuses admin requests without the admin token (401), comparing digests in constant time.
+struct AdminAuthMiddleware<Context: RequestContext>: RouterMiddleware {
+    let policy: ServerPolicy
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let header = request.headers[.authorization] ?? ""
+        let prefix = "Bearer "
+        guard header.hasPrefix(prefix) else {
+            throw AdminError(.unauthorized, "the admin API needs `Authorization: Bearer <admin token>`", hint: "pass --token-file")
+        }
+        let digest = TokenDigest(token: String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces))
+        guard await policy.snapshot.adminToken.constantTimeEquals(digest) else {
+            throw AdminError(.unauthorized, "the admin token was not accepted", hint: "check --token-file against the server's admin_token_file")
+        }
+        return try await next(request, context)
+    }
+}

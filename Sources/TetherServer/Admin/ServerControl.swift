@@ -1,0 +1,208 @@
+import Foundation
+public import Logging
+import HTTPTypes
+import TetherProtocol
+import TetherTOML
+
+/// The operations of the admin API and of a reload, over the storage, the policy and the
+/// live sessions. Every change that affects bound sessions pushes them an error promptly:
+/// 206 when access was revoked, 203 when their token is no longer accepted, and 201
+/// (retry: bind again) when the partition was restored, the schema changed, sync was
+/// terminated, or their access changed.
+public final class ServerControl: Sendable {
+    let service: SyncService
+    let configuration: ServerConfiguration
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    public init(service: SyncService, configuration: ServerConfiguration, now: @escaping @Sendable () -> Date, logger: Logger) {
+        self.service = service
+        self.configuration = configuration
+        self.now = now
+        self.logger = logger
+    }
+
+    var storage: any ServerStorage { service.storage }
+    var policy: ServerPolicy { service.policy }
+    var hub: SyncHub { service.hub }
+
+    public func status() async throws -> AdminAPI.Status {
+        let snapshot = await policy.snapshot
+        let sessions = await hub.sessionCounts()
+        let partitions = try await storage.partitions().map { p in
+            AdminAPI.Status.Partition(
+                name: p.name, serverVersion: p.head.latest.version, compactedThrough: p.head.base.version,
+                historyEntries: p.historyEntries, historyBytes: p.historyBytes, rows: p.rows, clientFiles: p.clientFiles,
+                connectedClients: PartitionName(p.name).flatMap { sessions[$0] } ?? 0)
+        }
+        return AdminAPI.Status(
+            server: .init(
+                release: TetherVersion.release, syncProtocol: TetherVersion.syncProtocol,
+                syncTerminated: snapshot.flags.syncTerminated, clientRecovery: snapshot.recoveryEnabled,
+                schemaVersion: snapshot.schemas.current.version, connections: await hub.connectionCount,
+                sessions: sessions.values.reduce(0, +)),
+            partitions: partitions)
+    }
+
+    public func snapshot(_ name: String) async throws -> AdminAPI.Snapshot {
+        let partition = try knownPartition(name)
+        guard try await storage.head(of: partition) != nil else { throw AdminError.unknownPartition(name) }
+        let record = try await storage.snapshot(of: partition, now: now())
+        logger.info("snapshot taken", metadata: ["partition": "\(partition)", "snapshot": "\(record.id)", "version": "\(record.version)"])
+        return AdminAPI.Snapshot(partition: partition.rawValue, snapshot: record.id, serverVersion: record.version)
+    }
+
+    public func restore(_ name: String, to snapshot: String) async throws -> AdminAPI.Restored {
+        let partition = try knownPartition(name)
+        let head: PartitionHead
+        do {
+            head = try await storage.restore(partition, to: snapshot)
+        } catch StorageError.notFound(let what) {
+            throw AdminError(.notFound, "\(what)", hint: "`tether-server admin snapshot \(name)` prints the ids of new snapshots")
+        }
+        logger.notice("partition restored", metadata: ["partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)"])
+        let notified = await failSessions(
+            where: { $0.partition == partition },
+            with: Self.rebind("partition \(partition) was restored to an earlier snapshot"))
+        return AdminAPI.Restored(partition: partition.rawValue, snapshot: snapshot, serverVersion: head.latest.version, sessionsNotified: notified)
+    }
+
+    public func terminateSync() async throws -> AdminAPI.SyncState {
+        let forgotten = try await storage.terminateSync()
+        var flags = await policy.snapshot.flags
+        flags.syncTerminated = true
+        _ = await policy.setFlags(flags)
+        logger.notice("sync terminated", metadata: ["client_files_forgotten": "\(forgotten)"])
+        let notified = await failSessions(where: { _ in true }, with: Self.rebind("sync was terminated on the server"))
+        return AdminAPI.SyncState(syncTerminated: true, clientFilesForgotten: forgotten, sessionsNotified: notified)
+    }
+
+    public func enableSync() async throws -> AdminAPI.SyncState {
+        var flags = await policy.snapshot.flags
+        flags.syncTerminated = false
+        try await storage.setFlags(flags)
+        _ = await policy.setFlags(flags)
+        logger.notice("sync enabled")
+        return AdminAPI.SyncState(syncTerminated: false, clientFilesForgotten: 0, sessionsNotified: 0)
+    }
+
+    public func setRecovery(_ enabled: Bool) async throws -> AdminAPI.Recovery {
+        let snapshot = await policy.snapshot
+        var flags = snapshot.flags
+        flags.recoveryOverride = enabled
+        flags.recoveryOverrideConfigValue = snapshot.configuredRecovery
+        try await storage.setFlags(flags)
+        _ = await policy.setFlags(flags)
+        logger.notice("client recovery \(enabled ? "enabled" : "disabled")")
+        return AdminAPI.Recovery(enabled: enabled)
+    }
+
+    public func applySchema(_ request: AdminAPI.SchemaApplyRequest) async throws -> AdminAPI.SchemaApplied {
+        let schema: Schema
+        do {
+            schema = try Schema.parse(toml: request.schemaToml, file: request.file)
+        } catch {
+            throw AdminError(.badRequest, error.description, hint: error.hint)
+        }
+        let current = await policy.snapshot.schemas
+        let plan = current.plan(schema)
+        var result = AdminAPI.SchemaApplied(
+            applied: false, breaking: plan.isBreaking, version: schema.version, previousVersion: current.current.version,
+            differences: plan.diff.summary, sessionsNotified: 0)
+        if let refusal = plan.refusal { throw AdminError(.badRequest, refusal) }
+        if plan.isBreaking && !request.allowBreaking {
+            var error = AdminError(
+                .conflict, "schema version \(schema.version) is a breaking change; every store made with an older version must reset",
+                hint: "add --allow-breaking to apply it")
+            error.body = try JSONEncoder().encode(result)
+            throw error
+        }
+        let record = SchemaRecord(schema: schema, isBreaking: plan.isBreaking, appliedAt: now())
+        try await storage.appendSchema(record, migration: plan.isBreaking ? StateMigration(from: current.current, to: schema) : nil)
+        _ = await policy.appendSchema(record)
+        logger.notice("schema applied", metadata: [
+            "version": "\(schema.version)", "breaking": "\(plan.isBreaking)", "differences": "\(plan.diff.summary.count)",
+        ])
+        result.applied = true
+        result.sessionsNotified = await failSessions(
+            where: { _ in true }, with: Self.rebind("the server's schema changed to version \(schema.version)"))
+        return result
+    }
+
+    public func grant(user: String, pattern text: String, access: PartitionAccess?) async throws -> AdminAPI.GrantChanged {
+        let snapshot = await policy.snapshot
+        guard snapshot.users.contains(user: user) else {
+            throw AdminError(.notFound, "no [[user]] is named \(user.debugDescription)", hint: "users are defined in the server's config file")
+        }
+        let pattern: GrantPattern
+        switch GrantPattern.parse(text) {
+        case .success(let value): pattern = value
+        case .failure(let error): throw AdminError(.badRequest, error.description)
+        }
+        if access == nil, snapshot.access.grants[AccessPolicy.Key(user: user, pattern: pattern)] == nil {
+            throw AdminError(.notFound, "user \(user) has no grant \(text.debugDescription)", hint: "`revoke` takes the exact pattern of a grant")
+        }
+        let change = RuntimeGrant(user: user, pattern: pattern, access: access)
+        try await storage.setRuntimeGrant(change)
+        let updated = await policy.setRuntimeGrant(change)
+        logger.notice(access == nil ? "grant revoked" : "grant added", metadata: [
+            "user": "\(user)", "pattern": "\(pattern)", "access": "\(access?.rawValue ?? "none")",
+        ])
+        let notified = await recheckSessions(updated)
+        return AdminAPI.GrantChanged(user: user, pattern: text, access: access?.rawValue, sessionsNotified: notified)
+    }
+
+    public func compact(horizonSeconds: Int?) async throws -> AdminAPI.Compacted {
+        let horizon = horizonSeconds.map(Double.init) ?? Double(configuration.historyHorizonDays) * 86400
+        let report = try await storage.compact(olderThan: now().addingTimeInterval(-horizon))
+        logger.info("history compacted", metadata: ["removed_entries": "\(report.removedEntries)"])
+        return AdminAPI.Compacted(removedEntries: report.partitions)
+    }
+
+    /// Re-checks every bound session against the current users and grants.
+    @discardableResult
+    public func recheckSessions(_ snapshot: PolicySnapshot) async -> Int {
+        var failures: [(BoundSession, SyncError)] = []
+        for session in await hub.bound() {
+            if snapshot.users.authenticate(digest: session.tokenDigest) != session.user {
+                failures.append((session, SyncError(.badUserAuthentication, "the access token of user \(session.user) is no longer accepted")))
+            } else if let access = snapshot.access.access(user: session.user, partition: session.partition) {
+                if access != session.access {
+                    failures.append((session, Self.rebind("access of user \(session.user) to partition \(session.partition) changed to \(access.rawValue)")))
+                }
+            } else {
+                failures.append((session, SyncError(.permissionDenied, "user \(session.user) no longer has a grant for partition \(session.partition)")))
+            }
+        }
+        await push(failures)
+        return failures.count
+    }
+
+    private func failSessions(where predicate: @Sendable (BoundSession) -> Bool, with error: SyncError) async -> Int {
+        let sessions = await hub.bound(where: predicate)
+        await push(sessions.map { ($0, error) })
+        return sessions.count
+    }
+
+    /// Pushes errors to sessions concurrently, so one slow connection does not delay the rest.
+    private func push(_ failures: [(BoundSession, SyncError)]) async {
+        await withDiscardingTaskGroup { group in
+            for (session, error) in failures {
+                group.addTask { await session.fail(error) }
+            }
+        }
+    }
+
+    static func rebind(_ reason: String) -> SyncError {
+        SyncError(
+            .otherSessionError, "\(reason); bind again",
+            hint: "the server changed something this session depends on; the agent binds again at once",
+            retryAfterMilliseconds: 0)
+    }
+
+    private func knownPartition(_ name: String) throws -> PartitionName {
+        let name = name.removingPercentEncoding ?? name
+        guard let partition = PartitionName(name) else { throw AdminError.illegalPartition(name) }
+        return partition
+    }
+}

@@ -1,0 +1,28 @@
+import Logging
+import ServiceLifecycle
+
+/// Drops history older than `history_horizon_days` every `interval` (the first time one
+/// interval after start). Devices that last synced before the dropped history get 222.
+struct CompactionService<C: Clock>: Service where C.Duration == Duration {
+    let control: ServerControl
+    let interval: Duration
+    let clock: C
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                while true {
+                    try await clock.sleep(for: interval)
+                    do {
+                        _ = try await control.compact(horizonSeconds: nil)
+                    } catch {
+                        logger.error("history compaction failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+        } catch is CancellationError {
+            return
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+public import TetherProtocol
+public import TetherTOML
+
+/// Everything read from disk at start and on reload: the config file, the token files and
+/// the schema file. Every problem names the file, key and line.
+public struct LoadedConfiguration: Sendable {
+    public var configuration: ServerConfiguration
+    public var users: UserDirectory
+    public var adminToken: TokenDigest
+    public var schema: Schema
+
+    public static func load(path: String) throws(ConfigError) -> LoadedConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigError(file: path, "cannot read the configuration file: \(TokenFile.reason(error))")
+        }
+        let configuration = try ServerConfiguration.parse(toml: text, file: path)
+        var problems: [ConfigProblem] = []
+        var users = UserDirectory(entries: [])
+        do {
+            users = try UserDirectory.load(configuration)
+        } catch {
+            problems += error.problems
+        }
+        var adminToken = TokenDigest(token: "")
+        switch TokenFile.read(configuration.adminTokenFile) {
+        case .success(let token): adminToken = TokenDigest(token: token)
+        case .failure(let error):
+            problems.append(ConfigProblem(file: path, key: "admin_token_file", line: nil, message: error.description))
+        }
+        var schema = Schema(version: 1, tables: [])
+        do {
+            let schemaText = try String(contentsOfFile: configuration.schemaFile, encoding: .utf8)
+            do {
+                schema = try Schema.parse(toml: schemaText, file: configuration.schemaFile)
+            } catch {
+                problems += error.problems
+            }
+        } catch {
+            problems.append(ConfigProblem(
+                file: path, key: "schema", line: nil,
+                message: "cannot read schema file \(configuration.schemaFile): \(TokenFile.reason(error))"))
+        }
+        if !problems.isEmpty { throw ConfigError(problems) }
+        return LoadedConfiguration(configuration: configuration, users: users, adminToken: adminToken, schema: schema)
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import HummingbirdWebSocket
+public import Logging
+import NIOCore
+import NIOSSL
+import ServiceLifecycle
+import TetherProtocol
+import UnixSignals
+public import TetherTOML
+
+/// The running server: storage, policy, sync endpoint and admin API on one listener, plus
+/// compaction and SIGHUP reload, as one swift-service-lifecycle `ServiceGroup` that shuts
+/// down gracefully on SIGTERM/SIGINT (in-flight uploads commit, sessions are closed).
+public enum ServerApp {
+    public struct Options: Sendable {
+        public var configPath: String
+        public var allowBreakingSchema: Bool
+        public var compactionInterval: Duration
+        public var now: @Sendable () -> Date
+
+        public init(
+            configPath: String, allowBreakingSchema: Bool = false, compactionInterval: Duration = .seconds(3600),
+            now: @escaping @Sendable () -> Date = { Date() }
+        ) {
+            self.configPath = configPath
+            self.allowBreakingSchema = allowBreakingSchema
+            self.compactionInterval = compactionInterval
+            self.now = now
+        }
+    }
+
+    /// Why the server could not start: a configuration problem (exit 2) or anything else (exit 1).
+    public enum StartError: Error, CustomStringConvertible {
+        case configuration(ConfigError)
+        case runtime(String)
+
+        public var description: String {
+            switch self {
+            case .configuration(let error): error.description
+            case .runtime(let message): message
+            }
+        }
+    }
+
+    /// Runs until a graceful shutdown completes. `onReady` is called once the listener is
+    /// bound, with the address actually bound (the one place for readiness notification).
+    public static func run(
+        _ loaded: LoadedConfiguration, options: Options, logger: Logger,
+        onReady: @escaping @Sendable (ListenAddress) async -> Void = { _ in }
+    ) async throws {
+        let configuration = loaded.configuration
+        let lock: DataDirectoryLock
+        let storage: SQLiteServerStorage
+        do {
+            lock = try DataDirectoryLock(directory: configuration.dataDirectory)
+            storage = try SQLiteServerStorage(directory: configuration.dataDirectory)
+        } catch {
+            throw StartError.runtime("\(error)")
+        }
+        do {
+            let service = try await prepare(loaded, storage: storage, options: options, logger: logger)
+            try await serve(service, configuration: configuration, options: options, logger: logger, onReady: onReady)
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+        try await storage.close()
+        withExtendedLifetime(lock) {}
+        logger.notice("tether-server stopped")
+    }
+
+    static func prepare(_ loaded: LoadedConfiguration, storage: any ServerStorage, options: Options, logger: Logger) async throws -> SyncService {
+        let configuration = loaded.configuration
+        var history = try await storage.schemaHistory()
+        let decision: SchemaReconciliation.Decision
+        do {
+            decision = try SchemaReconciliation.decide(
+                file: loaded.schema, fileName: configuration.schemaFile, stored: history,
+                allowBreaking: options.allowBreakingSchema, now: options.now())
+        } catch {
+            throw StartError.configuration(error)
+        }
+        switch decision {
+        case .keep:
+            break
+        case .append(let record, let breaking):
+            let migration = breaking ? history.last.map { StateMigration(from: $0.schema, to: record.schema) } : nil
+            try await storage.appendSchema(record, migration: migration)
+            history.append(record)
+            logger.notice("schema applied from schema file", metadata: ["version": "\(record.version)", "breaking": "\(breaking)"])
+        case .storedIsNewer(let stored, let file):
+            logger.notice("using schema version \(stored) applied at run time; \(configuration.schemaFile) has version \(file)")
+        }
+
+        var flags = try await storage.flags()
+        if flags.recoveryOverride != nil, flags.recoveryOverrideConfigValue != configuration.clientRecovery {
+            flags.recoveryOverride = nil
+            flags.recoveryOverrideConfigValue = nil
+            try await storage.setFlags(flags)
+            logger.notice("client_recovery changed in the config file; it replaces the earlier `admin recovery` setting")
+        }
+        let policy = ServerPolicy(
+            users: loaded.users, adminToken: loaded.adminToken, configuredGrants: configuration.grants,
+            runtimeGrants: try await storage.runtimeGrants(), flags: flags, configuredRecovery: configuration.clientRecovery,
+            schemas: SchemaRegistry(history: history))
+        return SyncService(storage: storage, hub: SyncHub(), policy: policy, now: options.now, logger: logger)
+    }
+
+    static func serve(
+        _ service: SyncService, configuration: ServerConfiguration, options: Options, logger: Logger,
+        onReady: @escaping @Sendable (ListenAddress) async -> Void
+    ) async throws {
+        let control = ServerControl(service: service, configuration: configuration, now: options.now, logger: logger)
+        let endpoint = SyncEndpoint(service: service)
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        AdminRoutes(control: control, dataDirectory: configuration.dataDirectory).register(on: router)
+        router.ws("sync") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, context in
+            await endpoint.handle(inbound: inbound, outbound: outbound, logger: context.logger)
+        }
+        var server = HTTPServerBuilder.http1WebSocketUpgrade(
+            webSocketRouter: router,
+            configuration: .init(ws: .init(maxFrameSize: ProtocolLimits.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30)))))
+        if let tls = configuration.tls {
+            do {
+                server = try .tls(server, tlsConfiguration: try tlsConfiguration(tls))
+            } catch {
+                throw StartError.configuration(ConfigError(file: configuration.file, key: "tls_certificate", "cannot load TLS files: \(error)"))
+            }
+        }
+        let scheme = configuration.tls == nil ? "http" : "https"
+        let app = Application(
+            router: router, server: server,
+            configuration: .init(
+                address: .hostname(configuration.listen.host, port: configuration.listen.port),
+                serverName: "tether-server/\(TetherVersion.release)"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.listen.port
+                let bound = ListenAddress(host: configuration.listen.host, port: port)
+                logger.notice("tether-server listening on \(bound) (\(scheme), sync at /sync, admin at /admin)")
+                await onReady(bound)
+            },
+            logger: logger)
+        let group = ServiceGroup(configuration: .init(
+            services: [
+                .init(service: app),
+                .init(
+                    service: CompactionService(control: control, interval: options.compactionInterval, clock: ContinuousClock(), logger: logger),
+                    successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(
+                    service: ReloadService(configPath: options.configPath, running: configuration, control: control, logger: logger),
+                    successTerminationBehavior: .gracefullyShutdownGroup),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+    }
+
+    static func tlsConfiguration(_ files: ServerConfiguration.TLSFiles) throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(files.certificate).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: files.key, format: .pem)
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+    }
+}

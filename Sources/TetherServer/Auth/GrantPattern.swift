@@ -1,0 +1,70 @@
+/// A partition name or glob of a grant (`store-17`, `catalog-*`, `pos-??`): `*` matches any
+/// run of characters, `?` exactly one. Everything else must be a partition-name character.
+public struct GrantPattern: Sendable, Hashable, CustomStringConvertible, Codable {
+    public let text: String
+
+    public struct Invalid: Error, Sendable, Hashable, CustomStringConvertible {
+        public var description: String
+    }
+
+    public static func parse(_ text: String) -> Result<GrantPattern, Invalid> {
+        let bytes = Array(text.utf8)
+        guard (1...256).contains(bytes.count) else {
+            return .failure(Invalid(description: "pattern must be 1 to 256 characters"))
+        }
+        for b in bytes {
+            let ok = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || b == 0x2E || b == 0x5F || b == 0x2D || b == 0x2A || b == 0x3F
+            guard ok else {
+                return .failure(Invalid(description:
+                    "\(text.debugDescription) may only contain partition-name characters (A-Z a-z 0-9 . _ -) and the wildcards * and ?"))
+            }
+        }
+        return .success(GrantPattern(text: text))
+    }
+
+    private init(text: String) { self.text = text }
+
+    public init(from decoder: any Decoder) throws {
+        let raw = try decoder.singleValueContainer().decode(String.self)
+        switch Self.parse(raw) {
+        case .success(let pattern): self = pattern
+        case .failure(let error): throw error
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(text)
+    }
+
+    public var isGlob: Bool { text.utf8.contains(0x2A) || text.utf8.contains(0x3F) }
+
+    public var description: String { text }
+
+    /// Iterative glob match with backtracking to the last `*`: linear in practice, no recursion.
+    public func matches(_ name: String) -> Bool {
+        let p = Array(text.utf8)
+        let s = Array(name.utf8)
+        var pi = 0, si = 0
+        var star = -1, mark = 0
+        while si < s.count {
+            if pi < p.count && (p[pi] == 0x3F || p[pi] == s[si]) {
+                pi += 1
+                si += 1
+            } else if pi < p.count && p[pi] == 0x2A {
+                star = pi
+                mark = si
+                pi += 1
+            } else if star >= 0 {
+                pi = star + 1
+                mark += 1
+                si = mark
+            } else {
+                return false
+            }
+        }
+        while pi < p.count && p[pi] == 0x2A { pi += 1 }
+        return pi == p.count
+    }
+}

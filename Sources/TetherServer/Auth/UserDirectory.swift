@@ -1,0 +1,80 @@
+import Foundation
+public import TetherTOML
+
+/// The users of `[[user]]` with the digests of their tokens, read from their token files
+/// at start and on reload.
+public struct UserDirectory: Sendable {
+    public struct Entry: Sendable {
+        public var name: String
+        var digest: TokenDigest
+    }
+
+    public private(set) var entries: [Entry]
+
+    public init(entries: [(name: String, token: String)]) {
+        self.entries = entries.map { Entry(name: $0.name, digest: TokenDigest(token: $0.token)) }
+    }
+
+    /// Reads every user's token file; unreadable or empty files are problems naming the key.
+    public static func load(_ configuration: ServerConfiguration) throws(ConfigError) -> UserDirectory {
+        var problems: [ConfigProblem] = []
+        var entries: [(name: String, token: String)] = []
+        for (i, user) in configuration.users.enumerated() {
+            switch TokenFile.read(user.tokenFile) {
+            case .success(let token): entries.append((user.name, token))
+            case .failure(let error):
+                problems.append(ConfigProblem(file: configuration.file, key: "user[\(i)].token_file", line: nil, message: error.description))
+            }
+        }
+        if !problems.isEmpty { throw ConfigError(problems) }
+        return UserDirectory(entries: entries)
+    }
+
+    /// The user whose token this is. Compares against every user's digest in constant time,
+    /// so the time taken does not depend on which user (if any) matched.
+    public func authenticate(_ token: String) -> String? {
+        authenticate(digest: TokenDigest(token: token))
+    }
+
+    public func authenticate(digest: TokenDigest) -> String? {
+        var match: String? = nil
+        for entry in entries where entry.digest.constantTimeEquals(digest) && match == nil {
+            match = entry.name
+        }
+        return match
+    }
+
+    public func contains(user: String) -> Bool { entries.contains { $0.name == user } }
+}
+
+/// Reads a token file: its content without surrounding whitespace.
+public enum TokenFile {
+    public static func read(_ path: String) -> Result<String, TokenFileError> {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            return .failure(TokenFileError(description: "cannot read token file \(path): \(Self.reason(error))"))
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            return .failure(TokenFileError(description: "token file \(path) is not UTF-8 text"))
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { return .failure(TokenFileError(description: "token file \(path) is empty")) }
+        return .success(token)
+    }
+
+    static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError { return "no such file" }
+        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoPermissionError { return "permission denied" }
+        return nsError.localizedDescription
+    }
+}
+
+public struct TokenFileError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}

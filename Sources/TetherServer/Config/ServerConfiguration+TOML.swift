@@ -1,0 +1,70 @@
+public import TetherTOML
+import TetherProtocol
+
+extension ServerConfiguration {
+    /// Parses a configuration file's text; every problem names file, key and line.
+    public static func parse(toml text: String, file: String) throws(ConfigError) -> ServerConfiguration {
+        let parser = try ConfigParser(text: text, file: file)
+        let root = parser.root
+
+        var listen = ListenAddress(host: "127.0.0.1", port: 7800)
+        if let text = root.string("listen") {
+            if let parsed = ListenAddress(text) { listen = parsed } else {
+                root.problem("listen", "\(text.debugDescription) is not host:port (port 0-65535)")
+            }
+        }
+        let dataDirectory = root.absolutePath("data_dir") ?? "/var/lib/tether-server"
+        let schemaFile = root.absolutePath("schema") ?? "/etc/tether/schema.toml"
+        let adminTokenFile = root.absolutePath("admin_token_file", required: true) ?? ""
+        let clientRecovery = root.bool("client_recovery") ?? true
+        let horizon = root.integer("history_horizon_days", range: 1...36500) ?? defaultHistoryHorizonDays
+        let logLevel = root.enumeration("log_level", ServerLogLevel.self) ?? .info
+
+        var tls: TLSFiles? = nil
+        let certificate = root.absolutePath("tls_certificate")
+        let key = root.absolutePath("tls_key")
+        switch (certificate, key) {
+        case (let c?, let k?): tls = TLSFiles(certificate: c, key: k)
+        case (nil, nil): break
+        case (_?, nil): root.problem("tls_certificate", "tls_certificate needs tls_key too")
+        case (nil, _?): root.problem("tls_key", "tls_key needs tls_certificate too")
+        }
+
+        var users: [User] = []
+        for table in root.tables("user") {
+            guard let name = table.string("name", required: true) else { _ = table.string("token_file"); continue }
+            let tokenFile = table.absolutePath("token_file", required: true) ?? ""
+            if users.contains(where: { $0.name == name }) {
+                table.problem("name", "user \(name.debugDescription) is defined twice")
+            } else if name.isEmpty || name.utf8.count > 128 {
+                table.problem("name", "a user name must be 1 to 128 bytes")
+            }
+            users.append(User(name: name, tokenFile: tokenFile))
+        }
+
+        var grants: [Grant] = []
+        for table in root.tables("grant") {
+            let user = table.string("user", required: true)
+            let patterns = table.stringArray("partitions", required: true) ?? []
+            let access = table.enumeration("access", PartitionAccess.self, required: true)
+            if let user, !users.contains(where: { $0.name == user }) {
+                table.problem("user", "no [[user]] is named \(user.debugDescription)")
+            }
+            var parsed: [GrantPattern] = []
+            for (i, text) in patterns.enumerated() {
+                switch GrantPattern.parse(text) {
+                case .success(let pattern): parsed.append(pattern)
+                case .failure(let reason): table.problem("partitions[\(i)]", reason.description)
+                }
+            }
+            if patterns.isEmpty, table.has("partitions") { table.problem("partitions", "lists no partition") }
+            if let user, let access { grants.append(Grant(user: user, patterns: parsed, access: access)) }
+        }
+
+        try parser.finish()
+        return ServerConfiguration(
+            file: file, listen: listen, dataDirectory: dataDirectory, schemaFile: schemaFile,
+            adminTokenFile: adminTokenFile, clientRecovery: clientRecovery, tls: tls,
+            historyHorizonDays: horizon, logLevel: logLevel, users: users, grants: grants)
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+public import TetherProtocol
+
+extension SQLiteServerStorage {
+    public func terminateSync() async throws -> Int {
+        try await pool.write { db in
+            var flags = try Self.readFlags(db)
+            flags.syncTerminated = true
+            try Self.write(flags, db)
+            try db.execute(sql: "DELETE FROM client_files")
+            return db.changesCount
+        }
+    }
+
+    static func readFlags(_ db: Database) throws -> ServerFlags {
+        let terminated = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'sync_terminated'") ?? 0
+        let override = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'recovery_override'")
+        let config = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'recovery_override_config'")
+        return ServerFlags(
+            syncTerminated: terminated == 1, recoveryOverride: override.map { $0 == 1 },
+            recoveryOverrideConfigValue: config.map { $0 == 1 })
+    }
+
+    public func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord {
+        try await pool.write { db in
+            let p = try Self.createPartitionIfNeeded(partition, now: now, db)
+            let id = Self.snapshotID()
+            try db.execute(
+                sql: """
+                    INSERT INTO snapshots(id, partition_id, version, salt, base_version, base_salt, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [id, p.id, p.head.latest.version, p.head.latest.salt, p.head.base.version, p.head.base.salt,
+                            now.timeIntervalSince1970])
+            try db.execute(
+                sql: "INSERT INTO snapshot_state(snapshot_id, tbl, key, fields) SELECT ?, tbl, key, fields FROM state WHERE partition_id = ?",
+                arguments: [id, p.id])
+            try db.execute(
+                sql: """
+                    INSERT INTO snapshot_client_files(snapshot_id, id, salt, integrated_seq, integrated_version, created_at, last_seen)
+                    SELECT ?, id, salt, integrated_seq, integrated_version, created_at, last_seen FROM client_files WHERE partition_id = ?
+                    """,
+                arguments: [id, p.id])
+            return SnapshotRecord(id: id, partition: partition.rawValue, version: p.head.latest.version, createdAt: now)
+        }
+    }
+
+    /// 16 hex digits: unguessable enough not to be confused with another server's.
+    static func snapshotID() -> String {
+        let value = UInt64.random(in: 0...UInt64.max)
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    public func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {
+        try await pool.write { db in
+            guard let p = try Self.partitionRow(partition, db) else { throw StorageError.notFound("partition \(partition)") }
+            guard let s = try Row.fetchOne(
+                db, sql: "SELECT version, salt, base_version, base_salt FROM snapshots WHERE id = ? AND partition_id = ?",
+                arguments: [snapshot, p.id])
+            else { throw StorageError.notFound("snapshot \(snapshot) of partition \(partition)") }
+            let latest = SyncVersion(version: s["version"], salt: s["salt"])
+            var base = SyncVersion(version: s["base_version"], salt: s["base_salt"])
+            // History compacted past the snapshot since: the snapshot's version becomes the base.
+            if p.head.base.version > latest.version { base = latest } else if p.head.base.version > base.version { base = p.head.base }
+            try db.execute(sql: "DELETE FROM history WHERE partition_id = ? AND version > ?", arguments: [p.id, latest.version])
+            try db.execute(sql: "DELETE FROM state WHERE partition_id = ?", arguments: [p.id])
+            try db.execute(
+                sql: "INSERT INTO state(partition_id, tbl, key, fields) SELECT ?, tbl, key, fields FROM snapshot_state WHERE snapshot_id = ?",
+                arguments: [p.id, snapshot])
+            try db.execute(sql: "DELETE FROM client_files WHERE partition_id = ?", arguments: [p.id])
+            try db.execute(
+                sql: """
+                    INSERT INTO client_files(id, partition_id, salt, integrated_seq, integrated_version, created_at, last_seen)
+                    SELECT id, ?, salt, integrated_seq, integrated_version, created_at, last_seen
+                    FROM snapshot_client_files WHERE snapshot_id = ?
+                    """,
+                arguments: [p.id, snapshot])
+            try db.execute(
+                sql: "UPDATE partitions SET latest_version = ?, latest_salt = ?, base_version = ?, base_salt = ? WHERE id = ?",
+                arguments: [latest.version, latest.salt, base.version, base.salt, p.id])
+            return PartitionHead(latest: latest, base: base)
+        }
+    }
+
+    public func compact(olderThan cutoff: Date) async throws -> CompactionReport {
+        try await pool.write { db in
+            var removed: [String: Int] = [:]
+            let partitions = try Row.fetchAll(db, sql: "SELECT id, name FROM partitions")
+            for partition in partitions {
+                let id: Int64 = partition["id"]
+                guard let newest = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT version, salt FROM history WHERE partition_id = ? AND created_at < ?
+                        ORDER BY version DESC LIMIT 1
+                        """,
+                    arguments: [id, cutoff.timeIntervalSince1970])
+                else { continue }
+                let version: Int64 = newest["version"]
+                try db.execute(sql: "DELETE FROM history WHERE partition_id = ? AND version <= ?", arguments: [id, version])
+                removed[partition["name"]] = db.changesCount
+                try db.execute(
+                    sql: "UPDATE partitions SET base_version = ?, base_salt = ? WHERE id = ?",
+                    arguments: [version, newest["salt"] as Int64, id])
+            }
+            return CompactionReport(partitions: removed)
+        }
+    }
+
+    public func partitions() async throws -> [PartitionStatus] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT p.name, p.latest_version, p.latest_salt, p.base_version, p.base_salt,
+                        (SELECT count(*) FROM history h WHERE h.partition_id = p.id) AS entries,
+                        (SELECT coalesce(sum(length(h.changeset)), 0) FROM history h WHERE h.partition_id = p.id) AS bytes,
+                        (SELECT count(*) FROM state s WHERE s.partition_id = p.id) AS rows,
+                        (SELECT count(*) FROM client_files c WHERE c.partition_id = p.id) AS files
+                    FROM partitions p ORDER BY p.name
+                    """
+            ).map { row in
+                PartitionStatus(
+                    name: row["name"],
+                    head: PartitionHead(
+                        latest: SyncVersion(version: row["latest_version"], salt: row["latest_salt"]),
+                        base: SyncVersion(version: row["base_version"], salt: row["base_salt"])),
+                    historyEntries: row["entries"], historyBytes: row["bytes"], rows: row["rows"], clientFiles: row["files"])
+            }
+        }
+    }
+}

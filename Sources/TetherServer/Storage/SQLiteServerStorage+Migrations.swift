@@ -1,0 +1,77 @@
+import GRDB
+
+extension SQLiteServerStorage {
+    /// The database layout (docs/server.md, "Storage"). Each migration runs once, in order.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value INTEGER);
+                CREATE TABLE partitions(
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE,
+                    latest_version INTEGER NOT NULL, latest_salt INTEGER NOT NULL,
+                    base_version INTEGER NOT NULL, base_salt INTEGER NOT NULL,
+                    created_at REAL NOT NULL);
+                CREATE TABLE client_files(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    partition_id INTEGER NOT NULL REFERENCES partitions(id),
+                    salt INTEGER NOT NULL,
+                    integrated_seq INTEGER NOT NULL DEFAULT 0,
+                    integrated_version INTEGER NOT NULL DEFAULT 0,
+                    created_at REAL NOT NULL,
+                    last_seen REAL NOT NULL);
+                CREATE INDEX client_files_partition ON client_files(partition_id);
+                CREATE TABLE history(
+                    id INTEGER PRIMARY KEY,
+                    partition_id INTEGER NOT NULL REFERENCES partitions(id),
+                    version INTEGER NOT NULL,
+                    salt INTEGER NOT NULL,
+                    origin_file INTEGER NOT NULL,
+                    origin_seq INTEGER NOT NULL,
+                    created_at REAL NOT NULL,
+                    changeset BLOB NOT NULL,
+                    UNIQUE(partition_id, version));
+                CREATE INDEX history_origin ON history(partition_id, origin_file, version);
+                CREATE TABLE state(
+                    partition_id INTEGER NOT NULL,
+                    tbl TEXT NOT NULL,
+                    key BLOB NOT NULL,
+                    fields BLOB NOT NULL,
+                    PRIMARY KEY(partition_id, tbl, key)) WITHOUT ROWID;
+                CREATE TABLE snapshots(
+                    id TEXT PRIMARY KEY NOT NULL,
+                    partition_id INTEGER NOT NULL REFERENCES partitions(id),
+                    version INTEGER NOT NULL, salt INTEGER NOT NULL,
+                    base_version INTEGER NOT NULL, base_salt INTEGER NOT NULL,
+                    created_at REAL NOT NULL);
+                CREATE TABLE snapshot_state(
+                    snapshot_id TEXT NOT NULL,
+                    tbl TEXT NOT NULL,
+                    key BLOB NOT NULL,
+                    fields BLOB NOT NULL,
+                    PRIMARY KEY(snapshot_id, tbl, key)) WITHOUT ROWID;
+                CREATE TABLE snapshot_client_files(
+                    snapshot_id TEXT NOT NULL,
+                    id INTEGER NOT NULL,
+                    salt INTEGER NOT NULL,
+                    integrated_seq INTEGER NOT NULL,
+                    integrated_version INTEGER NOT NULL,
+                    created_at REAL NOT NULL,
+                    last_seen REAL NOT NULL,
+                    PRIMARY KEY(snapshot_id, id));
+                CREATE TABLE schemas(
+                    version INTEGER PRIMARY KEY,
+                    schema BLOB NOT NULL,
+                    breaking INTEGER NOT NULL,
+                    applied_at REAL NOT NULL);
+                CREATE TABLE runtime_grants(
+                    user TEXT NOT NULL,
+                    pattern TEXT NOT NULL,
+                    access TEXT,
+                    PRIMARY KEY(user, pattern));
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import GRDB
+public import TetherProtocol
+
+extension SQLiteServerStorage {
+    struct PartitionRow {
+        var id: Int64
+        var head: PartitionHead
+    }
+
+    static func partitionRow(_ name: PartitionName, _ db: Database) throws -> PartitionRow? {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT id, latest_version, latest_salt, base_version, base_salt FROM partitions WHERE name = ?",
+            arguments: [name.rawValue])
+        else { return nil }
+        return PartitionRow(
+            id: row["id"],
+            head: PartitionHead(
+                latest: SyncVersion(version: row["latest_version"], salt: row["latest_salt"]),
+                base: SyncVersion(version: row["base_version"], salt: row["base_salt"])))
+    }
+
+    static func freshSalt() -> Int64 { Int64.random(in: 1...Int64.max) }
+
+    public func head(of partition: PartitionName) async throws -> PartitionHead? {
+        try await pool.read { db in try Self.partitionRow(partition, db)?.head }
+    }
+
+    public func salt(of partition: PartitionName, version: Int64) async throws -> Int64? {
+        try await pool.read { db in
+            guard let p = try Self.partitionRow(partition, db) else { return version == 0 ? 0 : nil }
+            if version == 0 { return 0 }
+            if version == p.head.base.version { return p.head.base.salt }
+            return try Int64.fetchOne(
+                db, sql: "SELECT salt FROM history WHERE partition_id = ? AND version = ?", arguments: [p.id, version])
+        }
+    }
+
+    public func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord? {
+        try await pool.read { db in
+            guard let p = try Self.partitionRow(partition, db),
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM client_files WHERE id = ? AND partition_id = ?", arguments: [id, p.id])
+            else { return nil }
+            return ClientFileRecord(
+                identity: ClientFileIdentity(id: row["id"], salt: row["salt"]),
+                integratedSeq: row["integrated_seq"], integratedVersion: row["integrated_version"],
+                lastSeen: Date(timeIntervalSince1970: row["last_seen"]))
+        }
+    }
+
+    public func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
+        try await pool.write { db in
+            let p = try Self.createPartitionIfNeeded(partition, now: now, db)
+            let salt = Self.freshSalt()
+            try db.execute(
+                sql: "INSERT INTO client_files(partition_id, salt, created_at, last_seen) VALUES (?, ?, ?, ?)",
+                arguments: [p.id, salt, now.timeIntervalSince1970, now.timeIntervalSince1970])
+            return (ClientFileIdentity(id: db.lastInsertedRowID, salt: salt), p.head)
+        }
+    }
+
+    static func createPartitionIfNeeded(_ partition: PartitionName, now: Date, _ db: Database) throws -> PartitionRow {
+        if let existing = try partitionRow(partition, db) { return existing }
+        try db.execute(
+            sql: """
+                INSERT INTO partitions(name, latest_version, latest_salt, base_version, base_salt, created_at)
+                VALUES (?, 0, 0, 0, 0, ?)
+                """,
+            arguments: [partition.rawValue, now.timeIntervalSince1970])
+        return PartitionRow(id: db.lastInsertedRowID, head: .empty)
+    }
+
+    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE client_files SET last_seen = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, id])
+        }
+    }
+
+    public func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date
+    ) async throws -> IntegrationOutcome {
+        try await pool.write { db in
+            guard var p = try Self.partitionRow(partition, db) else { throw StorageError.notFound("partition \(partition)") }
+            guard let file = try Row.fetchOne(
+                db, sql: "SELECT integrated_seq FROM client_files WHERE id = ? AND partition_id = ?", arguments: [clientFile, p.id])
+            else { throw StorageError.notFound("client file \(clientFile)") }
+            var integratedSeq: Int64 = file["integrated_seq"]
+            var accepted = 0, ignored = 0
+            for upload in uploads {
+                guard upload.lastSeq > integratedSeq else {
+                    ignored += 1
+                    continue
+                }
+                guard upload.afterSeq == integratedSeq else {
+                    throw StorageError.uploadGap(integrated: integratedSeq, after: upload.afterSeq)
+                }
+                for change in upload.changeset.changes {
+                    try Self.apply(change, partitionID: p.id, db)
+                }
+                let version = SyncVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
+                try db.execute(
+                    sql: """
+                        INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [p.id, version.version, version.salt, clientFile, upload.lastSeq, now.timeIntervalSince1970,
+                                Data(upload.changeset.encoded)])
+                p.head.latest = version
+                integratedSeq = upload.lastSeq
+                accepted += 1
+            }
+            if accepted > 0 {
+                try db.execute(
+                    sql: "UPDATE partitions SET latest_version = ?, latest_salt = ? WHERE id = ?",
+                    arguments: [p.head.latest.version, p.head.latest.salt, p.id])
+                try db.execute(
+                    sql: "UPDATE client_files SET integrated_seq = ?, integrated_version = ?, last_seen = ? WHERE id = ?",
+                    arguments: [integratedSeq, p.head.latest.version, now.timeIntervalSince1970, clientFile])
+            }
+            return IntegrationOutcome(head: p.head, accepted: accepted, ignored: ignored, integratedSeq: integratedSeq)
+        }
+    }
+
+    private static func apply(_ change: RowChange, partitionID: Int64, _ db: Database) throws {
+        let key = Data(change.key.encoded)
+        let existing = try Data.fetchOne(
+            db, sql: "SELECT fields FROM state WHERE partition_id = ? AND tbl = ? AND key = ?",
+            arguments: [partitionID, change.table, key])
+        let fields: [String: FieldValue]?
+        if let existing {
+            guard let decoded = try? FieldValue.decodeFields([UInt8](existing)) else { throw StorageError.corrupt("state") }
+            fields = decoded
+        } else {
+            fields = nil
+        }
+        switch ServerOrderRules.apply(change, to: fields) {
+        case .put(let new):
+            try db.execute(
+                sql: """
+                    INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
+                    """,
+                arguments: [partitionID, change.table, key, Data(FieldValue.encodedFields(new))])
+        case .delete:
+            try db.execute(
+                sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ?", arguments: [partitionID, change.table, key])
+        case .unchanged:
+            break
+        }
+    }
+
+    public func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
+        try await pool.read { db in
+            guard let p = try Self.partitionRow(partition, db) else { return [] }
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT version, salt, origin_file, origin_seq, changeset FROM history
+                    WHERE partition_id = ? AND version > ? ORDER BY version LIMIT ?
+                    """,
+                arguments: [p.id, version, maxEntries])
+            var entries: [HistoryEntry] = []
+            var bytes = 0
+            while let row = try rows.next() {
+                let blob: Data = row["changeset"]
+                if !entries.isEmpty && bytes + blob.count > maxBytes { break }
+                guard let changeset = try? Changeset.decode([UInt8](blob)) else { throw StorageError.corrupt("history") }
+                bytes += blob.count
+                entries.append(HistoryEntry(
+                    version: SyncVersion(version: row["version"], salt: row["salt"]),
+                    originFile: row["origin_file"], originSeq: row["origin_seq"], changeset: changeset))
+            }
+            return entries
+        }
+    }
+
+    public func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64 {
+        try await pool.read { db in
+            guard let p = try Self.partitionRow(partition, db),
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT integrated_seq, integrated_version FROM client_files WHERE id = ? AND partition_id = ?",
+                    arguments: [clientFile, p.id])
+            else { return 0 }
+            if (row["integrated_version"] as Int64) <= version { return row["integrated_seq"] }
+            return try Int64.fetchOne(
+                db,
+                sql: "SELECT max(origin_seq) FROM history WHERE partition_id = ? AND origin_file = ? AND version <= ?",
+                arguments: [p.id, clientFile, version]) ?? 0
+        }
+    }
+
+    public func openState(of partition: PartitionName) async throws -> any StateReader {
+        try await SQLiteStateReader.open(pool: pool, partition: partition)
+    }
+}

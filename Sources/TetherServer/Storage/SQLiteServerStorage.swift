@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import TetherProtocol
+
+/// ``ServerStorage`` in one SQLite database, `data_dir/server.sqlite` (WAL,
+/// `synchronous=FULL`: a commit that returned survives a crash or `kill -9`), so that a
+/// backup is a single SQLite online backup.
+public final class SQLiteServerStorage: ServerStorage {
+    public static let fileName = "server.sqlite"
+
+    let pool: DatabasePool
+    public let path: String
+
+    /// Opens (creating when needed) the database in `directory`.
+    public init(directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        path = (directory as NSString).appendingPathComponent(Self.fileName)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw StorageError.unavailable("cannot open \(path): \(error)")
+        }
+    }
+
+    public func close() async throws {
+        try pool.close()
+    }
+
+    public func backup(to path: String) async throws {
+        let destination = try DatabaseQueue(path: path)
+        try pool.backup(to: destination)
+        try destination.close()
+    }
+
+    // MARK: Flags
+
+    public func flags() async throws -> ServerFlags {
+        try await pool.read { db in
+            let values = try Dictionary(
+                uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT key, value FROM meta").map { row -> (String, Int64?) in
+                    (row["key"], row["value"])
+                })
+            return ServerFlags(
+                syncTerminated: (values["sync_terminated"] ?? 0) == 1,
+                recoveryOverride: (values["recovery_override"] ?? nil).map { $0 == 1 },
+                recoveryOverrideConfigValue: (values["recovery_override_config"] ?? nil).map { $0 == 1 })
+        }
+    }
+
+    public func setFlags(_ flags: ServerFlags) async throws {
+        try await pool.write { db in try Self.write(flags, db) }
+    }
+
+    static func write(_ flags: ServerFlags, _ db: Database) throws {
+        func set(_ key: String, _ value: Bool?) throws {
+            try db.execute(
+                sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                arguments: [key, value.map { $0 ? 1 : 0 }])
+        }
+        try set("sync_terminated", flags.syncTerminated)
+        try set("recovery_override", flags.recoveryOverride)
+        try set("recovery_override_config", flags.recoveryOverrideConfigValue)
+    }
+
+    // MARK: Schemas
+
+    public func schemaHistory() async throws -> [SchemaRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT schema, breaking, applied_at FROM schemas ORDER BY version").map { row in
+                let bytes: Data = row["schema"]
+                guard let schema = try? Schema.decode([UInt8](bytes)) else { throw StorageError.corrupt("schemas") }
+                return SchemaRecord(
+                    schema: schema, isBreaking: row["breaking"] as Bool,
+                    appliedAt: Date(timeIntervalSince1970: row["applied_at"]))
+            }
+        }
+    }
+
+    public func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO schemas(version, schema, breaking, applied_at) VALUES (?, ?, ?, ?)",
+                arguments: [record.version, Data(record.schema.encoded), record.isBreaking, record.appliedAt.timeIntervalSince1970])
+            if let migration {
+                try Self.migrate(table: "state", owner: "partition_id", migration, db)
+                try Self.migrate(table: "snapshot_state", owner: "snapshot_id", migration, db)
+            }
+        }
+    }
+
+    private static func migrate(table: String, owner: String, _ migration: StateMigration, _ db: Database) throws {
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(owner) AS owner, tbl, key, fields FROM \(table)")
+        var updates: [(DatabaseValue, String, Data, Data?)] = []
+        while let row = try rows.next() {
+            let keyBytes: Data = row["key"]
+            let fieldBytes: Data = row["fields"]
+            guard let key = try? RowKey.decode([UInt8](keyBytes)),
+                let fields = try? FieldValue.decodeFields([UInt8](fieldBytes))
+            else { throw StorageError.corrupt(table) }
+            let migrated = migration.migrate(table: row["tbl"], key: key, fields: fields)
+            updates.append((row["owner"], row["tbl"], keyBytes, migrated.map { Data(FieldValue.encodedFields($0)) }))
+        }
+        for (owner, tbl, key, fields) in updates {
+            if let fields {
+                try db.execute(
+                    sql: "UPDATE \(table) SET fields = ? WHERE \(owner) = ? AND tbl = ? AND key = ?",
+                    arguments: [fields, owner, tbl, key])
+            } else {
+                try db.execute(
+                    sql: "DELETE FROM \(table) WHERE \(owner) = ? AND tbl = ? AND key = ?",
+                    arguments: [owner, tbl, key])
+            }
+        }
+    }
+
+    // MARK: Grants changed at run time
+
+    public func runtimeGrants() async throws -> [RuntimeGrant] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT user, pattern, access FROM runtime_grants ORDER BY user, pattern").compactMap { row in
+                guard case .success(let pattern) = GrantPattern.parse(row["pattern"]) else { return nil }
+                let access: String? = row["access"]
+                return RuntimeGrant(user: row["user"], pattern: pattern, access: access.flatMap(PartitionAccess.init(rawValue:)))
+            }
+        }
+    }
+
+    public func setRuntimeGrant(_ grant: RuntimeGrant) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO runtime_grants(user, pattern, access) VALUES (?, ?, ?)
+                    ON CONFLICT(user, pattern) DO UPDATE SET access = excluded.access
+                    """,
+                arguments: [grant.user, grant.pattern.text, grant.access?.rawValue])
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+public import TetherProtocol
+
+/// Everything the sync server keeps durably, behind one narrow interface. The SQLite
+/// implementation is ``SQLiteServerStorage``; a PostgreSQL one can follow without touching
+/// the sync logic. Every method that returns has committed (and fsynced) its changes.
+public protocol ServerStorage: Sendable {
+    // Server-wide state.
+    func flags() async throws -> ServerFlags
+    func setFlags(_ flags: ServerFlags) async throws
+    /// Marks sync terminated and forgets every client file of every partition, atomically.
+    func terminateSync() async throws -> Int
+    func schemaHistory() async throws -> [SchemaRecord]
+    /// Appends a schema; when `migration` is given, every partition's state is rewritten to
+    /// fit the new schema in the same transaction.
+    func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws
+    func runtimeGrants() async throws -> [RuntimeGrant]
+    func setRuntimeGrant(_ grant: RuntimeGrant) async throws
+
+    // Partitions and client files.
+    /// nil when the partition has never been bound.
+    func head(of partition: PartitionName) async throws -> PartitionHead?
+    /// The salt of `version` when it is in the retained history (or is the base or zero).
+    func salt(of partition: PartitionName, version: Int64) async throws -> Int64?
+    func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord?
+    /// Creates the partition when needed and a new client file with a fresh id and salt.
+    func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead)
+    func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws
+
+    // Sync.
+    /// In one transaction: skips changesets at or below the client file's integrated seq,
+    /// applies the rest to the state in server order, appends them to the history with
+    /// fresh salts and records the new integrated seq.
+    func integrate(_ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date) async throws -> IntegrationOutcome
+    /// History entries after `version`, oldest first, at most `maxEntries`, stopping once
+    /// `maxBytes` of changesets were collected (always at least one entry when there is one).
+    func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry]
+    /// The highest seq of `clientFile` integrated at or before `version` (0 when unknown).
+    func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64
+    /// A consistent reader of the partition's whole state at its latest version.
+    func openState(of partition: PartitionName) async throws -> any StateReader
+
+    // Administration.
+    func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord
+    /// Rolls state, history and client files back to the snapshot. Throws ``StorageError/notFound``.
+    func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead
+    /// Drops history entries created before `cutoff`, keeping the newest dropped one as base.
+    func compact(olderThan cutoff: Date) async throws -> CompactionReport
+    func partitions() async throws -> [PartitionStatus]
+    /// A consistent copy of everything, while the server runs (SQLite online backup).
+    func backup(to path: String) async throws
+    func close() async throws
+}
+
+/// Reads a partition's state in chunks, all from one consistent point (``version``).
+public protocol StateReader: Sendable {
+    var version: SyncVersion { get }
+    var totalRows: Int64 { get }
+    var totalBytes: Int64 { get }
+    /// The next rows as `insert` changes (at most `maxRows`, stopping after `maxBytes`); empty at the end.
+    func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange]
+    func close() async
+}
+
+/// Storage failures, with whether retrying may help.
+public enum StorageError: Error, Sendable, CustomStringConvertible {
+    case notFound(String)
+    case corrupt(String)
+    case unavailable(String)
+    /// An upload read after a seq the server has not integrated (an earlier batch was lost).
+    case uploadGap(integrated: Int64, after: Int64)
+
+    public var isTransient: Bool {
+        if case .unavailable = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .notFound(let what): "\(what) not found"
+        case .corrupt(let what): "stored data is corrupt: \(what)"
+        case .unavailable(let what): "storage unavailable: \(what)"
+        case .uploadGap(let integrated, let after): "upload after seq \(after), but seq \(integrated) is the last integrated"
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+public import TetherProtocol
+
+/// Where a partition's history stands.
+public struct PartitionHead: Sendable, Hashable {
+    /// The newest version (``SyncVersion/zero`` for an empty partition).
+    public var latest: SyncVersion
+    /// The oldest version a device may resume from: history up to it was compacted away.
+    public var base: SyncVersion
+
+    public init(latest: SyncVersion, base: SyncVersion) {
+        self.latest = latest
+        self.base = base
+    }
+
+    public static let empty = PartitionHead(latest: .zero, base: .zero)
+}
+
+/// What the server knows about one store (client file) of a partition.
+public struct ClientFileRecord: Sendable, Hashable {
+    public var identity: ClientFileIdentity
+    /// Highest local seq of the store's changes integrated so far (uploads at or below are ignored).
+    public var integratedSeq: Int64
+    /// The server version of the last integrated upload.
+    public var integratedVersion: Int64
+    public var lastSeen: Date
+
+    public init(identity: ClientFileIdentity, integratedSeq: Int64, integratedVersion: Int64, lastSeen: Date) {
+        self.identity = identity
+        self.integratedSeq = integratedSeq
+        self.integratedVersion = integratedVersion
+        self.lastSeen = lastSeen
+    }
+}
+
+/// One accepted changeset in a partition's history.
+public struct HistoryEntry: Sendable, Hashable {
+    public var version: SyncVersion
+    /// The client file that uploaded it, and the last local seq it covered.
+    public var originFile: Int64
+    public var originSeq: Int64
+    public var changeset: Changeset
+
+    public init(version: SyncVersion, originFile: Int64, originSeq: Int64, changeset: Changeset) {
+        self.version = version
+        self.originFile = originFile
+        self.originSeq = originSeq
+        self.changeset = changeset
+    }
+}
+
+/// The result of committing an upload.
+public struct IntegrationOutcome: Sendable, Hashable {
+    public var head: PartitionHead
+    /// Changesets appended to the history.
+    public var accepted: Int
+    /// Changesets at or below the store's integrated seq, ignored (re-sent after a crash).
+    public var ignored: Int
+    public var integratedSeq: Int64
+}
+
+/// One schema the server has used; breaking ones reset every store made with an older one.
+public struct SchemaRecord: Sendable, Hashable {
+    public var schema: Schema
+    public var isBreaking: Bool
+    public var appliedAt: Date
+
+    public init(schema: Schema, isBreaking: Bool, appliedAt: Date) {
+        self.schema = schema
+        self.isBreaking = isBreaking
+        self.appliedAt = appliedAt
+    }
+
+    public var version: Int { schema.version }
+}
+
+/// Server-wide flags kept in the database (they survive restarts).
+public struct ServerFlags: Sendable, Hashable {
+    /// `terminate-sync` is in effect: binds get 201 until `enable-sync`.
+    public var syncTerminated: Bool
+    /// Set by `admin recovery on|off`; nil when the config file's `client_recovery` applies.
+    public var recoveryOverride: Bool?
+    /// The config file's `client_recovery` when the override was set: a changed config value wins again.
+    public var recoveryOverrideConfigValue: Bool?
+
+    public init(syncTerminated: Bool = false, recoveryOverride: Bool? = nil, recoveryOverrideConfigValue: Bool? = nil) {
+        self.syncTerminated = syncTerminated
+        self.recoveryOverride = recoveryOverride
+        self.recoveryOverrideConfigValue = recoveryOverrideConfigValue
+    }
+}
+
+/// A snapshot of one partition (`admin snapshot`).
+public struct SnapshotRecord: Sendable, Hashable, Codable {
+    public var id: String
+    public var partition: String
+    public var version: Int64
+    public var createdAt: Date
+}
+
+/// A partition as `admin status` shows it.
+public struct PartitionStatus: Sendable, Hashable {
+    public var name: String
+    public var head: PartitionHead
+    public var historyEntries: Int
+    public var historyBytes: Int64
+    public var rows: Int
+    public var clientFiles: Int
+}
+
+/// What compaction removed.
+public struct CompactionReport: Sendable, Hashable {
+    public var partitions: [String: Int]
+    public var removedEntries: Int { partitions.values.reduce(0, +) }
+}

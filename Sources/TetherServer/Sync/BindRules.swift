@@ -1,0 +1,81 @@
+public import TetherProtocol
+
+/// The checks a bind goes through, as pure functions over facts the server gathered
+/// (docs/protocol.md, "Bind"). In order: partition name (204), token (203), sync
+/// terminated (201), grant (206), schema version (235), then the store's identity:
+/// unknown client file (208), bound elsewhere (108), version ahead of the history or with
+/// another salt (211), version older than the compacted history (222).
+public enum BindRules {
+    /// Who is binding what, once name, token, termination, grant and schema passed.
+    public struct Authorized: Sendable, Hashable {
+        public var partition: PartitionName
+        public var user: String
+        public var access: PartitionAccess
+    }
+
+    public static func authorize(
+        _ request: BindRequest, users: UserDirectory, policy: AccessPolicy, flags: ServerFlags, schemas: SchemaRegistry
+    ) -> Result<Authorized, SyncError> {
+        guard let partition = PartitionName(request.partition) else {
+            return .failure(SyncError(
+                .illegalPartitionName,
+                "\(String(request.partition.prefix(140)).debugDescription) is not a legal partition name (^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$)"))
+        }
+        guard let user = users.authenticate(request.token) else {
+            return .failure(SyncError(.badUserAuthentication, "the access token for partition \(partition) was not accepted"))
+        }
+        if flags.syncTerminated {
+            return .failure(SyncError(
+                .otherSessionError, "sync is terminated on the server; an operator must run `tether-server admin enable-sync`",
+                hint: "sync was terminated on the server; binds are retried with backoff until it is enabled again",
+                retryAfterMilliseconds: 5000))
+        }
+        guard let access = policy.access(user: user, partition: partition) else {
+            return .failure(SyncError(.permissionDenied, "user \(user) has no grant for partition \(partition)"))
+        }
+        if let problem = schemas.problem(storeSchemaVersion: request.schemaVersion) {
+            return .failure(problem)
+        }
+        return .success(Authorized(partition: partition, user: user, access: access))
+    }
+
+    /// Checks a known store's identity and position against the partition's history.
+    /// `saltAtVersion` is the salt the server has for the store's last version (nil when
+    /// that version is not in the retained history).
+    public static func verify(
+        _ request: BindRequest, clientFile: ClientFileRecord?, head: PartitionHead, saltAtVersion: Int64?
+    ) -> SyncError? {
+        guard let identity = request.identity else { return nil }
+        guard let clientFile, clientFile.identity == identity else {
+            return SyncError(
+                .badClientFileIdentifier,
+                "the server does not know this store's client file \(identity.id) (sync was terminated, or the partition restored to before the store existed)")
+        }
+        let version = request.lastServerVersion
+        if version.version > head.latest.version {
+            return SyncError(
+                .divergingHistories,
+                "the store synced up to version \(version.version) but the server's history ends at \(head.latest.version) (the partition was restored)")
+        }
+        if version.version < head.base.version {
+            return SyncError(
+                .clientFileExpired,
+                "the store last synced at version \(version.version); history before version \(head.base.version) was compacted (history_horizon_days)")
+        }
+        guard saltAtVersion == version.salt else {
+            return SyncError(
+                .divergingHistories,
+                "the store's version \(version.version) is not in the server's history (the partition was restored to an earlier point)")
+        }
+        return nil
+    }
+
+    /// With client recovery disabled every reset becomes a reset without recovery.
+    public static func applyRecoveryPolicy(_ error: SyncError, recoveryEnabled: Bool) -> SyncError {
+        guard !recoveryEnabled, error.action == .clientReset else { return error }
+        var adjusted = error
+        adjusted.action = .clientResetNoRecovery
+        adjusted.hint = "client recovery is disabled on the server: the store is reset to the server's state and unsynced changes are kept only in the backup"
+        return adjusted
+    }
+}

@@ -1,0 +1,95 @@
+public import TetherProtocol
+
+/// The schemas the server has used, newest last, and the rules derived from them: which
+/// store schema versions may still sync (235) and which uploads fit the schema (225).
+public struct SchemaRegistry: Sendable, Hashable {
+    public private(set) var history: [SchemaRecord]
+
+    public init(history: [SchemaRecord]) {
+        precondition(!history.isEmpty, "a schema registry needs at least one schema")
+        self.history = history.sorted { $0.version < $1.version }
+    }
+
+    public var current: Schema { history[history.count - 1].schema }
+
+    public mutating func append(_ record: SchemaRecord) { history.append(record) }
+
+    /// Why a store made with `schemaVersion` can no longer sync (235), or nil when it can.
+    /// Version 0 is a new store. Non-breaking changes since the store's version are fine:
+    /// the bind reply carries the new schema.
+    public func problem(storeSchemaVersion version: Int) -> SyncError? {
+        if version == 0 { return nil }
+        let newest = current.version
+        if version > newest {
+            return SyncError(
+                .badSchemaVersion,
+                "the store has schema version \(version) but the server's newest is \(newest) (was the server restored?)")
+        }
+        guard history.contains(where: { $0.version == version }) else {
+            return SyncError(.badSchemaVersion, "the store's schema version \(version) is unknown to the server")
+        }
+        if let breaking = history.first(where: { $0.version > version && $0.isBreaking }) {
+            return SyncError(
+                .badSchemaVersion,
+                "schema version \(breaking.version) changed the schema in a breaking way since the store's version \(version)")
+        }
+        return nil
+    }
+
+    /// What applying `schema` would do: the differences, whether they break stores, and
+    /// any reason it cannot be applied at all.
+    public func plan(_ schema: Schema) -> SchemaPlan {
+        var refusal: String? = nil
+        let problems = schema.problems()
+        if !problems.isEmpty {
+            refusal = "the schema is not valid: " + problems.joined(separator: "; ")
+        } else if schema.version <= current.version {
+            refusal = "schema version \(schema.version) is not newer than the current version \(current.version)"
+        }
+        return SchemaPlan(schema: schema, diff: SchemaDiff(from: current, to: schema), refusal: refusal)
+    }
+
+    /// Why an upload does not fit the current schema (225), or nil when it does.
+    public func problem(upload changeset: Changeset) -> SyncError? {
+        let schema = current
+        for change in changeset.changes {
+            guard let table = schema.table(change.table) else {
+                return invalid("table \(change.table) is not in schema version \(schema.version)")
+            }
+            guard let keyColumn = table.primaryKeyColumn, change.key.fieldValue.fits(keyColumn.type) else {
+                return invalid("a key of \(change.table) does not fit its primary key column's type")
+            }
+            for (name, value) in change.fields {
+                if name == table.primaryKey {
+                    guard value == change.key.fieldValue else {
+                        return invalid("\(change.table).\(name) is the primary key and cannot be changed")
+                    }
+                    continue
+                }
+                guard let column = table.column(name) else {
+                    return invalid("column \(change.table).\(name) is not in schema version \(schema.version)")
+                }
+                if value.isNull {
+                    guard column.nullable else { return invalid("column \(change.table).\(name) is not nullable") }
+                } else if !value.fits(column.type) {
+                    return invalid("a value of \(change.table).\(name) does not fit its type \(column.typeSpelling)")
+                }
+            }
+        }
+        return nil
+    }
+
+    private func invalid(_ message: String) -> SyncError {
+        SyncError(.invalidSchemaChange, "upload does not fit the server's schema: \(message)")
+    }
+}
+
+/// The outcome of checking a new schema (`admin schema apply`).
+public struct SchemaPlan: Sendable, Hashable {
+    public var schema: Schema
+    public var diff: SchemaDiff
+    /// Why it cannot be applied, whatever the flags.
+    public var refusal: String?
+
+    public var isBreaking: Bool { diff.isBreaking }
+}

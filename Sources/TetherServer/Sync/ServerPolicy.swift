@@ -1,0 +1,66 @@
+import TetherProtocol
+
+/// Everything a bind decision reads, as one consistent value.
+public struct PolicySnapshot: Sendable {
+    public var users: UserDirectory
+    /// The admin API's token (`admin_token_file`).
+    public var adminToken: TokenDigest
+    public var configuredGrants: [ServerConfiguration.Grant]
+    public var runtimeGrants: [RuntimeGrant]
+    public var access: AccessPolicy
+    public var flags: ServerFlags
+    /// `client_recovery` from the config file.
+    public var configuredRecovery: Bool
+    public var schemas: SchemaRegistry
+
+    /// Whether resets may recover unsynced changes: `admin recovery on|off` wins until the
+    /// config file's `client_recovery` itself changes.
+    public var recoveryEnabled: Bool {
+        if let override = flags.recoveryOverride, flags.recoveryOverrideConfigValue == configuredRecovery { return override }
+        return configuredRecovery
+    }
+}
+
+/// The server's changeable rules: users and tokens, grants, flags and schemas. Changed by
+/// reloads (SIGHUP) and admin commands; read as a ``PolicySnapshot`` by every bind.
+public actor ServerPolicy {
+    public private(set) var snapshot: PolicySnapshot
+
+    public init(
+        users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], runtimeGrants: [RuntimeGrant],
+        flags: ServerFlags, configuredRecovery: Bool, schemas: SchemaRegistry
+    ) {
+        snapshot = PolicySnapshot(
+            users: users, adminToken: adminToken, configuredGrants: configuredGrants, runtimeGrants: runtimeGrants,
+            access: AccessPolicy(configured: configuredGrants, runtime: runtimeGrants),
+            flags: flags, configuredRecovery: configuredRecovery, schemas: schemas)
+    }
+
+    public func reload(
+        users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], configuredRecovery: Bool
+    ) -> PolicySnapshot {
+        snapshot.users = users
+        snapshot.adminToken = adminToken
+        snapshot.configuredGrants = configuredGrants
+        snapshot.configuredRecovery = configuredRecovery
+        snapshot.access = AccessPolicy(configured: configuredGrants, runtime: snapshot.runtimeGrants)
+        return snapshot
+    }
+
+    public func setRuntimeGrant(_ grant: RuntimeGrant) -> PolicySnapshot {
+        snapshot.runtimeGrants.removeAll { $0.user == grant.user && $0.pattern == grant.pattern }
+        snapshot.runtimeGrants.append(grant)
+        snapshot.access = AccessPolicy(configured: snapshot.configuredGrants, runtime: snapshot.runtimeGrants)
+        return snapshot
+    }
+
+    public func setFlags(_ flags: ServerFlags) -> PolicySnapshot {
+        snapshot.flags = flags
+        return snapshot
+    }
+
+    public func appendSchema(_ record: SchemaRecord) -> PolicySnapshot {
+        snapshot.schemas.append(record)
+        return snapshot
+    }
+}

@@ -1,0 +1,107 @@
+import Logging
+import NIOCore
+import TetherProtocol
+import WSCore
+
+/// Sends one bound session what it needs: the partition's state in chunks (new store or
+/// reset), then history entries after its version, batched, whenever the partition gets
+/// a new version. The store's own changesets go back without changes, as acknowledgements.
+struct SessionStreamer: Sendable {
+    let session: BoundSession
+    let generation: UInt64
+    let bootstrap: Bool
+    let after: SyncVersion
+    let wakeups: AsyncStream<Void>
+    let connection: ServerConnection
+    let storage: any ServerStorage
+    let policy: ServerPolicy
+    let writer: WebSocketOutboundWriter
+    let logger: Logger
+
+    static let maxEntriesPerBatch = 512
+    static let maxRowsPerChunk = 2048
+
+    var id: SessionID { session.key.session }
+
+    func run() async {
+        do {
+            var cursor = after
+            if bootstrap {
+                guard let version = try await streamState() else { return }
+                cursor = version
+            }
+            try await streamDownloads(after: cursor)
+        } catch is CancellationError {
+            return
+        } catch {
+            guard await connection.isCurrent(id, generation: generation) else { return }
+            logger.error("download stream failed", metadata: ["partition": "\(session.partition)", "error": "\(error)"])
+            await connection.fail(id, generation: generation, with: SyncService.storageFailure(error))
+        }
+    }
+
+    /// Sends the whole state; returns the version it represents, nil when the session ended.
+    private func streamState() async throws -> SyncVersion? {
+        let reader = try await storage.openState(of: session.partition)
+        let schema = await policy.snapshot.schemas.current
+        do {
+            var progress = DownloadProgress(rowsDone: 0, rowsTotal: reader.totalRows, bytesDone: 0, bytesTotal: reader.totalBytes)
+            while true {
+                let rows = try await reader.next(maxRows: Self.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
+                let changeset = Changeset(rows.map { Self.complete($0, schema) })
+                progress.rowsDone += Int64(rows.count)
+                progress.bytesDone = min(progress.bytesTotal, progress.bytesDone + Int64(changeset.encoded.count))
+                let isLast = rows.isEmpty || progress.rowsDone >= progress.rowsTotal
+                if isLast { progress.bytesDone = progress.bytesTotal }
+                guard await connection.sendingStateChunk(id, generation: generation, isLast: isLast) else {
+                    await reader.close()
+                    return nil
+                }
+                let chunk = StateChunk(session: id, serverVersion: reader.version, progress: progress, isLast: isLast, rows: changeset)
+                try await writer.writeBinaryMessage(ByteBuffer(bytes: ServerMessage.state(chunk).encoded()))
+                if isLast { break }
+            }
+            await reader.close()
+            return reader.version
+        } catch {
+            await reader.close()
+            throw error
+        }
+    }
+
+    /// State rows carry every column: nullable columns the row lacks (added since) are null.
+    static func complete(_ row: RowChange, _ schema: Schema) -> RowChange {
+        guard let table = schema.table(row.table) else { return row }
+        var fields = row.fields
+        for column in table.valueColumns where column.nullable && fields[column.name] == nil {
+            fields[column.name] = .null
+        }
+        return RowChange(table: row.table, key: row.key, kind: .insert, fields: fields)
+    }
+
+    private func streamDownloads(after start: SyncVersion) async throws {
+        var cursor = start.version
+        var integrated = try await storage.integratedSeq(of: session.clientFile, in: session.partition, atOrBefore: cursor)
+        for await _ in wakeups {
+            while true {
+                let entries = try await storage.history(
+                    of: session.partition, after: cursor, maxEntries: Self.maxEntriesPerBatch, maxBytes: ProtocolLimits.targetBatchBytes)
+                guard let last = entries.last else { break }
+                let latest = try await storage.head(of: session.partition)?.latest.version ?? last.version.version
+                var batch: [DownloadEntry] = []
+                for entry in entries {
+                    if entry.originFile == session.clientFile {
+                        integrated = max(integrated, entry.originSeq)
+                        batch.append(DownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: Changeset()))
+                    } else {
+                        batch.append(DownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: entry.changeset))
+                    }
+                }
+                guard await connection.isCurrent(id, generation: generation) else { return }
+                let download = Download(session: id, latestServerVersion: max(latest, last.version.version), entries: batch)
+                try await writer.writeBinaryMessage(ByteBuffer(bytes: ServerMessage.download(download).encoded()))
+                cursor = last.version.version
+            }
+        }
+    }
+}

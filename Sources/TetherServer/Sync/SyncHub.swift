@@ -1,0 +1,86 @@
+public import TetherProtocol
+
+/// Identifies one session on one connection.
+public struct SessionKey: Sendable, Hashable, CustomStringConvertible {
+    public var connection: UInt64
+    public var session: SessionID
+    public var description: String { "connection \(connection) session \(session)" }
+}
+
+/// A bound session as the rest of the server sees it.
+public struct BoundSession: Sendable {
+    public var key: SessionKey
+    public var partition: PartitionName
+    public var clientFile: Int64
+    public var user: String
+    public var tokenDigest: TokenDigest
+    public var access: PartitionAccess
+    /// Ends the session with a session-level error (pushed to the device).
+    public var fail: @Sendable (SyncError) async -> Void
+}
+
+/// The server's live sessions: which client files are bound where (108), who to wake when
+/// a partition gets a new version, and whom to notify when grants, flags or history change.
+public actor SyncHub {
+    private struct ClientFileKey: Hashable {
+        var partition: PartitionName
+        var id: Int64
+    }
+
+    private var sessions: [SessionKey: BoundSession] = [:]
+    private var owners: [ClientFileKey: SessionKey] = [:]
+    private var listeners: [PartitionName: [SessionKey: AsyncStream<Void>.Continuation]] = [:]
+    private var connections: Set<UInt64> = []
+    private var nextConnection: UInt64 = 1
+
+    public init() {}
+
+    public func openConnection() -> UInt64 {
+        defer { nextConnection += 1 }
+        connections.insert(nextConnection)
+        return nextConnection
+    }
+
+    public func closeConnection(_ id: UInt64) { connections.remove(id) }
+
+    /// Reserves a client file for a session; false when another session holds it (108).
+    public func reserve(_ clientFile: Int64, of partition: PartitionName, for key: SessionKey) -> Bool {
+        let fileKey = ClientFileKey(partition: partition, id: clientFile)
+        if let owner = owners[fileKey], owner != key { return false }
+        owners[fileKey] = key
+        return true
+    }
+
+    /// Records an accepted bind and returns the stream that wakes its downloads (it yields
+    /// once at once, then whenever the partition gets a new version).
+    public func register(_ session: BoundSession) -> AsyncStream<Void> {
+        sessions[session.key] = session
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        listeners[session.partition, default: [:]][session.key] = continuation
+        continuation.yield()
+        return stream
+    }
+
+    /// Ends a session's registration: frees its client file and stops its downloads.
+    public func release(_ key: SessionKey) {
+        for (fileKey, owner) in owners where owner == key { owners[fileKey] = nil }
+        guard let session = sessions.removeValue(forKey: key) else { return }
+        listeners[session.partition]?.removeValue(forKey: key)?.finish()
+        if listeners[session.partition]?.isEmpty == true { listeners[session.partition] = nil }
+    }
+
+    /// Wakes every session of the partition (a new version was committed).
+    public func publish(_ partition: PartitionName) {
+        for continuation in listeners[partition, default: [:]].values { continuation.yield() }
+    }
+
+    public func bound(where predicate: (BoundSession) -> Bool = { _ in true }) -> [BoundSession] {
+        sessions.values.filter(predicate).sorted { ($0.key.connection, $0.key.session) < ($1.key.connection, $1.key.session) }
+    }
+
+    public var connectionCount: Int { connections.count }
+
+    public func sessionCounts() -> [PartitionName: Int] {
+        sessions.values.reduce(into: [:]) { $0[$1.partition, default: 0] += 1 }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+public import Logging
+public import TetherProtocol
+
+/// The server half of docs/sync-model.md: decides binds and integrates uploads, using the
+/// storage, the live-session hub and the current policy. Connections call it; it holds no
+/// per-connection state.
+public final class SyncService: Sendable {
+    public let storage: any ServerStorage
+    public let hub: SyncHub
+    public let policy: ServerPolicy
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    public init(storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, now: @escaping @Sendable () -> Date, logger: Logger) {
+        self.storage = storage
+        self.hub = hub
+        self.policy = policy
+        self.now = now
+        self.logger = logger
+    }
+
+    public enum BindOutcome: Sendable {
+        case accepted(BindReply, downloadAfter: SyncVersion, session: BoundSession, wakeups: AsyncStream<Void>)
+        case rejected(SyncError)
+    }
+
+    /// Runs every bind check (``BindRules``), reserves the client file and registers the session.
+    public func bind(_ request: BindRequest, key: SessionKey, fail: @escaping @Sendable (SyncError) async -> Void) async -> BindOutcome {
+        let snapshot = await policy.snapshot
+        let outcome = await decide(request, key: key, snapshot: snapshot, fail: fail)
+        if case .rejected(let error) = outcome {
+            return .rejected(BindRules.applyRecoveryPolicy(error, recoveryEnabled: snapshot.recoveryEnabled))
+        }
+        return outcome
+    }
+
+    private func decide(
+        _ request: BindRequest, key: SessionKey, snapshot: PolicySnapshot, fail: @escaping @Sendable (SyncError) async -> Void
+    ) async -> BindOutcome {
+        let authorized: BindRules.Authorized
+        switch BindRules.authorize(
+            request, users: snapshot.users, policy: snapshot.access, flags: snapshot.flags, schemas: snapshot.schemas)
+        {
+        case .success(let value): authorized = value
+        case .failure(let error): return .rejected(error)
+        }
+        let partition = authorized.partition
+        do {
+            let identity: ClientFileIdentity
+            let head: PartitionHead
+            let downloadAfter: SyncVersion
+            var integratedSeq: Int64 = 0
+            if let known = request.identity {
+                let record = try await storage.clientFile(known.id, of: partition)
+                let currentHead = try await storage.head(of: partition) ?? .empty
+                if record?.identity == known {
+                    guard await hub.reserve(known.id, of: partition, for: key) else {
+                        return .rejected(SyncError(
+                            .clientFileBoundInOtherSession, "client file \(known.id) of partition \(partition) is already bound in another session"))
+                    }
+                }
+                let salt = try await storage.salt(of: partition, version: request.lastServerVersion.version)
+                if let problem = BindRules.verify(request, clientFile: record, head: currentHead, saltAtVersion: salt) {
+                    await hub.release(key)
+                    return .rejected(problem)
+                }
+                try await storage.touchClientFile(known.id, of: partition, now: now())
+                (identity, head, downloadAfter) = (known, currentHead, request.lastServerVersion)
+                integratedSeq = record?.integratedSeq ?? 0
+            } else {
+                (identity, head) = try await storage.registerClientFile(in: partition, now: now())
+                _ = await hub.reserve(identity.id, of: partition, for: key)
+                downloadAfter = head.latest
+            }
+            let reply = BindReply(
+                session: request.session, identity: identity, isNewIdentity: request.identity == nil,
+                stateFollows: request.identity == nil, access: authorized.access, latestServerVersion: head.latest,
+                schema: snapshot.schemas.current, integratedClientSeq: integratedSeq)
+            let session = BoundSession(
+                key: key, partition: partition, clientFile: identity.id, user: authorized.user,
+                tokenDigest: TokenDigest(token: request.token), access: authorized.access, fail: fail)
+            let wakeups = await hub.register(session)
+            return .accepted(reply, downloadAfter: downloadAfter, session: session, wakeups: wakeups)
+        } catch {
+            await hub.release(key)
+            logger.error("bind failed in storage", metadata: ["partition": "\(partition)", "error": "\(error)"])
+            return .rejected(Self.storageFailure(error))
+        }
+    }
+
+    /// Validates and commits an upload; nil when committed (the download stream acknowledges it).
+    public func integrate(_ upload: Upload, for session: BoundSession) async -> SyncError? {
+        let snapshot = await policy.snapshot
+        guard session.access.canWrite else {
+            return SyncError(.permissionDenied, "partition \(session.partition) is read-only for user \(session.user)")
+        }
+        for changeset in upload.changesets {
+            if let problem = snapshot.schemas.problem(upload: changeset.changeset) {
+                return BindRules.applyRecoveryPolicy(problem, recoveryEnabled: snapshot.recoveryEnabled)
+            }
+        }
+        do {
+            let outcome = try await storage.integrate(upload.changesets, from: session.clientFile, into: session.partition, now: now())
+            if outcome.accepted > 0 { await hub.publish(session.partition) }
+            logger.debug("upload integrated", metadata: [
+                "partition": "\(session.partition)", "accepted": "\(outcome.accepted)", "ignored": "\(outcome.ignored)",
+                "version": "\(outcome.head.latest.version)",
+            ])
+            return nil
+        } catch StorageError.uploadGap(let integrated, let after) {
+            return SyncError(
+                .otherSessionError,
+                "upload after local seq \(after) but the server integrated up to \(integrated); bind again to resume from there",
+                action: .retry, hint: "an upload was lost in transit; the agent re-sends from the integrated seq", retryAfterMilliseconds: 100)
+        } catch StorageError.notFound(let what) {
+            let error = SyncError(.badClientFileIdentifier, "\(what): the store's identity was forgotten (sync terminated or partition restored)")
+            return BindRules.applyRecoveryPolicy(error, recoveryEnabled: snapshot.recoveryEnabled)
+        } catch {
+            logger.error("upload failed in storage", metadata: ["partition": "\(session.partition)", "error": "\(error)"])
+            return Self.storageFailure(error)
+        }
+    }
+
+    static func storageFailure(_ error: any Error) -> SyncError {
+        SyncError(
+            .otherSessionError, "the server could not access its storage; try again later",
+            hint: "a server-side storage error; the server logs it, and the session is retried with backoff",
+            retryAfterMilliseconds: 2000)
+    }
+}

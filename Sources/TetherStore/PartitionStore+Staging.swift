@@ -1,0 +1,39 @@
+import GRDB
+import TetherProtocol
+
+extension PartitionStore {
+    /// Writes rows of a server state into this store (a staging store a download fills chunk
+    /// by chunk), without capturing them: a row already there is overwritten, so a chunk
+    /// received twice does no harm. Values are validated against the schema first.
+    public func insertStateRows(_ rows: [StateRow]) async throws(StoreError) {
+        let schema = self.schema
+        var validated: [(TableSchema, RowKey, [String: FieldValue])] = []
+        validated.reserveCapacity(rows.count)
+        for row in rows {
+            let table = try ChangeValidator.table(row.table, in: schema)
+            try ChangeValidator.checkKey(row.key, of: table)
+            validated.append((table, row.key, try ChangeValidator.fields(row.fields, key: row.key, of: table, complete: true)))
+        }
+        let writes = validated
+        try await write { db in
+            try MetaTable.withApplyFlag(db) {
+                for (table, key, fields) in writes {
+                    if try RowWriter.exists(db, table, key: key) {
+                        try RowWriter.update(db, table, key: key, fields: fields)
+                    } else {
+                        try RowWriter.insert(db, table, key: key, fields: fields)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marks a staging store complete: the server version its rows represent and the identity
+    /// the server assigned. Until this is written, the staging store is not used.
+    public func completeState(serverVersion: ServerVersion, clientFile: ClientFileIdentity) async throws(StoreError) {
+        try await write { db in
+            try MetaTable.setServerVersion(db, serverVersion)
+            try MetaTable.setClientFile(db, clientFile)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import NIOSSL
+import TetherServer
+import TetherTOML
+
+/// `tether-server admin [--url URL] [--token-file F] COMMAND [--json]`: the admin client.
+/// Without --url and --token-file, they come from the server's config file when it is
+/// readable (`listen`, `tls_*`, `admin_token_file`), else `http://127.0.0.1:7800` and
+/// `/etc/tether/admin.token`.
+struct AdminCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin",
+        abstract: "Administer a running server.",
+        subcommands: [
+            AdminStatus.self, AdminSnapshot.self, AdminRestore.self, AdminTerminateSync.self, AdminEnableSync.self,
+            AdminRecovery.self, AdminSchema.self, AdminGrant.self, AdminRevoke.self, AdminBackup.self, AdminCompact.self,
+        ])
+
+    @Option(name: .long, help: "The server's URL (http://host:port or https://host:port).")
+    var url: String?
+
+    @Option(name: .customLong("token-file"), help: "File holding the admin token.")
+    var tokenFile: String?
+
+    @Option(name: .long, help: "Server config file to take the URL and admin token file from when they are not given.")
+    var config: String = ServerConfiguration.defaultPath
+
+    @Option(name: .customLong("ca-file"), help: "PEM file of the CA that signed the server's TLS certificate.")
+    var caFile: String?
+
+    @Flag(name: .long, help: "Print one JSON document instead of text.")
+    var json = false
+
+    func client() throws -> AdminClient {
+        let configured = (try? String(contentsOfFile: config, encoding: .utf8)).flatMap { try? ServerConfiguration.parse(toml: $0, file: config) }
+        let baseURL = url ?? configured.map(Self.url(for:)) ?? "http://127.0.0.1:7800"
+        let tokenPath = tokenFile ?? configured?.adminTokenFile ?? "/etc/tether/admin.token"
+        let token: String
+        switch TokenFile.read(tokenPath) {
+        case .success(let value): token = value
+        case .failure(let error): throw CommandFailure.usage("--token-file: \(error.description)")
+        }
+        var tls: TLSConfiguration? = nil
+        if let caFile {
+            do {
+                var configuration = TLSConfiguration.makeClientConfiguration()
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+                tls = configuration
+            } catch {
+                throw CommandFailure.usage("--ca-file: cannot load \(caFile): \(error)")
+            }
+        }
+        return AdminClient(baseURL: baseURL, token: token, tlsConfiguration: tls)
+    }
+
+    static func url(for configuration: ServerConfiguration) -> String {
+        var host = configuration.listen.host
+        if host == "0.0.0.0" || host == "::" { host = "127.0.0.1" }
+        if host.contains(":") { host = "[\(host)]" }
+        return "\(configuration.tls == nil ? "http" : "https")://\(host):\(configuration.listen.port)"
+    }
+
+    /// Runs one admin call, printing its result as text or JSON and mapping failures to exit codes.
+    func perform<Result: Encodable>(_ call: (AdminClient) async throws -> Result, text: (Result) -> String) async throws {
+        let client = try client()
+        do {
+            let result = try await call(client)
+            if json {
+                print(try Self.encode(result))
+            } else {
+                print(text(result))
+            }
+        } catch let failure as AdminClient.Failure {
+            throw Self.commandFailure(failure, json: json)
+        }
+    }
+
+    static func encode(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// 400 (a request the server found invalid) is a usage error; the rest are runtime errors.
+    static func commandFailure(_ failure: AdminClient.Failure, json: Bool) -> CommandFailure {
+        if json, case .rejected(_, _, _, let body) = failure, !body.isEmpty {
+            print(String(decoding: body, as: UTF8.self))
+        }
+        if case .rejected(let status, _, _, _) = failure, status == 400 {
+            return CommandFailure.usage(failure.description)
+        }
+        return CommandFailure.runtime(failure.description)
+    }
+}

@@ -1,0 +1,27 @@
+import ArgumentParser
+import TetherServer
+
+/// `tether-server restore-backup --from FILE --data-dir DIR` for a stopped server.
+struct RestoreBackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore-backup",
+        abstract: "Restore a stopped server's data directory from a backup made by `admin backup`.")
+
+    @Option(name: .long, help: "The backup file.")
+    var from: String
+
+    @Option(name: .customLong("data-dir"), help: "The server's data_dir.")
+    var dataDir: String
+
+    func run() throws {
+        do {
+            let summary = try BackupRestorer.restore(from: from, dataDirectory: dataDir)
+            print("restored \(from) into \(dataDir) (\(summary.partitions) partitions)")
+            if let previous = summary.previousDatabase { print("the previous database was kept as \(previous)") }
+        } catch BackupRestorer.Failure.badBackup(let message) {
+            throw CommandFailure.usage(message)
+        } catch {
+            throw CommandFailure.runtime("\(error)")
+        }
+    }
+}

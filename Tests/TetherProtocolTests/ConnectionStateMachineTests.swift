@@ -1,0 +1,204 @@
+import Testing
+import TetherProtocol
+
+@Suite struct ServerConnectionStateMachineTests {
+    typealias Machine = ServerConnectionStateMachine
+
+    static let hello = ClientMessage.hello(Hello(software: "test"))
+
+    /// Every client message in every connection state, with no session bound.
+    @Test func everyMessageInEveryState() {
+        let messages: [(String, ClientMessage)] = [
+            ("hello", Self.hello), ("badHello", .hello(Hello(protocolVersion: 99, software: "x"))),
+            ("bind", .bind(Fixtures.bind)), ("upload", .upload(Fixtures.upload)), ("unbind", .unbind(7)), ("ping", .ping(5)),
+        ]
+        let expected: [String: (Machine.State, [String])] = [
+            "awaitingHello/hello": (.ready, ["send:welcome"]),
+            "awaitingHello/badHello": (.closed, ["send:error:105", "close"]),
+            "awaitingHello/bind": (.closed, ["send:error:109", "close"]),
+            "awaitingHello/upload": (.closed, ["send:error:109", "close"]),
+            "awaitingHello/unbind": (.closed, ["send:error:109", "close"]),
+            "awaitingHello/ping": (.closed, ["send:error:109", "close"]),
+            "ready/hello": (.closed, ["send:error:109", "close"]),
+            "ready/badHello": (.closed, ["send:error:109", "close"]),
+            "ready/bind": (.ready, ["7:authorize"]),
+            "ready/upload": (.closed, ["send:error:109", "close"]),
+            "ready/unbind": (.closed, ["send:error:109", "close"]),
+            "ready/ping": (.ready, ["send:pong"]),
+            "closed/hello": (.closed, []), "closed/badHello": (.closed, []), "closed/bind": (.closed, []),
+            "closed/upload": (.closed, []), "closed/unbind": (.closed, []), "closed/ping": (.closed, []),
+        ]
+        #expect(expected.count == Machine.State.allCases.count * messages.count)
+        for state in Machine.State.allCases {
+            for (name, message) in messages {
+                var machine = Machine(state: state)
+                let actions = machine.received(message).map(summary)
+                let (next, expectedActions) = expected["\(state)/\(name)"]!
+                #expect(machine.state == next, "\(state)/\(name)")
+                #expect(actions == expectedActions, "\(state)/\(name)")
+            }
+        }
+    }
+
+    @Test func wrongVersionNamesBothVersions() {
+        var machine = Machine(software: "server")
+        guard case .send(.error(let message)) = machine.received(.hello(Hello(protocolVersion: 7, software: "x"))).first else {
+            Issue.record("expected an error")
+            return
+        }
+        #expect(message.session == nil)
+        #expect(message.error.code == .wrongProtocolVersion)
+        #expect(message.error.action == .fatal)
+        #expect(message.error.message.contains("7") && message.error.message.contains("\(TetherVersion.syncProtocol)"))
+    }
+
+    @Test func decodeFailuresCloseWithTheirCode() {
+        var machine = Machine(state: .ready)
+        #expect(machine.decodeFailed(.messageTooLarge(size: 10, limit: 5)).map(summary) == ["send:error:104", "close"])
+        #expect(machine.state == .closed)
+        #expect(machine.decodeFailed(.emptyMessage).isEmpty)
+    }
+
+    @Test func protocolViolationReleasesBoundSessions() {
+        var machine = Machine(software: "s")
+        _ = machine.received(Self.hello)
+        _ = machine.received(.bind(Fixtures.bind))
+        _ = machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: Fixtures.version))
+        _ = machine.received(.bind(Fixtures.newDeviceBind))
+        // A second bind on session 7 while it is active: 109, and both sessions end.
+        let actions = machine.received(.bind(Fixtures.bind)).map(summary)
+        #expect(actions == ["7:release", "send:error:109", "close"])
+        #expect(machine.sessions.isEmpty)
+    }
+
+    @Test func sessionsAreMultiplexedAndReusableAfterUnbind() {
+        var machine = Machine(software: "s")
+        _ = machine.received(Self.hello)
+        _ = machine.received(.bind(Fixtures.bind))
+        _ = machine.received(.bind(Fixtures.newDeviceBind))
+        #expect(machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: Fixtures.version)).map(summary)
+            == ["send:bound", "7:downloads"])
+        #expect(machine.sessionEvent(8, .bindRejected(SyncError(.permissionDenied, "no"))).map(summary) == ["send:error:206"])
+        #expect(machine.sessionState(8) == .closing)
+        #expect(machine.received(.upload(Upload(session: 8, changesets: []))).isEmpty)
+        #expect(machine.received(.unbind(8)).map(summary) == ["send:unbound", "8:forget"])
+        #expect(machine.sessionState(8) == nil)
+        #expect(machine.received(.bind(Fixtures.newDeviceBind)).map(summary) == ["8:authorize"])
+        #expect(machine.received(.upload(Fixtures.upload)).map(summary) == ["7:integrate"])
+    }
+
+    @Test func lateBindVerdictAfterCloseReleasesTheReservation() {
+        var machine = Machine(software: "s")
+        _ = machine.received(Self.hello)
+        _ = machine.received(.bind(Fixtures.bind))
+        #expect(machine.connectionClosed().isEmpty)
+        #expect(machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: .zero)).map(summary) == ["7:release"])
+    }
+
+    @Test func sessionLimitIs104() {
+        var machine = Machine(state: .ready, maxSessions: 1)
+        _ = machine.received(.bind(Fixtures.bind))
+        #expect(machine.received(.bind(Fixtures.newDeviceBind)).map(summary) == ["send:error:104", "close"])
+    }
+
+    @Test func connectionCloseReleasesEveryBoundSession() {
+        var machine = Machine(state: .ready)
+        _ = machine.received(.bind(Fixtures.bind))
+        _ = machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: .zero))
+        #expect(machine.connectionClosed().map(summary) == ["7:release"])
+        #expect(machine.state == .closed)
+    }
+
+    private func summary(_ action: Machine.Action) -> String {
+        switch action {
+        case .send(let message): TetherProtocolTests.summary(message)
+        case .session(let id, let action): "\(id):\(TetherProtocolTests.summary(action))"
+        case .close: "close"
+        }
+    }
+}
+
+@Suite struct ClientConnectionStateMachineTests {
+    typealias Machine = ClientConnectionStateMachine
+
+    @Test func everyServerMessageInEveryState() {
+        let messages: [(String, ServerMessage)] = [
+            ("welcome", .welcome(Welcome(software: "s"))), ("bound", .bound(Fixtures.reply())),
+            ("state", .state(Fixtures.chunk(isLast: true))), ("download", .download(Fixtures.download())),
+            ("unbound", .unbound(7)), ("pong", .pong(1)),
+            ("sessionError", .error(ErrorMessage(session: 7, error: Fixtures.error))),
+            ("connectionError", .error(ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "v")))),
+        ]
+        // No session bound: every session message is a violation.
+        let expected: [String: (Machine.State, [String])] = [
+            "awaitingWelcome/welcome": (.ready, ["connected"]),
+            "awaitingWelcome/bound": (.closed, ["close:109"]),
+            "awaitingWelcome/state": (.closed, ["close:109"]),
+            "awaitingWelcome/download": (.closed, ["close:109"]),
+            "awaitingWelcome/unbound": (.closed, ["close:109"]),
+            "awaitingWelcome/pong": (.closed, ["close:109"]),
+            "awaitingWelcome/sessionError": (.closed, ["close:109"]),
+            "awaitingWelcome/connectionError": (.closed, ["close:105"]),
+            "ready/welcome": (.closed, ["close:109"]),
+            "ready/bound": (.closed, ["close:109"]),
+            "ready/state": (.closed, ["close:109"]),
+            "ready/download": (.closed, ["close:109"]),
+            "ready/unbound": (.closed, ["close:109"]),
+            "ready/pong": (.ready, ["pong"]),
+            "ready/sessionError": (.closed, ["close:109"]),
+            "ready/connectionError": (.closed, ["close:105"]),
+            "closed/welcome": (.closed, []), "closed/bound": (.closed, []), "closed/state": (.closed, []),
+            "closed/download": (.closed, []), "closed/unbound": (.closed, []), "closed/pong": (.closed, []),
+            "closed/sessionError": (.closed, []), "closed/connectionError": (.closed, []),
+        ]
+        #expect(expected.count == Machine.State.allCases.count * messages.count)
+        for state in Machine.State.allCases {
+            for (name, message) in messages {
+                var machine = Machine(state: state)
+                let actions = machine.received(message).map(summary)
+                let (next, expectedActions) = expected["\(state)/\(name)"]!
+                #expect(machine.state == next, "\(state)/\(name)")
+                #expect(actions == expectedActions, "\(state)/\(name)")
+            }
+        }
+    }
+
+    @Test func bindsArePipelinedAndErrorsReachTheirSession() {
+        var machine = Machine()
+        #expect(machine.request(7, .bindRequested(Fixtures.bind)).map(summary) == ["send:bind"])
+        #expect(machine.request(9, .uploadRequested(Fixtures.upload)).map(summary) == ["refuse"])
+        _ = machine.received(.welcome(Welcome(software: "s")))
+        #expect(machine.received(.bound(Fixtures.reply())).map(summary) == ["deliver:bound"])
+        #expect(machine.request(7, .uploadRequested(Fixtures.upload)).map(summary) == ["send:upload"])
+        #expect(machine.received(.error(ErrorMessage(session: 7, error: Fixtures.error))).map(summary)
+            == ["deliver:error", "send:unbind"])
+        #expect(machine.received(.unbound(7)).map(summary) == ["deliver:unbound"])
+        #expect(machine.sessionState(7) == nil)
+    }
+
+    @Test func connectionErrorDisconnectsEverySession() {
+        var machine = Machine(state: .ready)
+        _ = machine.request(1, .bindRequested(Fixtures.bind))
+        _ = machine.request(2, .bindRequested(Fixtures.newDeviceBind))
+        let actions = machine.received(.error(ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "v"))))
+        #expect(actions.map(summary) == ["deliver:disconnected", "deliver:disconnected", "close:105"])
+        #expect(machine.request(1, .bindRequested(Fixtures.bind)).map(summary) == ["refuse"])
+    }
+
+    @Test func undecodableServerMessageCloses() {
+        var machine = Machine(state: .ready)
+        #expect(machine.decodeFailed(.unknownMessageType(0x42)).map(summary) == ["close:102"])
+        #expect(machine.connectionLost().isEmpty)
+    }
+
+    private func summary(_ action: Machine.Action) -> String {
+        switch action {
+        case .send(let message): "send:\(message.name)"
+        case .deliver(_, let event): "deliver:\(name(event))"
+        case .refuse: "refuse"
+        case .connected: "connected"
+        case .pong: "pong"
+        case .close(let error): "close:\(error.map { String($0.code.rawValue) } ?? "-")"
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import TetherProtocol
+
+/// Sample values for codec and state machine tests.
+enum Fixtures {
+    static let schema = Schema(version: 3, tables: [
+        TableSchema(name: "orders", primaryKey: "id", columns: [
+            ColumnSchema(name: "id", type: .text),
+            ColumnSchema(name: "customer", type: .text),
+            ColumnSchema(name: "total", type: .real),
+            ColumnSchema(name: "note", type: .text, nullable: true),
+            ColumnSchema(name: "paid", type: .boolean),
+        ]),
+        TableSchema(name: "items", primaryKey: "n", columns: [
+            ColumnSchema(name: "n", type: .integer),
+            ColumnSchema(name: "image", type: .blob, nullable: true),
+        ]),
+    ])
+
+    static let changeset = Changeset([
+        .insert("orders", .text("o-1"), ["customer": .text("Ada"), "total": .real(12.5), "note": .null, "paid": .integer(1)]),
+        .update("orders", .text("o-1"), ["total": .real(-3)]),
+        .insert("items", .integer(-42), ["image": .blob([0, 1, 2, 255])]),
+        .delete("items", .integer(Int64.max)),
+        .insert("orders", .text("ü-2"), ["customer": .text(""), "total": .real(.infinity)]),
+    ])
+
+    static let identity = ClientFileIdentity(id: 17, salt: 0x1234_5678_9ABC)
+    static let version = SyncVersion(version: 42, salt: 0x7FFF_FFFF_FFFF_FFFF)
+
+    static let bind = BindRequest(
+        session: 7, partition: "store-17", token: "secret", identity: identity, lastServerVersion: version, schemaVersion: 3)
+    static let newDeviceBind = BindRequest(session: 8, partition: "catalog-eu", token: "t", identity: nil)
+    static let upload = Upload(session: 7, changesets: [
+        UploadChangeset(firstSeq: 1, lastSeq: 3, changeset: changeset),
+        UploadChangeset(firstSeq: 4, lastSeq: 4, changeset: Changeset([.delete("orders", .text("o-1"))])),
+    ])
+    static func reply(session: SessionID = 7, stateFollows: Bool = false, access: PartitionAccess = .readwrite) -> BindReply {
+        BindReply(
+            session: session, identity: identity, isNewIdentity: stateFollows, stateFollows: stateFollows,
+            access: access, latestServerVersion: version, schema: schema)
+    }
+    static func chunk(session: SessionID = 7, isLast: Bool) -> StateChunk {
+        StateChunk(
+            session: session, serverVersion: version,
+            progress: DownloadProgress(rowsDone: 3, rowsTotal: 9, bytesDone: 100, bytesTotal: 300), isLast: isLast,
+            rows: Changeset([.insert("items", .integer(1), ["image": .null])]))
+    }
+    static func download(session: SessionID = 7) -> Download {
+        Download(session: session, latestServerVersion: 44, entries: [
+            DownloadEntry(serverVersion: SyncVersion(version: 43, salt: 5), integratedClientSeq: 0, changeset: changeset),
+            DownloadEntry(serverVersion: SyncVersion(version: 44, salt: 6), integratedClientSeq: 4, changeset: Changeset()),
+        ])
+    }
+    static let error = SyncError(.divergingHistories, "version 42 is not in this history", retryAfterMilliseconds: 1500)
+
+    static let clientMessages: [ClientMessage] = [
+        .hello(Hello(software: "tetherd 0.1.0")),
+        .bind(bind), .bind(newDeviceBind), .upload(upload), .unbind(7), .ping(UInt64.max),
+        .upload(Upload(session: 0, changesets: [])),
+    ]
+
+    static let serverMessages: [ServerMessage] = [
+        .welcome(Welcome(software: "tether-server 0.1.0")),
+        .bound(reply()), .bound(reply(stateFollows: true, access: .read)),
+        .state(chunk(isLast: false)), .state(chunk(isLast: true)),
+        .download(download()), .unbound(7), .pong(0),
+        .error(ErrorMessage(session: 7, error: error)),
+        .error(ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "client 2, server 1"))),
+    ]
+}
+
+/// A small deterministic random generator (SplitMix64) so fuzz failures reproduce.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

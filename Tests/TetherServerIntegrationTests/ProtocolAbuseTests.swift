@@ -1,0 +1,103 @@
+import Foundation
+import NIOCore
+import Testing
+import TetherProtocol
+import TetherServer
+
+/// Malformed frames, oversized messages and wrong message order get a protocol error and a
+/// closed connection; the server keeps serving everyone else.
+@Suite struct ProtocolAbuseTests {
+    /// Sends `frames` after an optional hello and returns the connection-level error.
+    func provoke(_ server: ServerProcess, hello: Bool = true, _ send: @escaping @Sendable (RawConnection) async throws -> Void) async throws -> SyncError {
+        let box = ErrorBox()
+        try await withRawConnection(server) { raw in
+            if hello {
+                try await raw.send(helloMessage)
+                _ = try await raw.receive { if case .welcome(let w) = $0 { w } else { nil } }
+            }
+            try await send(raw)
+            await box.set(try await raw.connectionError())
+        }
+        guard let error = await box.error else { throw ServerFailure("no error") }
+        // The server is still up and serving.
+        _ = try await server.admin.status()
+        return error
+    }
+
+    actor ErrorBox {
+        var error: SyncError?
+        func set(_ error: SyncError) { self.error = error }
+    }
+
+    @Test func randomBytesAreABadSyntaxOrUnknownMessage() async throws {
+        try await withServer { server in
+            var rng = SystemRandomNumberGenerator()
+            for _ in 0..<5 {
+                let garbage = [UInt8(0x03)] + (0..<64).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let error = try await provoke(server) { try await $0.sendBytes(garbage) }
+                #expect([.badSyntax, .limitsExceeded].contains(error.code))
+            }
+            #expect(try await provoke(server) { try await $0.sendBytes([0x42, 1, 2, 3]) }.code == .unknownMessage)
+        }
+    }
+
+    @Test func textFramesAreBadSyntax() async throws {
+        try await withServer { server in
+            let error = try await provoke(server) { try await $0.sendText("{\"hello\": 1}") }
+            #expect(error.code == .badSyntax)
+            #expect(error.action == .retry)
+        }
+    }
+
+    @Test func oversizedMessagesAre104() async throws {
+        try await withServer { server in
+            let error = try await provoke(server) { raw in
+                var big = ClientMessage.upload(Upload(session: 1, changesets: [])).encoded()
+                big += [UInt8](repeating: 0, count: ProtocolLimits.maxMessageBytes + 1 - big.count)
+                try await raw.sendBytes(big)
+            }
+            #expect(error.code == .limitsExceeded)
+        }
+    }
+
+    @Test func wrongMessageOrderIs109() async throws {
+        try await withServer { server in
+            // A bind before the hello.
+            var error = try await provoke(server, hello: false) { try await $0.send(.bind(BindRequest(session: 1, partition: "store-17", token: "x", identity: nil))) }
+            #expect(error.code == .badMessageOrder)
+            // An upload on a session that is not bound.
+            error = try await provoke(server) { raw in
+                try await raw.send(.upload(Upload(session: 3, changesets: [])))
+            }
+            #expect(error.code == .badMessageOrder)
+            #expect(error.message.contains("session 3"))
+            // A second hello.
+            error = try await provoke(server) { try await $0.send(helloMessage) }
+            #expect(error.code == .badMessageOrder)
+            // An upload while the state download is still going (the client must wait for the last chunk).
+            error = try await provoke(server) { raw in
+                try await raw.send(.bind(BindRequest(session: 1, partition: "store-17", token: ServerProcess.tokens["pos-17"]!, identity: nil)))
+                try await raw.send(.upload(Upload(session: 1, changesets: [])))
+            }
+            #expect(error.code == .badMessageOrder)
+        }
+    }
+
+    @Test func pingIsAnsweredAndUnbindFreesTheSessionId() async throws {
+        try await withServer { server in
+            try await withRawConnection(server) { raw in
+                try await raw.send(helloMessage)
+                try await raw.send(.ping(77))
+                _ = try await raw.receive { if case .pong(77) = $0 { true } else { nil } }
+                let bind = BindRequest(session: 5, partition: "store-17", token: ServerProcess.tokens["pos-17"]!, identity: nil)
+                try await raw.send(.bind(bind))
+                _ = try await raw.receive { if case .state(let chunk) = $0, chunk.isLast { chunk } else { nil } }
+                try await raw.send(.unbind(5))
+                _ = try await raw.receive { if case .unbound(5) = $0 { true } else { nil } }
+                try await raw.send(.bind(bind))
+                let reply = try await raw.receive { if case .bound(let reply) = $0 { reply } else { nil } }
+                #expect(reply.session == 5)
+            }
+        }
+    }
+}
