@@ -5,17 +5,30 @@ public struct ServerConfiguration: Sendable, Hashable {
     public struct User: Sendable, Hashable {
         public var name: String
         public var tokenFile: String
+        public init(name: String, tokenFile: String) {
+            self.name = name
+            self.tokenFile = tokenFile
+        }
     }
 
     public struct Grant: Sendable, Hashable {
         public var user: String
         public var patterns: [GrantPattern]
         public var access: PartitionAccess
+        public init(user: String, patterns: [GrantPattern], access: PartitionAccess) {
+            self.user = user
+            self.patterns = patterns
+            self.access = access
+        }
     }
 
     public struct TLSFiles: Sendable, Hashable {
         public var certificate: String
         public var key: String
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
     }
 
     /// The file this was read from, for messages.
