@@ -46,6 +46,31 @@ import TetherProtocol
             == "87 01 01 d3 01 0c 63 6c 69 65 6e 74 5f 72 65 73 65 74 01 6d 01 68")
     }
 
+    @Test func serverMessagesMatchTheDocumentedBytes() {
+        #expect(hex(ServerMessage.welcome(Welcome(protocolVersion: 1, software: "tether-server 0.1.0")).encoded())
+            == "81 01 13 74 65 74 68 65 72 2d 73 65 72 76 65 72 20 30 2e 31 2e 30")
+        let schema = Schema(version: 1, tables: [TableSchema(name: "t", primaryKey: "id", columns: [ColumnSchema(name: "id", type: .integer)])])
+        let bound = BindReply(
+            session: 1, identity: ClientFileIdentity(id: 5, salt: 300), isNewIdentity: true, stateFollows: true,
+            access: .readwrite, latestServerVersion: .zero, schema: schema)
+        #expect(hex(ServerMessage.bound(bound).encoded()) == "82 01 07 05 ac 02 00 00 01 01 01 74 02 69 64 01 02 69 64 00 00")
+        let chunk = StateChunk(
+            session: 1, serverVersion: SyncVersion(version: 1, salt: 9),
+            progress: DownloadProgress(rowsDone: 1, rowsTotal: 1, bytesDone: 8, bytesTotal: 8), isLast: true,
+            rows: Changeset([.insert("t", .integer(1), ["a": .text("x")])]))
+        #expect(hex(ServerMessage.state(chunk).encoded()) == "83 01 01 09 01 01 08 08 01 01 01 74 01 01 61 01 00 00 01 02 01 00 03 01 78")
+        let download = Download(session: 1, latestServerVersion: 5, entries: [
+            DownloadEntry(serverVersion: SyncVersion(version: 5, salt: 9), integratedClientSeq: 2, changeset: Changeset()),
+        ])
+        #expect(hex(ServerMessage.download(download).encoded()) == "84 01 05 01 05 09 02 00 00 00")
+        #expect(hex(ServerMessage.unbound(1).encoded()) == "85 01")
+        #expect(hex(ServerMessage.pong(7).encoded()) == "86 07")
+        #expect(hex(ClientMessage.unbind(1).encoded()) == "04 01")
+        #expect(hex(ClientMessage.ping(7).encoded()) == "05 07")
+        let connectionError = ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "v", hint: "h", retryAfterMilliseconds: 1000))
+        #expect(hex(ServerMessage.error(connectionError).encoded()) == "87 02 69 05 66 61 74 61 6c 01 76 01 68 e8 07")
+    }
+
     @Test func everyTruncationIsATypedError() {
         for message in Fixtures.clientMessages {
             let bytes = message.encoded()
