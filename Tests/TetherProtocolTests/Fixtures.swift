@@ -32,12 +32,12 @@ enum Fixtures {
     static let newDeviceBind = BindRequest(session: 8, partition: "catalog-eu", token: "t", identity: nil)
     static let upload = Upload(session: 7, changesets: [
         UploadChangeset(firstSeq: 1, lastSeq: 3, changeset: changeset),
-        UploadChangeset(firstSeq: 4, lastSeq: 4, changeset: Changeset([.delete("orders", .text("o-1"))])),
+        UploadChangeset(afterSeq: 3, firstSeq: 5, lastSeq: 5, changeset: Changeset([.delete("orders", .text("o-1"))])),
     ])
     static func reply(session: SessionID = 7, stateFollows: Bool = false, access: PartitionAccess = .readwrite) -> BindReply {
         BindReply(
             session: session, identity: identity, isNewIdentity: stateFollows, stateFollows: stateFollows,
-            access: access, latestServerVersion: version, schema: schema)
+            access: access, latestServerVersion: version, integratedClientSeq: stateFollows ? 0 : 12, schema: schema)
     }
     static func chunk(session: SessionID = 7, isLast: Bool) -> StateChunk {
         StateChunk(

@@ -37,7 +37,7 @@ import TetherProtocol
             .delete("orders", .integer(-1)),
         ]))])
         #expect(hex(ClientMessage.upload(upload).encoded())
-            == "03 01 01 01 02 01 06 6f 72 64 65 72 73 01 05 74 6f 74 61 6c 02 00 00 03 01 61 01 00 02 00 00 00 00 00 00 f8 3f 02 00 01 01")
+            == "03 01 01 00 01 02 01 06 6f 72 64 65 72 73 01 05 74 6f 74 61 6c 02 00 00 03 01 61 01 00 02 00 00 00 00 00 00 f8 3f 02 00 01 01")
     }
 
     @Test func errorMatchesTheDocumentedBytes() {
@@ -53,7 +53,7 @@ import TetherProtocol
         let bound = BindReply(
             session: 1, identity: ClientFileIdentity(id: 5, salt: 300), isNewIdentity: true, stateFollows: true,
             access: .readwrite, latestServerVersion: .zero, schema: schema)
-        #expect(hex(ServerMessage.bound(bound).encoded()) == "82 01 07 05 ac 02 00 00 01 01 01 74 02 69 64 01 02 69 64 00 00")
+        #expect(hex(ServerMessage.bound(bound).encoded()) == "82 01 07 05 ac 02 00 00 00 01 01 01 74 02 69 64 01 02 69 64 00 00")
         let chunk = StateChunk(
             session: 1, serverVersion: SyncVersion(version: 1, salt: 9),
             progress: DownloadProgress(rowsDone: 1, rowsTotal: 1, bytesDone: 8, bytesTotal: 8), isLast: true,
@@ -103,8 +103,9 @@ import TetherProtocol
         #expect(code { try ClientMessage.decode([0x01, 0x47, 0x45, 0x54, 0x20, 0x01, 0x00]) } == .badSyntax)
         // Boolean byte other than 0 or 1.
         #expect(code { try ClientMessage.decode([0x02, 0x01, 0x00, 0x00, 0x02]) } == .badSyntax)
-        // Seq range reversed.
-        #expect(code { try ClientMessage.decode([0x03, 0x01, 0x01, 0x05, 0x02, 0x00, 0x00, 0x00]) } == .badSyntax)
+        // Seq range reversed, and a batch that does not start after afterSeq.
+        #expect(code { try ClientMessage.decode([0x03, 0x01, 0x01, 0x00, 0x05, 0x02, 0x00, 0x00, 0x00]) } == .badSyntax)
+        #expect(code { try ClientMessage.decode([0x03, 0x01, 0x01, 0x05, 0x05, 0x06, 0x00, 0x00, 0x00]) } == .badSyntax)
     }
 
     @Test func oversizeIs104() {

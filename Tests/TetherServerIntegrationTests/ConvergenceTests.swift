@@ -103,12 +103,13 @@ import TetherServer
             let (recovered, replayed) = try await withConnection(server) { connection in
                 let fresh = TestDevice()
                 try await fresh.bind(on: connection, session: 1)
-                // The first device re-sends its last changeset (as after a crash before the ack): ignored.
-                var again = acknowledged
-                again.pending = [(Int64(count), .insert("orders", .text("k\(count)"), ["customer": .text("dup"), "total": .real(0)]))]
-                let device = TestDevice(state: again)
-                try await device.bind(on: connection, session: 2)
-                try await device.upload()
+                // The first device re-sends its last batch (as after a crash before the ack): ignored.
+                let device = TestDevice(state: acknowledged)
+                let reply = try await device.bind(on: connection, session: 2)
+                #expect(reply.integratedClientSeq == Int64(count))
+                try await device.session?.upload([UploadChangeset(
+                    afterSeq: Int64(count - 1), firstSeq: Int64(count), lastSeq: Int64(count),
+                    changeset: Changeset([.insert("orders", .text("k\(count)"), ["customer": .text("dup"), "total": .real(0)])]))])
                 try await connection.ping()
                 return (fresh.state, device.state)
             }

@@ -282,4 +282,21 @@ import TetherServer
             }
         }
     }
+
+    @Test func anUploadAfterAGapIsRefusedWith201() async throws {
+        try await withServer { server in
+            try await withConnection(server) { connection in
+                let device = TestDevice()
+                try await device.bind(on: connection)
+                let lost = UploadChangeset(
+                    afterSeq: 3, firstSeq: 4, lastSeq: 4,
+                    changeset: Changeset([.insert("orders", .text("x"), ["customer": .text("c"), "total": .real(1)])]))
+                try await device.session?.upload([lost])
+                let error = try await device.nextError()
+                expect(error, .otherSessionError, .retry)
+                #expect(error.message.contains("after seq 3") && error.message.contains("seq 0"))
+            }
+            #expect(try await server.admin.status().partitions.first?.serverVersion == 0)
+        }
+    }
 }

@@ -23,6 +23,8 @@ struct DeviceState: Sendable {
     var rows: [RowRef: [String: FieldValue]] = [:]
     var nextSeq: Int64 = 1
     var pending: [(seq: Int64, change: RowChange)] = []
+    /// The last seq handed to the server: the next batch's `afterSeq`.
+    var uploadCursor: Int64 = 0
     var access: PartitionAccess?
     /// Latest version the server announced.
     var latestKnown: Int64 = 0
@@ -70,6 +72,8 @@ final class TestDevice {
         switch try await nextEvent() {
         case .bound(let reply):
             state.identity = reply.identity
+            state.uploadCursor = reply.integratedClientSeq
+            state.pending.removeAll { $0.seq <= reply.integratedClientSeq }
             state.access = reply.access
             state.latestKnown = reply.latestServerVersion.version
             if reply.stateFollows {
@@ -121,10 +125,15 @@ final class TestDevice {
         state.nextSeq += 1
     }
 
-    /// Uploads every pending change as one changeset covering their seq range.
+    /// Uploads the pending changes not handed to the server yet as one batch after the
+    /// upload cursor (docs/sync-model.md: whole or not at all).
     func upload() async throws {
-        guard let session, let first = state.pending.first?.seq, let last = state.pending.last?.seq else { return }
-        try await session.upload([UploadChangeset(firstSeq: first, lastSeq: last, changeset: Changeset(state.pending.map(\.change)))])
+        let batch = state.pending.filter { $0.seq > state.uploadCursor }
+        guard let session, let first = batch.first?.seq, let last = batch.last?.seq else { return }
+        try await session.upload([
+            UploadChangeset(afterSeq: state.uploadCursor, firstSeq: first, lastSeq: last, changeset: Changeset(batch.map(\.change)))
+        ])
+        state.uploadCursor = last
     }
 
     /// Processes events until no change is pending and the store holds the latest version

@@ -9,12 +9,15 @@ public struct BindReply: Sendable, Hashable {
     public var access: PartitionAccess
     /// The partition's latest version when the bind was accepted.
     public var latestServerVersion: SyncVersion
+    /// The highest local seq of this store the server has integrated (0 for a new identity):
+    /// the next upload's `afterSeq`.
+    public var integratedClientSeq: Int64
     /// The server's current schema (its `version` is the schema version).
     public var schema: Schema
 
     public init(
         session: SessionID, identity: ClientFileIdentity, isNewIdentity: Bool, stateFollows: Bool,
-        access: PartitionAccess, latestServerVersion: SyncVersion, schema: Schema
+        access: PartitionAccess, latestServerVersion: SyncVersion, integratedClientSeq: Int64 = 0, schema: Schema
     ) {
         self.session = session
         self.identity = identity
@@ -22,6 +25,7 @@ public struct BindReply: Sendable, Hashable {
         self.stateFollows = stateFollows
         self.access = access
         self.latestServerVersion = latestServerVersion
+        self.integratedClientSeq = integratedClientSeq
         self.schema = schema
     }
 }

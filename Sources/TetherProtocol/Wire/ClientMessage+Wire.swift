@@ -28,6 +28,7 @@ extension ClientMessage {
             w.varint(upload.session)
             w.varint(upload.changesets.count)
             for changeset in upload.changesets {
+                w.varint(changeset.afterSeq)
                 w.varint(changeset.firstSeq)
                 w.varint(changeset.lastSeq)
                 changeset.changeset.encode(into: &w)
@@ -74,15 +75,17 @@ extension ClientMessage {
                 lastServerVersion: version, schemaVersion: schemaVersion))
         case .upload:
             let session = try r.uint32("session id")
-            let count = try r.count("changeset count", minimumElementBytes: 5, limit: Int.max / 5)
+            let count = try r.count("changeset count", minimumElementBytes: 6, limit: Int.max / 6)
             var changesets: [UploadChangeset] = []
             for _ in 0..<count {
+                let after = try r.int64("after seq")
                 let first = try r.int64("first seq")
                 let last = try r.int64("last seq")
-                guard first >= 1, first <= last else {
-                    throw .malformed(field: "seq range", reason: "\(first)...\(last) is not a range of positive sequence numbers")
+                guard after < first, first <= last else {
+                    throw .malformed(field: "seq range", reason: "after \(after), \(first)...\(last) is not a range after afterSeq")
                 }
-                changesets.append(UploadChangeset(firstSeq: first, lastSeq: last, changeset: try Changeset.decode(from: &r)))
+                changesets.append(UploadChangeset(
+                    afterSeq: after, firstSeq: first, lastSeq: last, changeset: try Changeset.decode(from: &r)))
             }
             message = .upload(Upload(session: session, changesets: changesets))
         case .unbind:

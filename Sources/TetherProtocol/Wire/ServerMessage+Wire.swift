@@ -19,6 +19,7 @@ extension ServerMessage {
             w.varint(reply.identity.salt)
             w.varint(reply.latestServerVersion.version)
             w.varint(reply.latestServerVersion.salt)
+            w.varint(reply.integratedClientSeq)
             reply.schema.encode(into: &w)
         case .state(let chunk):
             w.byte(MessageType.state.rawValue)
@@ -82,10 +83,12 @@ extension ServerMessage {
             guard flags & ~0x07 == 0 else { throw .malformed(field: "bound flags", reason: "unknown flag bits") }
             let identity = ClientFileIdentity(id: try r.int64("client file id"), salt: try r.int64("client file salt"))
             let latest = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+            let integrated = try r.int64("integrated client seq")
             let schema = try Schema.decode(from: &r)
             message = .bound(BindReply(
                 session: session, identity: identity, isNewIdentity: flags & 1 != 0, stateFollows: flags & 2 != 0,
-                access: flags & 4 != 0 ? .readwrite : .read, latestServerVersion: latest, schema: schema))
+                access: flags & 4 != 0 ? .readwrite : .read, latestServerVersion: latest, integratedClientSeq: integrated,
+                schema: schema))
         case .state:
             let session = try r.uint32("session id")
             let version = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))

@@ -87,10 +87,15 @@ extension SQLiteServerStorage {
             else { throw StorageError.notFound("client file \(clientFile)") }
             var integratedSeq: Int64 = file["integrated_seq"]
             var accepted = 0, ignored = 0
+            var gap: UploadGap? = nil
             for upload in uploads {
                 guard upload.lastSeq > integratedSeq else {
                     ignored += 1
                     continue
+                }
+                guard upload.afterSeq == integratedSeq else {
+                    gap = UploadGap(afterSeq: upload.afterSeq, integratedSeq: integratedSeq)
+                    break
                 }
                 for change in upload.changeset.changes {
                     try Self.apply(change, partitionID: p.id, db)
@@ -115,7 +120,7 @@ extension SQLiteServerStorage {
                     sql: "UPDATE client_files SET integrated_seq = ?, integrated_version = ?, last_seen = ? WHERE id = ?",
                     arguments: [integratedSeq, p.head.latest.version, now.timeIntervalSince1970, clientFile])
             }
-            return IntegrationOutcome(head: p.head, accepted: accepted, ignored: ignored, integratedSeq: integratedSeq)
+            return IntegrationOutcome(head: p.head, accepted: accepted, ignored: ignored, integratedSeq: integratedSeq, gap: gap)
         }
     }
 

@@ -57,6 +57,15 @@ public struct IntegrationOutcome: Sendable, Hashable {
     /// Changesets at or below the store's integrated seq, ignored (re-sent after a crash).
     public var ignored: Int
     public var integratedSeq: Int64
+    /// The first changeset that neither follows the integrated seq nor repeats it (an earlier
+    /// batch was lost): it and the rest of the upload were refused.
+    public var gap: UploadGap?
+}
+
+/// An upload batch whose `afterSeq` is not the seq the server integrated last.
+public struct UploadGap: Sendable, Hashable {
+    public var afterSeq: Int64
+    public var integratedSeq: Int64
 }
 
 /// One schema the server has used; breaking ones reset every store made with an older one.

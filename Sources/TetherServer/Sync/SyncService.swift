@@ -50,6 +50,7 @@ public final class SyncService: Sendable {
             let identity: ClientFileIdentity
             let head: PartitionHead
             let downloadAfter: SyncVersion
+            var integratedSeq: Int64 = 0
             if let known = request.identity {
                 let record = try await storage.clientFile(known.id, of: partition)
                 let currentHead = try await storage.head(of: partition) ?? .empty
@@ -65,6 +66,7 @@ public final class SyncService: Sendable {
                     return .rejected(problem)
                 }
                 try await storage.touchClientFile(known.id, of: partition, now: now())
+                integratedSeq = record?.integratedSeq ?? 0
                 (identity, head, downloadAfter) = (known, currentHead, request.lastServerVersion)
             } else {
                 (identity, head) = try await storage.registerClientFile(in: partition, now: now())
@@ -74,7 +76,7 @@ public final class SyncService: Sendable {
             let reply = BindReply(
                 session: request.session, identity: identity, isNewIdentity: request.identity == nil,
                 stateFollows: request.identity == nil, access: authorized.access, latestServerVersion: head.latest,
-                schema: snapshot.schemas.current)
+                integratedClientSeq: integratedSeq, schema: snapshot.schemas.current)
             let session = BoundSession(
                 key: key, partition: partition, clientFile: identity.id, user: authorized.user,
                 tokenDigest: TokenDigest(token: request.token), access: authorized.access, fail: fail)
@@ -101,6 +103,13 @@ public final class SyncService: Sendable {
         do {
             let outcome = try await storage.integrate(upload.changesets, from: session.clientFile, into: session.partition, now: now())
             if outcome.accepted > 0 { await hub.publish(session.partition) }
+            if let gap = outcome.gap {
+                return SyncError(
+                    .otherSessionError,
+                    "upload batch after seq \(gap.afterSeq) does not follow seq \(gap.integratedSeq), the last one the server integrated for this store; bind again and upload after it",
+                    hint: "an earlier upload was lost in transit; the agent binds again and resumes from the seq the server reports",
+                    retryAfterMilliseconds: 0)
+            }
             logger.debug("upload integrated", metadata: [
                 "partition": "\(session.partition)", "accepted": "\(outcome.accepted)", "ignored": "\(outcome.ignored)",
                 "version": "\(outcome.head.latest.version)",
