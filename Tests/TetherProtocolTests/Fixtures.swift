@@ -25,7 +25,7 @@ enum Fixtures {
     ])
 
     static let identity = ClientFileIdentity(id: 17, salt: 0x1234_5678_9ABC)
-    static let version = SyncVersion(version: 42, salt: 0x7FFF_FFFF_FFFF_FFFF)
+    static let version = ServerVersion(version: 42, salt: 0x7FFF_FFFF_FFFF_FFFF)
 
     static let bind = BindRequest(
         session: 7, partition: "store-17", token: "secret", identity: identity, lastServerVersion: version, schemaVersion: 3)
@@ -47,8 +47,8 @@ enum Fixtures {
     }
     static func download(session: SessionID = 7) -> Download {
         Download(session: session, latestServerVersion: 44, entries: [
-            DownloadEntry(serverVersion: SyncVersion(version: 43, salt: 5), integratedClientSeq: 0, changeset: changeset),
-            DownloadEntry(serverVersion: SyncVersion(version: 44, salt: 6), integratedClientSeq: 4, changeset: Changeset()),
+            DownloadEntry(serverVersion: ServerVersion(version: 43, salt: 5), integratedClientSeq: 0, changeset: changeset),
+            DownloadEntry(serverVersion: ServerVersion(version: 44, salt: 6), integratedClientSeq: 4, changeset: Changeset()),
         ])
     }
     static let error = SyncError(.divergingHistories, "version 42 is not in this history", retryAfterMilliseconds: 1500)

@@ -26,7 +26,7 @@ import TetherProtocol
     @Test func bindMatchesTheDocumentedBytes() {
         let bind = BindRequest(
             session: 1, partition: "store-17", token: "tok", identity: ClientFileIdentity(id: 5, salt: 300),
-            lastServerVersion: SyncVersion(version: 2, salt: 9), schemaVersion: 1)
+            lastServerVersion: ServerVersion(version: 2, salt: 9), schemaVersion: 1)
         #expect(hex(ClientMessage.bind(bind).encoded())
             == "02 01 08 73 74 6f 72 65 2d 31 37 03 74 6f 6b 01 05 ac 02 02 09 01")
     }
@@ -52,15 +52,15 @@ import TetherProtocol
         let schema = Schema(version: 1, tables: [TableSchema(name: "t", primaryKey: "id", columns: [ColumnSchema(name: "id", type: .integer)])])
         let bound = BindReply(
             session: 1, identity: ClientFileIdentity(id: 5, salt: 300), isNewIdentity: true, stateFollows: true,
-            access: .readwrite, latestServerVersion: .zero, schema: schema)
+            access: .readwrite, latestServerVersion: .none, schema: schema)
         #expect(hex(ServerMessage.bound(bound).encoded()) == "82 01 07 05 ac 02 00 00 00 01 01 01 74 02 69 64 01 02 69 64 00 00")
         let chunk = StateChunk(
-            session: 1, serverVersion: SyncVersion(version: 1, salt: 9),
+            session: 1, serverVersion: ServerVersion(version: 1, salt: 9),
             progress: DownloadProgress(rowsDone: 1, rowsTotal: 1, bytesDone: 8, bytesTotal: 8), isLast: true,
             rows: Changeset([.insert("t", .integer(1), ["a": .text("x")])]))
         #expect(hex(ServerMessage.state(chunk).encoded()) == "83 01 01 09 01 01 08 08 01 01 01 74 01 01 61 01 00 00 01 02 01 00 03 01 78")
         let download = Download(session: 1, latestServerVersion: 5, entries: [
-            DownloadEntry(serverVersion: SyncVersion(version: 5, salt: 9), integratedClientSeq: 2, changeset: Changeset()),
+            DownloadEntry(serverVersion: ServerVersion(version: 5, salt: 9), integratedClientSeq: 2, changeset: Changeset()),
         ])
         #expect(hex(ServerMessage.download(download).encoded()) == "84 01 05 01 05 09 02 00 00 00")
         #expect(hex(ServerMessage.unbound(1).encoded()) == "85 01")

@@ -18,7 +18,7 @@ struct RowRef: Hashable, Sendable, CustomStringConvertible {
 /// What a device keeps between connections: its identity, position and rows.
 struct DeviceState: Sendable {
     var identity: ClientFileIdentity?
-    var lastServerVersion: SyncVersion = .zero
+    var lastServerVersion: ServerVersion = .none
     var schemaVersion = 0
     var rows: [RowRef: [String: FieldValue]] = [:]
     var nextSeq: Int64 = 1

@@ -37,20 +37,20 @@ import TetherServer
     @Test func identityAndVersionChecks() {
         let identity = ClientFileIdentity(id: 5, salt: 50)
         let record = ClientFileRecord(identity: identity, integratedSeq: 0, integratedVersion: 0, lastSeen: Date())
-        let head = PartitionHead(latest: SyncVersion(version: 10, salt: 100), base: SyncVersion(version: 4, salt: 40))
-        func verify(_ identity: ClientFileIdentity?, _ version: SyncVersion, salt: Int64?) -> SyncErrorCode? {
+        let head = PartitionHead(latest: ServerVersion(version: 10, salt: 100), base: ServerVersion(version: 4, salt: 40))
+        func verify(_ identity: ClientFileIdentity?, _ version: ServerVersion, salt: Int64?) -> SyncErrorCode? {
             var request = request()
             request.identity = identity
             request.lastServerVersion = version
             return BindRules.verify(request, clientFile: record, head: head, saltAtVersion: salt)?.code
         }
-        #expect(verify(nil, .zero, salt: nil) == nil)
-        #expect(verify(identity, SyncVersion(version: 6, salt: 60), salt: 60) == nil)
-        #expect(verify(ClientFileIdentity(id: 5, salt: 51), SyncVersion(version: 6, salt: 60), salt: 60) == .badClientFileIdentifier)
-        #expect(verify(identity, SyncVersion(version: 11, salt: 1), salt: nil) == .divergingHistories)
-        #expect(verify(identity, SyncVersion(version: 6, salt: 61), salt: 60) == .divergingHistories)
-        #expect(verify(identity, SyncVersion(version: 3, salt: 30), salt: nil) == .clientFileExpired)
-        #expect(verify(identity, SyncVersion(version: 4, salt: 40), salt: 40) == nil)
+        #expect(verify(nil, .none, salt: nil) == nil)
+        #expect(verify(identity, ServerVersion(version: 6, salt: 60), salt: 60) == nil)
+        #expect(verify(ClientFileIdentity(id: 5, salt: 51), ServerVersion(version: 6, salt: 60), salt: 60) == .badClientFileIdentifier)
+        #expect(verify(identity, ServerVersion(version: 11, salt: 1), salt: nil) == .divergingHistories)
+        #expect(verify(identity, ServerVersion(version: 6, salt: 61), salt: 60) == .divergingHistories)
+        #expect(verify(identity, ServerVersion(version: 3, salt: 30), salt: nil) == .clientFileExpired)
+        #expect(verify(identity, ServerVersion(version: 4, salt: 40), salt: 40) == nil)
         var unknown = request()
         unknown.identity = identity
         #expect(BindRules.verify(unknown, clientFile: nil, head: head, saltAtVersion: nil)?.code == .badClientFileIdentifier)

@@ -8,7 +8,7 @@ public struct BindReply: Sendable, Hashable {
     public var stateFollows: Bool
     public var access: PartitionAccess
     /// The partition's latest version when the bind was accepted.
-    public var latestServerVersion: SyncVersion
+    public var latestServerVersion: ServerVersion
     /// The highest local seq of this store the server has integrated (0 for a new identity):
     /// the next upload's `afterSeq`.
     public var integratedClientSeq: Int64
@@ -17,7 +17,7 @@ public struct BindReply: Sendable, Hashable {
 
     public init(
         session: SessionID, identity: ClientFileIdentity, isNewIdentity: Bool, stateFollows: Bool,
-        access: PartitionAccess, latestServerVersion: SyncVersion, integratedClientSeq: Int64 = 0, schema: Schema
+        access: PartitionAccess, latestServerVersion: ServerVersion, integratedClientSeq: Int64 = 0, schema: Schema
     ) {
         self.session = session
         self.identity = identity

@@ -7,14 +7,14 @@ public struct BindRequest: Sendable, Hashable {
     public var token: String
     /// The store's sync identity, or nil for a new store (or one being reset).
     public var identity: ClientFileIdentity?
-    /// The last server version the store integrated (``SyncVersion/zero`` when none).
-    public var lastServerVersion: SyncVersion
+    /// The last server version the store integrated (``ServerVersion/zero`` when none).
+    public var lastServerVersion: ServerVersion
     /// The schema version the store was created or last migrated with; 0 for a new store.
     public var schemaVersion: Int
 
     public init(
         session: SessionID, partition: String, token: String, identity: ClientFileIdentity?,
-        lastServerVersion: SyncVersion = .zero, schemaVersion: Int = 0
+        lastServerVersion: ServerVersion = .none, schemaVersion: Int = 0
     ) {
         self.session = session
         self.partition = partition

@@ -1,12 +1,12 @@
 /// One server version of a partition's history, as seen by one store.
 public struct DownloadEntry: Sendable, Hashable {
-    public var serverVersion: SyncVersion
+    public var serverVersion: ServerVersion
     /// The highest local sequence number of the receiving store integrated at this version.
     public var integratedClientSeq: Int64
     /// Empty for the receiving store's own changes (the acknowledgement).
     public var changeset: Changeset
 
-    public init(serverVersion: SyncVersion, integratedClientSeq: Int64, changeset: Changeset) {
+    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: Changeset) {
         self.serverVersion = serverVersion
         self.integratedClientSeq = integratedClientSeq
         self.changeset = changeset

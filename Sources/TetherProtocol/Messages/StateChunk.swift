@@ -20,12 +20,12 @@ public struct DownloadProgress: Sendable, Hashable, Codable {
 /// state is the partition at ``serverVersion``; downloads continue after it.
 public struct StateChunk: Sendable, Hashable {
     public var session: SessionID
-    public var serverVersion: SyncVersion
+    public var serverVersion: ServerVersion
     public var progress: DownloadProgress
     public var isLast: Bool
     public var rows: Changeset
 
-    public init(session: SessionID, serverVersion: SyncVersion, progress: DownloadProgress, isLast: Bool, rows: Changeset) {
+    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: Changeset) {
         self.session = session
         self.serverVersion = serverVersion
         self.progress = progress

@@ -68,7 +68,7 @@ extension ClientMessage {
             if try r.bool("has identity") {
                 identity = ClientFileIdentity(id: try r.int64("client file id"), salt: try r.int64("client file salt"))
             }
-            let version = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+            let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
             let schemaVersion = try r.int("schema version", in: 0...Int(Int32.max))
             message = .bind(BindRequest(
                 session: session, partition: partition, token: token, identity: identity,

@@ -16,8 +16,8 @@ extension SQLiteServerStorage {
         return PartitionRow(
             id: row["id"],
             head: PartitionHead(
-                latest: SyncVersion(version: row["latest_version"], salt: row["latest_salt"]),
-                base: SyncVersion(version: row["base_version"], salt: row["base_salt"])))
+                latest: ServerVersion(version: row["latest_version"], salt: row["latest_salt"]),
+                base: ServerVersion(version: row["base_version"], salt: row["base_salt"])))
     }
 
     static func freshSalt() -> Int64 { Int64.random(in: 1...Int64.max) }
@@ -100,7 +100,7 @@ extension SQLiteServerStorage {
                 for change in upload.changeset.changes {
                     try Self.apply(change, partitionID: p.id, db)
                 }
-                let version = SyncVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
+                let version = ServerVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
                 try db.execute(
                     sql: """
                         INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
@@ -170,7 +170,7 @@ extension SQLiteServerStorage {
                 guard let changeset = try? Changeset.decode([UInt8](blob)) else { throw StorageError.corrupt("history") }
                 bytes += blob.count
                 entries.append(HistoryEntry(
-                    version: SyncVersion(version: row["version"], salt: row["salt"]),
+                    version: ServerVersion(version: row["version"], salt: row["salt"]),
                     originFile: row["origin_file"], originSeq: row["origin_seq"], changeset: changeset))
             }
             return entries

@@ -55,7 +55,7 @@ public protocol ServerStorage: Sendable {
 
 /// Reads a partition's state in chunks, all from one consistent point (``version``).
 public protocol StateReader: Sendable {
-    var version: SyncVersion { get }
+    var version: ServerVersion { get }
     var totalRows: Int64 { get }
     var totalBytes: Int64 { get }
     /// The next rows as `insert` changes (at most `maxRows`, stopping after `maxBytes`); empty at the end.

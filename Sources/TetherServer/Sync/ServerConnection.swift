@@ -27,7 +27,7 @@ actor ServerConnection {
     let logger: Logger
     private var machine: ServerConnectionStateMachine
     private var bound: [SessionID: Bound] = [:]
-    private var pending: [SessionID: (AsyncStream<Void>, SyncVersion)] = [:]
+    private var pending: [SessionID: (AsyncStream<Void>, ServerVersion)] = [:]
     private var nextGeneration: UInt64 = 1
 
     init(id: UInt64, service: SyncService, writer: WebSocketOutboundWriter, logger: Logger) {

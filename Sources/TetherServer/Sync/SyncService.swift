@@ -21,7 +21,7 @@ public final class SyncService: Sendable {
     }
 
     public enum BindOutcome: Sendable {
-        case accepted(BindReply, downloadAfter: SyncVersion, session: BoundSession, wakeups: AsyncStream<Void>)
+        case accepted(BindReply, downloadAfter: ServerVersion, session: BoundSession, wakeups: AsyncStream<Void>)
         case rejected(SyncError)
     }
 
@@ -49,7 +49,7 @@ public final class SyncService: Sendable {
         do {
             let identity: ClientFileIdentity
             let head: PartitionHead
-            let downloadAfter: SyncVersion
+            let downloadAfter: ServerVersion
             var integratedSeq: Int64 = 0
             if let known = request.identity {
                 let record = try await storage.clientFile(known.id, of: partition)
