@@ -12,6 +12,8 @@ public struct ServerVersion: Sendable, Hashable, Codable, Comparable, CustomStri
 
     /// Before the first download.
     public static let none = ServerVersion(version: 0, salt: 0)
+    /// The same as ``none``.
+    public static let zero = none
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.version < rhs.version }
 
