@@ -17,6 +17,7 @@ extension SyncConnection {
     public static func run<T: Sendable>(
         _ configuration: SyncClientConfiguration, logger: Logger, _ body: @escaping @Sendable (SyncConnection) async throws -> T
     ) async throws -> T {
+        if let problem = Self.urlProblem(configuration.url) { throw SyncClientError.unreachable(problem) }
         let outcome = NIOLockedValueBox<Result<T, any Error>?>(nil)
         var wsConfiguration = WebSocketClientConfiguration(maxFrameSize: ProtocolLimits.maxFrameBytes)
         if let keepAlive = configuration.keepAlive { wsConfiguration.autoPing = .enabled(timePeriod: keepAlive) }
@@ -47,5 +48,16 @@ extension SyncConnection {
             throw SyncClientError.unreachable("\(configuration.url): the WebSocket upgrade was refused")
         }
         return try result.get()
+    }
+
+    /// A `wss://` URL must name the host: TLS sends the host as SNI, which cannot be an IP address.
+    static func urlProblem(_ url: String) -> String? {
+        guard url.hasPrefix("wss://") else { return nil }
+        let authority = url.dropFirst(6).prefix { $0 != "/" }
+        var host = Substring(authority)
+        if host.hasPrefix("[") { return "\(url): use the server's host name with wss://, not an IP address (TLS sends it as SNI)" }
+        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        let isIPv4 = host.split(separator: ".").count == 4 && host.allSatisfy { $0.isNumber || $0 == "." }
+        return isIPv4 ? "\(url): use the server's host name with wss://, not an IP address (TLS sends it as SNI)" : nil
     }
 }

@@ -3,14 +3,6 @@ import GRDB
 import TetherProtocol
 
 
-/// A server version and its salt; stores use the protocol's type (`.none` for "never synced").
-public typealias ServerVersion = SyncVersion
-
-extension SyncVersion: Comparable {
-    public static let none = SyncVersion.zero
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.version < rhs.version }
-}
-
 public struct StoreMetadata: Sendable, Hashable {
     public var partition: String
     public var schemaVersion: Int

@@ -92,7 +92,7 @@ import TetherProtocol
         _ = machine.received(Self.hello)
         _ = machine.received(.bind(Fixtures.bind))
         #expect(machine.connectionClosed().isEmpty)
-        #expect(machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: .zero)).map(summary) == ["7:release"])
+        #expect(machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: .none)).map(summary) == ["7:release"])
     }
 
     @Test func sessionLimitIs104() {
@@ -104,7 +104,7 @@ import TetherProtocol
     @Test func connectionCloseReleasesEveryBoundSession() {
         var machine = Machine(state: .ready)
         _ = machine.received(.bind(Fixtures.bind))
-        _ = machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: .zero))
+        _ = machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: .none))
         #expect(machine.connectionClosed().map(summary) == ["7:release"])
         #expect(machine.state == .closed)
     }

@@ -25,19 +25,19 @@ enum Fixtures {
     ])
 
     static let identity = ClientFileIdentity(id: 17, salt: 0x1234_5678_9ABC)
-    static let version = SyncVersion(version: 42, salt: 0x7FFF_FFFF_FFFF_FFFF)
+    static let version = ServerVersion(version: 42, salt: 0x7FFF_FFFF_FFFF_FFFF)
 
     static let bind = BindRequest(
         session: 7, partition: "store-17", token: "secret", identity: identity, lastServerVersion: version, schemaVersion: 3)
     static let newDeviceBind = BindRequest(session: 8, partition: "catalog-eu", token: "t", identity: nil)
     static let upload = Upload(session: 7, changesets: [
         UploadChangeset(firstSeq: 1, lastSeq: 3, changeset: changeset),
-        UploadChangeset(firstSeq: 4, lastSeq: 4, changeset: Changeset([.delete("orders", .text("o-1"))])),
+        UploadChangeset(afterSeq: 3, firstSeq: 5, lastSeq: 5, changeset: Changeset([.delete("orders", .text("o-1"))])),
     ])
     static func reply(session: SessionID = 7, stateFollows: Bool = false, access: PartitionAccess = .readwrite) -> BindReply {
         BindReply(
             session: session, identity: identity, isNewIdentity: stateFollows, stateFollows: stateFollows,
-            access: access, latestServerVersion: version, schema: schema)
+            access: access, latestServerVersion: version, integratedClientSeq: stateFollows ? 0 : 12, schema: schema)
     }
     static func chunk(session: SessionID = 7, isLast: Bool) -> StateChunk {
         StateChunk(
@@ -47,8 +47,8 @@ enum Fixtures {
     }
     static func download(session: SessionID = 7) -> Download {
         Download(session: session, latestServerVersion: 44, entries: [
-            DownloadEntry(serverVersion: SyncVersion(version: 43, salt: 5), integratedClientSeq: 0, changeset: changeset),
-            DownloadEntry(serverVersion: SyncVersion(version: 44, salt: 6), integratedClientSeq: 4, changeset: Changeset()),
+            DownloadEntry(serverVersion: ServerVersion(version: 43, salt: 5), integratedClientSeq: 0, changeset: changeset),
+            DownloadEntry(serverVersion: ServerVersion(version: 44, salt: 6), integratedClientSeq: 4, changeset: Changeset()),
         ])
     }
     static let error = SyncError(.divergingHistories, "version 42 is not in this history", retryAfterMilliseconds: 1500)

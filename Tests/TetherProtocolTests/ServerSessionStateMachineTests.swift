@@ -11,7 +11,7 @@ import TetherProtocol
         ("upload", .uploadReceived(Fixtures.upload)),
         ("unbind", .unbindReceived),
         ("accepted", .bindAccepted(Fixtures.reply(), downloadAfter: Fixtures.version)),
-        ("acceptedWithState", .bindAccepted(Fixtures.reply(stateFollows: true), downloadAfter: .zero)),
+        ("acceptedWithState", .bindAccepted(Fixtures.reply(stateFollows: true), downloadAfter: .none)),
         ("rejected", .bindRejected(SyncError(.badUserAuthentication, "bad token"))),
         ("chunk", .sendingStateChunk(isLast: false)),
         ("lastChunk", .sendingStateChunk(isLast: true)),
@@ -121,7 +121,7 @@ import TetherProtocol
     @Test func fullLifecycle() {
         var machine = Machine(session: 1)
         #expect(machine.handle(.bindReceived(Fixtures.newDeviceBind)).map(summary) == ["authorize"])
-        #expect(machine.handle(.bindAccepted(Fixtures.reply(stateFollows: true), downloadAfter: .zero)).map(summary) == ["send:bound", "state"])
+        #expect(machine.handle(.bindAccepted(Fixtures.reply(stateFollows: true), downloadAfter: .none)).map(summary) == ["send:bound", "state"])
         _ = machine.handle(.sendingStateChunk(isLast: false))
         _ = machine.handle(.sendingStateChunk(isLast: true))
         #expect(machine.state == .active)

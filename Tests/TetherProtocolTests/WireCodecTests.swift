@@ -26,7 +26,7 @@ import TetherProtocol
     @Test func bindMatchesTheDocumentedBytes() {
         let bind = BindRequest(
             session: 1, partition: "store-17", token: "tok", identity: ClientFileIdentity(id: 5, salt: 300),
-            lastServerVersion: SyncVersion(version: 2, salt: 9), schemaVersion: 1)
+            lastServerVersion: ServerVersion(version: 2, salt: 9), schemaVersion: 1)
         #expect(hex(ClientMessage.bind(bind).encoded())
             == "02 01 08 73 74 6f 72 65 2d 31 37 03 74 6f 6b 01 05 ac 02 02 09 01")
     }
@@ -44,6 +44,31 @@ import TetherProtocol
         let error = ErrorMessage(session: 1, error: SyncError(.divergingHistories, "m", hint: "h"))
         #expect(hex(ServerMessage.error(error).encoded())
             == "87 01 01 d3 01 0c 63 6c 69 65 6e 74 5f 72 65 73 65 74 01 6d 01 68")
+    }
+
+    @Test func serverMessagesMatchTheDocumentedBytes() {
+        #expect(hex(ServerMessage.welcome(Welcome(protocolVersion: 1, software: "tether-server 0.1.0")).encoded())
+            == "81 01 13 74 65 74 68 65 72 2d 73 65 72 76 65 72 20 30 2e 31 2e 30")
+        let schema = Schema(version: 1, tables: [TableSchema(name: "t", primaryKey: "id", columns: [ColumnSchema(name: "id", type: .integer)])])
+        let bound = BindReply(
+            session: 1, identity: ClientFileIdentity(id: 5, salt: 300), isNewIdentity: true, stateFollows: true,
+            access: .readwrite, latestServerVersion: .none, schema: schema)
+        #expect(hex(ServerMessage.bound(bound).encoded()) == "82 01 07 05 ac 02 00 00 00 01 01 01 74 02 69 64 01 02 69 64 00 00")
+        let chunk = StateChunk(
+            session: 1, serverVersion: ServerVersion(version: 1, salt: 9),
+            progress: DownloadProgress(rowsDone: 1, rowsTotal: 1, bytesDone: 8, bytesTotal: 8), isLast: true,
+            rows: Changeset([.insert("t", .integer(1), ["a": .text("x")])]))
+        #expect(hex(ServerMessage.state(chunk).encoded()) == "83 01 01 09 01 01 08 08 01 01 01 74 01 01 61 01 00 00 01 02 01 00 03 01 78")
+        let download = Download(session: 1, latestServerVersion: 5, entries: [
+            DownloadEntry(serverVersion: ServerVersion(version: 5, salt: 9), integratedClientSeq: 2, changeset: Changeset()),
+        ])
+        #expect(hex(ServerMessage.download(download).encoded()) == "84 01 05 01 05 09 02 00 00 00")
+        #expect(hex(ServerMessage.unbound(1).encoded()) == "85 01")
+        #expect(hex(ServerMessage.pong(7).encoded()) == "86 07")
+        #expect(hex(ClientMessage.unbind(1).encoded()) == "04 01")
+        #expect(hex(ClientMessage.ping(7).encoded()) == "05 07")
+        let connectionError = ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "v", hint: "h", retryAfterMilliseconds: 1000))
+        #expect(hex(ServerMessage.error(connectionError).encoded()) == "87 02 69 05 66 61 74 61 6c 01 76 01 68 e8 07")
     }
 
     @Test func everyTruncationIsATypedError() {
@@ -78,8 +103,9 @@ import TetherProtocol
         #expect(code { try ClientMessage.decode([0x01, 0x47, 0x45, 0x54, 0x20, 0x01, 0x00]) } == .badSyntax)
         // Boolean byte other than 0 or 1.
         #expect(code { try ClientMessage.decode([0x02, 0x01, 0x00, 0x00, 0x02]) } == .badSyntax)
-        // Seq range reversed.
-        #expect(code { try ClientMessage.decode([0x03, 0x01, 0x01, 0x05, 0x02, 0x00, 0x00, 0x00]) } == .badSyntax)
+        // Seq range reversed, and a batch that does not start after afterSeq.
+        #expect(code { try ClientMessage.decode([0x03, 0x01, 0x01, 0x00, 0x05, 0x02, 0x00, 0x00, 0x00]) } == .badSyntax)
+        #expect(code { try ClientMessage.decode([0x03, 0x01, 0x01, 0x05, 0x05, 0x06, 0x00, 0x00, 0x00]) } == .badSyntax)
     }
 
     @Test func oversizeIs104() {

@@ -103,12 +103,13 @@ import TetherServer
             let (recovered, replayed) = try await withConnection(server) { connection in
                 let fresh = TestDevice()
                 try await fresh.bind(on: connection, session: 1)
-                // The first device re-sends its last changeset (as after a crash before the ack): ignored.
-                var again = acknowledged
-                again.pending = [(Int64(count), .insert("orders", .text("k\(count)"), ["customer": .text("dup"), "total": .real(0)]))]
-                let device = TestDevice(state: again)
-                try await device.bind(on: connection, session: 2)
-                try await device.upload()
+                // The first device re-sends its last batch (as after a crash before the ack): ignored.
+                let device = TestDevice(state: acknowledged)
+                let reply = try await device.bind(on: connection, session: 2)
+                #expect(reply.integratedClientSeq == Int64(count))
+                try await device.session?.upload([UploadChangeset(
+                    afterSeq: Int64(count - 1), firstSeq: Int64(count), lastSeq: Int64(count),
+                    changeset: Changeset([.insert("orders", .text("k\(count)"), ["customer": .text("dup"), "total": .real(0)])]))])
                 try await connection.ping()
                 return (fresh.state, device.state)
             }
@@ -119,6 +120,77 @@ import TetherServer
             let status = try await server.admin.status()
             #expect(status.partitions.first?.serverVersion == Int64(count))
             #expect(status.partitions.first?.historyEntries == count)
+        }
+    }
+
+    @Test func stateDownloadIsChunkedWithProgressAndEndsAtItsVersion() async throws {
+        try await withServer { server in
+            try await withConnection(server, deadline: .seconds(60)) { connection in
+                let writer = TestDevice()
+                try await writer.bind(on: connection, session: 1)
+                for i in 0..<5000 {
+                    writer.write(.insert("orders", .text(String(format: "r%05d", i)), ["customer": .text("c"), "total": .real(Double(i)), "note": .null]))
+                }
+                try await writer.upload()
+                try await writer.syncUntilCaughtUp()
+
+                let session = try await connection.bind(BindRequest(session: 2, partition: "store-17", token: writer.token, identity: nil))
+                var chunks: [StateChunk] = []
+                for await event in session.events {
+                    switch event {
+                    case .bound(let reply): #expect(reply.stateFollows && reply.latestServerVersion.version == 1)
+                    case .state(let chunk): chunks.append(chunk)
+                    default: Issue.record("unexpected \(event)")
+                    }
+                    if chunks.last?.isLast == true { break }
+                }
+                #expect(chunks.count >= 3)
+                #expect(chunks.map(\.progress.rowsDone) == chunks.map(\.progress.rowsDone).sorted())
+                #expect(chunks.allSatisfy { $0.progress.rowsTotal == 5000 && $0.serverVersion.version == 1 })
+                #expect(chunks.last?.progress.rowsDone == 5000)
+                #expect(chunks.last?.progress.bytesDone == chunks.last?.progress.bytesTotal)
+                #expect(Set(chunks.flatMap { $0.rows.changes.map(\.key) }).count == 5000)
+            }
+        }
+    }
+
+    @Test func aResetDeviceRebindsAsNewAndRecoversItsChanges() async throws {
+        try await withServer { server in
+            let errors = ErrorCodeTests()
+            let state = try await errors.syncedDevice(server, writes: 1)
+            let snapshot = try await server.admin.snapshot("store-17")
+            let ahead = try await withConnection(server) { connection in
+                let device = TestDevice(state: state)
+                try await device.bind(on: connection)
+                device.write(.insert("orders", .text("synced-then-lost"), ["customer": .text("x"), "total": .real(1)]))
+                try await device.upload()
+                try await device.syncUntilCaughtUp()
+                // An unsynced change the reset must recover.
+                device.write(.insert("orders", .text("unsynced"), ["customer": .text("y"), "total": .real(2)]))
+                return device.state
+            }
+            _ = try await server.admin.restore("store-17", snapshot: snapshot.snapshot)
+            let after = try await withConnection(server) { connection in
+                let device = TestDevice(state: ahead)
+                do {
+                    try await device.bind(on: connection)
+                    throw ServerFailure("bind was accepted")
+                } catch let error as SyncError {
+                    #expect(error.code == .divergingHistories)
+                }
+                // The reset: a new identity and the server's state, then the recovered change uploaded.
+                let recovered = ahead.pending.map(\.change)
+                let reset = TestDevice(state: DeviceState())
+                let reply = try await reset.bind(on: connection, session: 2)
+                #expect(reply.isNewIdentity && reply.identity != ahead.identity)
+                for change in recovered { reset.write(change) }
+                try await reset.upload()
+                try await reset.syncUntilCaughtUp()
+                return reset.state
+            }
+            #expect(after.rows[RowRef(table: "orders", key: .text("unsynced"))] != nil)
+            #expect(after.rows[RowRef(table: "orders", key: .text("synced-then-lost"))] == nil)
+            #expect(after.lastServerVersion.version == 2)
         }
     }
 }

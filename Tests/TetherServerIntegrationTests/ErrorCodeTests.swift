@@ -264,4 +264,39 @@ import TetherServer
             #expect(try await server.admin.status().server.clientRecovery == false)
         }
     }
+
+    @Test func anAccessChangeTellsBoundSessionsToBindAgain() async throws {
+        try await withServer { server in
+            try await withConnection(server) { connection in
+                let device = TestDevice(partition: "catalog-eu", user: "reader")
+                let reply = try await device.bind(on: connection)
+                #expect(reply.access == .read)
+                let changed = try await server.admin.grant(user: "reader", pattern: "catalog-eu", access: "readwrite")
+                #expect(changed.sessionsNotified == 1)
+                let error = try await device.nextError()
+                expect(error, .otherSessionError, .retry)
+                #expect(error.retryAfterMilliseconds == 0)
+                guard case .unbound = try await device.nextEvent() else { throw ServerFailure("expected unbound") }
+                let again = TestDevice(partition: "catalog-eu", user: "reader", state: device.state)
+                #expect(try await again.bind(on: connection, session: 2).access == .readwrite)
+            }
+        }
+    }
+
+    @Test func anUploadAfterAGapIsRefusedWith201() async throws {
+        try await withServer { server in
+            try await withConnection(server) { connection in
+                let device = TestDevice()
+                try await device.bind(on: connection)
+                let lost = UploadChangeset(
+                    afterSeq: 3, firstSeq: 4, lastSeq: 4,
+                    changeset: Changeset([.insert("orders", .text("x"), ["customer": .text("c"), "total": .real(1)])]))
+                try await device.session?.upload([lost])
+                let error = try await device.nextError()
+                expect(error, .otherSessionError, .retry)
+                #expect(error.message.contains("after seq 3") && error.message.contains("seq 0"))
+            }
+            #expect(try await server.admin.status().partitions.first?.serverVersion == 0)
+        }
+    }
 }

@@ -74,10 +74,12 @@ import TetherServer
             // A second hello.
             error = try await provoke(server) { try await $0.send(helloMessage) }
             #expect(error.code == .badMessageOrder)
-            // An upload while the state download is still going (the client must wait for the last chunk).
+            // A second bind on a session that is already bound.
             error = try await provoke(server) { raw in
-                try await raw.send(.bind(BindRequest(session: 1, partition: "store-17", token: ServerProcess.tokens["pos-17"]!, identity: nil)))
-                try await raw.send(.upload(Upload(session: 1, changesets: [])))
+                let bind = BindRequest(session: 1, partition: "store-17", token: ServerProcess.tokens["pos-17"]!, identity: nil)
+                try await raw.send(.bind(bind))
+                _ = try await raw.receive { if case .state(let chunk) = $0, chunk.isLast { chunk } else { nil } }
+                try await raw.send(.bind(bind))
             }
             #expect(error.code == .badMessageOrder)
         }

@@ -18,12 +18,12 @@ struct RowRef: Hashable, Sendable, CustomStringConvertible {
 /// What a device keeps between connections: its identity, position and rows.
 struct DeviceState: Sendable {
     var identity: ClientFileIdentity?
-    var lastServerVersion: SyncVersion = .zero
+    var lastServerVersion: ServerVersion = .none
     var schemaVersion = 0
     var rows: [RowRef: [String: FieldValue]] = [:]
     var nextSeq: Int64 = 1
     var pending: [(seq: Int64, change: RowChange)] = []
-    /// Uploads resume after this seq: what the server integrated (bind reply) or what this session sent.
+    /// The last seq handed to the server: the next batch's `afterSeq`.
     var uploadCursor: Int64 = 0
     var access: PartitionAccess?
     /// Latest version the server announced.
@@ -72,8 +72,9 @@ final class TestDevice {
         switch try await nextEvent() {
         case .bound(let reply):
             state.identity = reply.identity
-            state.access = reply.access
             state.uploadCursor = reply.integratedClientSeq
+            state.pending.removeAll { $0.seq <= reply.integratedClientSeq }
+            state.access = reply.access
             state.latestKnown = reply.latestServerVersion.version
             if reply.stateFollows {
                 try await receiveState()
@@ -124,13 +125,13 @@ final class TestDevice {
         state.nextSeq += 1
     }
 
-    /// Uploads every pending change not sent yet as one changeset covering their seq range,
-    /// read after the upload cursor (docs/sync-model.md: a batch is taken whole or not at all).
+    /// Uploads the pending changes not handed to the server yet as one batch after the
+    /// upload cursor (docs/sync-model.md: whole or not at all).
     func upload() async throws {
-        let unsent = state.pending.filter { $0.seq > state.uploadCursor }
-        guard let session, let first = unsent.first?.seq, let last = unsent.last?.seq else { return }
+        let batch = state.pending.filter { $0.seq > state.uploadCursor }
+        guard let session, let first = batch.first?.seq, let last = batch.last?.seq else { return }
         try await session.upload([
-            UploadChangeset(afterSeq: state.uploadCursor, firstSeq: first, lastSeq: last, changeset: Changeset(unsent.map(\.change)))
+            UploadChangeset(afterSeq: state.uploadCursor, firstSeq: first, lastSeq: last, changeset: Changeset(batch.map(\.change)))
         ])
         state.uploadCursor = last
     }

@@ -68,12 +68,17 @@ import TetherProtocol
             let byBytes = try await storage.history(of: partition, after: 0, maxEntries: 100, maxBytes: 1)
             #expect(byBytes.count == 1)
 
+            // A batch that does not follow the integrated seq (an earlier one was lost) stops the upload.
+            let gap = try await storage.integrate(
+                [upload(7, 7, .insert("orders", .text("o3"), [:])), UploadChangeset(afterSeq: 9, firstSeq: 10, lastSeq: 10, changeset: Changeset())],
+                from: a.id, into: partition, now: now)
+            #expect(gap.accepted == 1 && gap.gap == UploadGap(afterSeq: 9, integratedSeq: 7) && gap.integratedSeq == 7)
             #expect(try await storage.integratedSeq(of: a.id, in: partition, atOrBefore: 6) == 6)
             #expect(try await storage.integratedSeq(of: a.id, in: partition, atOrBefore: 2) == 2)
             #expect(try await storage.integratedSeq(of: b.id, in: partition, atOrBefore: 1) == 0)
             #expect(try await storage.salt(of: partition, version: 3) == history[2].version.salt)
             #expect(try await storage.salt(of: partition, version: 0) == 0)
-            #expect(try await storage.salt(of: partition, version: 7) == nil)
+            #expect(try await storage.salt(of: partition, version: 8) == nil)
         }
     }
 

@@ -27,37 +27,3 @@ public enum ClientMessage: Sendable, Hashable {
         }
     }
 }
-
-/// Every message the server sends, one per binary WebSocket message.
-public enum ServerMessage: Sendable, Hashable {
-    case welcome(Welcome)
-    case bound(BindReply)
-    case state(StateChunk)
-    case download(Download)
-    case unbound(SessionID)
-    case pong(UInt64)
-    case error(ErrorMessage)
-
-    public var session: SessionID? {
-        switch self {
-        case .welcome, .pong: nil
-        case .bound(let reply): reply.session
-        case .state(let chunk): chunk.session
-        case .download(let download): download.session
-        case .unbound(let session): session
-        case .error(let message): message.session
-        }
-    }
-
-    public var name: String {
-        switch self {
-        case .welcome: "welcome"
-        case .bound: "bound"
-        case .state: "state"
-        case .download: "download"
-        case .unbound: "unbound"
-        case .pong: "pong"
-        case .error: "error"
-        }
-    }
-}

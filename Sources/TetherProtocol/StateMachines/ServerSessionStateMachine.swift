@@ -23,7 +23,7 @@ public struct ServerSessionStateMachine: Sendable {
         case uploadReceived(Upload)
         case unbindReceived
         /// From the server: the verdict on the bind (identity checked, client file reserved).
-        case bindAccepted(BindReply, downloadAfter: SyncVersion)
+        case bindAccepted(BindReply, downloadAfter: ServerVersion)
         case bindRejected(SyncError)
         /// The state streamer is about to send a chunk (reported before writing it, so an
         /// upload sent after the last chunk always finds the session active).
@@ -40,7 +40,7 @@ public struct ServerSessionStateMachine: Sendable {
         /// Stream the partition's state (then downloads after its version).
         case streamState
         /// Stream history entries after `version`, then new ones as they are accepted.
-        case streamDownloads(after: SyncVersion)
+        case streamDownloads(after: ServerVersion)
         /// Validate and commit an upload (it is acknowledged through the download stream).
         case integrate(Upload)
         /// Stop streaming and release the client file reserved by the bind.

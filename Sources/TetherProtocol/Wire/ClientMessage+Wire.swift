@@ -68,23 +68,24 @@ extension ClientMessage {
             if try r.bool("has identity") {
                 identity = ClientFileIdentity(id: try r.int64("client file id"), salt: try r.int64("client file salt"))
             }
-            let version = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+            let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
             let schemaVersion = try r.int("schema version", in: 0...Int(Int32.max))
             message = .bind(BindRequest(
                 session: session, partition: partition, token: token, identity: identity,
                 lastServerVersion: version, schemaVersion: schemaVersion))
         case .upload:
             let session = try r.uint32("session id")
-            let count = try r.count("changeset count", minimumElementBytes: 5, limit: Int.max / 5)
+            let count = try r.count("changeset count", minimumElementBytes: 6, limit: Int.max / 6)
             var changesets: [UploadChangeset] = []
             for _ in 0..<count {
                 let after = try r.int64("after seq")
                 let first = try r.int64("first seq")
                 let last = try r.int64("last seq")
-                guard after >= 0, after < first, first <= last else {
-                    throw .malformed(field: "seq range", reason: "after \(after), \(first)...\(last) is not a range of positive sequence numbers after the cursor")
+                guard after < first, first <= last else {
+                    throw .malformed(field: "seq range", reason: "after \(after), \(first)...\(last) is not a range after afterSeq")
                 }
-                changesets.append(UploadChangeset(afterSeq: after, firstSeq: first, lastSeq: last, changeset: try Changeset.decode(from: &r)))
+                changesets.append(UploadChangeset(
+                    afterSeq: after, firstSeq: first, lastSeq: last, changeset: try Changeset.decode(from: &r)))
             }
             message = .upload(Upload(session: session, changesets: changesets))
         case .unbind:

@@ -82,16 +82,16 @@ extension ServerMessage {
             let flags = try r.byte("bound flags")
             guard flags & ~0x07 == 0 else { throw .malformed(field: "bound flags", reason: "unknown flag bits") }
             let identity = ClientFileIdentity(id: try r.int64("client file id"), salt: try r.int64("client file salt"))
-            let latest = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+            let latest = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
             let integrated = try r.int64("integrated client seq")
             let schema = try Schema.decode(from: &r)
             message = .bound(BindReply(
                 session: session, identity: identity, isNewIdentity: flags & 1 != 0, stateFollows: flags & 2 != 0,
-                access: flags & 4 != 0 ? .readwrite : .read, latestServerVersion: latest, schema: schema,
-                integratedClientSeq: integrated))
+                access: flags & 4 != 0 ? .readwrite : .read, latestServerVersion: latest, integratedClientSeq: integrated,
+                schema: schema))
         case .state:
             let session = try r.uint32("session id")
-            let version = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+            let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
             let progress = DownloadProgress(
                 rowsDone: try r.int64("rows done"), rowsTotal: try r.int64("rows total"),
                 bytesDone: try r.int64("bytes done"), bytesTotal: try r.int64("bytes total"))
@@ -104,7 +104,7 @@ extension ServerMessage {
             let count = try r.count("entry count", minimumElementBytes: 6, limit: Int.max / 6)
             var entries: [DownloadEntry] = []
             for _ in 0..<count {
-                let version = SyncVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+                let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
                 let seq = try r.int64("integrated client seq")
                 entries.append(DownloadEntry(serverVersion: version, integratedClientSeq: seq, changeset: try Changeset.decode(from: &r)))
             }

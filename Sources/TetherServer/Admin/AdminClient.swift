@@ -138,7 +138,7 @@ public struct AdminClient: Sendable {
 
     private func withClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tlsConfiguration)
-        configuration.timeout = .init(connect: .seconds(10))
+        configuration.timeout = .init(connect: .seconds(5))
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         do {
             let result = try await body(client)

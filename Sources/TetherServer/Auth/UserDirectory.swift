@@ -46,35 +46,3 @@ public struct UserDirectory: Sendable {
 
     public func contains(user: String) -> Bool { entries.contains { $0.name == user } }
 }
-
-/// Reads a token file: its content without surrounding whitespace.
-public enum TokenFile {
-    public static func read(_ path: String) -> Result<String, TokenFileError> {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            return .failure(TokenFileError(description: "cannot read token file \(path): \(Self.reason(error))"))
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            return .failure(TokenFileError(description: "token file \(path) is not UTF-8 text"))
-        }
-        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !token.isEmpty else { return .failure(TokenFileError(description: "token file \(path) is empty")) }
-        return .success(token)
-    }
-
-    static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError { return "no such file" }
-        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoPermissionError { return "permission denied" }
-        return nsError.localizedDescription
-    }
-}
-
-public struct TokenFileError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-}

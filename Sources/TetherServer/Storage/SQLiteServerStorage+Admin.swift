@@ -60,8 +60,8 @@ extension SQLiteServerStorage {
                 db, sql: "SELECT version, salt, base_version, base_salt FROM snapshots WHERE id = ? AND partition_id = ?",
                 arguments: [snapshot, p.id])
             else { throw StorageError.notFound("snapshot \(snapshot) of partition \(partition)") }
-            let latest = SyncVersion(version: s["version"], salt: s["salt"])
-            var base = SyncVersion(version: s["base_version"], salt: s["base_salt"])
+            let latest = ServerVersion(version: s["version"], salt: s["salt"])
+            var base = ServerVersion(version: s["base_version"], salt: s["base_salt"])
             // History compacted past the snapshot since: the snapshot's version becomes the base.
             if p.head.base.version > latest.version { base = latest } else if p.head.base.version > base.version { base = p.head.base }
             try db.execute(sql: "DELETE FROM history WHERE partition_id = ? AND version > ?", arguments: [p.id, latest.version])
@@ -125,8 +125,8 @@ extension SQLiteServerStorage {
                 PartitionStatus(
                     name: row["name"],
                     head: PartitionHead(
-                        latest: SyncVersion(version: row["latest_version"], salt: row["latest_salt"]),
-                        base: SyncVersion(version: row["base_version"], salt: row["base_salt"])),
+                        latest: ServerVersion(version: row["latest_version"], salt: row["latest_salt"]),
+                        base: ServerVersion(version: row["base_version"], salt: row["base_salt"])),
                     historyEntries: row["entries"], historyBytes: row["bytes"], rows: row["rows"], clientFiles: row["files"])
             }
         }

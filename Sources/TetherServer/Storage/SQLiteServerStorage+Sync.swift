@@ -16,8 +16,8 @@ extension SQLiteServerStorage {
         return PartitionRow(
             id: row["id"],
             head: PartitionHead(
-                latest: SyncVersion(version: row["latest_version"], salt: row["latest_salt"]),
-                base: SyncVersion(version: row["base_version"], salt: row["base_salt"])))
+                latest: ServerVersion(version: row["latest_version"], salt: row["latest_salt"]),
+                base: ServerVersion(version: row["base_version"], salt: row["base_salt"])))
     }
 
     static func freshSalt() -> Int64 { Int64.random(in: 1...Int64.max) }
@@ -87,18 +87,20 @@ extension SQLiteServerStorage {
             else { throw StorageError.notFound("client file \(clientFile)") }
             var integratedSeq: Int64 = file["integrated_seq"]
             var accepted = 0, ignored = 0
+            var gap: UploadGap? = nil
             for upload in uploads {
                 guard upload.lastSeq > integratedSeq else {
                     ignored += 1
                     continue
                 }
                 guard upload.afterSeq == integratedSeq else {
-                    throw StorageError.uploadGap(integrated: integratedSeq, after: upload.afterSeq)
+                    gap = UploadGap(afterSeq: upload.afterSeq, integratedSeq: integratedSeq)
+                    break
                 }
                 for change in upload.changeset.changes {
                     try Self.apply(change, partitionID: p.id, db)
                 }
-                let version = SyncVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
+                let version = ServerVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
                 try db.execute(
                     sql: """
                         INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
@@ -118,7 +120,7 @@ extension SQLiteServerStorage {
                     sql: "UPDATE client_files SET integrated_seq = ?, integrated_version = ?, last_seen = ? WHERE id = ?",
                     arguments: [integratedSeq, p.head.latest.version, now.timeIntervalSince1970, clientFile])
             }
-            return IntegrationOutcome(head: p.head, accepted: accepted, ignored: ignored, integratedSeq: integratedSeq)
+            return IntegrationOutcome(head: p.head, accepted: accepted, ignored: ignored, integratedSeq: integratedSeq, gap: gap)
         }
     }
 
@@ -168,7 +170,7 @@ extension SQLiteServerStorage {
                 guard let changeset = try? Changeset.decode([UInt8](blob)) else { throw StorageError.corrupt("history") }
                 bytes += blob.count
                 entries.append(HistoryEntry(
-                    version: SyncVersion(version: row["version"], salt: row["salt"]),
+                    version: ServerVersion(version: row["version"], salt: row["salt"]),
                     originFile: row["origin_file"], originSeq: row["origin_seq"], changeset: changeset))
             }
             return entries

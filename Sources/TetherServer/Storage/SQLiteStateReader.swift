@@ -5,7 +5,7 @@ import TetherProtocol
 /// Reads one partition's state through a GRDB snapshot: a read transaction held open for
 /// the whole download, so every chunk comes from the same version while uploads commit.
 final class SQLiteStateReader: StateReader {
-    let version: SyncVersion
+    let version: ServerVersion
     let totalRows: Int64
     let totalBytes: Int64
     private let snapshot: DatabaseSnapshot
@@ -21,7 +21,7 @@ final class SQLiteStateReader: StateReader {
         var done = false
     }
 
-    private init(version: SyncVersion, totalRows: Int64, totalBytes: Int64, snapshot: DatabaseSnapshot, partitionID: Int64?) {
+    private init(version: ServerVersion, totalRows: Int64, totalBytes: Int64, snapshot: DatabaseSnapshot, partitionID: Int64?) {
         self.version = version
         self.totalRows = totalRows
         self.totalBytes = totalBytes
@@ -39,7 +39,7 @@ final class SQLiteStateReader: StateReader {
             return (p, row?["n"] ?? 0, row?["b"] ?? 0)
         }
         return SQLiteStateReader(
-            version: p?.head.latest ?? .zero, totalRows: rows, totalBytes: bytes, snapshot: snapshot, partitionID: p?.id)
+            version: p?.head.latest ?? .none, totalRows: rows, totalBytes: bytes, snapshot: snapshot, partitionID: p?.id)
     }
 
     func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange] {

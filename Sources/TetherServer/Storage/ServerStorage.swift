@@ -28,9 +28,10 @@ public protocol ServerStorage: Sendable {
     func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws
 
     // Sync.
-    /// In one transaction: skips changesets at or below the client file's integrated seq,
-    /// applies the rest to the state in server order, appends them to the history with
-    /// fresh salts and records the new integrated seq.
+    /// In one transaction, per changeset in order: skips it when its `lastSeq` is at or below
+    /// the client file's integrated seq (a re-send); applies it to the state in server order
+    /// and appends it to the history with a fresh salt when its `afterSeq` is that seq;
+    /// otherwise stops and reports the gap. Records the new integrated seq.
     func integrate(_ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date) async throws -> IntegrationOutcome
     /// History entries after `version`, oldest first, at most `maxEntries`, stopping once
     /// `maxBytes` of changesets were collected (always at least one entry when there is one).
@@ -54,7 +55,7 @@ public protocol ServerStorage: Sendable {
 
 /// Reads a partition's state in chunks, all from one consistent point (``version``).
 public protocol StateReader: Sendable {
-    var version: SyncVersion { get }
+    var version: ServerVersion { get }
     var totalRows: Int64 { get }
     var totalBytes: Int64 { get }
     /// The next rows as `insert` changes (at most `maxRows`, stopping after `maxBytes`); empty at the end.

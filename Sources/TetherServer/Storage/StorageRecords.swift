@@ -3,17 +3,17 @@ public import TetherProtocol
 
 /// Where a partition's history stands.
 public struct PartitionHead: Sendable, Hashable {
-    /// The newest version (``SyncVersion/zero`` for an empty partition).
-    public var latest: SyncVersion
+    /// The newest version (``ServerVersion/zero`` for an empty partition).
+    public var latest: ServerVersion
     /// The oldest version a device may resume from: history up to it was compacted away.
-    public var base: SyncVersion
+    public var base: ServerVersion
 
-    public init(latest: SyncVersion, base: SyncVersion) {
+    public init(latest: ServerVersion, base: ServerVersion) {
         self.latest = latest
         self.base = base
     }
 
-    public static let empty = PartitionHead(latest: .zero, base: .zero)
+    public static let empty = PartitionHead(latest: .none, base: .none)
 }
 
 /// What the server knows about one store (client file) of a partition.
@@ -35,13 +35,13 @@ public struct ClientFileRecord: Sendable, Hashable {
 
 /// One accepted changeset in a partition's history.
 public struct HistoryEntry: Sendable, Hashable {
-    public var version: SyncVersion
+    public var version: ServerVersion
     /// The client file that uploaded it, and the last local seq it covered.
     public var originFile: Int64
     public var originSeq: Int64
     public var changeset: Changeset
 
-    public init(version: SyncVersion, originFile: Int64, originSeq: Int64, changeset: Changeset) {
+    public init(version: ServerVersion, originFile: Int64, originSeq: Int64, changeset: Changeset) {
         self.version = version
         self.originFile = originFile
         self.originSeq = originSeq
@@ -56,6 +56,15 @@ public struct IntegrationOutcome: Sendable, Hashable {
     public var accepted: Int
     /// Changesets at or below the store's integrated seq, ignored (re-sent after a crash).
     public var ignored: Int
+    public var integratedSeq: Int64
+    /// The first changeset that neither follows the integrated seq nor repeats it (an earlier
+    /// batch was lost): it and the rest of the upload were refused.
+    public var gap: UploadGap?
+}
+
+/// An upload batch whose `afterSeq` is not the seq the server integrated last.
+public struct UploadGap: Sendable, Hashable {
+    public var afterSeq: Int64
     public var integratedSeq: Int64
 }
 

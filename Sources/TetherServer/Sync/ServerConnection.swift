@@ -27,7 +27,7 @@ actor ServerConnection {
     let logger: Logger
     private var machine: ServerConnectionStateMachine
     private var bound: [SessionID: Bound] = [:]
-    private var pending: [SessionID: (AsyncStream<Void>, SyncVersion)] = [:]
+    private var pending: [SessionID: (AsyncStream<Void>, ServerVersion)] = [:]
     private var nextGeneration: UInt64 = 1
 
     init(id: UInt64, service: SyncService, writer: WebSocketOutboundWriter, logger: Logger) {
@@ -59,7 +59,8 @@ actor ServerConnection {
             pending[session] = nil
             return work
         case .rejected(let error):
-            logger.notice("bind refused", metadata: [
+            // Refusals an operator caused on purpose (sync terminated) are routine; the rest are notable.
+            logger.log(level: error.code == .otherSessionError ? .info : .notice, "bind refused", metadata: [
                 "session": "\(session)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
             ])
             return await perform(machine.sessionEvent(session, .bindRejected(error)))
@@ -70,7 +71,8 @@ actor ServerConnection {
     /// `generation` guards against a session id that was unbound and bound again meanwhile.
     func fail(_ session: SessionID, generation: UInt64?, with error: SyncError) async {
         if let generation, bound[session]?.generation != generation { return }
-        logger.notice("session failed", metadata: [
+        guard machine.sessionState(session) != nil else { return }
+        logger.log(level: error.code == .otherSessionError ? .info : .notice, "session failed", metadata: [
             "session": "\(session)", "partition": "\(bound[session]?.session.partition.rawValue ?? "-")",
             "code": "\(error.code.rawValue)", "reason": "\(error.message)",
         ])

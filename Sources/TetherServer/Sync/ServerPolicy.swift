@@ -13,6 +13,20 @@ public struct PolicySnapshot: Sendable {
     public var configuredRecovery: Bool
     public var schemas: SchemaRegistry
 
+    public init(
+        users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], runtimeGrants: [RuntimeGrant],
+        access: AccessPolicy, flags: ServerFlags, configuredRecovery: Bool, schemas: SchemaRegistry
+    ) {
+        self.users = users
+        self.adminToken = adminToken
+        self.configuredGrants = configuredGrants
+        self.runtimeGrants = runtimeGrants
+        self.access = access
+        self.flags = flags
+        self.configuredRecovery = configuredRecovery
+        self.schemas = schemas
+    }
+
     /// Whether resets may recover unsynced changes: `admin recovery on|off` wins until the
     /// config file's `client_recovery` itself changes.
     public var recoveryEnabled: Bool {

@@ -10,7 +10,7 @@ struct SessionStreamer: Sendable {
     let session: BoundSession
     let generation: UInt64
     let bootstrap: Bool
-    let after: SyncVersion
+    let after: ServerVersion
     let wakeups: AsyncStream<Void>
     let connection: ServerConnection
     let storage: any ServerStorage
@@ -41,7 +41,7 @@ struct SessionStreamer: Sendable {
     }
 
     /// Sends the whole state; returns the version it represents, nil when the session ended.
-    private func streamState() async throws -> SyncVersion? {
+    private func streamState() async throws -> ServerVersion? {
         let reader = try await storage.openState(of: session.partition)
         let schema = await policy.snapshot.schemas.current
         do {
@@ -79,7 +79,7 @@ struct SessionStreamer: Sendable {
         return RowChange(table: row.table, key: row.key, kind: .insert, fields: fields)
     }
 
-    private func streamDownloads(after start: SyncVersion) async throws {
+    private func streamDownloads(after start: ServerVersion) async throws {
         var cursor = start.version
         var integrated = try await storage.integratedSeq(of: session.clientFile, in: session.partition, atOrBefore: cursor)
         for await _ in wakeups {

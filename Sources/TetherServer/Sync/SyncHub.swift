@@ -4,6 +4,10 @@ public import TetherProtocol
 public struct SessionKey: Sendable, Hashable, CustomStringConvertible {
     public var connection: UInt64
     public var session: SessionID
+    public init(connection: UInt64, session: SessionID) {
+        self.connection = connection
+        self.session = session
+    }
     public var description: String { "connection \(connection) session \(session)" }
 }
 
@@ -17,6 +21,19 @@ public struct BoundSession: Sendable {
     public var access: PartitionAccess
     /// Ends the session with a session-level error (pushed to the device).
     public var fail: @Sendable (SyncError) async -> Void
+
+    public init(
+        key: SessionKey, partition: PartitionName, clientFile: Int64, user: String, tokenDigest: TokenDigest,
+        access: PartitionAccess, fail: @escaping @Sendable (SyncError) async -> Void
+    ) {
+        self.key = key
+        self.partition = partition
+        self.clientFile = clientFile
+        self.user = user
+        self.tokenDigest = tokenDigest
+        self.access = access
+        self.fail = fail
+    }
 }
 
 /// The server's live sessions: which client files are bound where (108), who to wake when

@@ -21,7 +21,7 @@ public final class SyncService: Sendable {
     }
 
     public enum BindOutcome: Sendable {
-        case accepted(BindReply, downloadAfter: SyncVersion, session: BoundSession, wakeups: AsyncStream<Void>)
+        case accepted(BindReply, downloadAfter: ServerVersion, session: BoundSession, wakeups: AsyncStream<Void>)
         case rejected(SyncError)
     }
 
@@ -49,7 +49,7 @@ public final class SyncService: Sendable {
         do {
             let identity: ClientFileIdentity
             let head: PartitionHead
-            let downloadAfter: SyncVersion
+            let downloadAfter: ServerVersion
             var integratedSeq: Int64 = 0
             if let known = request.identity {
                 let record = try await storage.clientFile(known.id, of: partition)
@@ -66,8 +66,8 @@ public final class SyncService: Sendable {
                     return .rejected(problem)
                 }
                 try await storage.touchClientFile(known.id, of: partition, now: now())
-                (identity, head, downloadAfter) = (known, currentHead, request.lastServerVersion)
                 integratedSeq = record?.integratedSeq ?? 0
+                (identity, head, downloadAfter) = (known, currentHead, request.lastServerVersion)
             } else {
                 (identity, head) = try await storage.registerClientFile(in: partition, now: now())
                 _ = await hub.reserve(identity.id, of: partition, for: key)
@@ -76,7 +76,7 @@ public final class SyncService: Sendable {
             let reply = BindReply(
                 session: request.session, identity: identity, isNewIdentity: request.identity == nil,
                 stateFollows: request.identity == nil, access: authorized.access, latestServerVersion: head.latest,
-                schema: snapshot.schemas.current, integratedClientSeq: integratedSeq)
+                integratedClientSeq: integratedSeq, schema: snapshot.schemas.current)
             let session = BoundSession(
                 key: key, partition: partition, clientFile: identity.id, user: authorized.user,
                 tokenDigest: TokenDigest(token: request.token), access: authorized.access, fail: fail)
@@ -103,16 +103,18 @@ public final class SyncService: Sendable {
         do {
             let outcome = try await storage.integrate(upload.changesets, from: session.clientFile, into: session.partition, now: now())
             if outcome.accepted > 0 { await hub.publish(session.partition) }
+            if let gap = outcome.gap {
+                return SyncError(
+                    .otherSessionError,
+                    "upload batch after seq \(gap.afterSeq) does not follow seq \(gap.integratedSeq), the last one the server integrated for this store; bind again and upload after it",
+                    hint: "an earlier upload was lost in transit; the agent binds again and resumes from the seq the server reports",
+                    retryAfterMilliseconds: 0)
+            }
             logger.debug("upload integrated", metadata: [
                 "partition": "\(session.partition)", "accepted": "\(outcome.accepted)", "ignored": "\(outcome.ignored)",
                 "version": "\(outcome.head.latest.version)",
             ])
             return nil
-        } catch StorageError.uploadGap(let integrated, let after) {
-            return SyncError(
-                .otherSessionError,
-                "upload after local seq \(after) but the server integrated up to \(integrated); bind again to resume from there",
-                action: .retry, hint: "an upload was lost in transit; the agent re-sends from the integrated seq", retryAfterMilliseconds: 100)
         } catch StorageError.notFound(let what) {
             let error = SyncError(.badClientFileIdentifier, "\(what): the store's identity was forgotten (sync terminated or partition restored)")
             return BindRules.applyRecoveryPolicy(error, recoveryEnabled: snapshot.recoveryEnabled)

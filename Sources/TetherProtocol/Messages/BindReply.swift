@@ -1,0 +1,31 @@
+/// The server's answer to an accepted bind.
+public struct BindReply: Sendable, Hashable {
+    public var session: SessionID
+    /// The store's identity: newly assigned when ``isNewIdentity``, else the one it sent.
+    public var identity: ClientFileIdentity
+    public var isNewIdentity: Bool
+    /// When true, ``StateChunk``s follow (a new store or a reset), then downloads.
+    public var stateFollows: Bool
+    public var access: PartitionAccess
+    /// The partition's latest version when the bind was accepted.
+    public var latestServerVersion: ServerVersion
+    /// The highest local seq of this store the server has integrated (0 for a new identity):
+    /// the next upload's `afterSeq`.
+    public var integratedClientSeq: Int64
+    /// The server's current schema (its `version` is the schema version).
+    public var schema: Schema
+
+    public init(
+        session: SessionID, identity: ClientFileIdentity, isNewIdentity: Bool, stateFollows: Bool,
+        access: PartitionAccess, latestServerVersion: ServerVersion, integratedClientSeq: Int64 = 0, schema: Schema
+    ) {
+        self.session = session
+        self.identity = identity
+        self.isNewIdentity = isNewIdentity
+        self.stateFollows = stateFollows
+        self.access = access
+        self.latestServerVersion = latestServerVersion
+        self.integratedClientSeq = integratedClientSeq
+        self.schema = schema
+    }
+}

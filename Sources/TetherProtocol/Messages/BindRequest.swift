@@ -1,0 +1,26 @@
+/// Binds a partition to a session (client → server).
+public struct BindRequest: Sendable, Hashable {
+    public var session: SessionID
+    /// As configured on the device; the server answers 204 when it is not a legal name.
+    public var partition: String
+    /// The user's access token. Never logged.
+    public var token: String
+    /// The store's sync identity, or nil for a new store (or one being reset).
+    public var identity: ClientFileIdentity?
+    /// The last server version the store integrated (``ServerVersion/zero`` when none).
+    public var lastServerVersion: ServerVersion
+    /// The schema version the store was created or last migrated with; 0 for a new store.
+    public var schemaVersion: Int
+
+    public init(
+        session: SessionID, partition: String, token: String, identity: ClientFileIdentity?,
+        lastServerVersion: ServerVersion = .none, schemaVersion: Int = 0
+    ) {
+        self.session = session
+        self.partition = partition
+        self.token = token
+        self.identity = identity
+        self.lastServerVersion = lastServerVersion
+        self.schemaVersion = schemaVersion
+    }
+}

@@ -1,0 +1,29 @@
+/// One server version of a partition's history, as seen by one store.
+public struct DownloadEntry: Sendable, Hashable {
+    public var serverVersion: ServerVersion
+    /// The highest local sequence number of the receiving store integrated at this version.
+    public var integratedClientSeq: Int64
+    /// Empty for the receiving store's own changes (the acknowledgement).
+    public var changeset: Changeset
+
+    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: Changeset) {
+        self.serverVersion = serverVersion
+        self.integratedClientSeq = integratedClientSeq
+        self.changeset = changeset
+    }
+}
+
+/// A batch of history entries in server order (server → client).
+public struct Download: Sendable, Hashable {
+    public var session: SessionID
+    /// The partition's latest version when the batch was sent: the store is caught up once
+    /// it integrated the entry with this version.
+    public var latestServerVersion: Int64
+    public var entries: [DownloadEntry]
+
+    public init(session: SessionID, latestServerVersion: Int64, entries: [DownloadEntry]) {
+        self.session = session
+        self.latestServerVersion = latestServerVersion
+        self.entries = entries
+    }
+}

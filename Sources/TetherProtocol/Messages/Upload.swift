@@ -1,0 +1,36 @@
+/// A batch of one store's local changes: those with `afterSeq < seq <= lastSeq`, collapsed
+/// per row, so the server takes it whole or not at all (docs/sync-model.md): it integrates
+/// the batch when `afterSeq` is the seq it integrated last for the store, ignores it when
+/// `lastSeq` is at or below that seq (a re-send), and refuses anything else (a gap).
+public struct UploadChangeset: Sendable, Hashable {
+    /// The seq the batch was read after: the last seq of the previous batch.
+    public var afterSeq: Int64
+    /// The first and last seq of the changes it covers, `afterSeq < firstSeq <= lastSeq`.
+    public var firstSeq: Int64
+    public var lastSeq: Int64
+    public var changeset: Changeset
+
+    public init(afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, changeset: Changeset) {
+        self.afterSeq = afterSeq
+        self.firstSeq = firstSeq
+        self.lastSeq = lastSeq
+        self.changeset = changeset
+    }
+
+    /// A batch that directly follows the previous one (`afterSeq = firstSeq - 1`).
+    public init(firstSeq: Int64, lastSeq: Int64, changeset: Changeset) {
+        self.init(afterSeq: firstSeq - 1, firstSeq: firstSeq, lastSeq: lastSeq, changeset: changeset)
+    }
+}
+
+/// Uploads local changes (client → server). The server acknowledges them with a
+/// ``DownloadEntry`` without changes whose ``DownloadEntry/integratedClientSeq`` covers them.
+public struct Upload: Sendable, Hashable {
+    public var session: SessionID
+    public var changesets: [UploadChangeset]
+
+    public init(session: SessionID, changesets: [UploadChangeset]) {
+        self.session = session
+        self.changesets = changesets
+    }
+}

@@ -1,0 +1,163 @@
+import Testing
+import TetherProtocol
+import TetherServer
+import TetherTOML
+
+@Suite struct ServerConfigurationTests {
+    @Test func theSpecExampleParses() throws {
+        let text = """
+            listen = "127.0.0.1:7800"               # sync (WebSocket, path /sync) and admin (/admin) API
+            data_dir = "/var/lib/tether-server"
+            schema = "/etc/tether/schema.toml"
+            admin_token_file = "/etc/tether/admin.token"
+            client_recovery = true                  # false: clients get reset without recovery
+            # tls_certificate = "/etc/tether/tls/cert.pem"
+            # tls_key = "/etc/tether/tls/key.pem"
+
+            [[user]]
+            name = "pos-17"
+            token_file = "/etc/tether/users/pos-17.token"
+
+            [[grant]]
+            user = "pos-17"
+            partitions = ["store-17", "catalog-*"]  # exact names or globs
+            access = "readwrite"                    # read | readwrite
+            """
+        let config = try ServerConfiguration.parse(toml: text, file: "tether-server.toml")
+        #expect(config.listen == ListenAddress(host: "127.0.0.1", port: 7800))
+        #expect(config.dataDirectory == "/var/lib/tether-server")
+        #expect(config.clientRecovery)
+        #expect(config.tls == nil)
+        #expect(config.historyHorizonDays == 30)
+        #expect(config.logLevel == .info)
+        #expect(config.users.map(\.name) == ["pos-17"])
+        #expect(config.grants.first?.patterns.map(\.text) == ["store-17", "catalog-*"])
+        #expect(config.grants.first?.access == .readwrite)
+    }
+
+    @Test func addedKeysAndTLSPairs() throws {
+        let config = try ServerConfiguration.parse(toml: """
+            listen = "[::1]:0"
+            admin_token_file = "/a"
+            history_horizon_days = 7
+            log_level = "debug"
+            tls_certificate = "/c.pem"
+            tls_key = "/k.pem"
+            """, file: "f.toml")
+        #expect(config.listen == ListenAddress(host: "::1", port: 0))
+        #expect(config.listen.description == "[::1]:0")
+        #expect(config.historyHorizonDays == 7 && config.logLevel == .debug)
+        #expect(config.tls == ServerConfiguration.TLSFiles(certificate: "/c.pem", key: "/k.pem"))
+        #expect(throws: ConfigError.self) {
+            try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\ntls_key = \"/k.pem\"\n", file: "f.toml")
+        }
+    }
+
+    @Test func everyProblemIsReported() {
+        do {
+            _ = try ServerConfiguration.parse(toml: """
+                listen = "7800"
+                [[user]]
+                name = "a"
+                token_file = "/t"
+                [[user]]
+                name = "a"
+                token_file = "/t"
+                [[grant]]
+                user = "b"
+                partitions = ["*", "x y"]
+                access = "all"
+                """, file: "f.toml")
+            Issue.record("accepted")
+        } catch {
+            let lines = error.problems.map(\.description)
+            #expect(lines.contains("f.toml: admin_token_file: missing required key (a string)"))
+            #expect(lines.contains("f.toml:1: listen: \"7800\" is not host:port (port 0-65535)"))
+            #expect(lines.contains("f.toml:6: user[1].name: user \"a\" is defined twice"))
+            #expect(lines.contains("f.toml:9: grant[0].user: no [[user]] is named \"b\""))
+            #expect(lines.contains { $0.hasPrefix("f.toml:10: grant[0].partitions[1]:") })
+            #expect(lines.contains { $0.hasPrefix("f.toml:11: grant[0].access: \"all\" is not one of") })
+        }
+    }
+}
+
+@Suite struct GrantPatternTests {
+    func pattern(_ text: String) throws -> GrantPattern { try GrantPattern.parse(text).get() }
+
+    @Test func exactNamesAndGlobs() throws {
+        #expect(try pattern("store-17").matches("store-17"))
+        #expect(try !pattern("store-17").matches("store-170"))
+        #expect(try pattern("catalog-*").matches("catalog-eu"))
+        #expect(try pattern("catalog-*").matches("catalog-"))
+        #expect(try !pattern("catalog-*").matches("catalogs"))
+        #expect(try pattern("pos-??").matches("pos-17"))
+        #expect(try !pattern("pos-??").matches("pos-170"))
+        #expect(try pattern("*").matches("anything.at_all"))
+        #expect(try pattern("*-*-*").matches("a-b-c"))
+        #expect(try !pattern("*-*-*").matches("a-b"))
+        #expect(try pattern("a*b*c").matches("aXXbYYc"))
+        #expect(try pattern("store-17").isGlob == false)
+    }
+
+    @Test func illegalCharactersAreRefused() {
+        for bad in ["", "a b", "a/b", "ü*", String(repeating: "a", count: 257)] {
+            #expect((try? GrantPattern.parse(bad).get()) == nil, "\(bad)")
+        }
+    }
+
+    @Test func pathologicalGlobsStayFast() throws {
+        let glob = try pattern(String(repeating: "*a", count: 40) + "b")
+        #expect(!glob.matches(String(repeating: "a", count: 128)))
+    }
+}
+
+@Suite struct AccessPolicyTests {
+    let store = PartitionName("store-17")!
+    let catalog = PartitionName("catalog-eu")!
+
+    func grant(_ user: String, _ patterns: [String], _ access: PartitionAccess) -> ServerConfiguration.Grant {
+        ServerConfiguration.Grant(user: user, patterns: patterns.map { try! GrantPattern.parse($0).get() }, access: access)
+    }
+
+    @Test func theBestGrantWins() {
+        let policy = AccessPolicy(configured: [grant("u", ["catalog-*"], .read), grant("u", ["catalog-eu"], .readwrite)], runtime: [])
+        #expect(policy.access(user: "u", partition: catalog) == .readwrite)
+        #expect(policy.access(user: "u", partition: store) == nil)
+        #expect(policy.access(user: "v", partition: catalog) == nil)
+    }
+
+    @Test func runtimeGrantsAndRevocationsOverlayTheConfig() throws {
+        let pattern = try GrantPattern.parse("catalog-*").get()
+        let policy = AccessPolicy(
+            configured: [grant("u", ["catalog-*"], .readwrite)],
+            runtime: [RuntimeGrant(user: "u", pattern: pattern, access: nil), RuntimeGrant(user: "u", pattern: try GrantPattern.parse("store-*").get(), access: .read)])
+        #expect(policy.access(user: "u", partition: catalog) == nil)
+        #expect(policy.access(user: "u", partition: store) == .read)
+    }
+}
+
+@Suite struct UserDirectoryTests {
+    @Test func tokensAreComparedAsDigests() {
+        let users = UserDirectory(entries: [("a", "token-a"), ("b", "token-b")])
+        #expect(users.authenticate("token-b") == "b")
+        #expect(users.authenticate("token-c") == nil)
+        #expect(users.authenticate("") == nil)
+        #expect(TokenDigest(token: "x").constantTimeEquals(TokenDigest(token: "x")))
+        #expect(!TokenDigest(token: "x").constantTimeEquals(TokenDigest(token: "y")))
+        #expect("\(TokenDigest(token: "secret"))" == "token digest")
+    }
+
+    @Test func tokenFilesAreTrimmedAndProblemsNamed() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let file = try dir.write("t", "  secret\n")
+        #expect(try TokenFile.read(file).get() == "secret")
+        let empty = try dir.write("e", "\n")
+        #expect(throws: TokenFileError.self) { try TokenFile.read(empty).get() }
+        do {
+            _ = try TokenFile.read(dir.file("missing")).get()
+        } catch {
+            #expect(error.description.contains("no such file"))
+        }
+    }
+}
