@@ -48,7 +48,11 @@ extension SyncAgent {
     /// Runs every partition's controller on `connection` until it closes.
     private func serve(_ connection: SyncConnection) async {
         self.connection = connection
-        connectionBackoff.reset()
+        let connectedAt = ContinuousClock.now
+        defer {
+            // A connection that stayed up a while was healthy: the next failure starts a new series.
+            if ContinuousClock.now - connectedAt > .seconds(30) { connectionBackoff.reset() }
+        }
         logger.notice("connected to \(configuration.server.url)")
         let (added, continuation) = AsyncStream.makeStream(of: PartitionController.self)
         additions = continuation

@@ -32,7 +32,6 @@ extension PartitionController {
             return await connection.isClosed ? .connectionLost : .retry(nil)
         }
         setState(.connecting)
-        uploadCursor = metadata?.integratedSeq ?? 0
         let outcome = await withTaskGroup(of: SessionOutcome?.self) { group in
             group.addTask { await self.processEvents(session) }
             group.addTask {
@@ -95,7 +94,9 @@ extension PartitionController {
     /// The server accepted the bind: bootstrap a new store, or check the schema and go on.
     private func bound(_ reply: BindReply, events: inout AsyncStream<SessionEvent>.Iterator) async throws {
         updateStatus { $0.latestServerVersion = reply.latestServerVersion.version }
-        uploadCursor = max(uploadCursor, reply.integratedClientSeq)
+        // The server is the authority on what it integrated for this identity (after a reset
+        // the store's own counter belongs to the previous identity).
+        uploadCursor = reply.integratedClientSeq
         if reply.stateFollows {
             setState(.syncing)
             log.notice("bootstrapping \(settings.name) from the server (version \(reply.latestServerVersion.version))")
@@ -114,7 +115,8 @@ extension PartitionController {
         }
         try await store?.setReadOnly(reply.access == .read)
         access = reply.access
-        backoff.reset()
+        updateStatus { $0.download = nil }
+        boundAt = .now
         sessionReady = true
         setState(.syncing)
         try await refreshCounts()

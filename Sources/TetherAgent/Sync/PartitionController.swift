@@ -27,6 +27,8 @@ actor PartitionController {
     var lastProgress = ContinuousClock.now
     /// Uploads resume after this local seq (the server's integrated seq, or what this session sent).
     var uploadCursor: Int64 = 0
+    /// When the current session was bound (for resetting the backoff after a healthy session).
+    var boundAt: ContinuousClock.Instant?
     /// True once the session is bound and the store ready: uploads may flow.
     var sessionReady = false
     var uploading = false
@@ -78,6 +80,9 @@ actor PartitionController {
                 return
             case .retry(let error):
                 setState(.offline)
+                // A session that stayed up a while was healthy: its end starts a new series.
+                if let boundAt, ContinuousClock.now - boundAt > .seconds(30) { backoff.reset() }
+                boundAt = nil
                 let delay = backoff.next(floor: .milliseconds(error?.retryAfterMilliseconds ?? 0))
                 log.debug("binding again in \(delay)")
                 await sleepOrWake(delay)
