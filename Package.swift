@@ -164,6 +164,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: settings),
+        // Real tether-server and tetherd processes on loopback, sqlite3 as the application.
+        .testTarget(
+            name: "TetherEndToEndTests",
+            dependencies: ["TetherControl", "TetherTestSupport", "tetherd", "tetherctl", "tether-server"],
+            swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
         .testTarget(
             name: "TetherSystemdTests",

@@ -38,6 +38,14 @@ extension PartitionController {
                 await self.uploadOnCommits(session)
                 return nil
             }
+            group.addTask {
+                // Pause and removal end the session at once (not at its next event).
+                while !Task.isCancelled {
+                    await self.waitForWake()
+                    if await self.shouldEndSession { return .interrupted }
+                }
+                return nil
+            }
             var outcome: SessionOutcome = .connectionLost
             for await result in group {
                 if let result {
@@ -177,7 +185,7 @@ extension PartitionController {
     private func uploadOnCommits(_ session: SyncSession) async {
         while !Task.isCancelled {
             guard sessionReady else {
-                await sleepOrWake(.milliseconds(50))
+                try? await Task.sleep(for: .milliseconds(50))
                 continue
             }
             guard let notifier = try? StoreChangeNotifier(path: settings.storePath) else { return }
@@ -193,7 +201,7 @@ extension PartitionController {
 
     /// Sends every pending batch not yet sent in this session, whole (docs/sync-model.md).
     func uploadPending(_ session: SyncSession) async {
-        guard sessionReady, let store, access == .readwrite else {
+        guard sessionReady, !paused, !removed, let store, access == .readwrite else {
             try? await refreshCounts()
             return
         }
@@ -243,6 +251,8 @@ extension PartitionController {
             return .reset(error)
         }
     }
+
+    var shouldEndSession: Bool { removed || paused }
 
     func openStoreIfPresent() async throws {
         guard store == nil, FileManager.default.fileExists(atPath: settings.storePath) else { return }

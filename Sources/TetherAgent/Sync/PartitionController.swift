@@ -171,6 +171,10 @@ actor PartitionController {
     // MARK: Status
 
     func setState(_ state: PartitionState) {
+        var state = state
+        if state == .syncing && status.unsyncedChanges == 0 && status.serverVersion >= status.latestServerVersion {
+            state = .synced
+        }
         guard status.state != state else { return }
         status.state = state
         if state != .syncing { status.download = nil }
