@@ -15,6 +15,8 @@ extension PartitionController {
 
     /// Continues a reset recorded for this partition, if any; true when one was handled.
     func continueReset() async throws -> Bool {
+        // Only a reset that was pending when the daemon started is carried out by the start.
+        let atStart = consumeStart()
         guard let record = try context.stateDatabase.activeReset(partition: settings.name) else {
             if status.pendingReset != nil { updateStatus { $0.pendingReset = nil } }
             return false
@@ -27,7 +29,7 @@ extension PartitionController {
         updateStatus { $0.pendingReset = record.id }
         var initiate = false
         if record.phase == .manualPending {
-            guard takeInitiateRequest(atStart: true) else {
+            guard takeInitiateRequest(atStart: atStart) else {
                 setState(.resetPending)
                 await waitForWake()
                 return true

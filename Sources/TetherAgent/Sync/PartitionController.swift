@@ -87,6 +87,13 @@ actor PartitionController {
                 log.debug("binding again in \(delay)")
                 await sleepOrWake(delay)
             case .reset(let error):
+                if error.action == .deleteStore, await storeIsAlreadyEmptied() {
+                    // A delete-store already emptied this store: nothing left to protect, so
+                    // keep asking with backoff in case access is granted again (SPEC §4.4).
+                    setState(.offline)
+                    await sleepOrWake(backoff.next())
+                    continue
+                }
                 do { try await beginReset(error) } catch { log.error("client reset could not start: \(error)") }
             case .stop(let reason):
                 stoppedReason = reason
@@ -160,21 +167,22 @@ actor PartitionController {
 
     func pauseForBackoff() async { await sleepOrWake(backoff.next()) }
 
+    /// True the first time only: this is the daemon's start.
+    func consumeStart() -> Bool {
+        defer { initiateOnStart = false }
+        return initiateOnStart
+    }
+
     func takeInitiateRequest(atStart: Bool) -> Bool {
-        defer {
-            initiateRequested = false
-            initiateOnStart = false
-        }
-        return initiateRequested || (atStart && initiateOnStart)
+        defer { initiateRequested = false }
+        return initiateRequested || atStart
     }
 
     // MARK: Status
 
     func setState(_ state: PartitionState) {
         var state = state
-        if state == .syncing && status.unsyncedChanges == 0 && status.serverVersion >= status.latestServerVersion {
-            state = .synced
-        }
+        if state == .syncing && sessionReady && status.isCaughtUp { state = .synced }
         guard status.state != state else { return }
         status.state = state
         if state != .syncing { status.download = nil }
@@ -184,8 +192,8 @@ actor PartitionController {
     func updateStatus(_ change: (inout PartitionStatus) -> Void) {
         let before = status
         change(&status)
-        if status.isSynced && status.state == .syncing { status.state = .synced }
-        if !status.isSynced && status.state == .synced { status.state = .syncing }
+        if status.state == .syncing && sessionReady && status.isCaughtUp { status.state = .synced }
+        if status.state == .synced && !status.isCaughtUp { status.state = .syncing }
         if status != before { context.statusChanged() }
     }
 
@@ -197,6 +205,12 @@ actor PartitionController {
 
     func statusRow() -> PartitionStatusRow {
         PartitionStatusRow(name: settings.name, paused: paused, stoppedReason: stoppedReason, lastError: status.lastError)
+    }
+
+    /// True for a store a delete-store action emptied: no identity and nothing unsynced.
+    func storeIsAlreadyEmptied() async -> Bool {
+        guard let store, let metadata = try? await store.metadata(), metadata.clientFile == nil else { return false }
+        return (try? await store.pendingChangeCount()) == 0
     }
 
     /// Healthy unless an event has been handled for longer than `limit` without progress.

@@ -30,10 +30,12 @@ public struct PartitionStatus: Sendable, Hashable {
         self.unsyncedChanges = 0
     }
 
-    /// Every local change uploaded and the store at the server's latest version.
-    public var isSynced: Bool {
-        (state == .synced || state == .syncing) && unsyncedChanges == 0 && serverVersion >= latestServerVersion
-    }
+    /// Every local change uploaded and the store at the server's latest version (the controller
+    /// promotes `syncing` to `synced` only once its session is ready: never while bootstrapping).
+    public var isSynced: Bool { state == .synced }
+
+    /// The counts say caught up: nothing unsynced, the server's latest version integrated.
+    var isCaughtUp: Bool { unsyncedChanges == 0 && serverVersion >= latestServerVersion }
 
     public var json: JSONValue {
         var object: [String: JSONValue] = [
