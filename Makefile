@@ -36,9 +36,15 @@ release: bootstrap
 	$(SWIFT) build -c release
 
 # The whole suite: unit, integration (real processes on loopback) and journald tests.
+# Three phases keep a 2-core machine responsive: unit tests in parallel, then the server's
+# integration tests, then the end-to-end tests (real servers and agents, one at a time).
+INTEGRATION = TetherServerIntegrationTests
+END_TO_END = TetherEndToEndTests
 test: bootstrap
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)'
+	$(SWIFT) test --skip-build --filter '$(INTEGRATION)'
+	$(SWIFT) test --skip-build --filter '$(END_TO_END)'
 
 demo: bootstrap
 	$(SWIFT) build

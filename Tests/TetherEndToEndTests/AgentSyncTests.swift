@@ -4,7 +4,7 @@ import TetherControl
 import TetherTestSupport
 
 /// `tetherd` end to end (issue "tetherd and tetherctl"): real server, real agents, `sqlite3` writers.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct AgentSyncTests {
     @Test func twoAgentsThreePartitionsConverge() async throws {
         try await withCluster { cluster in

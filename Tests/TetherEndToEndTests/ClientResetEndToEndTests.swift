@@ -5,7 +5,7 @@ import TetherTestSupport
 
 /// Client reset end to end (issue "Client reset"): a server restore, sync termination,
 /// recovery off, revoked access — and a crash in the middle — with real processes.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct ClientResetEndToEndTests {
     /// Hooks that append their environment to `<agent dir>/<event>.env`; the before hook can be
     /// pinned on a FIFO (`<agent dir>/gate`) to crash the agent while it runs.

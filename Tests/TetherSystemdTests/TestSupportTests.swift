@@ -31,10 +31,11 @@ import TetherTestSupport
 
 @Test func childProcessIsKilledAtItsDeadline() async throws {
     let start = ContinuousClock.now
-    let result = try await ChildProcess.run("/bin/sh", ["-c", "echo started; exec sleep 30"], timeout: .milliseconds(300))
+    let result = try await ChildProcess.run("/bin/sh", ["-c", "echo started; exec sleep 600"], timeout: .milliseconds(300))
     #expect(result.timedOut && result.signalled && result.status == SIGKILL)
     #expect(result.standardOutput == "started\n")
-    #expect(ContinuousClock.now - start < .seconds(10))
+    // Far below the child's own 600 s, with room for a loaded machine.
+    #expect(ContinuousClock.now - start < .seconds(120))
 }
 
 @Test func eventuallyFailsAfterItsTimeout() async throws {

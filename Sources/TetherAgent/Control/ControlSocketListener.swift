@@ -152,6 +152,16 @@ struct ControlConnection: Sendable {
             if n <= 0 { break }
             offset += n
         }
+        // Closing with unread input would reset the connection and lose the answer: say we are
+        // done, then read what the client still sends (bounded, with the socket's timeout).
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        var drain = [UInt8](repeating: 0, count: 16 * 1024)
+        var drained = 0
+        while drained < 4 * 1024 * 1024 {
+            let n = read(fd, &drain, drain.count)
+            if n <= 0 { break }
+            drained += n
+        }
         close(fd)
     }
 }
