@@ -111,6 +111,7 @@ let package = Package(
         .executableTarget(
             name: "tether-server",
             dependencies: [
+                "TetherSystemd",
                 "TetherProtocol", "TetherTOML", "TetherServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,10 +1,17 @@
 import TetherServer
+import TetherSystemd
 
-/// The one place the server tells its supervisor it is ready, called once the listener is
-/// bound. When module TetherSystemd lands, this sends `READY=1` and `STATUS=listening on …`
-/// (the packaged unit is `Type=notify` with `WatchdogSec=`, so `WATCHDOG=1` pings start
-/// here too, and `STOPPING=1` goes where `ServerApp.run` returns). Until then the
-/// "listening on" log line is the readiness signal.
+/// Tells systemd (`Type=notify`) that the server is ready once its listener is bound, with a
+/// one-line `STATUS=`; `stopping()` goes out when the service group begins to shut down.
+/// Quietly does nothing when not run by systemd (no `NOTIFY_SOCKET`).
 enum Readiness {
-    @Sendable static func ready(_ address: ListenAddress) async {}
+    @Sendable static func ready(_ address: ListenAddress) async {
+        let notifier = SystemdNotifier()
+        notifier.ready()
+        notifier.status("listening on \(address)")
+    }
+
+    static func stopping() {
+        SystemdNotifier().stopping()
+    }
 }

@@ -36,6 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
             try await ServerApp.run(
                 loaded, options: ServerApp.Options(configPath: config, allowBreakingSchema: allowBreakingSchema),
                 logger: logger, onReady: Readiness.ready)
+            Readiness.stopping()
         } catch ServerApp.StartError.configuration(let error) {
             throw CommandFailure(lines: error.problems.map(\.description), exitCode: 2)
         } catch {
