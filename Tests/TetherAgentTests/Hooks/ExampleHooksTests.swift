@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherAgent
 import TetherProtocol
+import TetherStore
 import TetherTestSupport
 
 /// The repository's `hooks/` folder.
@@ -86,4 +87,32 @@ private func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent
     #expect(notice.contains("tetherctl reset initiate store-17"))
     #expect(notice.contains("error 211"))
     #expect(log.lines().first?.contains("waits for an operator") == true)
+}
+
+@Test func recoverFromBackupReappliesTheBackupsUnsyncedChanges() async throws {
+    let fixture = try await ResetFixture(mode: .manual, synced: [order("a", "alice", 1), order("b", "bob", 2)])
+    try await fixture.appWrite("""
+        INSERT INTO orders (id, customer, total, note) VALUES ('new', 'nina', 5, 'it''s new');
+        UPDATE orders SET total = 11 WHERE id = 'a';
+        DELETE FROM orders WHERE id = 'b';
+        """)
+    let backup = fixture.dir.appending("backup.sqlite")
+    try await fixture.store.backup(to: backup)
+    // The manual reset made the store the server's state; the unsynced changes are only in the backup.
+    fixture.fetcher.serve([order("a", "alice", 1), order("b", "bob", 2), order("c", "carl", 3)])
+    try await fixture.store.resetInPlace(
+        to: ArrayStateSource([order("a", "alice", 1), order("b", "bob", 2), order("c", "carl", 3)]),
+        serverVersion: ServerVersion(version: 30, salt: 3))
+    let script = hooksDir + "/recover-from-backup"
+    let dryRun = try await ChildProcess.run(script, [backup, fixture.store.path])
+    #expect(dryRun.status == 0, "\(dryRun)")
+    #expect(dryRun.standardOutput.split(separator: "\n").count == 3)
+    #expect(try await sqlite(fixture.store.path, "SELECT count(*) FROM orders") == "3", "a dry run changes nothing")
+    let applied = try await ChildProcess.run(script, [backup, fixture.store.path, "--apply"])
+    #expect(applied.status == 0, "\(applied)")
+    #expect(try await sqlite(fixture.store.path, "SELECT id, total, coalesce(note, '-') FROM orders ORDER BY id")
+        == "a|11.0|-\nc|3.0|-\nnew|5.0|it's new")
+    #expect(try await fixture.store.pendingChangeCount() == 3, "re-applied like an application write: captured for sync")
+    let missing = try await ChildProcess.run(script, [fixture.dir.appending("nope.sqlite"), fixture.store.path])
+    #expect(missing.status == 2)
 }
