@@ -72,8 +72,10 @@ struct Tetherd: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let control = ControlServer(path: configuration.controlSocket, handler: agent, logger: logger)
+        // A session busy with one event for longer than the watchdog interval is wedged.
+        let progressLimit = SystemdNotifier.watchdogInterval ?? .seconds(30)
         let watchdog = WatchdogService(
-            healthCheck: ClosureHealthCheck { await agent.isMakingProgress(limit: .seconds(30)) }, logger: logger)
+            healthCheck: ClosureHealthCheck { await agent.isMakingProgress(limit: progressLimit) }, logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [

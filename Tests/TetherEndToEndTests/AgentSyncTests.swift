@@ -117,6 +117,33 @@ struct AgentSyncTests {
         }
     }
 
+    @Test func watchdogPingsStopWhileASessionIsWedgedAndResumeAfter() async throws {
+        try await withCluster { cluster in
+            let listener = try NotifySocketListener(directory: cluster.dir)
+            let wedge = cluster.dir.appending("wedge")
+            let a = try cluster.agent("a", partitions: ["p"])
+            let b = try cluster.agent("b", partitions: ["p"])
+            try await a.start(environment: listener.environment.merging(["WATCHDOG_USEC": "1000000", "TETHER_FAULT_WEDGE_FILE": wedge]) { $1 })
+            try await b.start()
+            try await a.waitSynced("p")
+            try await b.waitSynced("p")
+            let isPing: @Sendable (String) -> Bool = { $0 == "WATCHDOG=1" }
+            #expect(await listener.waitForCount(2, timeout: .seconds(30), where: isPing))
+            // Wedge a's session on its next event: a download of b's write.
+            #expect(FileManager.default.createFile(atPath: wedge, contents: nil))
+            try await b.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('w', 'w', 1)")
+            try await b.waitSynced("p")
+            try await eventually("pings stopped", timeout: .seconds(30)) { a.log.contains("no progress: watchdog pings stopped") }
+            try await listener.flush()
+            let stalled = listener.count(where: isPing)
+            try await consistently("no pings while wedged", for: .milliseconds(2500)) { listener.count(where: isPing) == stalled }
+            try FileManager.default.removeItem(atPath: wedge)
+            #expect(await listener.waitForCount(stalled + 1, timeout: .seconds(30), where: isPing), "pings resume")
+            try await a.waitSynced("p")
+            #expect(try await a.rows("p") == "w|w|1.0|-\n")
+        }
+    }
+
     @Test func statusJSONHasTheFieldsOfSpec8() async throws {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])

@@ -68,6 +68,7 @@ extension PartitionController {
             busySince = .now
             defer { busySince = nil }
             lastProgress = .now
+            await FaultInjection.wedgeIfRequested()
             do {
                 switch event {
                 case .bound(let reply):
