@@ -173,6 +173,35 @@ struct AgentSyncTests {
         }
     }
 
+    @Test(.enabled(if: Journald.isAvailable, "needs root to run systemd-journald"))
+    func badTokenIsLoggedToTheJournalWithBackoff() async throws {
+        try await Journald.ensureRunning()
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try Cluster.write("wrong-token\n", to: a.dir + "/token", mode: 0o600)
+            try await a.start(logDestination: "journal")
+            let pid = try #require(a.processID)
+            let records = try await eventually("three 203 records", timeout: .seconds(30)) { () -> [JournalRecord]? in
+                let found = try await Journald.records(matching: ["_PID=\(pid)", "TETHER_ERROR_CODE=203"])
+                return found.count >= 3 ? found : nil
+            }
+            for record in records {
+                #expect(record["PRIORITY"] == "3")
+                #expect(record["TETHER_PARTITION"] == "p")
+                #expect(record["SYSLOG_IDENTIFIER"] == "tetherd")
+                #expect(record["MESSAGE"]?.contains("203") == true)
+            }
+            // Capped exponential backoff: the gaps between attempts grow.
+            let times = records.compactMap { $0["__REALTIME_TIMESTAMP"].flatMap(Double.init) }.sorted()
+            #expect(times.count >= 3)
+            if times.count >= 3 { #expect(times[2] - times[1] > times[1] - times[0], "\(times)") }
+            let everything = try await Journald.records(matching: ["_PID=\(pid)"])
+            #expect(!everything.contains { $0.description.contains("wrong-token") }, "tokens are never logged")
+            try Cluster.write(Cluster.token + "\n", to: a.dir + "/token", mode: 0o600)
+            try await a.waitSynced("p", timeout: 90)
+        }
+    }
+
     @Test func aGroupReadableTokenFileIsRefusedAtStart() async throws {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])

@@ -129,9 +129,9 @@ final class Agent: Sendable {
     var log: String { process.withLock { $0?.standardError ?? "" } }
 
     /// Starts the daemon and waits until its control socket answers.
-    func start(environment extra: [String: String] = [:]) async throws {
+    func start(environment extra: [String: String] = [:], logDestination: String = "stderr") async throws {
         let child = try ChildProcess.start(
-            try BuiltProducts.executable("tetherd"), ["--config", configPath, "--log-destination", "stderr"],
+            try BuiltProducts.executable("tetherd"), ["--config", configPath, "--log-destination", logDestination],
             environment: ChildProcess.inheritedEnvironment(adding: extra))
         process.withLock { $0 = child }
         try await eventually("tetherd \(name) answers", timeout: .seconds(30)) {

@@ -7,13 +7,11 @@ extension SyncAgent {
     /// Connects, runs every partition on the connection, and reconnects with capped
     /// exponential backoff and jitter when it ends.
     func connectionLoop() async {
-        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        wakeConnection = wake
+        let wake = connectionWake
         while !Task.isCancelled {
             if connectionStopped != nil {
                 markStarted()
-                var iterator = wakeups.makeAsyncIterator()
-                _ = await iterator.next()  // a reload clears it
+                await wake.wait()  // a reload clears it
                 continue
             }
             let client = SyncClientConfiguration(url: configuration.server.url, software: "tetherd \(TetherVersion.release)")
@@ -33,15 +31,7 @@ extension SyncAgent {
             if Task.isCancelled { return }
             let delay = connectionBackoff.next()
             logger.info("reconnecting in \(delay)")
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { try? await Task.sleep(for: delay) }
-                group.addTask {
-                    var iterator = wakeups.makeAsyncIterator()
-                    _ = await iterator.next()
-                }
-                await group.next()
-                group.cancelAll()
-            }
+            await wake.sleep(for: delay)
         }
     }
 
@@ -84,7 +74,7 @@ extension SyncAgent {
     func reconnect() async {
         additions?.finish()
         await connection?.close()
-        wakeConnection?.yield()
+        connectionWake.signal()
     }
 }
 

@@ -25,7 +25,8 @@ public actor SyncAgent {
     nonisolated let statusSignal: AsyncStream<Void>.Continuation
     let statusSignals: AsyncStream<Void>
     var readySent = false
-    var wakeConnection: AsyncStream<Void>.Continuation?
+    /// Ends a reconnect backoff early (a reload) or the wait after a fatal connection error.
+    nonisolated let connectionWake = WakeSignal()
 
     public init(configuration: AgentConfiguration, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
         self.configuration = configuration

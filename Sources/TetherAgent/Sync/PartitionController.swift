@@ -14,8 +14,7 @@ actor PartitionController {
     private(set) var status: PartitionStatus
     var backoff = Backoff()
     /// Wakes a controller that waits (paused, stopped, reset pending, backing off).
-    private var wakeContinuation: AsyncStream<Void>.Continuation
-    private var wakeups: AsyncStream<Void>
+    private let wakeSignal = WakeSignal()
     private(set) var removed = false
     private var initiateRequested = false
     /// A pending manual reset is carried out at the next start of the daemon (SPEC §4.4).
@@ -42,7 +41,6 @@ actor PartitionController {
         self.context = context
         self.paused = paused
         self.status = PartitionStatus(name: settings.name, state: paused ? .paused : .connecting)
-        (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         var log = context.logger
         log[metadataKey: "tether.partition"] = .string(settings.name.rawValue)
         self.log = log
@@ -148,22 +146,12 @@ actor PartitionController {
         wake()
     }
 
-    func wake() { wakeContinuation.yield() }
+    func wake() { wakeSignal.signal() }
 
-    func waitForWake() async {
-        var iterator = wakeups.makeAsyncIterator()
-        _ = await iterator.next()
-    }
+    func waitForWake() async { await wakeSignal.wait() }
 
     /// Sleeps for `delay`, or less when woken.
-    func sleepOrWake(_ delay: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: delay) }
-            group.addTask { await self.waitForWake() }
-            await group.next()
-            group.cancelAll()
-        }
-    }
+    func sleepOrWake(_ delay: Duration) async { await wakeSignal.sleep(for: delay) }
 
     func pauseForBackoff() async { await sleepOrWake(backoff.next()) }
 
