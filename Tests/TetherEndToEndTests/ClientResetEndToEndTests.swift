@@ -218,6 +218,28 @@ struct ClientResetEndToEndTests {
         }
     }
 
+    @Test func aBreakingSchemaChangeMakesTheResetManual() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'x', 1)")
+            try await a.waitSynced("p")
+            let breaking = Cluster.schema.replacingOccurrences(of: "version = 1", with: "version = 2")
+                .replacingOccurrences(of: "total = \"real\"", with: "total = \"text\"")
+            try Cluster.write(breaking, to: cluster.dir.appending("schema-v2.toml"))
+            let output = try await cluster.admin(["schema", "apply", cluster.dir.appending("schema-v2.toml"), "--allow-breaking"])
+            #expect(output.contains("breaking"))
+            await a.stop()
+            try await a.start()
+            try await eventually("manual reset", timeout: .seconds(60)) { try await a.status("p")?["state"] == "reset-pending" }
+            let reset = try #require(try await Self.lastReset(a))
+            #expect([225, 235].contains(reset["error_code"]?.numberValue.map(Int.init) ?? 0))
+            #expect(reset["fallback_reason"]?.stringValue?.contains("breaking") == true)
+            #expect(try await a.rows("p") == "x|x|1.0|-\n", "the store stays readable and untouched while pending")
+        }
+    }
+
     @Test func recoveryOffTurnsTheRecoverModeIntoAManualReset() async throws {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
