@@ -19,8 +19,8 @@ import TetherProtocol
         UploadChangeset(firstSeq: first, lastSeq: last, changeset: Changeset(changes))
     }
 
-    func state(_ storage: SQLiteServerStorage) async throws -> [String: [String: FieldValue]] {
-        let reader = try await storage.openState(of: partition)
+    func state(_ storage: SQLiteServerStorage, of partition: PartitionName? = nil) async throws -> [String: [String: FieldValue]] {
+        let reader = try await storage.openState(of: partition ?? self.partition)
         var rows: [String: [String: FieldValue]] = [:]
         while true {
             let chunk = try await reader.next(maxRows: 2, maxBytes: 1 << 20)
@@ -183,6 +183,30 @@ import TetherProtocol
             try await storage.appendSchema(SchemaRecord(schema: v2, isBreaking: true, appliedAt: now), migration: StateMigration(from: v1, to: v2))
             #expect(try await storage.schemaHistory().map(\.version) == [1, 2])
             #expect(try await state(storage) == ["t/integer(1)": ["a": .integer(0), "b": .real(0)]])
+        }
+    }
+
+    /// Regression: the migration's loop variable shadowed the owner column's name, so with a
+    /// snapshot present the migration failed, and rows of one partition overwrote another's.
+    @Test func aBreakingMigrationKeepsPartitionsAndSnapshotsApart() async throws {
+        try await withStorage { storage, _ in
+            let v1 = Schema(version: 1, tables: [TableSchema(name: "t", primaryKey: "id", columns: [
+                ColumnSchema(name: "id", type: .integer), ColumnSchema(name: "keep", type: .text), ColumnSchema(name: "gone", type: .text),
+            ])])
+            let v2 = Schema(version: 2, tables: [TableSchema(name: "t", primaryKey: "id", columns: [
+                ColumnSchema(name: "id", type: .integer), ColumnSchema(name: "keep", type: .text),
+            ])])
+            try await storage.appendSchema(SchemaRecord(schema: v1, isBreaking: false, appliedAt: now), migration: nil)
+            let other = PartitionName("store-18")!
+            for (p, value) in [(partition, "one"), (other, "two")] {
+                let (file, _) = try await storage.registerClientFile(in: p, now: now)
+                _ = try await storage.integrate(
+                    [upload(1, 1, .insert("t", .integer(1), ["keep": .text(value), "gone": .text("x")]))], from: file.id, into: p, now: now)
+            }
+            _ = try await storage.snapshot(of: partition, now: now)
+            try await storage.appendSchema(SchemaRecord(schema: v2, isBreaking: true, appliedAt: now), migration: StateMigration(from: v1, to: v2))
+            #expect(try await state(storage) == ["t/integer(1)": ["keep": .text("one")]])
+            #expect(try await state(storage, of: other) == ["t/integer(1)": ["keep": .text("two")]])
         }
     }
 

@@ -22,7 +22,13 @@ extension SyncAgent: ControlHandler {
             guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
             do {
                 guard let id = try await controller.initiate() else { return .failure("no reset to initiate for \(name)") }
-                return .success(["id": .string(id), "partition": .string(name.rawValue), "outcome": .string(resetOutcome(id))])
+                let outcome = resetOutcome(id)
+                return .success([
+                    "id": .string(id), "partition": .string(name.rawValue),
+                    "outcome": .string(outcome == "manual-pending" ? "initiated" : outcome),
+                ])
+            } catch let error as AgentError {
+                return .failure("\(error)")
             } catch {
                 return .failure("reset of \(name) could not start: \(error)")
             }

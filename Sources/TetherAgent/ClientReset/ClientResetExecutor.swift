@@ -95,7 +95,11 @@ public struct ClientResetExecutor: Sendable {
             default:
                 break
             }
+            await FaultInjection.resetGate(coordinator.record.phase.rawValue)
             let event = await perform(coordinator, store: store, context: context, log: log)
+            // The daemon is stopping: what the effect reported (a hook killed with it, say) is not
+            // its outcome. The phase stays as persisted and runs again at the next start.
+            try Task.checkCancellation()
             if case .effectFailed(let reason) = event {
                 failures += 1
                 log.warning("client reset \(record.id) phase \(coordinator.record.phase.rawValue) failed (attempt \(failures)), retrying: \(reason)")
@@ -107,7 +111,7 @@ public struct ClientResetExecutor: Sendable {
             try coordinator.handle(event, now: now())
             if coordinator.record.phase == .manualHook && before.phase != .manualHook {
                 log.error(
-                    "client reset \(record.id) of \(record.partition) waits for an operator: \(coordinator.record.fallbackReason ?? "the partition's mode is manual"); run `tetherctl reset initiate \(record.partition)` or restart tetherd",
+                    "client reset \(record.id) of \(record.partition) waits for an operator: \(coordinator.record.fallbackReason ?? (coordinator.record.strategy == .deleteStore ? "access was denied (delete-store action)" : "the partition's mode is manual")); run `tetherctl reset initiate \(record.partition)` or restart tetherd",
                     metadata: ["message_id": .string(TetherMessageID.resetFellBackToManual.rawValue)])
             }
         }

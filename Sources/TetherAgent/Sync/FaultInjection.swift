@@ -14,4 +14,19 @@ enum FaultInjection {
             try? await Task.sleep(for: .milliseconds(50))
         }
     }
+
+    /// `TETHER_FAULT_RESET_GATE=<dir>`: before a client reset performs the effect of a phase, it
+    /// creates `<dir>/<phase>.reached` and waits while `<dir>/<phase>` exists — so a test can
+    /// kill the agent at that exact step (SPEC §4.3: a restart resumes at the step reached).
+    static let resetGate = ProcessInfo.processInfo.environment["TETHER_FAULT_RESET_GATE"]
+
+    static func resetGate(_ phase: String) async {
+        guard let resetGate else { return }
+        let gate = resetGate + "/" + phase
+        guard FileManager.default.fileExists(atPath: gate) else { return }
+        FileManager.default.createFile(atPath: gate + ".reached", contents: nil)
+        while FileManager.default.fileExists(atPath: gate) && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
 }

@@ -15,17 +15,15 @@ extension PartitionController {
 
     /// Continues a reset recorded for this partition, if any; true when one was handled.
     func continueReset() async throws -> Bool {
-        // Only a reset that was pending when the daemon started is carried out by the start.
-        let atStart = consumeStart()
         guard let record = try context.stateDatabase.activeReset(partition: settings.name) else {
+            _ = consumeStart()
             if status.pendingReset != nil { updateStatus { $0.pendingReset = nil } }
             return false
         }
-        guard let store else {
-            try await openStoreIfPresent()
-            if store == nil { throw StoreError.notAStore(path: settings.storePath) }
-            return true
-        }
+        try await openStoreIfPresent()
+        guard let store else { throw StoreError.notAStore(path: settings.storePath) }
+        // Only a reset that was pending when the daemon started is carried out by the start.
+        let atStart = consumeStart()
         updateStatus { $0.pendingReset = record.id }
         var initiate = false
         if record.phase == .manualPending {
@@ -71,6 +69,10 @@ extension PartitionController {
         if let record = try context.stateDatabase.activeReset(partition: settings.name) {
             requestInitiate()
             return record.id
+        }
+        // Forcing a reset is for a partition stuck in an error state, not a healthy one.
+        guard stoppedReason != nil || (status.lastError != nil && ![.synced, .syncing].contains(status.state)) else {
+            throw AgentError.nothingToInitiate("\(settings.name) is \(status.state.rawValue) with no pending reset and no error to recover from")
         }
         let code = status.lastError.map { SyncErrorCode($0.code) } ?? .otherSessionError
         let error = SyncError(code, "reset forced by the operator (tetherctl reset initiate)", action: .clientReset)

@@ -107,15 +107,16 @@ public final class SQLiteServerStorage: ServerStorage {
             let migrated = migration.migrate(table: row["tbl"], key: key, fields: fields)
             updates.append((row["owner"], row["tbl"], keyBytes, migrated.map { Data(FieldValue.encodedFields($0)) }))
         }
-        for (owner, tbl, key, fields) in updates {
+        // `ownerValue`, not `owner`: the column name must stay the column name in the SQL.
+        for (ownerValue, tbl, key, fields) in updates {
             if let fields {
                 try db.execute(
                     sql: "UPDATE \(table) SET fields = ? WHERE \(owner) = ? AND tbl = ? AND key = ?",
-                    arguments: [fields, owner, tbl, key])
+                    arguments: [fields, ownerValue, tbl, key])
             } else {
                 try db.execute(
                     sql: "DELETE FROM \(table) WHERE \(owner) = ? AND tbl = ? AND key = ?",
-                    arguments: [owner, tbl, key])
+                    arguments: [ownerValue, tbl, key])
             }
         }
     }
