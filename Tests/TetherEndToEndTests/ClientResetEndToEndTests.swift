@@ -201,6 +201,48 @@ struct ClientResetEndToEndTests {
         }
     }
 
+    /// kill -9 at each phase of SPEC §4.3 (the reset is pinned just before the phase's effect,
+    /// after the phase was persisted): the restart resumes there and loses nothing.
+    @Test(arguments: ["backing-up", "before-hook", "fetching", "rewriting", "after-hook"])
+    func crashAtEveryPhaseResumesTheReset(phase: String) async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            let b = try cluster.agent("b", partitions: ["p"])
+            let gates = cluster.dir.appending("gates")
+            try FileManager.default.createDirectory(atPath: gates, withIntermediateDirectories: true)
+            try await a.start()
+            try Cluster.write(Agent.config(dir: b.dir, url: cluster.url, partitions: ["p"], extra: try Self.installHooks(b)), to: b.configPath)
+            try await b.start(environment: ["TETHER_FAULT_RESET_GATE": gates])
+            #expect(FileManager.default.createFile(atPath: gates + "/" + phase, contents: nil))
+            try await Self.restoreWithOfflineEdits(cluster, a, b)
+            try await eventually("reset reached \(phase)", timeout: .seconds(60)) {
+                FileManager.default.fileExists(atPath: gates + "/" + phase + ".reached")
+            }
+            let before = try #require(try await Self.lastReset(b))
+            #expect(before["phase"]?.stringValue == phase, "the phase is persisted before its effect")
+            await b.stop(SIGKILL)
+            try FileManager.default.removeItem(atPath: gates + "/" + phase)
+            try await b.start(environment: ["TETHER_FAULT_RESET_GATE": gates])
+            try await eventually("reset done", timeout: .seconds(60)) { try await Self.lastReset(b)?["outcome"] == "recovered" }
+            let done = try #require(try await Self.lastReset(b))
+            #expect(done["id"] == before["id"], "the same reset, resumed")
+            #expect(done["backup_path"] == before["backup_path"], "the backup path is never forgotten")
+            #expect(try await b.json(["resets"])["resets"]?.arrayValue?.count == 1, "no second reset")
+            try await b.waitSynced("p")
+            try await a.waitSynced("p")
+            let expected = "b-new|bee|9.0|-\nr1|one|11.0|-\nr4|FOUR|4.0|b note\n"
+            #expect(try await b.rows("p") == expected, "no unsynced change lost")
+            #expect(try await a.rows("p") == expected)
+            #expect(try await b.sql("p", "PRAGMA integrity_check") == "ok\n")
+            let backup = try #require(done["backup_path"]?.stringValue)
+            #expect(try await ChildProcess.run("/usr/bin/sqlite3", [backup, "PRAGMA integrity_check"]).standardOutput == "ok\n")
+            if phase == "after-hook" || phase == "before-hook" {
+                let event = phase == "after-hook" ? "after-reset" : "before-reset"
+                #expect(Self.environment(b, event)["TETHER_RESET_ID"] == done["id"]?.stringValue, "the hook ran with the same id")
+            }
+        }
+    }
+
     @Test func terminatedSyncResetsKnownDevicesWith208() async throws {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
