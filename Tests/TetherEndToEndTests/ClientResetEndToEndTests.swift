@@ -164,7 +164,8 @@ struct ClientResetEndToEndTests {
 
     /// kill -9 while the before hook runs: the restart runs the hook again with the same reset
     /// id, keeps the backup path and completes the reset without losing the offline edits.
-    @Test func crashWhileTheBeforeHookRunsResumesTheReset() async throws {
+    @Test(arguments: [SIGKILL, SIGTERM])
+    func stopWhileTheBeforeHookRunsResumesTheReset(signal: Int32) async throws {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
             let b = try cluster.agent("b", partitions: ["p"])
@@ -179,9 +180,9 @@ struct ClientResetEndToEndTests {
             try await eventually("before hook running", timeout: .seconds(60)) { FileManager.default.fileExists(atPath: runs) }
             let first = try #require(try await Self.lastReset(b))
             #expect(first["phase"] == "before-hook")
-            // The crash: the daemon and (as systemd would) its hook.
-            await b.stop(SIGKILL)
-            if let pid = Int32((try? String(contentsOfFile: b.dir + "/before.pid", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+            // A crash (the daemon and, as systemd would, its hook) or a clean stop.
+            await b.stop(signal)
+            if signal == SIGKILL, let pid = Int32((try? String(contentsOfFile: b.dir + "/before.pid", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
                 kill(pid, SIGKILL)
             }
             try await b.start()
@@ -240,6 +241,23 @@ struct ClientResetEndToEndTests {
                 let event = phase == "after-hook" ? "after-reset" : "before-reset"
                 #expect(Self.environment(b, event)["TETHER_RESET_ID"] == done["id"]?.stringValue, "the hook ran with the same id")
             }
+        }
+    }
+
+    @Test func aPendingManualResetIsCarriedOutAtTheNextStart() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            let b = try cluster.agent("b", partitions: ["p"], extra: "[reset]\nmode = \"manual\"")
+            try await a.start()
+            try await b.start()
+            try await Self.restoreWithOfflineEdits(cluster, a, b)
+            try await eventually("b pending", timeout: .seconds(60)) { try await b.status("p")?["state"] == "reset-pending" }
+            let stopped = await b.stop(SIGTERM)
+            #expect(stopped?.status == 0)
+            try await b.start()
+            try await eventually("carried out at start", timeout: .seconds(60)) { try await Self.lastReset(b)?["outcome"] == "manual-done" }
+            try await b.waitSynced("p")
+            #expect(try await b.rows("p") == Self.serverState)
         }
     }
 
