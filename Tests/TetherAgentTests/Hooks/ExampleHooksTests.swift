@@ -66,7 +66,7 @@ private func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent
 @Test func afterResetReportsTheOutcome() async throws {
     let dir = try TemporaryDirectory(prefix: "tether-hooks")
     defer { dir.remove() }
-    _ = try await sqlite(dir.appending("store.sqlite"), "CREATE TABLE orders(id TEXT PRIMARY KEY); INSERT INTO orders VALUES ('a'),('b'); CREATE TABLE _tether_meta(k);")
+    _ = try await sqlite(dir.appending("store.sqlite"), "CREATE TABLE orders(id TEXT PRIMARY KEY); INSERT INTO orders VALUES ('a'),('b'); CREATE TABLE _tether_meta(k);CREATE TABLE grdb_migrations(identifier);")
     let report = dir.appending("reports/resets.jsonl")
     let (result, log) = await runHook("after-reset", dir, event: .afterReset, outcome: "recovered", extra: ["TETHER_REPORT_FILE": report])
     #expect(result == .succeeded, "\(log.all.map(\.message))")
