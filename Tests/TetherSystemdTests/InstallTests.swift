@@ -90,15 +90,7 @@ struct InstallTests {
         #expect(documents.contains(Installation.docdir + "/operations.md"))
         #expect(documents.allSatisfy { $0.hasPrefix(Installation.docdir + "/") }, "\(documents.sorted())")
         let missing = documents.filter { !FileManager.default.fileExists(atPath: installed.path($0)) }.sorted()
-        // Documents others are still writing (docs/server.md with tether-server, client-reset.md,
-        // errors.md). Tolerated here only while missing: anything else missing fails below.
-        let notYetWritten: Set = ["server.md", "client-reset.md", "errors.md"]
-        #expect(
-            missing.filter { !notYetWritten.contains(URL(fileURLWithPath: $0).lastPathComponent) }.isEmpty,
-            "linked but not installed: \(missing)")
-        withKnownIssue("not written yet: \(notYetWritten.sorted().joined(separator: ", "))", isIntermittent: true) {
-            #expect(missing.isEmpty, "linked but not installed: \(missing)")
-        }
+        #expect(missing.isEmpty, "linked but not installed: \(missing)")
     }
 
     /// The units run the installed programs in a sandbox with `ProtectHome=yes` and
@@ -144,7 +136,8 @@ struct InstallTests {
         let uninstall = try await Installation.make(["uninstall"], destdir: copy.path)
         try #require(uninstall.succeeded, "\(uninstall)")
         #expect(uninstall.standardOutput.contains("were kept"))
-        #expect(filesBelow(copy.path) == [String(Installation.sysconfdir.dropFirst()) + "/tetherd.toml"])
+        let configDir = String(Installation.sysconfdir.dropFirst())
+        #expect(filesBelow(copy.path) == ["schema.toml", "tether-server.toml", "tetherd.toml"].map { configDir + "/" + $0 })
         #expect(try String(contentsOfFile: config, encoding: .utf8) == changed)
     }
 
