@@ -144,6 +144,38 @@ struct AgentSyncTests {
         }
     }
 
+    /// tetherd as `tetherd.service` runs it: systemd's environment, journald chosen by itself.
+    @Test(.enabled(if: Journald.isAvailable, "needs root to run systemd-journald"))
+    func runsTheWayTheUnitRunsIt() async throws {
+        try await Journald.ensureRunning()
+        try await withCluster { cluster in
+            let listener = try NotifySocketListener(directory: cluster.dir)
+            let a = try cluster.agent("a", partitions: ["p"])
+            let environment = listener.environment.merging([
+                "WATCHDOG_USEC": "4000000", "STATE_DIRECTORY": a.dir + "/state", "RUNTIME_DIRECTORY": a.dir,
+                "INVOCATION_ID": "0123456789abcdef0123456789abcdef", "JOURNAL_STREAM": "0:0",
+            ]) { $1 }
+            try await a.start(environment: environment, logDestination: "auto")
+            #expect(await listener.waitForCount(1, timeout: .seconds(30)) { $0.contains("READY=1") })
+            #expect(await listener.waitForCount(1, timeout: .seconds(30)) { $0 == "WATCHDOG=1" })
+            try await a.waitSynced("p")
+            a.signal(SIGHUP)
+            #expect(await listener.waitForCount(1, timeout: .seconds(30)) { $0.contains("RELOADING=1") && $0.contains("MONOTONIC_USEC=") })
+            #expect(await listener.waitForCount(2, timeout: .seconds(30)) { $0.contains("READY=1") }, "READY=1 again after the reload")
+            let pid = try #require(a.processID)
+            let stopped = await a.stop(SIGTERM)
+            #expect(stopped?.status == 0)
+            #expect(await listener.waitForCount(1, timeout: .seconds(10)) { $0.contains("STOPPING=1") })
+            let records = try await eventually("journal records", timeout: .seconds(30)) { () -> [JournalRecord]? in
+                let found = try await Journald.records(matching: ["_PID=\(pid)"])
+                return found.contains { $0["MESSAGE"]?.contains("configuration reloaded") == true } ? found : nil
+            }
+            #expect(records.allSatisfy { $0["SYSLOG_IDENTIFIER"] == "tetherd" && $0["PRIORITY"] != nil && $0["CODE_FILE"] != nil })
+            #expect(records.contains { $0["TETHER_PARTITION"] == "p" })
+            #expect(a.log.isEmpty || !a.log.contains("configuration reloaded"), "records went to journald, not stderr")
+        }
+    }
+
     @Test func statusJSONHasTheFieldsOfSpec8() async throws {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
