@@ -150,6 +150,7 @@ final class Agent: Sendable {
         return await child?.wait(timeout: .seconds(20))
     }
 
+    @discardableResult
     func ctl(_ arguments: [String]) async throws -> ChildProcess.Result {
         try await ChildProcess.run(try BuiltProducts.executable("tetherctl"), ["--socket", socket] + arguments)
     }

@@ -1,5 +1,5 @@
 public import TetherProtocol
-public import TetherStore
+import TetherStore
 
 /// The server's state of a partition, downloaded into a staging store.
 public struct FetchedState: Sendable, Hashable {

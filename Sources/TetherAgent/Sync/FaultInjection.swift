@@ -24,7 +24,7 @@ enum FaultInjection {
         guard let resetGate else { return }
         let gate = resetGate + "/" + phase
         guard FileManager.default.fileExists(atPath: gate) else { return }
-        FileManager.default.createFile(atPath: gate + ".reached", contents: nil)
+        _ = FileManager.default.createFile(atPath: gate + ".reached", contents: nil)
         while FileManager.default.fileExists(atPath: gate) && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(20))
         }
