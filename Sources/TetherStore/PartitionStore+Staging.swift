@@ -1,7 +1,14 @@
+import Foundation
 import GRDB
 import TetherProtocol
 
 extension PartitionStore {
+    /// Removes the SQLite file at `path` with its `-wal`, `-shm` and `-journal` companions (a
+    /// staging store once used, a half-written download); missing files are fine.
+    public static func removeFiles(at path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
     /// Writes rows of a server state into this store (a staging store a download fills chunk
     /// by chunk), without capturing them: a row already there is overwritten, so a chunk
     /// received twice does no harm. Values are validated against the schema first.

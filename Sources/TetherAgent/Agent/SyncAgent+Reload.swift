@@ -34,8 +34,7 @@ extension SyncAgent {
             if let controller = controllers[settings.name] {
                 await controller.update(settings)
             } else {
-                let paused = (try? stateDatabase.status(of: settings.name).paused) ?? false
-                let controller = PartitionController(settings: settings, context: self, paused: paused)
+                let controller = makeController(settings)
                 controllers[settings.name] = controller
                 additions?.yield(controller)
                 logger.notice("partition \(settings.name) added", metadata: ["tether.partition": .string(settings.name.rawValue)])

@@ -41,9 +41,14 @@ public actor SyncAgent {
     /// Creates the partitions' controllers (paused ones stay paused across restarts).
     func startControllers() {
         for settings in configuration.partitions where controllers[settings.name] == nil {
-            let paused = (try? stateDatabase.status(of: settings.name).paused) ?? false
-            controllers[settings.name] = PartitionController(settings: settings, context: self, paused: paused)
+            controllers[settings.name] = makeController(settings)
         }
+    }
+
+    /// A controller for `settings`; a partition paused by `tetherctl pause` stays paused.
+    func makeController(_ settings: PartitionSettings) -> PartitionController {
+        let paused = (try? stateDatabase.status(of: settings.name).paused) ?? false
+        return PartitionController(settings: settings, context: self, paused: paused)
     }
 
     /// Runs until cancelled: the connection loop and the status task.

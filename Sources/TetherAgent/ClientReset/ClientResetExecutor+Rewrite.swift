@@ -28,7 +28,7 @@ extension ClientResetExecutor {
             if try await store.metadata().clientFile == fetched.identity {
                 // Committed before a restart: what is pending now is what was recovered.
                 let pending = try await store.pendingChangeCount()
-                removeStaging(staging)
+                PartitionStore.removeFiles(at: staging)
                 return .rewriteCompleted(recovered: strategy == .recover ? pending : 0, dropped: 0)
             }
             let local = strategy == .recover ? try await store.allPendingChanges().map(\.change) : nil
@@ -36,7 +36,7 @@ extension ClientResetExecutor {
             let report = try await store.resetInPlace(
                 to: state, serverVersion: fetched.serverVersion, schema: fetched.schema, clientFile: fetched.identity,
                 recovering: local, resetMarker: record.id)
-            removeStaging(staging)
+            PartitionStore.removeFiles(at: staging)
             let rewrite = report.rewrite
             log.notice(
                 "client reset \(record.id): store rewritten in place to server version \(fetched.serverVersion.version) (\(rewrite.inserted) rows inserted, \(rewrite.updated) updated, \(rewrite.deleted) deleted, \(rewrite.unchanged) unchanged; \(report.localChangesCleared) unsynced changes \(strategy == .recover ? "replayed" : "discarded, kept in the backup"))")
@@ -58,10 +58,6 @@ extension ClientResetExecutor {
         case .unknownTable, .unknownColumn, .typeMismatch, .missingValue: true
         default: false
         }
-    }
-
-    func removeStaging(_ path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
     /// Step 7: the reset is done. Older backups of the partition go once `keep_backups` newer

@@ -57,8 +57,4 @@ public struct ResetRecord: Sendable, Hashable, Codable {
         self.finishedAt = nil
         self.hooks = []
     }
-
-    /// True while the reset holds the partition (it does not sync until the reset is done).
-    public var isActive: Bool { phase != .done }
-    public var isPendingManual: Bool { phase == .manualPending }
 }

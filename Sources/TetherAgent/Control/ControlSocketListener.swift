@@ -26,14 +26,7 @@ final class ControlSocketListener: Sendable {
             guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path: path) }
             unlink(path)
         }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(path.utf8)
-        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw .pathTooLong(path: path) }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: pathBytes)
-            raw[pathBytes.count] = 0
-        }
+        guard var address = UnixSocketAddress.make(path) else { throw .pathTooLong(path: path) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system(path: path, call: "socket", errno: errno) }
         // The socket file is created with the umask applied; 0660 is set right after bind.

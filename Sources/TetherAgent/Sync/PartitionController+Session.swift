@@ -144,7 +144,7 @@ extension PartitionController {
         let report = try await store.resetInPlace(
             to: try StoreStateSource(path: fetched.path, schema: fetched.schema), serverVersion: fetched.serverVersion,
             schema: fetched.schema, clientFile: fetched.identity, recovering: pending.isEmpty ? nil : pending)
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: fetched.path + suffix) }
+        PartitionStore.removeFiles(at: fetched.path)
         log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version) (\(report.rewrite.inserted) rows)")
     }
 

@@ -17,7 +17,7 @@ enum StateDownload {
         reply: BindReply, events: inout AsyncStream<SessionEvent>.Iterator, partition: PartitionName, stagingPath: String,
         isolation: isolated (any Actor)? = #isolation, progress: (DownloadProgress) async -> Void
     ) async throws -> FetchedState {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: stagingPath + suffix) }
+        PartitionStore.removeFiles(at: stagingPath)
         try FileManager.default.createDirectory(
             atPath: (stagingPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o750])

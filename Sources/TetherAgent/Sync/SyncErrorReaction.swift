@@ -25,8 +25,4 @@ public enum SyncErrorReaction: Sendable, Hashable {
     public static func concernsConnection(_ error: SyncError) -> Bool {
         error.code.isConnectionLevel
     }
-
-    /// The log level an error deserves: a reset or a stop is an error, a first transient
-    /// failure a warning (repeated ones are rate-limited by the caller).
-    public var isOperatorVisible: Bool { self == .stop || self == .reset }
 }

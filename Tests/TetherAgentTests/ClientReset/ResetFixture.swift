@@ -103,7 +103,7 @@ final class StagedServer: ServerStateFetcher {
             return (s.rows, s.fetches, fail)
         }
         if fail { throw TestSupportError("server unreachable") }
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: stagingPath + suffix) }
+        PartitionStore.removeFiles(at: stagingPath)
         let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: schema)
         let identity = ClientFileIdentity(id: Int64(100 + fetch), salt: 7)
         let version = ServerVersion(version: 20, salt: 2)
