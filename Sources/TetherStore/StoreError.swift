@@ -45,6 +45,18 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// True when the same operation may succeed later without anyone repairing the store: an
+    /// I/O error, a full disk, a busy or locked database, a file that cannot be opened yet.
+    public var isTransient: Bool {
+        switch self {
+        case .io: true
+        case .sqlite(_, let code, _):
+            // SQLITE_BUSY, LOCKED, NOMEM, IOERR, FULL, CANTOPEN, PROTOCOL (with extended codes).
+            [5, 6, 7, 10, 13, 14, 15].contains(code & 0xFF)
+        default: false
+        }
+    }
+
     /// One sentence for the operator, safe to log.
     public var hint: String {
         switch self {

@@ -126,6 +126,8 @@ final class Agent: Sendable {
     }
 
     var processID: Int32? { process.withLock { $0?.processID } }
+    /// Whether the daemon (started at least once) has ended.
+    var hasExited: Bool { process.withLock { $0?.hasExited ?? false } }
     var log: String { process.withLock { $0?.standardError ?? "" } }
 
     /// Starts the daemon and waits until its control socket answers.

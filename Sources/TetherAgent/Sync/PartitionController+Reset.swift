@@ -61,6 +61,9 @@ extension PartitionController {
             updateStatus { $0.pendingReset = record.id }
             setState(.resetPending)
         }
+        // The run loop may be waiting (a stopped partition forced by `reset initiate`): let it
+        // look at the new state.
+        wake()
     }
 
     /// `tetherctl reset initiate`: carries out a pending reset, or forces one on a partition

@@ -16,6 +16,10 @@ extension PartitionController {
         }
         do {
             try await openStoreIfPresent()
+        } catch let error as StoreError where error.isTransient {
+            // A full disk, an I/O error, a lock: it may pass, so try again with backoff.
+            log.error("cannot open the store \(settings.storePath), retrying: \(error)")
+            return .retry(nil)
         } catch {
             log.error("cannot open the store \(settings.storePath): \(error)")
             return .stop(reason: "the store cannot be opened: \(error)")

@@ -1,0 +1,34 @@
+/// What a campaign did and found, for its one-line summary and its assertions.
+struct CampaignStats: Sendable {
+    var seed: UInt64
+    var rounds = 0
+    var accepted = 0
+    var rejected = 0
+    var faults: [String: Int] = [:]
+    /// Faults that could not be injected on this machine, with the reason.
+    var unavailable: [String: String] = [:]
+    var resets: [String: Int] = [:]
+    /// Partitions found stuck after the faults stopped and forced with `reset initiate`.
+    var forced = 0
+    var rowsChecked = 0
+    var roundsByCertainty: [String: Int] = [:]
+    /// Rows whose store value the model does not allow: changes lost (or invented).
+    var violations: [CampaignModel.Violation] = []
+    /// Anything else that must not happen: a crash, a missing backup, a failed integrity check.
+    var findings: [String] = []
+
+    mutating func count(fault: String) { faults[fault, default: 0] += 1 }
+
+    var summary: String {
+        func list(_ counts: [String: Int]) -> String {
+            counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        }
+        var line = "fault campaign seed=\(seed) rounds=\(rounds) writes accepted=\(accepted) refused=\(rejected)"
+        line += " | faults: \(list(faults))"
+        if !unavailable.isEmpty { line += " (unavailable: \(unavailable.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")))" }
+        line += " | resets: \(list(resets)) forced=\(forced)"
+        line += " | rounds checked: \(list(roundsByCertainty)) rows checked=\(rowsChecked)"
+        line += " | changes lost=\(violations.count) findings=\(findings.count)"
+        return line
+    }
+}

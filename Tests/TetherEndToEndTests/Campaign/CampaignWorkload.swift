@@ -1,0 +1,90 @@
+/// A seeded, reproducible random source (SplitMix64): the campaign prints its seed, and the
+/// same seed makes the same choices (timing between processes still differs from run to run).
+struct SeededRandom: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
+
+    /// One of `choices`, each with its weight.
+    mutating func weighted<T>(_ choices: [(T, Int)]) -> T {
+        var pick = Int.random(in: 0..<choices.reduce(0) { $0 + $1.1 }, using: &self)
+        for (choice, weight) in choices {
+            if pick < weight { return choice }
+            pick -= weight
+        }
+        return choices[choices.count - 1].0
+    }
+}
+
+/// An application's writes for one agent: inserts of new rows, whole-row upserts, single-field
+/// updates and deletes of the rows that agent owns, alone or several in one transaction.
+struct CampaignWorkload: Sendable {
+    let owner: String
+    private var random: SeededRandom
+    private var nextRow = 0
+
+    init(owner: String, seed: UInt64) {
+        self.owner = owner
+        random = SeededRandom(seed: seed)
+    }
+
+    /// The next transaction, given the rows of this owner the model believes the store holds.
+    mutating func nextTransaction(ownRows: [String: CampaignModel.Row]) -> [CampaignModel.Operation] {
+        let count = random.chance(0.3) ? Int.random(in: 2...4, using: &random) : 1
+        var rows = ownRows
+        var operations: [CampaignModel.Operation] = []
+        for _ in 0..<count {
+            let operation = nextOperation(rows: rows)
+            switch operation {
+            case .upsert(let id, let row): rows[id] = row
+            case .delete(let id): rows[id] = nil
+            case .setNote, .setTotal: break
+            }
+            operations.append(operation)
+        }
+        return operations
+    }
+
+    /// One of `items` (the partition to write next).
+    mutating func pick<T>(_ items: [T]) -> T { items.randomElement(using: &random)! }
+
+    /// A pause between transactions, in milliseconds.
+    mutating func pause() -> Int { Int.random(in: 0...60, using: &random) }
+
+    private enum Kind { case insert, upsert, note, total, delete }
+
+    private mutating func nextOperation(rows: [String: CampaignModel.Row]) -> CampaignModel.Operation {
+        let ids = rows.keys.sorted()
+        let kind: Kind =
+            ids.isEmpty ? .insert
+            : ids.count > 30 ? .delete
+            : random.weighted([(.insert, 35), (.upsert, 15), (.note, 20), (.total, 15), (.delete, 15)])
+        switch kind {
+        case .insert:
+            nextRow += 1
+            return .upsert(id: "\(owner)-\(nextRow)", randomRow())
+        case .upsert: return .upsert(id: ids.randomElement(using: &random)!, randomRow())
+        case .note: return .setNote(id: ids.randomElement(using: &random)!, randomNote())
+        case .total: return .setTotal(id: ids.randomElement(using: &random)!, Int.random(in: 0..<100_000, using: &random))
+        case .delete: return .delete(id: ids.randomElement(using: &random)!)
+        }
+    }
+
+    private mutating func randomRow() -> CampaignModel.Row {
+        CampaignModel.Row(customer: "c\(Int.random(in: 0..<1000, using: &random))", total: Int.random(in: 0..<100_000, using: &random), note: randomNote())
+    }
+
+    private mutating func randomNote() -> String? {
+        random.chance(0.3) ? nil : "n\(Int.random(in: 0..<1000, using: &random))"
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import Synchronization
+import TetherTestSupport
+
+extension FaultCampaign {
+    enum Fault: String, CaseIterable, Sendable {
+        case killAgent = "kill-agent", killServer = "kill-server", cut, stall, restore
+        case terminateSync = "terminate-sync", recoveryOff = "recovery-off", revoke, reload
+        case diskFull = "disk-full", pause
+
+        /// Faults after which a reset may legitimately discard unsynced changes.
+        var mayDiscard: Bool { self == .restore || self == .recoveryOff || self == .revoke }
+
+        var weight: Int {
+            switch self {
+            case .killAgent, .cut, .reload: 10
+            case .killServer, .stall, .restore, .pause: 6
+            case .diskFull: 5
+            case .terminateSync, .recoveryOff: 4
+            case .revoke: 3
+            }
+        }
+    }
+
+    /// How a fault with a duration ends; all of them run when the round's faults stop.
+    enum Undo: Sendable {
+        case restartServer, freeDisk, restartAgent(Int), pass(Int), enableSync, recoveryOn, grant, resume(Int, String)
+
+        /// Healing order: the server and disk first, then agents, then server-side settings.
+        var order: Int {
+            switch self {
+            case .restartServer: 0
+            case .freeDisk: 1
+            case .restartAgent: 2
+            case .pass: 3
+            case .enableSync, .recoveryOn, .grant: 4
+            case .resume: 5
+            }
+        }
+
+        var needsServer: Bool {
+            switch self {
+            case .enableSync, .recoveryOn, .grant: true
+            default: false
+            }
+        }
+    }
+
+    /// Random faults until `end`, each undone after a random while; everything undone at the end.
+    /// Half the rounds inject only faults that never discard, so the model can vouch for every row.
+    func injectFaults(until end: ContinuousClock.Instant) async throws {
+        let lossless = shared.withLock { $0.faultRandom.chance(0.5) }
+        let faults = Fault.allCases.filter { !lossless || !$0.mayDiscard }.map { ($0, $0.weight) }
+        var scheduled: [(at: ContinuousClock.Instant, undo: Undo)] = []
+        while clock.now < end {
+            let (gap, fault, duration) = shared.withLock { state in
+                (Int.random(in: 200...1200, using: &state.faultRandom), state.faultRandom.weighted(faults),
+                 Int.random(in: 300...3000, using: &state.faultRandom))
+            }
+            try await Task.sleep(for: .milliseconds(gap))
+            var waiting: [(at: ContinuousClock.Instant, undo: Undo)] = []
+            for item in scheduled {
+                if item.at <= clock.now, try await perform(item.undo) { continue }
+                waiting.append(item)
+            }
+            scheduled = waiting
+            let injection = try await inject(fault)
+            switch injection {
+            case .skipped: continue
+            case .instant: break
+            case .lasting(let undo): scheduled.append((clock.now.advanced(by: .milliseconds(duration)), undo))
+            }
+            stats.withLock { $0.count(fault: fault.rawValue) }
+            event("\(fault.rawValue) \(injection)")
+        }
+        for item in scheduled.sorted(by: { $0.undo.order < $1.undo.order }) {
+            guard try await perform(item.undo) else {
+                throw TestSupportError("cannot undo \(item.undo) at the end of a round (seed \(settings.seed))")
+            }
+        }
+    }
+
+    enum Injection {
+        /// The fault does not apply now (its target is down, or it is already in effect).
+        case skipped
+        case instant
+        case lasting(Undo)
+    }
+
+    /// Injects `fault` if it applies now.
+    private func inject(_ fault: Fault) async throws -> Injection {
+        let serverUp = !isDown("server")
+        let upAgents = agents.indices.filter { !isDown(agents[$0].name) }
+        let (agentIndex, partition, anyAgent) = shared.withLock { state in
+            (upAgents.randomElement(using: &state.faultRandom), settings.partitions.randomElement(using: &state.faultRandom)!,
+             Int.random(in: 0..<agents.count, using: &state.faultRandom))
+        }
+        switch fault {
+        case .killAgent:
+            guard let index = agentIndex else { return .skipped }
+            shared.withLock { _ = $0.down.insert(agents[index].name) }
+            await agents[index].stop(SIGKILL)
+            return .lasting(.restartAgent(index))
+        case .killServer:
+            guard serverUp else { return .skipped }
+            shared.withLock { _ = $0.down.insert("server") }
+            await cluster.killServer()
+            return .lasting(.restartServer)
+        case .cut, .stall:
+            guard proxies[anyAgent].mode == .pass else { return .skipped }
+            proxies[anyAgent].mode = fault == .cut ? .drop : .stall
+            return .lasting(.pass(anyAgent))
+        case .restore:
+            let snapshots = shared.withLock { $0.model.snapshots(of: partition) }
+            guard serverUp, let snapshot = shared.withLock({ snapshots.randomElement(using: &$0.faultRandom) }) else { return .skipped }
+            let begun = shared.withLock { state in
+                state.restoresBegun[partition, default: 0] += 1
+                state.model.restore(partition, to: snapshot)
+                return state.restoresBegun[partition, default: 0]
+            }
+            try await cluster.admin(["restore", partition, snapshot])
+            event("restored \(partition) to \(snapshot)")
+            shared.withLock { $0.restoresSettled[partition] = begun }
+            return .instant
+        case .terminateSync, .recoveryOff, .revoke:
+            guard serverUp, !shared.withLock({ $0.serverFaults.contains(fault.rawValue) }) else { return .skipped }
+            shared.withLock { _ = $0.serverFaults.insert(fault.rawValue) }
+            switch fault {
+            case .terminateSync:
+                try await cluster.admin(["terminate-sync"])
+                return .lasting(.enableSync)
+            case .recoveryOff:
+                try await cluster.admin(["recovery", "off"])
+                return .lasting(.recoveryOn)
+            default:
+                try await cluster.admin(["revoke", "device", "*"])
+                return .lasting(.grant)
+            }
+        case .reload:
+            guard let index = agentIndex else { return .skipped }
+            let name = agents[index].name
+            shared.withLock { state in
+                state.logLevels[name] = state.logLevels[name] == "detail" ? "info" : "detail"
+                let current = state.partitionModes[name] ?? settings.modes[index]
+                state.partitionModes[name] =
+                    current == "recover_unsynced_changes" ? "recover_or_discard_unsynced_changes" : "recover_unsynced_changes"
+            }
+            try writeConfig(index)
+            agents[index].signal(SIGHUP)
+            return .instant
+        case .diskFull:
+            guard let disk = smallDisk, !FileManager.default.fileExists(atPath: disk + "/filler") else { return .skipped }
+            Self.fill(disk + "/filler")
+            return .lasting(.freeDisk)
+        case .pause:
+            guard let index = agentIndex, try await agents[index].ctl(["pause", partition]).status == 0 else { return .skipped }
+            return .lasting(.resume(index, partition))
+        }
+    }
+
+    /// Undoes a fault; `false` when it cannot be done yet (the server is down, or an agent
+    /// cannot start while its disk is full) and must be retried.
+    private func perform(_ undo: Undo) async throws -> Bool {
+        if undo.needsServer && isDown("server") { return false }
+        event("undo \(undo)")
+        switch undo {
+        case .restartServer:
+            try await cluster.startServer()
+            shared.withLock { _ = $0.down.remove("server") }
+        case .freeDisk:
+            if let disk = smallDisk { unlink(disk + "/filler") }
+        case .restartAgent(let index):
+            do {
+                try await agents[index].start()
+            } catch where smallDisk != nil && index == agents.count - 1 && FileManager.default.fileExists(atPath: smallDisk! + "/filler") {
+                return false  // a daemon cannot start on a full disk; it is restarted once there is room
+            }
+            shared.withLock { _ = $0.down.remove(agents[index].name) }
+        case .pass(let index):
+            proxies[index].mode = .pass
+        case .enableSync, .recoveryOn, .grant:
+            switch undo {
+            case .enableSync: try await cluster.admin(["enable-sync"])
+            case .recoveryOn: try await cluster.admin(["recovery", "on"])
+            default: try await cluster.admin(["grant", "device", "*", "readwrite"])
+            }
+            let name = undo.faultName
+            shared.withLock { _ = $0.serverFaults.remove(name) }
+        case .resume(let index, let partition):
+            // A pause outlives a restart: resume once the agent is back.
+            guard !isDown(agents[index].name) else { return false }
+            _ = try await agents[index].ctl(["resume", partition])
+        }
+        return true
+    }
+
+    /// Fills the small disk: writes `path` until the file system has no room left.
+    static func fill(_ path: String) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let chunk = [UInt8](repeating: 0xA5, count: 1 << 20)
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+    }
+}
+
+extension FaultCampaign.Undo {
+    var faultName: String {
+        switch self {
+        case .enableSync: FaultCampaign.Fault.terminateSync.rawValue
+        case .recoveryOn: FaultCampaign.Fault.recoveryOff.rawValue
+        case .grant: FaultCampaign.Fault.revoke.rawValue
+        default: ""
+        }
+    }
+}

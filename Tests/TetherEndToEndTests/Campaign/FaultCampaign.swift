@@ -1,0 +1,200 @@
+import Foundation
+import Synchronization
+import TetherControl
+import TetherTestSupport
+
+/// How long and with which seed a campaign runs: `TETHER_CAMPAIGN_SEED` and
+/// `TETHER_CAMPAIGN_DURATION` (seconds; `make soak DURATION=…` sets it) or the CI defaults.
+struct CampaignSettings: Sendable {
+    var seed: UInt64
+    var duration: Duration
+    var roundLength: Duration = .seconds(8)
+    var agentNames = ["a0", "a1", "a2"]
+    var partitions = ["p0", "p1"]
+    /// Each agent's reset mode (both recover modes; discard mode is covered by its own tests).
+    var modes = ["recover_unsynced_changes", "recover_or_discard_unsynced_changes", "recover_unsynced_changes"]
+
+    static func fromEnvironment() -> CampaignSettings {
+        let environment = ProcessInfo.processInfo.environment
+        let seed = environment["TETHER_CAMPAIGN_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...999_999_999)
+        let seconds = environment["TETHER_CAMPAIGN_DURATION"].flatMap { Int($0) } ?? 100
+        return CampaignSettings(seed: seed, duration: .seconds(seconds))
+    }
+}
+
+/// A randomised fault campaign (issue "Fault and bad-input campaign"): one `tether-server`,
+/// several `tetherd` agents each behind its own ``LoopbackProxy``, applications writing with
+/// `sqlite3`, and random faults. It runs in rounds: writes and faults for a while, then the
+/// faults stop, everything must converge, and the stores are checked against
+/// ``CampaignModel`` — see `docs/reliability.md`.
+final class FaultCampaign: Sendable {
+    let settings: CampaignSettings
+    let cluster: Cluster
+    let agents: [Agent]
+    let proxies: [LoopbackProxy]
+    /// The state dir of the last agent is a small tmpfs, for disk-full faults (nil: not possible here).
+    let smallDisk: String?
+    let shared: Mutex<Shared>
+    let stats: Mutex<CampaignStats>
+    let clock = ContinuousClock()
+    let started = ContinuousClock.now
+
+    struct Shared: Sendable {
+        var model: CampaignModel
+        /// Per partition: restores begun and restores that have returned.
+        var restoresBegun: [String: Int] = [:]
+        var restoresSettled: [String: Int] = [:]
+        var workloads: [CampaignWorkload]
+        var faultRandom: SeededRandom
+        /// Processes the campaign killed and has not restarted yet ("server" or an agent's name).
+        var down: Set<String> = []
+        /// Server-side faults in effect (terminate-sync, recovery-off, revoke).
+        var serverFaults: Set<String> = []
+        var logLevels: [String: String] = [:]
+        var partitionModes: [String: String] = [:]
+        /// The current round's faults, with when they happened.
+        var timeline: [String] = []
+        /// Write failures by message (ids stripped), for the detail report.
+        var refusals: [String: Int] = [:]
+    }
+
+    init(settings: CampaignSettings) async throws {
+        self.settings = settings
+        cluster = try await Cluster()
+        var agents: [Agent] = []
+        var proxies: [LoopbackProxy] = []
+        for name in settings.agentNames {
+            proxies.append(try LoopbackProxy(targetPort: cluster.port))
+            agents.append(try cluster.agent(name, partitions: settings.partitions))
+        }
+        self.agents = agents
+        self.proxies = proxies
+        let disk = agents[agents.count - 1].dir + "/state"
+        var unavailable: String?
+        do {
+            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+            let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=48m,mode=0755", "tmpfs", disk])
+            if !mounted.succeeded { unavailable = mounted.standardError.trimmingCharacters(in: .whitespacesAndNewlines) }
+        } catch {
+            unavailable = "\(error)"
+        }
+        smallDisk = unavailable == nil ? disk : nil
+        var stats = CampaignStats(seed: settings.seed)
+        if let unavailable { stats.unavailable["disk-full"] = "cannot mount a tmpfs: \(unavailable)" }
+        self.stats = Mutex(stats)
+        shared = Mutex(Shared(
+            model: CampaignModel(partitions: settings.partitions),
+            workloads: settings.agentNames.enumerated().map { CampaignWorkload(owner: $1, seed: settings.seed &+ UInt64($0) &+ 1) },
+            faultRandom: SeededRandom(seed: settings.seed)))
+        for index in agents.indices { try writeConfig(index) }
+    }
+
+    /// Runs rounds until the duration is over; returns what happened.
+    func run() async throws -> CampaignStats {
+        for agent in agents { try await agent.start() }
+        try await checkpoint()
+        let end = clock.now.advanced(by: settings.duration)
+        while clock.now < end {
+            try await round()
+        }
+        return stats.withLock { $0 }
+    }
+
+    func tearDown() async {
+        for proxy in proxies { proxy.stop() }
+        for agent in agents { await agent.stop(SIGKILL) }
+        if let smallDisk { _ = try? await ChildProcess.run("/bin/umount", ["-l", smallDisk]) }
+        await cluster.shutdown()
+    }
+
+    /// Writes and faults for one round length, then heal, converge, check.
+    private func round() async throws {
+        let knownResets = try await resetIDs()
+        shared.withLock { $0.timeline = [] }
+        let end = clock.now.advanced(by: settings.roundLength)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in agents.indices {
+                group.addTask { try await self.write(index, until: end) }
+            }
+            group.addTask { try await self.injectFaults(until: end) }
+            try await group.waitForAll()
+        }
+        try await checkpoint(knownResets: knownResets)
+        stats.withLock { $0.rounds += 1 }
+    }
+
+    /// One agent's application: random transactions on its own rows until `end`.
+    private func write(_ index: Int, until end: ContinuousClock.Instant) async throws {
+        let agent = agents[index]
+        while clock.now < end {
+            let (partition, operations, begun, settled, pause) = shared.withLock { state in
+                let partition = state.workloads[index].pick(settings.partitions)
+                let own = state.model.rows(of: partition).filter { $0.key.hasPrefix(agent.name + "-") }
+                let operations = state.workloads[index].nextTransaction(ownRows: own)
+                return (partition, operations, state.restoresBegun[partition, default: 0],
+                        state.restoresSettled[partition, default: 0], state.workloads[index].pause())
+            }
+            let statement = "BEGIN;\n" + operations.map(\.sql).joined(separator: "\n") + "\nCOMMIT;"
+            let result = try await ChildProcess.run(
+                "/usr/bin/sqlite3", ["-bail", "-cmd", ".timeout 5000", agent.store(partition), statement], timeout: .seconds(60))
+            if result.succeeded {
+                shared.withLock { state in
+                    let afterRestore = begun == settled && state.restoresBegun[partition, default: 0] == begun
+                    state.model.accept(operations, in: partition, afterRestore: afterRestore, note: self.elapsed)
+                }
+                stats.withLock { $0.accepted += 1 }
+            } else {
+                let reason = result.standardError.split(separator: "\n").first.map(String.init) ?? "exit \(result.status)"
+                shared.withLock { $0.refusals[reason.filter { !$0.isNumber }, default: 0] += 1 }
+                stats.withLock { $0.rejected += 1 }
+            }
+            try await Task.sleep(for: .milliseconds(pause))
+        }
+    }
+
+    /// The agent's configuration: its proxy as the server, both recover modes, many backups kept.
+    func writeConfig(_ index: Int) throws {
+        let agent = agents[index]
+        let (level, p1Mode) = shared.withLock { ($0.logLevels[agent.name] ?? "info", $0.partitionModes[agent.name] ?? settings.modes[index]) }
+        let partitions = settings.partitions.map { name in
+            "[[partition]]\nname = \"\(name)\"" + (name == settings.partitions.last ? "\n[partition.reset]\nmode = \"\(p1Mode)\"" : "")
+        }
+        try Cluster.write("""
+            state_dir = "\(agent.dir)/state"
+            log_level = "\(level)"
+            control_socket = "\(agent.socket)"
+            [server]
+            url = "ws://127.0.0.1:\(proxies[index].port)/sync"
+            token_file = "\(agent.dir)/token"
+            [reset]
+            mode = "\(settings.modes[index])"
+            keep_backups = 10000
+            \(partitions.joined(separator: "\n"))
+            """, to: agent.configPath)
+    }
+
+    /// Seconds since the campaign started, for timelines.
+    var elapsed: String { {
+        let time = (clock.now - started).components
+        return String(format: "%.2fs", Double(time.seconds) + Double(time.attoseconds) / 1e18)
+    }() }
+
+    /// Notes an event on the round's timeline (printed with violations).
+    func event(_ text: String) {
+        let line = "\(elapsed) \(text)"
+        shared.withLock { $0.timeline.append(line) }
+    }
+
+    func isDown(_ name: String) -> Bool { shared.withLock { $0.down.contains(name) } }
+
+    func resetIDs() async throws -> [String: Set<String>] {
+        var ids: [String: Set<String>] = [:]
+        for agent in agents where !isDown(agent.name) {
+            let resets = try await agent.json(["resets"])["resets"]?.arrayValue ?? []
+            ids[agent.name] = Set(resets.compactMap { $0["id"]?.stringValue })
+        }
+        return ids
+    }
+
+    var refusals: [String: Int] { shared.withLock { $0.refusals } }
+}
