@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import TetherControl
+import TetherTestSupport
+
+/// Bugs the fault campaign found, each replayed deterministically and named after the seed
+/// that found it (`TETHER_CAMPAIGN_SEED` replays the campaign's choices).
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct CampaignRegressionTests {
+    /// Seed 3: an agent restarted while its disk was full could not open its stores (SQLite
+    /// error 4874: the `-shm` file could not grow) and stopped those partitions for good; the
+    /// operator's `reset initiate` then left them `resetting`. A full disk passes: the open is
+    /// retried with backoff and sync resumes once there is room, with nothing lost.
+    @Test func seed3AnAgentStartedOnAFullDiskSyncsOnceThereIsRoom() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            let b = try cluster.agent("b", partitions: ["p"])
+            let disk = a.dir + "/state"
+            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+            let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", disk])
+            try #require(mounted.succeeded, "a tmpfs for the full disk: \(mounted)")
+            defer { unmount(disk) }
+            try await a.start()
+            try await b.start()
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'before', 1)")
+            try await a.waitSynced("p")
+            await a.stop(SIGKILL)
+            // The application writes while the agent is down, then closes: its connection was
+            // the last, so SQLite removes the -wal and -shm files, which the agent must create.
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('y', 'offline', 2)")
+            FaultCampaign.fill(disk + "/filler")
+            try await a.start()
+            try await eventually("the open failed and is retried", timeout: .seconds(30)) {
+                a.log.contains("cannot open the store") && a.log.contains("retrying")
+            }
+            #expect(try await a.status("p")?["state"]?.stringValue != "stopped")
+            unlink(disk + "/filler")
+            try await a.waitSynced("p", timeout: 90)
+            try await b.waitSynced("p")
+            #expect(try await b.rows("p") == "x|before|1.0|-\ny|offline|2.0|-\n", "the offline write reached the other agent")
+            await a.stop(SIGKILL)
+        }
+    }
+
+    private func unmount(_ path: String) {
+        _ = umount2(path, 2)  // MNT_DETACH: a lazy unmount never blocks
+    }
+}
