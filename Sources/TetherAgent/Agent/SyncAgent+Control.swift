@@ -37,12 +37,12 @@ extension SyncAgent: ControlHandler {
             return await waitSynced(name, controller, timeout: request.timeout ?? 60)
         case .pause:
             guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
-            await controller.pause()
+            do { try await controller.pause() } catch { return .failure("cannot pause \(name): \(error)") }
             logger.notice("partition \(name) paused by the operator", metadata: ["tether.partition": .string(name.rawValue)])
             return .success(["partition": .string(name.rawValue), "state": "paused"])
         case .resume:
             guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
-            await controller.resume()
+            do { try await controller.resume() } catch { return .failure("cannot resume \(name): \(error)") }
             logger.notice("partition \(name) resumed by the operator", metadata: ["tether.partition": .string(name.rawValue)])
             return .success(["partition": .string(name.rawValue), "state": "connecting"])
         case .logLevel:

@@ -114,15 +114,23 @@ actor PartitionController {
 
     // MARK: Control
 
-    func pause() {
+    /// Pauses syncing. The pause is recorded first (it outlives a restart); when it cannot be
+    /// recorded (a full disk) nothing changes and the error goes to the operator.
+    func pause() throws {
+        var row = statusRow()
+        row.paused = true
+        try context.stateDatabase.update(row)
         paused = true
-        try? context.stateDatabase.update(statusRow())
         wake()
     }
 
-    func resume() {
+    /// Resumes syncing; recorded first, like ``pause()``: a resume that was not recorded would
+    /// turn back into a pause at the next start.
+    func resume() throws {
+        var row = statusRow()
+        row.paused = false
+        try context.stateDatabase.update(row)
         paused = false
-        try? context.stateDatabase.update(statusRow())
         setState(.connecting)
         wake()
     }

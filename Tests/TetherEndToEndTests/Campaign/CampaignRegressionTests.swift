@@ -42,6 +42,37 @@ struct CampaignRegressionTests {
         }
     }
 
+    /// Seed 22342494: `tetherctl resume` on an agent whose disk was full answered "resumed",
+    /// but the pause stayed recorded in `state.sqlite`, so the next start paused the partition
+    /// again — silently, for good. A pause or resume that cannot be recorded is now refused
+    /// with the reason, and changes nothing.
+    @Test func seed22342494AResumeThatCannotBeRecordedIsRefusedNotForgotten() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            let disk = a.dir + "/state"
+            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+            let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", disk])
+            try #require(mounted.succeeded, "a tmpfs for the full disk: \(mounted)")
+            defer { unmount(disk) }
+            try await a.start()
+            try await a.waitSynced("p")
+            #expect(try await a.ctl(["pause", "p"]).status == 0)
+            FaultCampaign.fill(disk + "/filler")
+            let refused = try await a.ctl(["resume", "p"])
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("cannot resume p"), "\(refused)")
+            #expect(try await a.status("p")?["state"]?.stringValue == "paused", "a refused resume changes nothing")
+            unlink(disk + "/filler")
+            #expect(try await a.ctl(["resume", "p"]).status == 0)
+            await a.stop(SIGKILL)
+            try await a.start()
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'after', 1)")
+            try await a.waitSynced("p")
+            #expect(try await a.status("p")?["state"]?.stringValue == "synced", "the resume outlived the restart")
+            await a.stop(SIGKILL)
+        }
+    }
+
     private func unmount(_ path: String) {
         _ = umount2(path, 2)  // MNT_DETACH: a lazy unmount never blocks
     }

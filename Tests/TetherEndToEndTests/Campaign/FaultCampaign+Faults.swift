@@ -189,7 +189,8 @@ extension FaultCampaign {
         case .resume(let index, let partition):
             // A pause outlives a restart: resume once the agent is back.
             guard !isDown(agents[index].name) else { return false }
-            _ = try await agents[index].ctl(["resume", partition])
+            // Refused while the pause cannot be recorded (a full disk): try again later.
+            guard try await agents[index].ctl(["resume", partition]).status == 0 else { return false }
         }
         return true
     }
