@@ -20,8 +20,9 @@ extension PartitionStore {
     /// In that transaction: the change log is emptied; when `schema` is given and differs, the
     /// tables are changed to it (tables the change breaks are dropped and recreated, nullable
     /// columns added in place); only rows that differ from the state are written; when
-    /// `recovering` is given, those local changes (e.g. `allPendingChanges()` read before, or
-    /// the changes of the reset's backup) are replayed by SPEC §4.2 and the kept ones queued
+    /// `recovering` is given, the local changes it names (normally `.pendingChanges`: the log
+    /// as it is inside this transaction, so a change committed while the reset ran is never
+    /// missed) are replayed by SPEC §4.2 and the kept ones queued
     /// for upload; and the server version becomes `serverVersion` (and the client file
     /// identity `clientFile`, when given), and the client-reset marker becomes `resetMarker` if
     /// the replay kept at least one change, nil otherwise: the reset-cycle marker is written
@@ -36,7 +37,7 @@ extension PartitionStore {
         serverVersion: ServerVersion,
         schema newSchema: Schema? = nil,
         clientFile: ClientFileIdentity? = nil,
-        recovering localChanges: [RowChange]? = nil,
+        recovering recoverySource: RecoverySource? = nil,
         resetMarker: String? = nil
     ) async throws(StoreError) -> ResetReport {
         if let newSchema {
@@ -48,6 +49,14 @@ extension PartitionStore {
             return try await write { db in
                 var source = state
                 return try MetaTable.withApplyFlag(db) {
+                    // Read inside the transaction: a change an application commits while the
+                    // reset runs is either in this list or waits for the rewrite to commit.
+                    var localChanges: [RowChange]?
+                    switch recoverySource {
+                    case nil: localChanges = nil
+                    case .pendingChanges: localChanges = try ChangeLog.read(db, after: 0, limit: Int.max).map(\.change)
+                    case .changes(let changes): localChanges = changes
+                    }
                     let cleared = try ChangeLog.count(db)
                     try ChangeLog.clear(db)
                     var differences: [String] = []

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import TetherProtocol
 import TetherStore
@@ -103,7 +104,7 @@ let recoveryCases: [RecoveryCase] = [
 
         let report = try await store.resetInPlace(
             to: ArrayStateSource(RecoveryCase.rows(scenario.server)), serverVersion: ServerVersion(version: 40, salt: 1),
-            recovering: unsynced)
+            recovering: .pendingChanges)
         let recovery = try #require(report.recovery)
         #expect(scenario.check(recovery), "\(recovery)")
         #expect(report.localChangesCleared == unsynced.count)
@@ -126,12 +127,64 @@ let recoveryCases: [RecoveryCase] = [
         let error = await #expect(throws: StoreError.self) {
             try await store.resetInPlace(
                 to: ArrayStateSource([]), serverVersion: ServerVersion(version: 2, salt: 2),
-                recovering: [.update("gone", .integer(1), ["x": .integer(1)])])
+                recovering: .changes([.update("gone", .integer(1), ["x": .integer(1)])]))
         }
         #expect(error == .unknownTable(table: "gone"))
         // Rolled back: the store and its pending changes are untouched.
         #expect(try await store.canonicalDump() == before)
         #expect(try await store.pendingChangeCount() == 1)
         try store.close()
+    }
+
+    /// Fault campaign, seed 1: an application committed while a reset waited for the store's
+    /// write lock; the reset had read the pending changes before, then cleared the log in its
+    /// transaction — the change was gone. The pending changes are now read inside the
+    /// transaction, so a change is either replayed or committed after the rewrite.
+    @Test func seed1AChangeCommittedWhileTheResetWaitsForTheLockIsReplayed() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', 1.0)")
+        // An application's transaction holds the write lock when the reset starts, and
+        // commits while the reset waits for it.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let application = try DatabaseQueue(path: store.path, configuration: configuration)
+        defer { try? application.close() }
+        let locked = DispatchSemaphore(value: 0)
+        let commit = DispatchSemaphore(value: 0)
+        let committed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? application.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                try db.execute(sql: "INSERT INTO items VALUES (2, 'ink', 2.0)")
+                locked.signal()
+                commit.wait()
+                try db.execute(sql: "COMMIT")
+            }
+            committed.signal()
+        }
+        await Self.wait(locked)
+        async let reset = store.resetInPlace(
+            to: ArrayStateSource([]), serverVersion: ServerVersion(version: 2, salt: 2), recovering: .pendingChanges)
+        // Give the reset time to reach the lock; whatever the timing, nothing may be lost.
+        try await Task.sleep(for: .milliseconds(300))
+        commit.signal()
+        await Self.wait(committed)
+        let report = try await reset
+        #expect(report.recovery?.kept == 2, "the concurrent insert is replayed with the earlier one")
+        let rows = try await application.read { db in try String.fetchAll(db, sql: "SELECT name FROM items ORDER BY sku") }
+        #expect(rows == ["pen", "ink"])
+        #expect(try await store.pendingChangeCount() == 2, "and both are queued for upload")
+        try store.close()
+    }
+
+    private static func wait(_ semaphore: DispatchSemaphore) async {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                semaphore.wait()
+                continuation.resume()
+            }
+        }
     }
 }

@@ -31,11 +31,10 @@ extension ClientResetExecutor {
                 PartitionStore.removeFiles(at: staging)
                 return .rewriteCompleted(recovered: strategy == .recover ? pending : 0, dropped: 0)
             }
-            let local = strategy == .recover ? try await store.allPendingChanges().map(\.change) : nil
             let state = try StoreStateSource(path: staging, schema: fetched.schema)
             let report = try await store.resetInPlace(
                 to: state, serverVersion: fetched.serverVersion, schema: fetched.schema, clientFile: fetched.identity,
-                recovering: local, resetMarker: record.id)
+                recovering: strategy == .recover ? .pendingChanges : nil, resetMarker: record.id)
             PartitionStore.removeFiles(at: staging)
             let rewrite = report.rewrite
             log.notice(

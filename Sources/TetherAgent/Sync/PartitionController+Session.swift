@@ -144,10 +144,9 @@ extension PartitionController {
             store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
         }
         guard let store else { return }
-        let pending = try await store.allPendingChanges().map(\.change)
         let report = try await store.resetInPlace(
             to: try StoreStateSource(path: fetched.path, schema: fetched.schema), serverVersion: fetched.serverVersion,
-            schema: fetched.schema, clientFile: fetched.identity, recovering: pending.isEmpty ? nil : pending)
+            schema: fetched.schema, clientFile: fetched.identity, recovering: .pendingChanges)
         PartitionStore.removeFiles(at: fetched.path)
         log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version) (\(report.rewrite.inserted) rows)")
     }
