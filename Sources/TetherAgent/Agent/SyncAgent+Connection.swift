@@ -68,6 +68,10 @@ extension SyncAgent {
         }
         additions = nil
         await connection.close()
+        // A welcome with another protocol version arrives before any session may exist.
+        if let violation = await connection.protocolViolation, violation.code == .wrongProtocolVersion {
+            await connectionFailed(violation)
+        }
     }
 
     /// Closes the connection (server settings changed) so the loop connects anew.

@@ -1,0 +1,89 @@
+import GRDB
+import Synchronization
+import TetherProtocol
+
+/// What the agent knows about a store's soundness: what opening found, and the
+/// `PRAGMA schema_version` the running schema check last verified.
+struct StoreHealth: Sendable {
+    var schemaVersion = 0
+    /// Set when the store was opened with `tolerateAlteredTables` and its tables differ.
+    var alteration: StoreError?
+    /// Capture triggers an application had dropped or changed, recreated at open.
+    var triggersRecreatedAtOpen: [String] = []
+}
+
+/// The outcome of ``PartitionStore/checkSchema()``.
+public enum StoreSchemaCheck: Sendable, Hashable {
+    /// `PRAGMA schema_version` did not move since the last check.
+    case unchanged
+    /// The schema changed (the agent's own upgrade, or an application's harmless change such as
+    /// an index) and the tables still match.
+    case verified
+    /// The tables match, but these capture triggers had been dropped or changed and were
+    /// recreated: application writes made while they were missing were not captured.
+    case triggersRecreated([String])
+}
+
+extension PartitionStore {
+    /// How an application altered the store's tables, when it was opened with
+    /// `tolerateAlteredTables` and they differ from its schema; nil otherwise.
+    public var alteration: StoreError? { healthState.withLock { $0.alteration } }
+
+    /// Capture triggers that were missing or changed when the store was opened and were
+    /// recreated (changes made while they were missing were not captured).
+    public var triggersRecreatedAtOpen: [String] { healthState.withLock { $0.triggersRecreatedAtOpen } }
+
+    /// `PRAGMA quick_check`: the problems found, empty when the file is sound. Cheaper than
+    /// ``integrityCheck()``: the agent runs it every time it opens a store.
+    public func quickCheck() async throws(StoreError) -> [String] {
+        let problems = try await read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        return problems == ["ok"] ? [] : problems
+    }
+
+    /// Verifies the user tables against the store's schema when `PRAGMA schema_version` moved
+    /// since the last check (cheap otherwise: one pragma). Throws `.schemaMismatch` naming the
+    /// table or column an application altered; recreates capture triggers it dropped.
+    public func checkSchema() async throws(StoreError) -> StoreSchemaCheck {
+        let known = healthState.withLock { $0.schemaVersion }
+        let current = try await read { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0 }
+        if current == known { return .unchanged }
+        let schema = self.schema
+        let path = self.path
+        let (recreated, version) = try await write { db in
+            try SchemaVerifier.verify(db, schema: schema, path: path, allowMissingTables: false)
+            let recreated = try self.installTriggers(db, schema: schema)
+            return (recreated, try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0)
+        }
+        healthState.withLock { $0.schemaVersion = version }
+        return recreated.isEmpty ? .verified : .triggersRecreated(recreated)
+    }
+
+    /// Inside a reset's transaction: makes the user tables exactly `schema`'s again after an
+    /// application altered them. Tables not in the schema are dropped, missing ones created,
+    /// altered ones dropped and recreated empty (the rewrite then fills them from the server's
+    /// state); the triggers are reinstalled. Everything dropped is in the reset's backup.
+    /// Returns what was repaired (empty for a sound store, which is left untouched).
+    func repairTables(_ db: Database, schema: Schema) throws -> [String] {
+        var repaired: [String] = []
+        let present = try SchemaVerifier.userTables(db)
+        for name in present where schema.table(name) == nil {
+            try db.execute(sql: "DROP TABLE \(StoreSQL.quote(name))")
+            repaired.append("table \(name) dropped: it is not in the schema")
+        }
+        for table in schema.tables {
+            if !present.contains(table.name) {
+                try db.execute(sql: StoreSQL.createTable(table))
+                repaired.append("table \(table.name) created again")
+            } else if (try? SchemaVerifier.verify(db, table: table, path: path)) == nil {
+                try db.execute(sql: "DROP TABLE \(StoreSQL.quote(table.name))")
+                try db.execute(sql: StoreSQL.createTable(table))
+                repaired.append("table \(table.name) recreated to the schema")
+            }
+        }
+        if !repaired.isEmpty {
+            try installTriggers(db, schema: schema)
+            healthState.withLock { $0.alteration = nil }
+        }
+        return repaired
+    }
+}
