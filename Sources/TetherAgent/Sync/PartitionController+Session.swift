@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Logging
 import TetherClient
 import TetherProtocol
@@ -140,6 +141,7 @@ extension PartitionController {
         if store == nil {
             let directory = (settings.storePath as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o770])
+            Self.createStoreFile(settings.storePath)
             store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
         }
         guard let store else { return }
@@ -149,6 +151,16 @@ extension PartitionController {
             schema: fetched.schema, clientFile: fetched.identity, recovering: pending.isEmpty ? nil : pending)
         PartitionStore.removeFiles(at: fetched.path)
         log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version) (\(report.rewrite.inserted) rows)")
+    }
+
+    /// Creates the empty store file with mode 0660 before SQLite opens it: applications in the
+    /// daemon's group write stores, others get nothing, and SQLite gives the `-wal` and `-shm`
+    /// files the mode of the database file.
+    static func createStoreFile(_ path: String) {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o660)
+        guard fd >= 0 else { return }  // already there: SQLite opens it as it is
+        fchmod(fd, 0o660)  // whatever the umask
+        Glibc.close(fd)
     }
 
     private func downloadProgress(_ progress: DownloadProgress) {

@@ -17,6 +17,17 @@ public enum TokenFile {
         return .success(token)
     }
 
+    /// Why a token file must not be used although it can be read: readable by group or others
+    /// (the server refuses it at start and reload, as tetherd does), or nil.
+    public static func permissionProblem(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }  // reading it reported the problem already
+        guard info.st_mode & 0o044 == 0 else {
+            return "token file \(path) is readable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)"
+        }
+        return nil
+    }
+
     static func reason(_ error: any Error) -> String {
         let nsError = error as NSError
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
