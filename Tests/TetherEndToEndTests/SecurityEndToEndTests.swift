@@ -141,7 +141,7 @@ struct SecurityEndToEndTests {
             let resets = try #require(try await a.json(["resets"])["resets"]?.arrayValue)
             #expect(resets.count >= 2 && resets.last?["quarantined"] == true, "\(resets)")
             let state = a.dir + "/state"
-            let files = try #require(FileManager.default.subpathsOfDirectory(atPath: state) as [String]?)
+            let files = try FileManager.default.subpathsOfDirectory(atPath: state)
             #expect(files.contains { $0.hasPrefix("recovery/p/") && $0.contains("-quarantine-") })
             #expect(files.contains { $0.hasPrefix("recovery/p/") && !$0.contains("-quarantine-") })
             #expect(files.contains("state.sqlite") && files.contains("stores/p.sqlite"))

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Reads a token file: its content without surrounding whitespace.
 public enum TokenFile {
