@@ -150,7 +150,7 @@ struct DamagedStoreEndToEndTests {
                 try await a.json(["resets"])["resets"]?.arrayValue?.first { $0["id"] == record["id"] }?["outcome"] == "manual-done"
             }
             try await a.waitSynced("p", timeout: 60)
-            #expect(try await a.sql("p", "SELECT name FROM pragma_table_info('orders') ORDER BY cid") == "id\ncustomer\ntotal\nnote\n")
+            #expect(try await a.sql("p", "SELECT name FROM pragma_table_info('orders') ORDER BY cid") == "id\ncustomer\nnote\ntotal\n", "no colour column")
             #expect(try await a.rows("p") == "r1|one|1.0|-\n", "the server's state")
             // The altered store, with the rows written after the alteration, is in the backup.
             let backup = try #require(record["backup_path"]?.stringValue)

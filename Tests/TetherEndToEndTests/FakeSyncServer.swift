@@ -67,8 +67,9 @@ final class FakeSyncServer: Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            let client = accept(listener, nil, nil)
             if client < 0 { return }
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             let stopped = state.withLock { state -> Bool in
                 if !state.stopped {
                     state.connections += 1
