@@ -99,6 +99,10 @@ public actor SyncConnection {
                 }
                 if machine.state == .closed { break reading }
             }
+            if !closing && closeReason == nil {
+                logger.warning(
+                    "the sync server closed the connection without an error (a restart, a proxy, or a stream cut in the middle of a frame); reconnecting with backoff")
+            }
         } catch {
             // Invalid WebSocket framing from the server, or the connection failed under us.
             logger.warning("reading from the sync server failed (invalid WebSocket data or a broken connection): \(error); the connection is closed")
