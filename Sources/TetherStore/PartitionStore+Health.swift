@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import Synchronization
 import TetherProtocol
@@ -32,6 +33,24 @@ extension PartitionStore {
     /// Capture triggers that were missing or changed when the store was opened and were
     /// recreated (changes made while they were missing were not captured).
     public var triggersRecreatedAtOpen: [String] { healthState.withLock { $0.triggersRecreatedAtOpen } }
+
+    /// True when the file at `path` is an empty database: zero bytes, or SQLite with no table
+    /// at all (an application's `sqlite3 store.sqlite` before the agent created the store).
+    /// The agent creates the store in such a file instead of refusing it.
+    public static func isEmptyDatabase(path: String) throws(StoreError) -> Bool {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        if size == 0 { return true }
+        do {
+            var config = Configuration()
+            config.readonly = true
+            config.busyMode = .timeout(busyTimeout)
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            defer { try? queue.close() }
+            return try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 }
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
 
     /// `PRAGMA quick_check`: the problems found, empty when the file is sound. Cheaper than
     /// ``integrityCheck()``: the agent runs it every time it opens a store.

@@ -86,6 +86,21 @@ struct DamagedStoreEndToEndTests {
         }
     }
 
+    /// An application that opened the store path before the first bootstrap left an empty
+    /// file there: the agent creates the store in it instead of refusing it.
+    @Test func anEmptyFileAtTheStorePathBecomesTheStore() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try FileManager.default.createDirectory(atPath: a.dir + "/state/stores", withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: a.store("p"), contents: nil))
+            try await a.start()
+            try await a.waitSynced("p", timeout: 60)
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('e1', 'x', 1)")
+            try await a.waitSynced("p")
+            #expect(try await Self.quarantineRecords(a).isEmpty, "nothing to quarantine")
+        }
+    }
+
     /// kill -9 between recording the quarantine and moving the file: the restart finds the
     /// original in place and finishes the same quarantine (no second record, nothing lost).
     @Test func killedDuringTheQuarantineFinishesItAtTheNextStart() async throws {

@@ -79,6 +79,19 @@ import TetherProtocol
         #expect(try await sqlite3(path, "SELECT id, customer FROM orders").stdout == "A|ann\n")
     }
 
+    @Test func anEmptyFileOrTablelessDatabaseIsEmptyAndAStoreIsNot() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        #expect(FileManager.default.createFile(atPath: dir.file("empty.sqlite"), contents: nil))
+        #expect(try PartitionStore.isEmptyDatabase(path: dir.file("empty.sqlite")))
+        try await sqlite3(dir.file("wal.sqlite"), "PRAGMA journal_mode = WAL").check()
+        #expect(try PartitionStore.isEmptyDatabase(path: dir.file("wal.sqlite")))
+        try await makeStore(dir).close()
+        #expect(try !PartitionStore.isEmptyDatabase(path: dir.file("store.sqlite")))
+        try Data("not a database at all, not even close".utf8).write(to: URL(fileURLWithPath: dir.file("junk.sqlite")))
+        #expect(throws: StoreError.self) { try PartitionStore.isEmptyDatabase(path: dir.file("junk.sqlite")) }
+    }
+
     @Test func corruptionIsToldApartFromOtherErrors() {
         #expect(StoreError.sqlite(path: "p", code: 26, message: "file is not a database").isCorruption)
         #expect(StoreError.sqlite(path: "p", code: 11 | (1 << 8), message: "corrupt").isCorruption)

@@ -25,7 +25,11 @@ extension PartitionController {
     }
 
     /// Opens the store and runs `PRAGMA quick_check`; logs capture triggers recreated at open.
-    private func openCheckedStore() async throws(StoreError) -> PartitionStore {
+    /// Nil for an empty database file.
+    private func openCheckedStore() async throws(StoreError) -> PartitionStore? {
+        // An empty file (an application opened the path before the first bootstrap): the
+        // bootstrap creates the store in it.
+        if try PartitionStore.isEmptyDatabase(path: settings.storePath) { return nil }
         guard let schema = try PartitionStore.recordedSchema(path: settings.storePath) else {
             throw StoreError.notAStore(path: settings.storePath)
         }
