@@ -86,6 +86,34 @@ struct DamagedStoreEndToEndTests {
         }
     }
 
+    /// A corruption error while running (applying a download; injected, since a real one
+    /// depends on SQLite's page cache): the same quarantine, and the partition recovers.
+    @Test func aCorruptionFoundWhileRunningQuarantinesTheStore() async throws {
+        try await withCluster { cluster in
+            let fault = cluster.dir.appending("corrupt-on-apply")
+            let a = try cluster.agent("a", partitions: ["p"])
+            let b = try cluster.agent("b", partitions: ["p"])
+            try await a.start(environment: ["TETHER_FAULT_CORRUPT_ON_APPLY": fault])
+            try await b.start()
+            try await a.waitSynced("p")
+            try await b.waitSynced("p")
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('a1', 'x', 1)")
+            try await a.waitSynced("p")
+            #expect(FileManager.default.createFile(atPath: fault, contents: nil))
+            try await b.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('b1', 'y', 2)")
+            let record = try await eventually("quarantine recorded", timeout: .seconds(60)) {
+                try await Self.quarantineRecords(a).first { $0["outcome"] == "discarded" }
+            }
+            #expect(record["quarantine_reason"]?.stringValue?.contains("SQLite error 11") == true, "\(record)")
+            try await a.waitSynced("p", timeout: 90)
+            try await b.waitSynced("p")
+            #expect(try await a.rows("p") == "a1|x|1.0|-\nb1|y|2.0|-\n")
+            let kept = try #require(record["backup_path"]?.stringValue)
+            let saved = try await ChildProcess.run("/usr/bin/sqlite3", [kept, "SELECT id FROM orders ORDER BY id"])
+            #expect(saved.standardOutput == "a1\n", "the quarantined store kept what it had: \(saved)")
+        }
+    }
+
     /// An application that opened the store path before the first bootstrap left an empty
     /// file there: the agent creates the store in it instead of refusing it.
     @Test func anEmptyFileAtTheStorePathBecomesTheStore() async throws {

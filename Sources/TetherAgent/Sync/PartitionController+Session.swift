@@ -172,6 +172,7 @@ extension PartitionController {
 
     private func apply(_ download: Download) async throws {
         guard let store else { return }
+        try FaultInjection.corruptionIfRequested(store: store.path)
         let entries = download.entries.map {
             ServerChangeset(serverVersion: $0.serverVersion, integratedClientSeq: $0.integratedClientSeq, changeset: $0.changeset)
         }
