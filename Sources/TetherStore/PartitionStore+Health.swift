@@ -3,28 +3,6 @@ import GRDB
 import Synchronization
 import TetherProtocol
 
-/// What the agent knows about a store's soundness: what opening found, and the
-/// `PRAGMA schema_version` the running schema check last verified.
-struct StoreHealth: Sendable {
-    var schemaVersion = 0
-    /// Set when the store was opened with `tolerateAlteredTables` and its tables differ.
-    var alteration: StoreError?
-    /// Capture triggers an application had dropped or changed, recreated at open.
-    var triggersRecreatedAtOpen: [String] = []
-}
-
-/// The outcome of ``PartitionStore/checkSchema()``.
-public enum StoreSchemaCheck: Sendable, Hashable {
-    /// `PRAGMA schema_version` did not move since the last check.
-    case unchanged
-    /// The schema changed (the agent's own upgrade, or an application's harmless change such as
-    /// an index) and the tables still match.
-    case verified
-    /// The tables match, but these capture triggers had been dropped or changed and were
-    /// recreated: application writes made while they were missing were not captured.
-    case triggersRecreated([String])
-}
-
 extension PartitionStore {
     /// How an application altered the store's tables, when it was opened with
     /// `tolerateAlteredTables` and they differ from its schema; nil otherwise.
