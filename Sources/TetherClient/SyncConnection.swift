@@ -19,6 +19,10 @@ public actor SyncConnection {
     public private(set) var welcome: Welcome?
     /// Why the connection closed, once it has.
     public private(set) var closeReason: SyncError?
+    /// Set when the server broke the protocol (a message that cannot be decoded, one out of
+    /// order, an oversize one, a welcome with another protocol version): the error this side
+    /// closed the connection with. A connection-level error the server sent is not one.
+    public private(set) var protocolViolation: SyncError?
     private var closing = false
 
     init(writer: WebSocketOutboundWriter, logger: Logger) {
@@ -84,19 +88,33 @@ public actor SyncConnection {
                 case .incomplete:
                     continue
                 case .failure(let error):
-                    try? await perform(machine.decodeFailed(error))
+                    try? await perform(violation(machine.decodeFailed(error)))
                 case .message(let bytes):
                     switch Result(catching: { () throws(WireDecodeError) in try ServerMessage.decode(bytes) }) {
-                    case .success(let message): try? await perform(machine.received(message))
-                    case .failure(let error): try? await perform(machine.decodeFailed(error))
+                    case .success(.error(let message)) where message.session == nil:
+                        try? await perform(machine.received(.error(message)))  // the server's own error: not a violation
+                    case .success(let message): try? await perform(violation(machine.received(message)))
+                    case .failure(let error): try? await perform(violation(machine.decodeFailed(error)))
                     }
                 }
                 if machine.state == .closed { break reading }
             }
+            if !closing && closeReason == nil {
+                logger.warning(
+                    "the sync server closed the connection without an error (a restart, a proxy, or a stream cut in the middle of a frame); reconnecting with backoff")
+            }
         } catch {
-            logger.debug("sync connection read failed", metadata: ["error": "\(error)"])
+            // Invalid WebSocket framing from the server, or the connection failed under us.
+            logger.warning("reading from the sync server failed (invalid WebSocket data or a broken connection): \(error); the connection is closed")
         }
         connectionEnded()
+    }
+
+    /// Remembers the error this side closes the connection with, when `actions` close it:
+    /// the server broke the protocol.
+    private func violation(_ actions: [ClientConnectionStateMachine.Action]) -> [ClientConnectionStateMachine.Action] {
+        for case .close(let error?) in actions where protocolViolation == nil { protocolViolation = error }
+        return actions
     }
 
     /// Closes the WebSocket (normal closure); sessions get `disconnected`.
@@ -132,7 +150,14 @@ public actor SyncConnection {
                 if let waiter = pongWaiters.removeValue(forKey: nonce) { waiter.resume() } else { receivedPongs.insert(nonce) }
             case .close(let error):
                 closeReason = error
-                if let error { logger.notice("sync connection closing", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"]) }
+                if let error, error == protocolViolation, error.code != .wrongProtocolVersion {
+                    // Logged once here, at the edge: the agent only sees its sessions disconnected.
+                    logger.error(
+                        "the sync server broke the protocol: error \(error.code.rawValue) (\(error.code.name)): \(error.message); the connection is closed and retried with backoff",
+                        metadata: ["tether.error_code": "\(error.code.rawValue)"])
+                } else if let error {
+                    logger.notice("sync connection closing", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
+                }
                 await close()
             }
         }

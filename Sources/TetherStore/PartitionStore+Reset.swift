@@ -19,7 +19,8 @@ extension PartitionStore {
     ///
     /// In that transaction: the change log is emptied; when `schema` is given and differs, the
     /// tables are changed to it (tables the change breaks are dropped and recreated, nullable
-    /// columns added in place); only rows that differ from the state are written; when
+    /// columns added in place); tables an application altered are recreated to the schema;
+    /// only rows that differ from the state are written; when
     /// `recovering` is given, the local changes it names (normally `.pendingChanges`: the log
     /// as it is inside this transaction, so a change committed while the reset ran is never
     /// missed) are replayed by SPEC §4.2 and the kept ones queued
@@ -59,10 +60,12 @@ extension PartitionStore {
                     }
                     let cleared = try ChangeLog.count(db)
                     try ChangeLog.clear(db)
-                    var differences: [String] = []
                     let target = newSchema ?? previous
+                    // Tables an application altered (SPEC §2 forbids it) get their schema back
+                    // first, so that a schema change below starts from known tables.
+                    var differences = try self.repairTables(db, schema: previous)
                     if target != previous {
-                        differences = try self.replaceSchema(db, from: previous, to: target)
+                        differences += try self.replaceSchema(db, from: previous, to: target)
                     }
                     let rewrite = try StoreRewriter.rewrite(db, schema: target, source: &source)
                     let recovery = try localChanges.map {

@@ -1,4 +1,5 @@
 import GRDB
+import Synchronization
 import TetherProtocol
 
 extension PartitionStore {
@@ -22,7 +23,7 @@ extension PartitionStore {
     }
 
     /// Creates, adopts or checks the store inside the opening write transaction.
-    func prepare(_ db: Database, requested schema: Schema) throws {
+    func prepare(_ db: Database, requested schema: Schema, tolerateAlteredTables: Bool = false) throws {
         guard let meta = try MetaTable.fetch(db) else {
             // New file, or application-made tables to adopt.
             let missing = try SchemaVerifier.verify(db, schema: schema, path: path, allowMissingTables: true)
@@ -38,9 +39,17 @@ extension PartitionStore {
             throw StoreError.partitionMismatch(path: path, expected: partition.rawValue, found: meta.partition)
         }
         let recorded = try MetaTable.recordedSchema(db, path: path)
-        try SchemaVerifier.verify(db, schema: recorded, path: path, allowMissingTables: false)
+        do {
+            try SchemaVerifier.verify(db, schema: recorded, path: path, allowMissingTables: false)
+        } catch let error as StoreError where tolerateAlteredTables && error.isSchemaAlteration {
+            // Left as the application made it: the client reset that follows repairs it.
+            setSchema(recorded)
+            healthState.withLock { $0.alteration = error }
+            return
+        }
         if recorded == schema {
-            try installTriggers(db, schema: schema)
+            let recreated = try installTriggers(db, schema: schema)
+            healthState.withLock { $0.triggersRecreatedAtOpen = recreated }
             setSchema(schema)
         } else {
             try upgrade(db, from: recorded, to: schema)
@@ -69,8 +78,10 @@ extension PartitionStore {
     }
 
     /// Makes the store's triggers exactly the expected ones (recreating them when an
-    /// application dropped or changed one, or the schema or partition changed).
-    func installTriggers(_ db: Database, schema: Schema) throws {
+    /// application dropped or changed one, or the schema or partition changed). Returns the
+    /// names of the expected triggers that were missing or differed (empty when none).
+    @discardableResult
+    func installTriggers(_ db: Database, schema: Schema) throws -> [String] {
         var expected: [String: String] = [:]
         for table in schema.tables {
             for trigger in StoreSQL.triggers(for: table, partition: partition.rawValue) {
@@ -82,8 +93,9 @@ extension PartitionStore {
             arguments: [StoreSQL.triggerPrefix.count, StoreSQL.triggerPrefix])
         var existing: [String: String] = [:]
         for row in present { existing[row["name"]] = row["sql"] }
-        guard existing != expected else { return }
+        guard existing != expected else { return [] }
         for name in existing.keys { try db.execute(sql: "DROP TRIGGER \(StoreSQL.quote(name))") }
         for (_, sql) in expected.sorted(by: { $0.key < $1.key }) { try db.execute(sql: sql) }
+        return expected.keys.filter { existing[$0] != expected[$0] }.sorted()
     }
 }

@@ -15,6 +15,8 @@ public final class PartitionStore: Sendable {
     public let partition: PartitionName
     let pool: DatabasePool
     private let schemaState: Mutex<Schema>
+    /// What opening found and what the running schema check last saw (PartitionStore+Health).
+    let healthState = Mutex(StoreHealth())
 
     /// How long the agent's writes wait for an application's write lock.
     public static let busyTimeout: TimeInterval = 10
@@ -39,7 +41,13 @@ public final class PartitionStore: Sendable {
     ///
     /// A file with user tables but no Tether tables is adopted when its tables match `schema`
     /// exactly; its existing rows are captured as inserts so that they get uploaded.
-    public static func open(path: String, partition: PartitionName, schema: Schema) async throws(StoreError) -> PartitionStore {
+    ///
+    /// With `tolerateAlteredTables`, an existing store whose user tables an application altered
+    /// opens anyway (nothing is changed) and ``alteration`` names the difference: the agent
+    /// then needs the store for the manual client reset that repairs it.
+    public static func open(
+        path: String, partition: PartitionName, schema: Schema, tolerateAlteredTables: Bool = false
+    ) async throws(StoreError) -> PartitionStore {
         let problems = storeProblems(schema)
         guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
         var config = Configuration()
@@ -62,8 +70,10 @@ public final class PartitionStore: Sendable {
             }
             try InternalMigrations.migrator.migrate(pool)
             try await pool.write { db in
-                try store.prepare(db, requested: schema)
+                try store.prepare(db, requested: schema, tolerateAlteredTables: tolerateAlteredTables)
             }
+            let version = try await pool.read { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0 }
+            store.healthState.withLock { $0.schemaVersion = version }
         } catch {
             try? pool.close()
             throw StoreError.wrap(error, path: path)

@@ -57,6 +57,24 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// True when the file itself is damaged or is not SQLite at all (SQLITE_CORRUPT,
+    /// SQLITE_NOTADB, or a failed integrity check): the agent quarantines such a store and
+    /// bootstraps the partition again from the server (docs/client-reset.md).
+    public var isCorruption: Bool {
+        switch self {
+        case .corrupt: true
+        case .sqlite(_, let code, _): code & 0xFF == 11 || code & 0xFF == 26
+        default: false
+        }
+    }
+
+    /// True when an application changed the store's tables (SPEC §2 forbids it): only a client
+    /// reset gives the store back the server's schema.
+    public var isSchemaAlteration: Bool {
+        if case .schemaMismatch = self { return true }
+        return false
+    }
+
     /// One sentence for the operator, safe to log.
     public var hint: String {
         switch self {

@@ -34,7 +34,8 @@ enum StatusFormatter {
         }
         lines.append(render(rows))
         for r in resets {
-            lines.append("\(text(r["id"])): backup \(text(r["backup_path"]))")
+            let kept = r["quarantined"] == true ? "damaged store quarantined at" : "backup"
+            lines.append("\(text(r["id"])): \(kept) \(text(r["backup_path"]))")
             for hook in r["hooks"]?.arrayValue ?? [] {
                 lines.append("  \(text(hook["event"])): \(text(hook["result"])) at \(text(hook["finished_at"]))")
             }

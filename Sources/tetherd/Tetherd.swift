@@ -55,6 +55,10 @@ struct Tetherd: AsyncParsableCommand {
             for problem in error.problems { FileHandle.standardError.write(Data("tetherd: \(problem)\n".utf8)) }
             throw ExitCode(2)
         }
+        // Nothing the agent creates (state database, stores, backups, quarantined stores,
+        // staging copies, their -wal/-shm) is for other users, whatever umask it was started
+        // with; the unit sets UMask=0007 too.
+        umask(0o007)
         let decision = TetherLogging.bootstrap(identifier: "tetherd", level: configuration.logLevel, destination: logDestination)
         let logger = Logger(label: "tether.agent")
         logger.info("log destination: \(decision)")

@@ -35,6 +35,9 @@ struct ClientResetEndToEndTests {
     /// the five recovery rules; the server restored to the snapshot; A (reset to it) makes the
     /// server-side edits. Returns once B is resumed.
     static func restoreWithOfflineEdits(_ cluster: Cluster, _ a: Agent, _ b: Agent) async throws {
+        // Both stores exist before the application writes (sqlite3 would create an empty file).
+        try await a.waitSynced("p")
+        try await b.waitSynced("p")
         try await a.sql("p", """
             INSERT INTO orders (id, customer, total) VALUES ('r1', 'one', 1), ('r2', 'two', 2), ('r3', 'three', 3), ('r4', 'four', 4);
             """)

@@ -21,16 +21,19 @@ final class Cluster: Sendable {
 
     let dir: TemporaryDirectory
     let port: UInt16
+    /// The device user's token (the server's `device.token` and every agent's `token`).
+    let token: String
     private let server = Mutex<ChildProcess?>(nil)
     private let agents = Mutex<[Agent]>([])
 
-    init(clientRecovery: Bool = true) async throws {
+    init(clientRecovery: Bool = true, token: String = Cluster.token) async throws {
+        self.token = token
         dir = try TemporaryDirectory(prefix: "tether-e2e")
         chmod(dir.path, 0o755)
         port = try LoopbackPort.free()
         try Self.write(Self.schema, to: dir.appending("schema.toml"))
         try Self.write("admin-secret\n", to: dir.appending("admin.token"), mode: 0o600)
-        try Self.write(Self.token + "\n", to: dir.appending("device.token"), mode: 0o600)
+        try Self.write(token + "\n", to: dir.appending("device.token"), mode: 0o600)
         try Self.write("""
             listen = "127.0.0.1:\(port)"
             data_dir = "\(dir.appending("server-data"))"
@@ -108,7 +111,7 @@ final class Agent: Sendable {
         chmod(dir + "/hooks", 0o755)
         configPath = dir + "/tetherd.toml"
         socket = dir + "/tetherd.sock"
-        try Cluster.write(Cluster.token + "\n", to: dir + "/token", mode: 0o600)
+        try Cluster.write(cluster.token + "\n", to: dir + "/token", mode: 0o600)
         try Cluster.write(Self.config(dir: dir, url: cluster.url, partitions: partitions, extra: extra), to: configPath)
     }
 
@@ -188,8 +191,8 @@ final class Agent: Sendable {
 }
 
 /// Runs `body` with a cluster, always tearing it down (and stopping `agents` it started).
-func withCluster(clientRecovery: Bool = true, _ body: (Cluster) async throws -> Void) async throws {
-    let cluster = try await Cluster(clientRecovery: clientRecovery)
+func withCluster(clientRecovery: Bool = true, token: String = Cluster.token, _ body: (Cluster) async throws -> Void) async throws {
+    let cluster = try await Cluster(clientRecovery: clientRecovery, token: token)
     do {
         try await body(cluster)
     } catch {

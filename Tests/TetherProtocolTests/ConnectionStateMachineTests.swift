@@ -191,6 +191,22 @@ import TetherProtocol
         #expect(machine.connectionLost().isEmpty)
     }
 
+    /// A server that welcomes with another protocol version is refused as 105, naming both
+    /// versions, and every session pipelined before the welcome is disconnected with it.
+    @Test func welcomeWithAnotherProtocolVersionClosesWith105() {
+        var machine = Machine()
+        _ = machine.request(1, .bindRequested(Fixtures.bind))
+        let actions = machine.received(.welcome(Welcome(protocolVersion: TetherVersion.syncProtocol + 98, software: "future")))
+        #expect(actions.map(summary) == ["deliver:disconnected", "close:105"])
+        guard case .close(let error?) = actions.last else {
+            Issue.record("no close action")
+            return
+        }
+        #expect(error.message.contains("client speaks sync protocol \(TetherVersion.syncProtocol)"))
+        #expect(error.message.contains("server speaks sync protocol \(TetherVersion.syncProtocol + 98)"))
+        #expect(machine.state == .closed)
+    }
+
     private func summary(_ action: Machine.Action) -> String {
         switch action {
         case .send(let message): "send:\(message.name)"

@@ -16,6 +16,7 @@ import Glibc
                 let device = TestDevice(partition: "catalog-eu")
                 try await device.bind(on: connection)
                 try "a-new-token\n".write(toFile: server.directory + "/users/pos-17.token", atomically: true, encoding: .utf8)
+                chmod(server.directory + "/users/pos-17.token", 0o600)
                 server.signal(SIGHUP)
                 let error = try await device.nextError()
                 #expect(error.code == .badUserAuthentication)

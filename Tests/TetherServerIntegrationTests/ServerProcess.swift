@@ -32,8 +32,10 @@ final class ServerProcess: @unchecked Sendable {
         directory = NSTemporaryDirectory() + "tether-it-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory + "/users", withIntermediateDirectories: true)
         try Self.adminToken.write(toFile: directory + "/admin.token", atomically: true, encoding: .utf8)
+        chmod(directory + "/admin.token", 0o600)  // the server refuses token files others may read
         for (user, token) in Self.tokens {
             try (token + "\n").write(toFile: directory + "/users/\(user).token", atomically: true, encoding: .utf8)
+            chmod(directory + "/users/\(user).token", 0o600)
         }
         try schema.write(toFile: directory + "/schema.toml", atomically: true, encoding: .utf8)
         configPath = directory + "/server.toml"

@@ -52,10 +52,14 @@ extension SyncAgent {
                 group.addTask { await controller.run(on: connection) }
             }
             group.addTask {
-                // Keep-alive and liveness: ends the additions when the connection is gone.
+                // Keep-alive (a ping every 15 s) and liveness: ends the additions as soon as the
+                // connection is gone, so that the reconnect backoff starts at once.
+                var lastPing = ContinuousClock.now
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(15))
+                    try? await Task.sleep(for: .milliseconds(250))
                     if await connection.isClosed { break }
+                    guard ContinuousClock.now - lastPing >= .seconds(15) else { continue }
+                    lastPing = .now
                     do { try await connection.ping() } catch { break }
                 }
                 continuation.finish()
@@ -68,6 +72,10 @@ extension SyncAgent {
         }
         additions = nil
         await connection.close()
+        // A welcome with another protocol version arrives before any session may exist.
+        if let violation = await connection.protocolViolation, violation.code == .wrongProtocolVersion {
+            await connectionFailed(violation)
+        }
     }
 
     /// Closes the connection (server settings changed) so the loop connects anew.

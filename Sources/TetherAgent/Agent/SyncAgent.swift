@@ -119,7 +119,7 @@ extension SyncAgent: AgentContext {
     nonisolated func statusChanged() { statusSignal.yield() }
 
     func connectionFailed(_ error: SyncError) async {
-        guard SyncErrorReaction(error) == .stop else { return }
+        guard SyncErrorReaction(error) == .stop, connectionStopped == nil else { return }
         connectionStopped = error
         logger.error(
             "error \(error.code.rawValue) (\(error.code.name)): \(error.message); syncing with \(configuration.server.url) stops until the configuration is reloaded; \(error.hint)",

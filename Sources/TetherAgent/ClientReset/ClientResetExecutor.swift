@@ -52,10 +52,14 @@ public struct ClientResetExecutor: Sendable {
 
     /// Records a new reset of `store` for `error` (step 1) and drives it.
     /// - Parameter forced: `tetherctl reset initiate` on a partition stuck in an error state.
-    public func begin(error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false) async throws -> ResetRecord {
+    /// - Parameter manualBecause: a manual reset whatever the mode, for this reason (a store
+    ///   whose tables an application altered).
+    public func begin(
+        error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil
+    ) async throws -> ResetRecord {
         let marker = try await store.metadata().clientResetMarker
-        let decision = ResetPolicy.decide(
-            mode: context.partition.reset.mode, error: error, unacknowledgedReset: marker, forcedByOperator: forced)
+        let decision = manualBecause.map { ResetPolicy.Decision(strategy: .manual, fallbackReason: $0) }
+            ?? ResetPolicy.decide(mode: context.partition.reset.mode, error: error, unacknowledgedReset: marker, forcedByOperator: forced)
         let id = ResetRecord.newID()
         let startedAt = now()
         var record = ResetRecord(

@@ -13,6 +13,12 @@ extension ResetRecord {
         "\(recoveryDir)/\(partition)/\(utcStamp(time))-\(id).sqlite"
     }
 
+    /// `<recovery_dir>/<partition>/<UTC time>-quarantine-<reset id>.sqlite`: where a corrupt
+    /// store is moved (with its `-wal` and `-shm`), beside the partition's reset backups.
+    public static func quarantinePath(recoveryDir: String, partition: PartitionName, id: String, at time: Double) -> String {
+        "\(recoveryDir)/\(partition)/\(utcStamp(time))-quarantine-\(id).sqlite"
+    }
+
     static func utcStamp(_ time: Double) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

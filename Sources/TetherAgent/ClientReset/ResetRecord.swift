@@ -38,6 +38,12 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     public var droppedChanges: Int?
     /// Set when the backup file was removed because `keep_backups` newer ones exist.
     public var backupRemoved: Bool = false
+    /// Set for a store quarantined because it was corrupt or not SQLite: `backupPath` is then
+    /// the quarantined file itself, which is never removed (docs/client-reset.md).
+    public var quarantineReason: String?
+
+    /// True for the record of a quarantined store.
+    public var isQuarantine: Bool { quarantineReason != nil }
 
     public init(
         id: String, partition: PartitionName, errorCode: SyncErrorCode, errorMessage: String, mode: ResetMode,

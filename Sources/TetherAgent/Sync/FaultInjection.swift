@@ -1,4 +1,5 @@
 import Foundation
+import TetherStore
 
 /// Faults tests inject into a real `tetherd` through its environment. Not for production use;
 /// documented in docs/operations.md.
@@ -19,6 +20,16 @@ enum FaultInjection {
     /// creates `<dir>/<phase>.reached` and waits while `<dir>/<phase>` exists — so a test can
     /// kill the agent at that exact step (SPEC §4.3: a restart resumes at the step reached).
     static let resetGate = ProcessInfo.processInfo.environment["TETHER_FAULT_RESET_GATE"]
+
+    /// `TETHER_FAULT_CORRUPT_ON_APPLY=<path>`: when that file exists, the next download a
+    /// partition applies fails as SQLite reports a corrupt database (SQLITE_CORRUPT), and the
+    /// file is removed — so a test can check what a corruption found while running does.
+    static let corruptOnApply = ProcessInfo.processInfo.environment["TETHER_FAULT_CORRUPT_ON_APPLY"]
+
+    static func corruptionIfRequested(store path: String) throws(StoreError) {
+        guard let corruptOnApply, (try? FileManager.default.removeItem(atPath: corruptOnApply)) != nil else { return }
+        throw StoreError.sqlite(path: path, code: 11, message: "database disk image is malformed (injected by TETHER_FAULT_CORRUPT_ON_APPLY)")
+    }
 
     static func resetGate(_ phase: String) async {
         guard let resetGate else { return }

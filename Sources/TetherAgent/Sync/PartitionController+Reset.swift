@@ -15,12 +15,14 @@ extension PartitionController {
 
     /// Continues a reset recorded for this partition, if any; true when one was handled.
     func continueReset() async throws -> Bool {
+        if try context.stateDatabase.activeReset(partition: settings.name) != nil {
+            try await openStoreIfPresent()  // a damaged store is quarantined, which ends the reset
+        }
         guard let record = try context.stateDatabase.activeReset(partition: settings.name) else {
             _ = consumeStart()
             if status.pendingReset != nil { updateStatus { $0.pendingReset = nil } }
             return false
         }
-        try await openStoreIfPresent()
         guard let store else { throw StoreError.notAStore(path: settings.storePath) }
         // Only a reset that was pending when the daemon started is carried out by the start.
         let atStart = consumeStart()
@@ -41,11 +43,13 @@ extension PartitionController {
     }
 
     /// Starts a reset for `error` (SPEC §3: the reset codes and 206).
-    func beginReset(_ error: SyncError, forced: Bool = false) async throws {
+    /// `manualBecause`: a manual reset whatever the mode, for that reason (an altered store).
+    func beginReset(_ error: SyncError, forced: Bool = false, manualBecause: String? = nil) async throws {
         try await openStoreIfPresent()
         guard let store else { throw StoreError.notAStore(path: settings.storePath) }
         setState(.resetting)
-        let result = try await executor().begin(error: error, store: store, context: await resetContext(), forced: forced)
+        let result = try await executor().begin(
+            error: error, store: store, context: await resetContext(), forced: forced, manualBecause: manualBecause)
         finished(result)
     }
 

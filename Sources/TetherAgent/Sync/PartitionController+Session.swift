@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Logging
 import TetherClient
 import TetherProtocol
@@ -24,6 +25,7 @@ extension PartitionController {
             log.error("cannot open the store \(settings.storePath): \(error)")
             return .stop(reason: "the store cannot be opened: \(error)")
         }
+        if let alteration = alteredStore { return .storeAltered(alteration) }
         let metadata = try? await store?.metadata()
         let request = BindRequest(
             session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
@@ -38,10 +40,7 @@ extension PartitionController {
         setState(.connecting)
         let outcome = await withTaskGroup(of: SessionOutcome?.self) { group in
             group.addTask { await self.processEvents(session) }
-            group.addTask {
-                await self.uploadOnCommits(session)
-                return nil
-            }
+            group.addTask { await self.uploadOnCommits(session) }
             group.addTask {
                 // Pause and removal end the session at once (not at its next event).
                 while !Task.isCancelled {
@@ -77,6 +76,7 @@ extension PartitionController {
                 switch event {
                 case .bound(let reply):
                     try await bound(reply, events: &events)
+                    if let alteration = await checkStoreSchema() { return .storeAltered(alteration) }
                     await uploadPending(session)
                 case .download(let download):
                     try await apply(download)
@@ -96,6 +96,10 @@ extension PartitionController {
                 return .connectionLost
             } catch SessionEnd.unbound {
                 return .retry(nil)
+            } catch let error as StoreError where error.isCorruption {
+                return .storeDamaged(error)
+            } catch let error as StoreError where error.isSchemaAlteration {
+                return .storeAltered(error)
             } catch {
                 log.error("sync of \(settings.name) failed: \(error)")
                 return .retry(nil)
@@ -141,6 +145,7 @@ extension PartitionController {
         if store == nil {
             let directory = (settings.storePath as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o770])
+            Self.createStoreFile(settings.storePath)
             store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
         }
         guard let store else { return }
@@ -149,6 +154,16 @@ extension PartitionController {
             schema: fetched.schema, clientFile: fetched.identity, recovering: .pendingChanges)
         PartitionStore.removeFiles(at: fetched.path)
         log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version) (\(report.rewrite.inserted) rows)")
+    }
+
+    /// Creates the empty store file with mode 0660 before SQLite opens it: applications in the
+    /// daemon's group write stores, others get nothing, and SQLite gives the `-wal` and `-shm`
+    /// files the mode of the database file.
+    static func createStoreFile(_ path: String) {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o660)
+        guard fd >= 0 else { return }  // already there: SQLite opens it as it is
+        fchmod(fd, 0o660)  // whatever the umask
+        Glibc.close(fd)
     }
 
     private func downloadProgress(_ progress: DownloadProgress) {
@@ -160,6 +175,7 @@ extension PartitionController {
 
     private func apply(_ download: Download) async throws {
         guard let store else { return }
+        try FaultInjection.corruptionIfRequested(store: store.path)
         let entries = download.entries.map {
             ServerChangeset(serverVersion: $0.serverVersion, integratedClientSeq: $0.integratedClientSeq, changeset: $0.changeset)
         }
@@ -185,33 +201,38 @@ extension PartitionController {
         }
     }
 
-    /// Uploads after every commit another process (or the agent) makes to the store.
-    private func uploadOnCommits(_ session: SyncSession) async {
+    /// Uploads after every commit another process (or the agent) makes to the store; ends the
+    /// session when an application altered the store's tables (checked at each commit).
+    private func uploadOnCommits(_ session: SyncSession) async -> SessionOutcome? {
         while !Task.isCancelled {
             guard sessionReady else {
                 try? await Task.sleep(for: .milliseconds(50))
                 continue
             }
-            guard let notifier = try? StoreChangeNotifier(path: settings.storePath) else { return }
+            guard let notifier = try? StoreChangeNotifier(path: settings.storePath) else { return nil }
             defer { notifier.stop() }
             await uploadPending(session)  // what was committed before the notifier started
             for await _ in notifier {
-                await uploadPending(session)
-                if Task.isCancelled { return }
+                if let alteration = await checkStoreSchema() { return .storeAltered(alteration) }
+                if let damage = await uploadPending(session) { return .storeDamaged(damage) }
+                if Task.isCancelled { return nil }
             }
-            return
+            return nil
         }
+        return nil
     }
 
     /// Sends every pending batch not yet sent in this session, whole (docs/sync-model.md).
-    func uploadPending(_ session: SyncSession) async {
+    /// Returns the error when the store turned out to be damaged.
+    @discardableResult
+    func uploadPending(_ session: SyncSession) async -> StoreError? {
         guard sessionReady, !paused, !removed, let store, access == .readwrite else {
             try? await refreshCounts()
-            return
+            return nil
         }
         if uploading {
             uploadAgain = true
-            return
+            return nil
         }
         uploading = true
         defer { uploading = false }
@@ -226,11 +247,14 @@ extension PartitionController {
                     lastProgress = .now
                 }
                 try await refreshCounts()
+            } catch let error as StoreError where error.isCorruption {
+                return error
             } catch {
                 log.debug("upload stopped: \(error)")
-                return
+                return nil
             }
         } while uploadAgain
+        return nil
     }
 
     /// What SPEC §3 says to do about `error`; logged once here, with its code and hint.
@@ -258,11 +282,4 @@ extension PartitionController {
 
     var shouldEndSession: Bool { removed || paused }
 
-    func openStoreIfPresent() async throws {
-        guard store == nil, FileManager.default.fileExists(atPath: settings.storePath) else { return }
-        guard let schema = try PartitionStore.recordedSchema(path: settings.storePath) else {
-            throw StoreError.notAStore(path: settings.storePath)
-        }
-        store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: schema)
-    }
 }

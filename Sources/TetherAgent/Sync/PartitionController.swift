@@ -96,6 +96,16 @@ actor PartitionController {
             case .stop(let reason):
                 stoppedReason = reason
                 try? context.stateDatabase.update(statusRow())
+            case .storeDamaged(let problem):
+                do { try await quarantine(because: problem) } catch {
+                    stoppedReason = "the damaged store could not be quarantined: \(error)"
+                    try? context.stateDatabase.update(statusRow())
+                }
+            case .storeAltered(let alteration):
+                do { try await beginAlteredStoreReset(alteration) } catch {
+                    log.error("client reset of the altered store could not start: \(error)")
+                    await pauseForBackoff()
+                }
             case .interrupted:
                 continue
             }
@@ -108,6 +118,10 @@ actor PartitionController {
         case retry(SyncError?)
         case reset(SyncError)
         case stop(reason: String)
+        /// The store file is corrupt or not SQLite: quarantine it, then bootstrap.
+        case storeDamaged(StoreError)
+        /// An application altered the store's tables: a manual reset.
+        case storeAltered(StoreError)
         /// Paused, removed or woken for a reset: loop again.
         case interrupted
     }

@@ -81,6 +81,7 @@ extension ResetRecord {
             "backup_removed": .bool(backupRemoved), "started_at": .string(PartitionStatus.iso8601(startedAt)),
             "finished_at": finishedAt.map { .string(PartitionStatus.iso8601($0)) } ?? .null,
             "fallback_reason": .from(fallbackReason),
+            "quarantined": .bool(isQuarantine), "quarantine_reason": .from(quarantineReason),
             "recovered_changes": .from(recoveredChanges), "dropped_changes": .from(droppedChanges),
             "hooks": .array(hooks.map { run in
                 ["event": .string(run.event.rawValue), "result": .string(run.result.summary), "succeeded": .bool(run.result.isSuccess),

@@ -53,6 +53,9 @@ public struct ClientConnectionStateMachine: Sendable {
         case (.closed, _):
             return []
         case (.awaitingWelcome, .welcome(let welcome)):
+            guard welcome.protocolVersion == TetherVersion.syncProtocol else {
+                return lost(.wrongProtocolVersion(client: TetherVersion.syncProtocol, server: welcome.protocolVersion))
+            }
             state = .ready
             return [.connected(welcome)]
         case (_, .error(let error)) where error.session == nil:

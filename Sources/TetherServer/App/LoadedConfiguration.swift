@@ -44,6 +44,20 @@ public struct LoadedConfiguration: Sendable {
                 file: path, key: "schema", line: nil,
                 message: "cannot read schema file \(configuration.schemaFile): \(TokenFile.reason(error))"))
         }
+        for (key, file) in [("admin_token_file", configuration.adminTokenFile)]
+            + configuration.users.enumerated().map({ ("user[\($0.offset)].token_file", $0.element.tokenFile) })
+        where !problems.contains(where: { $0.key == key }) {
+            if let problem = TokenFile.permissionProblem(file) {
+                problems.append(ConfigProblem(file: path, key: key, line: nil, message: problem))
+            }
+        }
+        // Problems found after parsing still name the line of their key.
+        let lines = KeyLineIndex(text: text)
+        problems = problems.map { problem in
+            var located = problem
+            if located.line == nil, located.file == path, !located.key.isEmpty { located.line = lines.line(of: located.key) }
+            return located
+        }
         if !problems.isEmpty { throw ConfigError(problems) }
         return LoadedConfiguration(configuration: configuration, users: users, adminToken: adminToken, schema: schema)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Reads a token file: its content without surrounding whitespace.
 public enum TokenFile {
@@ -15,6 +16,17 @@ public enum TokenFile {
         let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !token.isEmpty else { return .failure(TokenFileError(description: "token file \(path) is empty")) }
         return .success(token)
+    }
+
+    /// Why a token file must not be used although it can be read: readable by group or others
+    /// (the server refuses it at start and reload, as tetherd does), or nil.
+    public static func permissionProblem(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }  // reading it reported the problem already
+        guard info.st_mode & 0o044 == 0 else {
+            return "token file \(path) is readable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)"
+        }
+        return nil
     }
 
     static func reason(_ error: any Error) -> String {

@@ -217,3 +217,24 @@ private func fixtureServe(_ fixture: ResetFixture) { fixture.fetcher.serve(serve
     #expect(FileManager.default.fileExists(atPath: records[2].backupPath))
     #expect(try fixture.stateDatabase.resets().map(\.backupRemoved) == [true, false, false])
 }
+
+/// A store an application altered gets a manual reset whatever the mode (docs/client-reset.md,
+/// "Damaged and altered stores"): it waits for an operator, the manual hook runs, and when
+/// initiated the store gets the server's schema and state back, unsynced changes in the backup.
+@Test func anAlteredStoreGetsAManualResetWhateverTheMode() async throws {
+    let fixture = try await ResetFixture(mode: .discardUnsyncedChanges, synced: synced, hooks: [.manualReset: 0])
+    try await fixture.appWrite("INSERT INTO orders (id, customer, total) VALUES ('f', 'frank', 6)")
+    fixture.fetcher.serve(server)
+    let error = SyncError(.badClientFile, "an application altered the store's schema", action: .clientReset)
+    let pending = try await fixture.executor().begin(
+        error: error, store: fixture.store, context: fixture.context, manualBecause: "an application altered the store's schema (column orders.x)")
+    #expect(pending.strategy == .manual)
+    #expect(pending.outcome == .manualPending)
+    #expect(pending.fallbackReason == "an application altered the store's schema (column orders.x)")
+    #expect(fixture.hookEnvironment(.manualReset)?["TETHER_ERROR_CODE"] == "217")
+    #expect(try await rows(fixture.store.path).contains("f|frank"), "untouched while it waits")
+    let done = try await fixture.executor().drive(pending, store: fixture.store, context: fixture.context, initiate: true)
+    #expect(done.outcome == .manualDone)
+    #expect(try await rows(fixture.store.path) == "a|alice|10.0|-\nc|carol|3.0|-\nd|DAVE|4.0|-\ne|erin|5.0|-\n")
+    #expect(try await rows(done.backupPath).contains("f|frank"), "the unsynced insert is in the backup")
+}

@@ -46,7 +46,14 @@ struct HookDir: ~Copyable {
 
     func script(_ name: String, _ body: String) throws -> String {
         let file = path + "/" + name
-        try ("#!/bin/sh\n" + body + "\n").write(toFile: file, atomically: false, encoding: .utf8)
+        // O_CLOEXEC: a child another test spawns at this moment must not inherit the descriptor,
+        // or executing the script fails with ETXTBSY ("Text file busy") while that child runs.
+        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        let bytes = Array(("#!/bin/sh\n" + body + "\n").utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == bytes.count else { throw POSIXError(.EIO) }
         chmod(file, 0o755)
         return file
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherAgent
+import TetherControl
 import TetherProtocol
 
 private func tempPath() -> String {
@@ -82,4 +83,31 @@ private func record(_ id: String, _ partition: String = "p", at: Double = 100) -
     #expect(BackupRetention.expired(records, keep: 3).map(\.id) == ["3"])
     #expect(BackupRetention.expired(records, keep: 10).isEmpty)
     #expect(BackupRetention.expired(records, keep: 1).map(\.id) == ["5", "4", "3"])
+}
+
+@Test func quarantinedStoresAreNeverPrunedAndDoNotCountAsBackups() {
+    func r(_ id: String, _ at: Double, quarantine: Bool = false) -> ResetRecord {
+        var x = record(id, at: at)
+        x.phase = .done
+        if quarantine {
+            x.backupPath = ResetRecord.quarantinePath(recoveryDir: "/r", partition: x.partition, id: id, at: at)
+            x.quarantineReason = "store /s/p.sqlite: SQLite error 26: file is not a database"
+        }
+        return x
+    }
+    let records = [r("q1", 1, quarantine: true), r("2", 2), r("q3", 3, quarantine: true), r("4", 4), r("5", 5)]
+    // keep 2: 5 and 4 are the newest backups; 2 goes; the quarantined files stay.
+    #expect(BackupRetention.expired(records, keep: 2).map(\.id) == ["2"])
+    #expect(BackupRetention.expired(records, keep: 1).map(\.id) == ["4", "2"])
+    #expect(records[0].backupPath.hasSuffix("-quarantine-q1.sqlite"))
+    #expect(records[0].backupPath.hasPrefix("/r/p/19700101T000001Z"))
+}
+
+@Test func aResetRecordWrittenBeforeQuarantinesExistedStillDecodes() throws {
+    var json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(record("old"))) as! [String: Any]
+    json.removeValue(forKey: "quarantineReason")
+    let decoded = try JSONDecoder().decode(ResetRecord.self, from: JSONSerialization.data(withJSONObject: json))
+    #expect(decoded.id == "old")
+    #expect(!decoded.isQuarantine)
+    #expect(decoded.json["quarantined"] == false)
 }

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import TetherControl
+import TetherTestSupport
+
+/// tetherd against a server that breaks the protocol (issue 9, bad inputs): it logs a clear
+/// error, keeps running, retries with backoff (or, for another protocol version, stops syncing
+/// until a reload), its store is untouched and its control socket still answers.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct BadServerEndToEndTests {
+    enum Scenario: String, CaseIterable, CustomTestStringConvertible {
+        case randomBytes = "random-bytes"
+        case truncatedFrame = "truncated-frame"
+        case truncatedMessage = "truncated-message"
+        case undecodableMessage = "undecodable-message"
+        case textFrame = "text-frame"
+        case oversizeMessage = "oversize-message"
+        case wrongOrder = "wrong-order"
+        case unknownProtocolVersion = "unknown-protocol-version"
+        var testDescription: String { rawValue }
+
+        var behaviour: FakeSyncServer.Behaviour {
+            switch self {
+            case .randomBytes:
+                // 0xFF: FIN, all three reserved bits and a reserved opcode: never a valid frame.
+                return .init(bytes: { [0xFF] + (0..<4096).map { _ in UInt8.random(in: 0...255) } }, closeAfter: true)
+            case .truncatedFrame:
+                return .init(bytes: { FakeSyncServer.frame(0x2, Array(repeating: 0x81, count: 10), announcedLength: 1000) }, closeAfter: true)
+            case .truncatedMessage:
+                return .init(bytes: { FakeSyncServer.frame(0x2, [0x81]) }, closeAfter: false)
+            case .undecodableMessage:
+                return .init(bytes: { FakeSyncServer.frame(0x2, [0x42] + (0..<64).map { _ in UInt8.random(in: 0...255) }) }, closeAfter: false)
+            case .textFrame:
+                return .init(bytes: { FakeSyncServer.frame(0x1, Array("{\"hello\": \"world\"}".utf8)) }, closeAfter: false)
+            case .oversizeMessage:
+                return .init(bytes: { FakeSyncServer.frame(0x2, [UInt8](repeating: 0x84, count: (16 << 20) + 1)) }, closeAfter: false)
+            case .wrongOrder:
+                return .init(bytes: { FakeSyncServer.frame(0x2, FakeSyncServer.pong) }, closeAfter: false)
+            case .unknownProtocolVersion:
+                return .init(bytes: { FakeSyncServer.frame(0x2, FakeSyncServer.welcome(protocolVersion: 99)) }, closeAfter: false)
+            }
+        }
+
+        /// What the agent's log must say (any of these).
+        var expectedLog: [String] {
+            switch self {
+            case .randomBytes, .truncatedFrame:
+                // Depending on the bytes: refused by the WebSocket layer, refused by the decoder,
+                // or a frame header announcing more than was sent before the server closed.
+                [
+                    "reading from the sync server failed (invalid WebSocket data", "the sync server broke the protocol",
+                    "the sync server closed the connection without an error",
+                ]
+            case .truncatedMessage: ["the sync server broke the protocol: error 103 (bad_syntax): message truncated"]
+            case .undecodableMessage: ["the sync server broke the protocol: error 102 (unknown_message): unknown message type 0x42"]
+            case .textFrame: ["the sync server broke the protocol: error 103 (bad_syntax): expected a binary WebSocket message"]
+            case .oversizeMessage: ["the sync server broke the protocol: error 104 (limits_exceeded)"]
+            case .wrongOrder: ["the sync server broke the protocol: error 109 (bad_message_order): pong is not allowed"]
+            case .unknownProtocolVersion:
+                ["error 105 (wrong_protocol_version): client speaks sync protocol 1, server speaks sync protocol 99; syncing with"]
+            }
+        }
+    }
+
+    @Test(arguments: Scenario.allCases)
+    func aBadServerNeitherStopsTheAgentNorTouchesItsStore(scenario: Scenario) async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('kept', 'x', 1)")
+            try await a.waitSynced("p")
+            await a.stop()
+            let before = try await a.sql("p", ".dump")
+            let fake = try FakeSyncServer(scenario.behaviour)
+            defer { fake.stop() }
+            try Cluster.write(Agent.config(dir: a.dir, url: fake.url, partitions: ["p"], extra: ""), to: a.configPath)
+            try await a.start()
+            try await eventually("a clear error is logged", timeout: .seconds(60)) {
+                scenario.expectedLog.contains { a.log.contains($0) }
+            }
+            if scenario == .unknownProtocolVersion {
+                // 105: stop syncing with that server until a reload (SPEC §3).
+                try await consistently("no reconnect after 105", for: .seconds(3)) { fake.connections == 1 }
+            } else {
+                try await eventually("reconnects with backoff", timeout: .seconds(90)) { fake.connections >= 2 }
+            }
+            #expect(try await a.ctl(["status"]).status == 0, "the control socket still answers")
+            #expect(try await a.status("p")?["state"] != "synced")
+            let stopped = await a.stop()
+            #expect(stopped?.status == 0 && stopped?.signalled == false, "still running, stops cleanly: \(String(describing: stopped))")
+            #expect(try await a.sql("p", ".dump") == before, "the store is untouched")
+        }
+    }
+}
