@@ -22,7 +22,7 @@ CONFIGURATION ?= release
 PRODUCTS_DIR ?=
 PROGRAMS = tetherd tetherctl tether-server
 
-.PHONY: all build release test demo bootstrap clean install uninstall
+.PHONY: all build release test demo bench bootstrap clean install uninstall
 
 all: build
 
@@ -49,6 +49,15 @@ test: bootstrap
 demo: bootstrap
 	$(SWIFT) build
 	@scripts/demo
+
+# Performance figures (BENCHMARKS.md): a real server and agents on loopback, each figure with a
+# floor measured in the same run. Prints a table and writes bench/results.json; never fails on
+# a figure (not part of `make test`). About 15 minutes; `make bench QUICK=1` is a small version
+# (10k rows, one run each) in under 3 minutes once built.
+QUICK ?=
+bench: bootstrap
+	$(SWIFT) build -c release
+	$$($(SWIFT) build -c release --show-bin-path)/tether-bench $(if $(filter-out 0,$(QUICK)),--quick) --results bench/results.json
 
 # Installs binaries, units, sysusers, tmpfiles, catalog, example configuration and hooks,
 # and docs. Honours DESTDIR and PREFIX; never overwrites an existing configuration file.
