@@ -1,4 +1,4 @@
-# Tether — build, test and demo on Debian 12.
+# Tether — build, test, demo and benchmark (`make bench`, `make bench QUICK=1`) on Debian 12.
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
@@ -80,7 +80,7 @@ endif
 	install -d -m 0755 $(DESTDIR)$(SHAREDIR)/hooks $(DESTDIR)$(SHAREDIR)/examples $(DESTDIR)$(DOCDIR)
 	install -m 0755 hooks/* $(DESTDIR)$(SHAREDIR)/hooks/
 	install -m 0644 etc/*.toml $(DESTDIR)$(SHAREDIR)/examples/
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 README.md BENCHMARKS.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	install -d -m 0751 $(DESTDIR)$(SYSCONFDIR)
 	for f in etc/*.toml; do \
 	    target=$(DESTDIR)$(SYSCONFDIR)/$$(basename $$f); \

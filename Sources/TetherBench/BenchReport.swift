@@ -22,7 +22,7 @@ public struct BenchReport: Sendable, Codable {
     public init(mode: String) {
         let formatter = ISO8601DateFormatter()
         date = formatter.string(from: Date())
-        mode = mode
+        self.mode = mode
         var name = utsname()
         uname(&name)
         let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -36,7 +36,7 @@ public struct BenchReport: Sendable, Codable {
 
     public mutating func addScale(_ operation: String, _ point: ScalePoint) {
         scaling[operation, default: []].append(point)
-        growthExponents[operation] = Statistics.growthExponent(scaling[operation]!.map { (Double($0.rows), $0.seconds) })
+        growthExponents[operation] = Statistics.growthExponent(scaling[operation]!.map { (size: Double($0.rows), value: $0.seconds) })
     }
 
     /// The whole table, Markdown.

@@ -24,16 +24,17 @@ public final class ByteCountingProxy: Sendable {
 
     public init(target: UInt16) throws {
         self.target = target
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw TestSupportError("proxy socket: \(String(cString: strerror(errno)))") }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestSupportError("proxy socket: \(String(cString: strerror(errno)))") }
         var address = Self.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-        guard bound == 0, listen(listener, 64) == 0 else {
-            close(listener)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
             throw TestSupportError("proxy bind/listen: \(String(cString: strerror(errno)))")
         }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        listener = fd
         port = UInt16(bigEndian: address.sin_port)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
@@ -43,12 +44,14 @@ public final class ByteCountingProxy: Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            let client = accept(listener, nil, nil)
             if client < 0 {
                 if errno == EINTR { continue }
                 close(listener)
                 return
             }
+            // Not inherited by the agents and sqlite3 processes the benchmark starts.
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var address = Self.loopback(port: target)
             let connected = withUnsafePointer(to: &address) {

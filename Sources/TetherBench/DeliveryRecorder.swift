@@ -1,4 +1,5 @@
 import Synchronization
+import TetherClient
 
 /// What the fan-out sessions saw: which are ready, and when each received each round's write.
 final class DeliveryRecorder: Sendable {
@@ -13,6 +14,14 @@ final class DeliveryRecorder: Sendable {
     }
 
     private let state = Mutex(State())
+    private let connections = Mutex<[SyncConnection]>([])
+
+    func opened(_ connection: SyncConnection) { connections.withLock { $0.append(connection) } }
+
+    /// Closes every session's connection: their event streams end with `disconnected`.
+    func closeAll() async {
+        for connection in connections.withLock({ $0 }) { await connection.close() }
+    }
 
     func ready(_ session: Int) { state.withLock { _ = $0.ready.insert(session) } }
     func failed(_ session: Int, _ why: String) { state.withLock { $0.failures.append("session \(session): \(why)") } }

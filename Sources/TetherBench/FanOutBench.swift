@@ -49,6 +49,7 @@ struct FanOutBench {
                 }
                 recorder.finishRound(sessions: sessions)
             }
+            await recorder.closeAll()
             group.cancelAll()
         }
         let samples = recorder.samples
@@ -74,6 +75,7 @@ struct FanOutBench {
     private static func session(_ index: Int, url: String, logger: Logger, recorder: DeliveryRecorder) async {
         do {
             try await SyncConnection.run(.init(url: url, software: "tether-bench"), logger: logger) { connection in
+                recorder.opened(connection)
                 let session = try await connection.bind(
                     BindRequest(session: 1, partition: partition, token: BenchCluster.token, identity: nil))
                 let clock = ContinuousClock()
