@@ -1,4 +1,5 @@
 import Foundation
+import TetherTestSupport
 
 /// Bulk propagation: rows inserted by `sqlite3` on agent A in 100 transactions, timed until all
 /// are in agent B's store. Floor: the same script into a plain SQLite file (WAL, no triggers).

@@ -1,4 +1,5 @@
 import Foundation
+import TetherControl
 import TetherTestSupport
 
 /// Idle partitions: one agent with 100 synced partitions and no writes; its CPU time over the

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// Single-change latency: single-row commits on A (a GRDB connection in the bench process),
 /// each timed from the end of its commit until the row is visible on B. B's store is watched by

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// Bytes on the wire per changed field: agent W writes, agent R receives, each connected to the
 /// server through its own ``ByteCountingProxy``. Workloads: one transaction changing one field
