@@ -35,7 +35,7 @@ public final class BenchCluster: Sendable {
             data_dir = "\(dir.appending("server-data"))"
             schema = "\(dir.appending("schema.toml"))"
             admin_token_file = "\(dir.appending("admin.token"))"
-            log_level = "warn"
+            log_level = "info"
             [[user]]
             name = "device"
             token_file = "\(dir.appending("device.token"))"
