@@ -57,10 +57,11 @@ public final class BenchAgent: Sendable {
 
     /// Starts the daemon and waits until its control socket answers.
     public func start() async throws {
-        let child = try ChildProcess.start(
-            try BuiltProducts.executable("tetherd"), ["--config", configPath, "--log-destination", "stderr"])
+        let (program, arguments) = try BenchCluster.command(
+            "tetherd", ["--config", configPath, "--log-destination", "stderr"], profiled: name == "agent-a")
+        let child = try ChildProcess.start(program, arguments)
         process.withLock { $0 = child }
-        try await eventually("tetherd \(name) answers", timeout: .seconds(60), pollInterval: .milliseconds(5)) {
+        try await eventually("tetherd \(name) answers", timeout: .seconds(120), pollInterval: .milliseconds(5)) {
             if child.hasExited { throw TestSupportError("tetherd \(name) exited: \(child.standardError)") }
             return (try? await ctl(["status"]))?.status == 0
         }

@@ -44,9 +44,10 @@ public final class BenchCluster: Sendable {
             partitions = ["*"]
             access = "readwrite"
             """, to: dir.appending("server.toml"))
-        let process = try ChildProcess.start(try BuiltProducts.executable("tether-server"), ["--config", dir.appending("server.toml")])
+        let (program, arguments) = try Self.command("tether-server", ["--config", dir.appending("server.toml")])
+        let process = try ChildProcess.start(program, arguments)
         server.withLock { $0 = process }
-        guard await process.waitForOutput("listening on", timeout: .seconds(60)) else {
+        guard await process.waitForOutput("listening on", timeout: .seconds(120)) else {
             throw TestSupportError("tether-server did not start: \(process.standardError)")
         }
     }
@@ -80,6 +81,16 @@ public final class BenchCluster: Sendable {
         process?.signal(SIGTERM)
         _ = await process?.wait(timeout: .seconds(20))
         dir.remove()
+    }
+
+    /// The command line that runs `program`: under `valgrind --tool=callgrind` when the
+    /// environment's `TETHER_BENCH_CALLGRIND` names it (`tether-server`, or `tetherd` for agent A),
+    /// writing `bench/callgrind.<program>.<pid>.out`.
+    static func command(_ program: String, _ arguments: [String], profiled: Bool = true) throws -> (String, [String]) {
+        let executable = try BuiltProducts.executable(program)
+        guard profiled, ProcessInfo.processInfo.environment["TETHER_BENCH_CALLGRIND"] == program else { return (executable, arguments) }
+        let output = FileManager.default.currentDirectoryPath + "/bench/callgrind.\(program).%p.out"
+        return ("/usr/bin/valgrind", ["--tool=callgrind", "--callgrind-out-file=\(output)", executable] + arguments)
     }
 
     static func write(_ text: String, to path: String, mode: mode_t = 0o644) throws {
