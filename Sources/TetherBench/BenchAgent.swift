@@ -58,7 +58,7 @@ public final class BenchAgent: Sendable {
     /// Starts the daemon and waits until its control socket answers.
     public func start() async throws {
         let (program, arguments) = try BenchCluster.command(
-            "tetherd", ["--config", configPath, "--log-destination", "stderr"], profiled: name == "agent-a")
+            "tetherd", ["--config", configPath, "--log-destination", "stderr"])
         let child = try ChildProcess.start(program, arguments)
         process.withLock { $0 = child }
         try await eventually("tetherd \(name) answers", timeout: .seconds(120), pollInterval: .milliseconds(5)) {

@@ -48,6 +48,7 @@ public final class BenchCluster: Sendable {
         let process = try ChildProcess.start(program, arguments)
         server.withLock { $0 = process }
         guard await process.waitForOutput("listening on", timeout: .seconds(120)) else {
+            process.signal(SIGKILL)
             throw TestSupportError("tether-server did not start: \(process.standardError)")
         }
     }
@@ -83,14 +84,9 @@ public final class BenchCluster: Sendable {
         dir.remove()
     }
 
-    /// The command line that runs `program`: under `valgrind --tool=callgrind` when the
-    /// environment's `TETHER_BENCH_CALLGRIND` names it (`tether-server`, or `tetherd` for agent A),
-    /// writing `bench/callgrind.<program>.<pid>.out`.
-    static func command(_ program: String, _ arguments: [String], profiled: Bool = true) throws -> (String, [String]) {
-        let executable = try BuiltProducts.executable(program)
-        guard profiled, ProcessInfo.processInfo.environment["TETHER_BENCH_CALLGRIND"] == program else { return (executable, arguments) }
-        let output = FileManager.default.currentDirectoryPath + "/bench/callgrind.\(program).%p.out"
-        return ("/usr/bin/valgrind", ["--tool=callgrind", "--callgrind-out-file=\(output)", executable] + arguments)
+    /// The path of a release-built program next to `tether-bench`.
+    static func command(_ program: String, _ arguments: [String]) throws -> (String, [String]) {
+        (try BuiltProducts.executable(program), arguments)
     }
 
     static func write(_ text: String, to path: String, mode: mode_t = 0o644) throws {

@@ -9,6 +9,13 @@ struct IdleBench {
     let cluster: BenchCluster
 
     func run() async throws -> BenchFigure {
+        // The same agent with one partition first: the difference is the cost of a partition.
+        let single = try cluster.agent("idle-1", partitions: ["idle-single"])
+        try await single.start()
+        try await single.waitSynced("idle-single")
+        let singleRSS = single.probe?.residentBytes ?? 0
+        await single.stop()
+
         let partitions = (0..<options.idlePartitions).map { String(format: "idle-%03d", $0) }
         let agent = try cluster.agent("idle", partitions: partitions)
         try await agent.start()
@@ -30,6 +37,9 @@ struct IdleBench {
             name: "idle partitions", workload: "agent with \(partitions.count) synced partitions, no writes, \(options.idleSeconds) s",
             value: cpu, unit: "% CPU", runs: [cpu], peakResidentBytes: peak, target: "CPU ≤ 1 %, RSS ≤ 100 MB",
             met: cpu <= 1 && rss <= 100 * 1_048_576,
-            extra: ["rss_mb": Double(rss) / 1_048_576, "cpu_seconds": cpu * wall / 100])
+            extra: [
+                "rss_mb": Double(rss) / 1_048_576, "cpu_seconds": cpu * wall / 100, "rss_one_partition_mb": Double(singleRSS) / 1_048_576,
+                "rss_per_partition_kib": Double(rss - singleRSS) / Double(max(1, partitions.count - 1)) / 1024,
+            ])
     }
 }
