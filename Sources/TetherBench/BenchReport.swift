@@ -31,7 +31,7 @@ public struct BenchReport: Sendable, Codable {
 
     public mutating func add(_ figure: BenchFigure) {
         figures.append(figure)
-        print(Self.line(figure))
+        progress(Self.line(figure))
     }
 
     public mutating func addScale(_ operation: String, _ point: ScalePoint) {
@@ -99,4 +99,10 @@ public struct BenchReport: Sendable, Codable {
     }
 
     public static func megabytes(_ bytes: Int) -> String { String(format: "%.0f MB", Double(bytes) / 1_048_576) }
+}
+
+/// Prints one line of progress at once, also when standard output is a file or a pipe.
+func progress(_ line: String) {
+    print(line)
+    fflush(nil)
 }

@@ -19,20 +19,20 @@ public struct Benchmark {
         var report = BenchReport(mode: options.quick ? "quick" : "full")
         let clock = ContinuousClock()
         let started = clock.now
-        print("tether-bench (\(report.mode)): \(report.machine); peak RSS = /proc/<pid>/status VmHWM, reset per phase")
+        progress("tether-bench (\(report.mode)): \(report.machine); peak RSS = /proc/<pid>/status VmHWM, reset per phase")
         let cluster: BenchCluster
         do {
             cluster = try await BenchCluster()
         } catch {
             report.errors.append("cluster: \(error)")
-            print("tether-bench: cannot start the server: \(error)")
+            progress("tether-bench: cannot start the server: \(error)")
             return report
         }
         do {
             try await runFigures(cluster, &report)
         } catch {
             report.errors.append("\(error)")
-            print("tether-bench: \(error)")
+            progress("tether-bench: \(error)")
         }
         await cluster.shutdown()
         report.totalSeconds = started.duration(to: clock.now).seconds
@@ -88,13 +88,13 @@ public struct Benchmark {
     private func phase(_ name: String, _ report: inout BenchReport, _ body: (inout BenchReport) async throws -> Void) async {
         let clock = ContinuousClock()
         let started = clock.now
-        print("— \(name)…")
+        progress("— \(name)…")
         do {
             try await body(&report)
         } catch {
             report.errors.append("\(name): \(error)")
-            print("tether-bench: \(name) failed: \(error)")
+            progress("tether-bench: \(name) failed: \(error)")
         }
-        print("— \(name): \(BenchReport.number(started.duration(to: clock.now).seconds)) s")
+        progress("— \(name): \(BenchReport.number(started.duration(to: clock.now).seconds)) s")
     }
 }

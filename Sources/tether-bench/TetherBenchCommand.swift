@@ -1,7 +1,7 @@
 import Foundation
 import TetherBench
 
-/// `tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle]`:
+/// `tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle] [--scales N,…]`:
 /// runs the benchmark against the release builds next to it, prints a table and writes JSON.
 /// Exits 0 whatever the figures are (it is a benchmark, not a test); 2 on a usage error.
 @main
@@ -10,6 +10,7 @@ struct TetherBenchCommand {
         var quick = ProcessInfo.processInfo.environment["QUICK"].map { !$0.isEmpty && $0 != "0" } ?? false
         var results = "bench/results.json"
         var only: Set<String> = []
+        var scales: [Int]?
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
             switch argument {
@@ -20,13 +21,17 @@ struct TetherBenchCommand {
             case "--only":
                 guard let value = arguments.next() else { usage("--only needs a list") }
                 only = Set(value.split(separator: ",").map(String.init))
+            case "--scales":
+                guard let value = arguments.next() else { usage("--scales needs a list of row counts") }
+                scales = value.split(separator: ",").compactMap { Int($0) }
             case "--help", "-h":
-                print("usage: tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle]")
+                print("usage: tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle] [--scales 10000,100000]")
                 return
             default: usage("unknown argument \(argument)")
             }
         }
-        let options = BenchOptions(quick: quick, resultsPath: results)
+        var options = BenchOptions(quick: quick, resultsPath: results)
+        if let scales { options.scales = scales }
         let report = await Benchmark(options: options, only: only).run()
         print("\n" + report.table)
         print("total: \(BenchReport.number(report.totalSeconds)) s (\(report.mode))")
