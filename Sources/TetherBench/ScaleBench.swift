@@ -48,6 +48,7 @@ struct ScaleBench {
         var bootTimes: [Double] = []
         var bootFloors: [Double] = []
         var bootPeak = 0
+        var bootCPU: [Double] = []
         var last: BenchAgent?
         for run in 1...options.scaleRuns(rows) {
             let backupCopy = cluster.dir.appending("floor-server-copy.sqlite")
@@ -60,6 +61,7 @@ struct ScaleBench {
             try await agent.waitSynced(partition, timeout: 1800)
             bootTimes.append(started.duration(to: clock.now).seconds)
             bootPeak = max(bootPeak, agent.probe?.peakResidentBytes ?? 0)
+            bootCPU.append(agent.probe?.cpuSeconds ?? 0)
             let count = try await SQLWorkload.count(agent.store(partition))
             guard count == rows else { throw TestSupportError("bootstrap of \(partition): \(count) rows, expected \(rows)") }
             last = agent
@@ -68,7 +70,8 @@ struct ScaleBench {
         let bootstrap = BenchFigure(
             name: "bootstrap \(rows) rows", workload: "new agent downloads the \(rows)-row partition (start to synced)",
             value: Statistics.median(bootTimes) ?? 0, unit: "s", runs: bootTimes, seconds: Statistics.median(bootTimes),
-            floorSeconds: Statistics.median(bootFloors), peakResidentBytes: bootPeak, target: "≤ 3× floor, peak RSS ≤ 150 MB")
+            floorSeconds: Statistics.median(bootFloors), peakResidentBytes: bootPeak, target: "≤ 3× floor, peak RSS ≤ 150 MB",
+            extra: ["agent_cpu_s": Statistics.median(bootCPU) ?? 0])
         report.addScale(
             "bootstrap", .init(rows: rows, seconds: bootstrap.seconds ?? 0, floorSeconds: bootstrap.floorSeconds, peakResidentBytes: bootPeak))
 
