@@ -52,8 +52,8 @@ demo: bootstrap
 
 # Performance figures (BENCHMARKS.md): a real server and agents on loopback, each figure with a
 # floor measured in the same run. Prints a table and writes bench/results.json; never fails on
-# a figure (not part of `make test`). About 15 minutes; `make bench QUICK=1` is a small version
-# (10k rows, one run each) in under 3 minutes once built.
+# a figure (not part of `make test`). About 9 minutes; `make bench QUICK=1` is a small version
+# (10k rows, one run each) in about 35 s once built.
 QUICK ?=
 bench: bootstrap
 	$(SWIFT) build -c release
