@@ -1,4 +1,4 @@
-# Tether — build, test and demo on Debian 12.
+# Tether — build, test, demo and benchmark (`make bench`, `make bench QUICK=1`) on Debian 12.
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
@@ -22,7 +22,7 @@ CONFIGURATION ?= release
 PRODUCTS_DIR ?=
 PROGRAMS = tetherd tetherctl tether-server
 
-.PHONY: all build release test soak demo bootstrap clean install uninstall
+.PHONY: all build release test soak demo bench bootstrap clean install uninstall
 
 all: build
 
@@ -62,6 +62,15 @@ demo: bootstrap
 	$(SWIFT) build
 	@scripts/demo
 
+# Performance figures (BENCHMARKS.md): a real server and agents on loopback, each figure with a
+# floor measured in the same run. Prints a table and writes bench/results.json; never fails on
+# a figure (not part of `make test`). About 9 minutes; `make bench QUICK=1` is a small version
+# (10k rows, one run each) in about 35 s once built.
+QUICK ?=
+bench: bootstrap
+	$(SWIFT) build -c release
+	$$($(SWIFT) build -c release --show-bin-path)/tether-bench $(if $(filter-out 0,$(QUICK)),--quick) --results bench/results.json
+
 # Installs binaries, units, sysusers, tmpfiles, catalog, example configuration and hooks,
 # and docs. Honours DESTDIR and PREFIX; never overwrites an existing configuration file.
 install: $(if $(PRODUCTS_DIR),,bootstrap)
@@ -83,7 +92,7 @@ endif
 	install -d -m 0755 $(DESTDIR)$(SHAREDIR)/hooks $(DESTDIR)$(SHAREDIR)/examples $(DESTDIR)$(DOCDIR)
 	install -m 0755 hooks/* $(DESTDIR)$(SHAREDIR)/hooks/
 	install -m 0644 etc/*.toml $(DESTDIR)$(SHAREDIR)/examples/
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 README.md BENCHMARKS.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	install -d -m 0751 $(DESTDIR)$(SYSCONFDIR)
 	for f in etc/*.toml; do \
 	    target=$(DESTDIR)$(SYSCONFDIR)/$$(basename $$f); \

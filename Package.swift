@@ -80,6 +80,17 @@ let package = Package(
             ],
             swiftSettings: settings),
 
+        // `make bench`: real server and agents on loopback, figures against floors (not a test).
+        .target(
+            name: "TetherBench",
+            dependencies: [
+                "TetherTestSupport", "TetherControl", "TetherClient", "TetherProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: settings),
+        .executableTarget(name: "tether-bench", dependencies: ["TetherBench"], swiftSettings: settings),
+
         // Helpers for test targets only: temp dirs, free ports, journald, child processes,
         // a NOTIFY_SOCKET listener, a manual clock and poll-with-deadline.
         .target(name: "TetherTestSupport", swiftSettings: settings),
@@ -170,6 +181,7 @@ let package = Package(
             name: "TetherEndToEndTests",
             dependencies: ["TetherControl", "TetherTestSupport", "tetherd", "tetherctl", "tether-server"],
             swiftSettings: settings),
+        .testTarget(name: "TetherBenchTests", dependencies: ["TetherBench"], swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
         .testTarget(
             name: "TetherSystemdTests",

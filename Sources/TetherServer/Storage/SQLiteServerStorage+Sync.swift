@@ -126,8 +126,10 @@ extension SQLiteServerStorage {
 
     private static func apply(_ change: RowChange, partitionID: Int64, _ db: Database) throws {
         let key = Data(change.key.encoded)
+        // Cached statements: preparing these three per row was most of the server's CPU time
+        // in bulk uploads (BENCHMARKS.md).
         let existing = try Data.fetchOne(
-            db, sql: "SELECT fields FROM state WHERE partition_id = ? AND tbl = ? AND key = ?",
+            db.cachedStatement(sql: "SELECT fields FROM state WHERE partition_id = ? AND tbl = ? AND key = ?"),
             arguments: [partitionID, change.table, key])
         let fields: [String: FieldValue]?
         if let existing {
@@ -138,15 +140,14 @@ extension SQLiteServerStorage {
         }
         switch ServerOrderRules.apply(change, to: fields) {
         case .put(let new):
-            try db.execute(
-                sql: """
-                    INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
-                    """,
-                arguments: [partitionID, change.table, key, Data(FieldValue.encodedFields(new))])
+            try db.cachedStatement(sql: """
+                INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?)
+                ON CONFLICT(partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
+                """
+            ).execute(arguments: [partitionID, change.table, key, Data(FieldValue.encodedFields(new))])
         case .delete:
-            try db.execute(
-                sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ?", arguments: [partitionID, change.table, key])
+            try db.cachedStatement(sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
+                .execute(arguments: [partitionID, change.table, key])
         case .unchanged:
             break
         }

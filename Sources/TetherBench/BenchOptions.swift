@@ -1,0 +1,37 @@
+/// Sizes and repetitions of one benchmark run: the full set, or the small `QUICK=1` version.
+public struct BenchOptions: Sendable {
+    public var quick: Bool
+    /// Rows of the bulk propagation figure, inserted in `bulkTransactions` transactions.
+    public var bulkRows: Int
+    public var bulkTransactions = 100
+    public var bulkRuns: Int
+    public var latencyCommits: Int
+    /// Store sizes for bootstrap and client reset (growth with size).
+    public var scales: [Int]
+    public var idlePartitions = 100
+    public var idleSeconds: Int
+    public var fanOutSessions: Int
+    public var fanOutWrites: Int
+    /// Fields changed in the bytes-on-the-wire workload.
+    public var wireFields: Int
+    public var resultsPath: String
+
+    public init(quick: Bool, resultsPath: String) {
+        self.quick = quick
+        self.resultsPath = resultsPath
+        bulkRows = quick ? 10_000 : 100_000
+        bulkRuns = quick ? 1 : 3
+        latencyCommits = quick ? 200 : 1_000
+        scales = quick ? [10_000] : [10_000, 100_000, 1_000_000]
+        idleSeconds = quick ? 10 : 60
+        fanOutSessions = quick ? 50 : 200
+        fanOutWrites = quick ? 10 : 30
+        wireFields = quick ? 1_000 : 10_000
+    }
+
+    /// Runs of bootstrap and client reset at `rows` rows: medians of three where cheap.
+    public func scaleRuns(_ rows: Int) -> Int { quick || rows >= 1_000_000 ? 1 : 3 }
+
+    /// Unsynced changes in the client reset workload: 1 % of the rows (10,000 of 1,000,000).
+    public func unsyncedChanges(_ rows: Int) -> Int { max(100, rows / 100) }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// The whole benchmark: one server, agents as separate processes, every figure in turn. A
+/// figure that fails is reported as an error and the others still run; the run itself never
+/// fails (it is not a test).
+public struct Benchmark {
+    public let options: BenchOptions
+    /// Figures to run (`scale`, `bulk`, `latency`, `wire`, `fanout`, `idle`); empty: all.
+    public let only: Set<String>
+
+    public init(options: BenchOptions, only: Set<String> = []) {
+        self.options = options
+        self.only = only
+    }
+
+    private func wants(_ phase: String) -> Bool { only.isEmpty || only.contains(phase) }
+
+    public func run() async -> BenchReport {
+        var report = BenchReport(mode: options.quick ? "quick" : "full")
+        let clock = ContinuousClock()
+        let started = clock.now
+        progress("tether-bench (\(report.mode)): \(report.machine); peak RSS = /proc/<pid>/status VmHWM, reset per phase")
+        let cluster: BenchCluster
+        do {
+            cluster = try await BenchCluster()
+        } catch {
+            report.errors.append("cluster: \(error)")
+            progress("tether-bench: cannot start the server: \(error)")
+            return report
+        }
+        do {
+            try await runFigures(cluster, &report)
+        } catch {
+            report.errors.append("\(error)")
+            progress("tether-bench: \(error)")
+        }
+        await cluster.shutdown()
+        report.totalSeconds = started.duration(to: clock.now).seconds
+        return report
+    }
+
+    private func runFigures(_ cluster: BenchCluster, _ report: inout BenchReport) async throws {
+        let scalePartitions = wants("scale") ? options.scales.map(ScaleBench.partition) : []
+        let shared = BulkPropagationBench.partitions(options) + [LatencyBench.partition]
+        let writer = try cluster.agent("agent-a", partitions: scalePartitions + shared + [FanOutBench.partition])
+        let reader = try cluster.agent("agent-b", partitions: shared)
+        try await writer.start()
+        try await reader.start()
+        for partition in shared + [FanOutBench.partition] { try await writer.waitSynced(partition) }
+        for partition in shared { try await reader.waitSynced(partition) }
+
+        if wants("scale") {
+            for rows in options.scales {
+                await phase("scale \(rows)", &report) { report in
+                    let outcome = try await ScaleBench(options: options, cluster: cluster, uploader: writer, rows: rows).run(&report)
+                    report.add(outcome.upload)
+                    report.add(outcome.bootstrap)
+                    report.add(outcome.recover)
+                    report.add(outcome.discard)
+                }
+            }
+        }
+        if wants("bulk") {
+            await phase("bulk", &report) { report in
+                report.add(try await BulkPropagationBench(options: options, cluster: cluster, writer: writer, reader: reader).run())
+            }
+        }
+        if wants("latency") {
+            await phase("latency", &report) { report in
+                report.add(try await LatencyBench(options: options, writer: writer, reader: reader).run())
+            }
+        }
+        if wants("wire") {
+            await phase("wire", &report) { report in report.add(try await WireBytesBench(options: options, cluster: cluster).run()) }
+        }
+        if wants("fanout") {
+            await phase("fan-out", &report) { report in
+                for figure in try await FanOutBench(options: options, cluster: cluster, writer: writer).run() { report.add(figure) }
+            }
+        }
+        await writer.stop()
+        await reader.stop()
+        if wants("idle") {
+            await phase("idle", &report) { report in report.add(try await IdleBench(options: options, cluster: cluster).run()) }
+        }
+    }
+
+    private func phase(_ name: String, _ report: inout BenchReport, _ body: (inout BenchReport) async throws -> Void) async {
+        let clock = ContinuousClock()
+        let started = clock.now
+        progress("— \(name)…")
+        do {
+            try await body(&report)
+        } catch {
+            report.errors.append("\(name): \(error)")
+            progress("tether-bench: \(name) failed: \(error)")
+        }
+        progress("— \(name): \(BenchReport.number(started.duration(to: clock.now).seconds)) s")
+    }
+}

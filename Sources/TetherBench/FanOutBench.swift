@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+import Logging
+import TetherClient
+import TetherProtocol
+import TetherTestSupport
+
+/// Fan-out: many sessions bound to one partition, each on its own WebSocket connection, opened
+/// in this process with `TetherClient` (the agent's sync client), and one writer, agent A,
+/// written to by a GRDB connection. Each write is timed from the end of its commit on A to its
+/// arrival as a download in each session (A's change capture and upload, the server's commit
+/// and fan-out, the WebSocket delivery; not the apply to a store, see the latency figure).
+/// Also: server memory per connected device, its RSS with every session bound minus before.
+struct FanOutBench {
+    let options: BenchOptions
+    let cluster: BenchCluster
+    let writer: BenchAgent
+    static let partition = "fan-out"
+
+    func run() async throws -> [BenchFigure] {
+        let recorder = DeliveryRecorder()
+        let sessions = options.fanOutSessions
+        let url = cluster.url
+        let serverBefore = cluster.serverProbe?.residentBytes ?? 0
+        var serverAfter = 0
+        var logger = Logger(label: "tether-bench.fan-out")
+        logger.logLevel = .critical
+        let quietLogger = logger
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<sessions {
+                group.addTask {
+                    await Self.session(index, url: url, logger: quietLogger, recorder: recorder)
+                }
+            }
+            try await eventually("\(sessions) sessions bound", timeout: .seconds(300), pollInterval: .milliseconds(50)) {
+                if let failure = recorder.failures.first { throw TestSupportError(failure) }
+                return recorder.readyCount == sessions
+            }
+            serverAfter = cluster.serverProbe?.residentBytes ?? 0
+            let source = try StoreReader(path: writer.store(Self.partition))
+            let clock = ContinuousClock()
+            for round in 0..<options.fanOutWrites {
+                recorder.expect(round: round)
+                try source.execute(
+                    "INSERT INTO orders (id, customer, total, note) VALUES (?, 'fan-out', ?, NULL)",
+                    [String(format: "fan-%05d", round), Double(round)])
+                recorder.committed(at: clock.now)
+                try? await eventually("round \(round) delivered", timeout: .seconds(10), pollInterval: .milliseconds(1)) {
+                    recorder.deliveredCount == sessions
+                }
+                recorder.finishRound(sessions: sessions)
+            }
+            await recorder.closeAll()
+            group.cancelAll()
+        }
+        let samples = recorder.samples
+        let p99 = Statistics.percentile(99, of: samples) ?? .infinity
+        let perDevice = Double(serverAfter - serverBefore) / Double(sessions)
+        return [
+            BenchFigure(
+                name: "fan-out", workload: "\(sessions) sessions (TetherClient, one connection each) on one partition, \(options.fanOutWrites) writes by agent A",
+                value: p99, unit: "ms p99", runs: [Statistics.percentile(50, of: samples) ?? 0, p99], target: "p99 delivery ≤ 250 ms",
+                met: p99 <= 250 && recorder.missed == 0,
+                extra: [
+                    "p50_ms": Statistics.percentile(50, of: samples) ?? 0, "p90_ms": Statistics.percentile(90, of: samples) ?? 0,
+                    "p99_ms": p99, "max_ms": samples.max() ?? 0, "missed_deliveries": Double(recorder.missed),
+                ],
+                notes: ["runs column: p50, p99 (ms)"]),
+            BenchFigure(
+                name: "server memory per connected device", workload: "server VmRSS with \(sessions) bound sessions minus before, / \(sessions)",
+                value: perDevice / 1024, unit: "KiB", runs: [perDevice / 1024],
+                extra: ["server_rss_before_mb": Double(serverBefore) / 1_048_576, "server_rss_after_mb": Double(serverAfter) / 1_048_576]),
+        ]
+    }
+
+    private static func session(_ index: Int, url: String, logger: Logger, recorder: DeliveryRecorder) async {
+        do {
+            try await SyncConnection.run(.init(url: url, software: "tether-bench"), logger: logger) { connection in
+                recorder.opened(connection)
+                let session = try await connection.bind(
+                    BindRequest(session: 1, partition: partition, token: BenchCluster.token, identity: nil))
+                let clock = ContinuousClock()
+                for await event in session.events {
+                    switch event {
+                    case .bound(let reply):
+                        if !reply.stateFollows { recorder.ready(index) }
+                    case .state(let chunk):
+                        if chunk.isLast { recorder.ready(index) }
+                    case .download:
+                        recorder.delivered(index, at: clock.now)
+                    case .error(let error):
+                        recorder.failed(index, "\(error)")
+                        return
+                    case .unbound, .disconnected:
+                        return
+                    }
+                }
+            }
+        } catch {
+            if !Task.isCancelled { recorder.failed(index, "\(error)") }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import TetherControl
+import TetherTestSupport
+
+/// Client reset of a synced store after a server restore, with 1 % of its rows changed offline
+/// (one field each). Timed from the reset's start to its end as the agent records them
+/// (`tetherctl resets`: backup, fetch of the server's state, in-place rewrite, replay), and
+/// from `tetherctl resume` until synced again. Floor: SQLite backup API copy of the store
+/// (`sqlite3 .backup`) plus an in-place rewrite of the same rows in one transaction of a plain file.
+struct ResetBench {
+    let options: BenchOptions
+    let cluster: BenchCluster
+    let agent: BenchAgent
+    let partition: String
+    let rows: Int
+    /// A plain SQLite file holding the same rows (the bootstrap floor's), rewritten by the floor.
+    let plainCopy: String
+
+    func run(mode: String) async throws -> BenchFigure {
+        let discard = mode == "discard_unsynced_changes"
+        let unsynced = options.unsyncedChanges(rows)
+        var times: [Double] = []
+        var totals: [Double] = []
+        var floors: [Double] = []
+        var peak = 0
+        for run in 1...options.scaleRuns(rows) {
+            let marker = Double(1_000_000 + run) + (discard ? 0.5 : 0)
+            let snapshot = try await cluster.admin(["snapshot", partition])
+            try await SQLWorkload.run(
+                agent.store(partition), "UPDATE orders SET customer = 'past snapshot \(mode) \(run)' WHERE id = '\(partition)-000000000';")
+            try await agent.waitSynced(partition)
+            try await agent.ctl(["pause", partition])
+            try await SQLWorkload.run(
+                agent.store(partition), SQLWorkload.updateScript(prefix: partition, count: unsynced, stride: rows / unsynced, total: marker))
+            try await cluster.admin(["restore", partition, snapshot])
+            let before = try await agent.resets().count
+            agent.probe?.resetPeak()
+            let clock = ContinuousClock()
+            let started = clock.now
+            try await agent.ctl(["resume", partition])
+            let reset = try await eventually("reset of \(partition) done", timeout: .seconds(1800), pollInterval: .milliseconds(50)) {
+                () async throws -> JSONValue? in
+                let resets = try await agent.resets()
+                guard resets.count > before, let last = resets.last, last["finished_at"]?.stringValue != nil else { return nil }
+                return last
+            }
+            try await agent.waitSynced(partition, timeout: 1800)
+            totals.append(started.duration(to: clock.now).seconds)
+            peak = max(peak, agent.probe?.peakResidentBytes ?? 0)
+            let outcome = reset["outcome"]?.stringValue ?? "?"
+            guard outcome == (discard ? "discarded" : "recovered") else {
+                throw TestSupportError("reset of \(partition) in \(mode) ended \(outcome): \(reset)")
+            }
+            guard let start = Self.time(reset["started_at"]), let end = Self.time(reset["finished_at"]) else {
+                throw TestSupportError("reset without times: \(reset)")
+            }
+            times.append(end - start)
+            let kept = try await SQLWorkload.count(agent.store(partition), where: "total = \(marker)")
+            guard kept == (discard ? 0 : unsynced) else {
+                throw TestSupportError("reset of \(partition) in \(mode): \(kept) of \(unsynced) offline changes in the store")
+            }
+            floors.append(try await floor())
+        }
+        let median = Statistics.median(times) ?? 0
+        return BenchFigure(
+            name: "client reset, \(discard ? "discard" : "recover") \(rows) rows",
+            workload: "\(rows)-row store, \(unsynced) unsynced changes, server restored; \(mode)",
+            value: median, unit: "s", runs: times, seconds: median, floorSeconds: Statistics.median(floors), peakResidentBytes: peak,
+            target: discard ? "≤ 1.5× floor" : "≤ 2× floor, peak RSS ≤ 150 MB",
+            extra: ["resume_to_synced_s": Statistics.median(totals) ?? 0],
+            notes: ["seconds: the reset's started_at → finished_at (tetherctl resets)"])
+    }
+
+    /// Backup API copy of the live store plus an in-place rewrite of the same rows (one transaction).
+    private func floor() async throws -> Double {
+        let copy = cluster.dir.appending("floor-store-copy.sqlite")
+        let backup = try await SQLWorkload.backup(agent.store(partition), to: copy)
+        let rewrite = try await SQLWorkload.run(plainCopy, """
+            ATTACH '\(copy)' AS src;
+            BEGIN;
+            DELETE FROM main.orders;
+            INSERT INTO main.orders (id, customer, total, note) SELECT id, customer, total, note FROM src.orders;
+            COMMIT;
+            """)
+        SQLWorkload.removeDatabase(copy)
+        return backup + rewrite
+    }
+
+    static func time(_ value: JSONValue?) -> Double? {
+        guard let text = value?.stringValue else { return nil }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)?.timeIntervalSince1970
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import TetherBench
+
+/// `tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle] [--scales N,…]`:
+/// runs the benchmark against the release builds next to it, prints a table and writes JSON.
+/// Exits 0 whatever the figures are (it is a benchmark, not a test); 2 on a usage error.
+@main
+struct TetherBenchCommand {
+    static func main() async {
+        var quick = ProcessInfo.processInfo.environment["QUICK"].map { !$0.isEmpty && $0 != "0" } ?? false
+        var results = "bench/results.json"
+        var only: Set<String> = []
+        var scales: [Int]?
+        var arguments = CommandLine.arguments.dropFirst().makeIterator()
+        while let argument = arguments.next() {
+            switch argument {
+            case "--quick": quick = true
+            case "--results":
+                guard let value = arguments.next() else { usage("--results needs a file") }
+                results = value
+            case "--only":
+                guard let value = arguments.next() else { usage("--only needs a list") }
+                only = Set(value.split(separator: ",").map(String.init))
+            case "--scales":
+                guard let value = arguments.next() else { usage("--scales needs a list of row counts") }
+                scales = value.split(separator: ",").compactMap { Int($0) }
+            case "--help", "-h":
+                print("usage: tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle] [--scales 10000,100000]")
+                return
+            default: usage("unknown argument \(argument)")
+            }
+        }
+        var options = BenchOptions(quick: quick, resultsPath: results)
+        if let scales { options.scales = scales }
+        let report = await Benchmark(options: options, only: only).run()
+        print("\n" + report.table)
+        print("total: \(BenchReport.number(report.totalSeconds)) s (\(report.mode))")
+        do {
+            try report.write(to: results)
+            print("wrote \(results)")
+        } catch {
+            print("tether-bench: cannot write \(results): \(error)")
+        }
+    }
+
+    static func usage(_ problem: String) -> Never {
+        FileHandle.standardError.write(Data("tether-bench: \(problem)\n".utf8))
+        exit(2)
+    }
+}
