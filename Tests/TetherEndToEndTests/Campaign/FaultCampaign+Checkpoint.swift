@@ -57,6 +57,8 @@ extension FaultCampaign {
     /// each partition's rows. Fails after three minutes with what was still wrong.
     private func converge() async throws -> [String: String] {
         let deadline = clock.now.advanced(by: .seconds(180))
+        // Past the longest reconnect backoff (60 s) a connection attempt has hung.
+        let stuckAfter = clock.now.advanced(by: .seconds(75))
         var problem = ""
         while clock.now < deadline {
             for agent in agents where agent.hasExited {
@@ -66,6 +68,7 @@ extension FaultCampaign {
             for agent in agents {
                 for partition in settings.partitions { try await settleReset(agent, partition) }
             }
+            if clock.now > stuckAfter { try await restartAgentsStuckConnecting() }
             problem = ""
             for agent in agents {
                 for partition in settings.partitions {
@@ -90,6 +93,22 @@ extension FaultCampaign {
             if problem.isEmpty { return contents }
         }
         throw TestSupportError("no convergence within 3 minutes (seed \(settings.seed)): \(problem)")
+    }
+
+    /// Known open bug (docs/reliability.md, "Open"): a connection attempt whose WebSocket
+    /// upgrade gets no answer (seen after a stall and a server kill in quick succession) hangs
+    /// without a timeout, and the agent stays `connecting`. Until it is fixed the campaign
+    /// restarts such an agent — what its systemd watchdog cannot do, since it is idle, not
+    /// wedged — and reports the count in its summary instead of failing.
+    private func restartAgentsStuckConnecting() async throws {
+        for agent in agents {
+            let states = try await settings.partitions.asyncMap { try await agent.status($0)?["state"]?.stringValue ?? "" }
+            guard states.allSatisfy({ $0 == "connecting" }) else { continue }
+            stats.withLock { $0.stuckConnecting += 1 }
+            event("\(agent.name) stuck connecting: restarted")
+            await agent.stop(SIGKILL)
+            try await agent.start()
+        }
     }
 
     /// Carries out a reset waiting for an operator (manual mode or fallback, delete-store) the
@@ -132,5 +151,13 @@ extension FaultCampaign {
 
     func finding(_ text: String) {
         stats.withLock { $0.findings.append(text) }
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
     }
 }
