@@ -141,6 +141,9 @@ actor PartitionController {
     /// Resumes syncing; recorded first, like ``pause()``: a resume that was not recorded would
     /// turn back into a pause at the next start.
     func resume() throws {
+        // Resuming a partition that is not paused changes nothing (its session, and the state
+        // it reports, go on).
+        guard paused else { return }
         var row = statusRow()
         row.paused = false
         try context.stateDatabase.update(row)

@@ -73,6 +73,25 @@ struct CampaignRegressionTests {
         }
     }
 
+    /// Seed 937792179: `tetherctl resume` of a partition that was not paused (an operator
+    /// resuming twice) set its state to `connecting` while its session went on, so the
+    /// partition reported `connecting` for ever and `wait-synced` never returned.
+    @Test func seed937792179ResumingAPartitionThatIsNotPausedChangesNothing() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            #expect(try await a.ctl(["pause", "p"]).status == 0)
+            #expect(try await a.ctl(["resume", "p"]).status == 0)
+            #expect(try await a.ctl(["resume", "p"]).status == 0, "a second resume is not an error")
+            try await a.waitSynced("p")
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'after', 1)")
+            try await a.waitSynced("p")
+            #expect(try await a.status("p")?["state"]?.stringValue == "synced")
+            await a.stop(SIGKILL)
+        }
+    }
+
     private func unmount(_ path: String) {
         _ = umount2(path, 2)  // MNT_DETACH: a lazy unmount never blocks
     }
