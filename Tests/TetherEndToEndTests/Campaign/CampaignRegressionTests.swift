@@ -15,11 +15,8 @@ struct CampaignRegressionTests {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
             let b = try cluster.agent("b", partitions: ["p"])
-            let disk = a.dir + "/state"
-            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-            let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", disk])
-            try #require(mounted.succeeded, "a tmpfs for the full disk: \(mounted)")
-            defer { unmount(disk) }
+            let disk = try await SmallDisk.mount(at: a.dir + "/state", megabytes: 16)
+            defer { disk.unmount() }
             try await a.start()
             try await b.start()
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'before', 1)")
@@ -28,13 +25,13 @@ struct CampaignRegressionTests {
             // The application writes while the agent is down, then closes: its connection was
             // the last, so SQLite removes the -wal and -shm files, which the agent must create.
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('y', 'offline', 2)")
-            FaultCampaign.fill(disk + "/filler")
+            disk.fill()
             try await a.start()
             try await eventually("the open failed and is retried", timeout: .seconds(30)) {
                 a.log.contains("cannot open the store") && a.log.contains("retrying")
             }
             #expect(try await a.status("p")?["state"]?.stringValue != "stopped")
-            unlink(disk + "/filler")
+            disk.free()
             try await a.waitSynced("p", timeout: 90)
             try await b.waitSynced("p")
             #expect(try await b.rows("p") == "x|before|1.0|-\ny|offline|2.0|-\n", "the offline write reached the other agent")
@@ -49,20 +46,17 @@ struct CampaignRegressionTests {
     @Test func seed22342494AResumeThatCannotBeRecordedIsRefusedNotForgotten() async throws {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
-            let disk = a.dir + "/state"
-            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-            let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", disk])
-            try #require(mounted.succeeded, "a tmpfs for the full disk: \(mounted)")
-            defer { unmount(disk) }
+            let disk = try await SmallDisk.mount(at: a.dir + "/state", megabytes: 16)
+            defer { disk.unmount() }
             try await a.start()
             try await a.waitSynced("p")
             #expect(try await a.ctl(["pause", "p"]).status == 0)
-            FaultCampaign.fill(disk + "/filler")
+            disk.fill()
             let refused = try await a.ctl(["resume", "p"])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("cannot resume p"), "\(refused)")
             #expect(try await a.status("p")?["state"]?.stringValue == "paused", "a refused resume changes nothing")
-            unlink(disk + "/filler")
+            disk.free()
             #expect(try await a.ctl(["resume", "p"]).status == 0)
             await a.stop(SIGKILL)
             try await a.start()
@@ -90,9 +84,5 @@ struct CampaignRegressionTests {
             #expect(try await a.status("p")?["state"]?.stringValue == "synced")
             await a.stop(SIGKILL)
         }
-    }
-
-    private func unmount(_ path: String) {
-        _ = umount2(path, 2)  // MNT_DETACH: a lazy unmount never blocks
     }
 }

@@ -149,8 +149,8 @@ extension FaultCampaign {
             agents[index].signal(SIGHUP)
             return .instant
         case .diskFull:
-            guard let disk = smallDisk, !FileManager.default.fileExists(atPath: disk + "/filler") else { return .skipped }
-            Self.fill(disk + "/filler")
+            guard let disk = smallDisk, !disk.isFull else { return .skipped }
+            disk.fill()
             return .lasting(.freeDisk)
         case .pause:
             guard let index = agentIndex, try await agents[index].ctl(["pause", partition]).status == 0 else { return .skipped }
@@ -168,11 +168,11 @@ extension FaultCampaign {
             try await cluster.startServer()
             shared.withLock { _ = $0.down.remove("server") }
         case .freeDisk:
-            if let disk = smallDisk { unlink(disk + "/filler") }
+            smallDisk?.free()
         case .restartAgent(let index):
             do {
                 try await agents[index].start()
-            } catch where smallDisk != nil && index == agents.count - 1 && FileManager.default.fileExists(atPath: smallDisk! + "/filler") {
+            } catch where index == agents.count - 1 && smallDisk?.isFull == true {
                 return false  // a daemon cannot start on a full disk; it is restarted once there is room
             }
             shared.withLock { _ = $0.down.remove(agents[index].name) }
@@ -193,15 +193,6 @@ extension FaultCampaign {
             guard try await agents[index].ctl(["resume", partition]).status == 0 else { return false }
         }
         return true
-    }
-
-    /// Fills the small disk: writes `path` until the file system has no room left.
-    static func fill(_ path: String) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        let chunk = [UInt8](repeating: 0xA5, count: 1 << 20)
-        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
     }
 }
 

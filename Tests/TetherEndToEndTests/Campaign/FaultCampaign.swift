@@ -33,7 +33,7 @@ final class FaultCampaign: Sendable {
     let agents: [Agent]
     let proxies: [LoopbackProxy]
     /// The state dir of the last agent is a small tmpfs, for disk-full faults (nil: not possible here).
-    let smallDisk: String?
+    let smallDisk: SmallDisk?
     let shared: Mutex<Shared>
     let stats: Mutex<CampaignStats>
     let clock = ContinuousClock()
@@ -69,18 +69,15 @@ final class FaultCampaign: Sendable {
         }
         self.agents = agents
         self.proxies = proxies
-        let disk = agents[agents.count - 1].dir + "/state"
         var unavailable: String?
         do {
-            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-            let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=48m,mode=0755", "tmpfs", disk])
-            if !mounted.succeeded { unavailable = mounted.standardError.trimmingCharacters(in: .whitespacesAndNewlines) }
+            smallDisk = try await SmallDisk.mount(at: agents[agents.count - 1].dir + "/state", megabytes: 48)
         } catch {
+            smallDisk = nil
             unavailable = "\(error)"
         }
-        smallDisk = unavailable == nil ? disk : nil
         var stats = CampaignStats(seed: settings.seed)
-        if let unavailable { stats.unavailable["disk-full"] = "cannot mount a tmpfs: \(unavailable)" }
+        if let unavailable { stats.unavailable["disk-full"] = unavailable }
         self.stats = Mutex(stats)
         shared = Mutex(Shared(
             model: CampaignModel(partitions: settings.partitions),
@@ -103,7 +100,7 @@ final class FaultCampaign: Sendable {
     func tearDown() async {
         for proxy in proxies { proxy.stop() }
         for agent in agents { await agent.stop(SIGKILL) }
-        if let smallDisk { _ = try? await ChildProcess.run("/bin/umount", ["-l", smallDisk]) }
+        smallDisk?.unmount()
         await cluster.shutdown()
     }
 
