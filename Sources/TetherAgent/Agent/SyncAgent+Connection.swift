@@ -16,6 +16,7 @@ extension SyncAgent {
             }
             let client = SyncClientConfiguration(url: configuration.server.url, software: "tetherd \(TetherVersion.release)")
             let logger = self.logger
+            connectingSince = .now
             do {
                 try await SyncConnection.run(client, logger: logger) { connection in
                     await self.serve(connection)
@@ -25,6 +26,7 @@ extension SyncAgent {
             } catch {
                 logger.warning("cannot sync with \(configuration.server.url): \(error)")
             }
+            connectingSince = nil
             connection = nil
             for controller in controllers.values { await controller.setState(.offline) }
             markStarted()  // offline is a started session too: applications can work
@@ -38,6 +40,7 @@ extension SyncAgent {
     /// Runs every partition's controller on `connection` until it closes.
     private func serve(_ connection: SyncConnection) async {
         self.connection = connection
+        connectingSince = nil
         let connectedAt = ContinuousClock.now
         defer {
             // A connection that stayed up a while was healthy: the next failure starts a new series.

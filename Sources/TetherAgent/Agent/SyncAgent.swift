@@ -15,6 +15,9 @@ public actor SyncAgent {
     let notifier: SystemdNotifier
     var controllers: [PartitionName: PartitionController] = [:]
     var connection: SyncConnection?
+    /// Set while a connection attempt has not completed its WebSocket upgrade yet.
+    var connectingSince: ContinuousClock.Instant?
+    var reportedHungAttempt = false
     var sessionCounter: SessionID = 0
     /// Set by a connection-level error that needs a reload (105).
     var connectionStopped: SyncError?
@@ -93,11 +96,26 @@ public actor SyncAgent {
         statusSignal.yield()
     }
 
-    /// The watchdog's health check: no partition wedged in one event for `limit`.
+    /// The watchdog's health check: no partition wedged in one event for `limit`, and no
+    /// connection attempt hung for longer than ``connectAttemptLimit(_:)`` (a WebSocket
+    /// upgrade whose connection closed before the answer never completes in the client
+    /// library: the watchdog then has systemd restart the daemon — docs/reliability.md).
     public func isMakingProgress(limit: Duration) async -> Bool {
+        if let since = connectingSince, ContinuousClock.now - since > Self.connectAttemptLimit(limit) {
+            if !reportedHungAttempt {
+                reportedHungAttempt = true
+                logger.error(
+                    "the connection attempt to \(configuration.server.url) has hung for more than \(Self.connectAttemptLimit(limit)); watchdog pings stop so that systemd restarts tetherd")
+            }
+            return false
+        }
         for controller in controllers.values where !(await controller.isMakingProgress(limit: limit)) { return false }
         return true
     }
+
+    /// How long a connection attempt may take before it counts as hung: never less than 30 s
+    /// (a TCP connect gives up after 10 s, an upgrade answer takes milliseconds).
+    static func connectAttemptLimit(_ watchdogLimit: Duration) -> Duration { max(watchdogLimit, .seconds(30)) }
 }
 
 extension SyncAgent: AgentContext {

@@ -97,9 +97,9 @@ extension FaultCampaign {
 
     /// Known open bug (docs/reliability.md, "Open"): a connection attempt whose WebSocket
     /// upgrade gets no answer (seen after a stall and a server kill in quick succession) hangs
-    /// without a timeout, and the agent stays `connecting`. Until it is fixed the campaign
-    /// restarts such an agent — what its systemd watchdog cannot do, since it is idle, not
-    /// wedged — and reports the count in its summary instead of failing.
+    /// in the client library, and the agent stays `connecting`. Under systemd its watchdog stops
+    /// after 30 s and systemd restarts it; the campaign has no systemd, so it restarts such an
+    /// agent itself and reports the count in its summary instead of failing.
     private func restartAgentsStuckConnecting() async throws {
         for agent in agents {
             let states = try await settings.partitions.asyncMap { try await agent.status($0)?["state"]?.stringValue ?? "" }
