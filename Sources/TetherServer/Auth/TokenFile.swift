@@ -21,10 +21,11 @@ public enum TokenFile {
     /// Why a token file must not be used although it can be read: readable by group or others
     /// (the server refuses it at start and reload, as tetherd does), or nil.
     public static func permissionProblem(_ path: String) -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }  // reading it reported the problem already
-        guard info.st_mode & 0o044 == 0 else {
-            return "token file \(path) is readable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)"
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let mode = attributes[.posixPermissions] as? Int
+        else { return nil }  // reading it reported the problem already
+        guard mode & 0o044 == 0 else {
+            return "token file \(path) is readable by group or others (mode \(String(mode & 0o777, radix: 8))); run chmod 600 \(path)"
         }
         return nil
     }
