@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
+import TetherTestSupport
 
 /// Bytes on the wire per changed field: agent W writes, agent R receives, each connected to the
-/// server through its own ``ByteCountingProxy``. Workloads: one transaction changing one field
+/// server through its own ``LoopbackProxy`` (which counts bytes per direction). Workloads: one transaction changing one field
 /// (`total`, a real) of N rows, then 100 single-field commits, each awaited on R before the next.
 struct WireBytesBench {
     let options: BenchOptions
@@ -10,8 +11,8 @@ struct WireBytesBench {
     static let partition = "wire"
 
     func run() async throws -> BenchFigure {
-        let writerProxy = try ByteCountingProxy(target: cluster.port)
-        let readerProxy = try ByteCountingProxy(target: cluster.port)
+        let writerProxy = try LoopbackProxy(targetPort: cluster.port)
+        let readerProxy = try LoopbackProxy(targetPort: cluster.port)
         defer {
             writerProxy.stop()
             readerProxy.stop()

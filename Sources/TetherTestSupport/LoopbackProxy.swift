@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// A TCP relay on 127.0.0.1 in front of a server, for cutting and stalling a client's traffic
-/// in fault tests. Clients connect to ``port``; each connection is relayed to the target port.
+/// in fault tests and counting the bytes on the wire in benchmarks. Clients connect to
+/// ``port``; each connection is relayed to the target port.
 ///
 /// - ``Mode/pass``: bytes flow both ways.
 /// - ``Mode/drop``: every relayed connection is closed at once and new ones are closed as soon
@@ -28,7 +29,8 @@ public final class LoopbackProxy: Sendable {
     private struct State {
         var mode: Mode = .pass
         var stopped = false
-        var relayedBytes = 0
+        var clientToServer = 0
+        var serverToClient = 0
         var acceptedConnections = 0
     }
 
@@ -75,8 +77,17 @@ public final class LoopbackProxy: Sendable {
         }
     }
 
-    /// Bytes relayed so far, both directions.
-    public var relayedBytes: Int { state.withLock { $0.relayedBytes } }
+    /// Bytes relayed from clients to the server, and from the server to clients, since the
+    /// start or the last ``resetCounters()`` (WebSocket frames and HTTP upgrade included).
+    public var clientToServer: Int { state.withLock { $0.clientToServer } }
+    public var serverToClient: Int { state.withLock { $0.serverToClient } }
+
+    public func resetCounters() {
+        state.withLock {
+            $0.clientToServer = 0
+            $0.serverToClient = 0
+        }
+    }
     /// Connections accepted so far.
     public var acceptedConnections: Int { state.withLock { $0.acceptedConnections } }
 
@@ -95,9 +106,10 @@ public final class LoopbackProxy: Sendable {
     }
 
     fileprivate var snapshot: (mode: Mode, stopped: Bool) { state.withLock { ($0.mode, $0.stopped) } }
-    fileprivate func count(bytes: Int = 0, connections: Int = 0) {
+    fileprivate func count(upstream: Int = 0, downstream: Int = 0, connections: Int = 0) {
         state.withLock {
-            $0.relayedBytes += bytes
+            $0.clientToServer += upstream
+            $0.serverToClient += downstream
             $0.acceptedConnections += connections
         }
     }
@@ -158,8 +170,12 @@ private final class Relay: @unchecked Sendable {
             for index in 0..<polled {  // pairs accepted above are polled next time
                 let clientEvents = fds[2 + index * 2].revents
                 let serverEvents = fds[3 + index * 2].revents
-                if clientEvents != 0, !relay(from: pairs[index].client, to: pairs[index].server, proxy: proxy) { finished.insert(index) }
-                if serverEvents != 0, !relay(from: pairs[index].server, to: pairs[index].client, proxy: proxy) { finished.insert(index) }
+                if clientEvents != 0, !relay(from: pairs[index].client, to: pairs[index].server, upstream: true, proxy: proxy) {
+                    finished.insert(index)
+                }
+                if serverEvents != 0, !relay(from: pairs[index].server, to: pairs[index].client, upstream: false, proxy: proxy) {
+                    finished.insert(index)
+                }
             }
             for index in finished.sorted(by: >) {
                 close(pairs[index].client)
@@ -179,6 +195,9 @@ private final class Relay: @unchecked Sendable {
             close(client)
             return
         }
+        // Small frames go out at once, as without the relay (latency figures go through it).
+        var one: Int32 = 1
+        for fd in [client, server] { setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         pairs.append(Pair(client: client, server: server))
     }
 
@@ -197,7 +216,7 @@ private final class Relay: @unchecked Sendable {
     }
 
     /// Moves what is readable on `source` to `destination`; `false` when the connection ended.
-    private func relay(from source: Int32, to destination: Int32, proxy: LoopbackProxy) -> Bool {
+    private func relay(from source: Int32, to destination: Int32, upstream: Bool, proxy: LoopbackProxy) -> Bool {
         let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
         if count < 0 && errno == EINTR { return true }
         guard count > 0 else { return false }
@@ -208,7 +227,7 @@ private final class Relay: @unchecked Sendable {
             guard written > 0 else { return false }
             offset += written
         }
-        proxy.count(bytes: count)
+        if upstream { proxy.count(upstream: count) } else { proxy.count(downstream: count) }
         return true
     }
 
