@@ -32,17 +32,12 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A file-system operation failed.
     case io(path: String, operation: String, errno: Int32)
 
-    /// True when nothing short of a client reset (or a manual repair) makes the store usable.
+    /// True when nothing short of a client reset (or a manual repair) makes the store usable:
+    /// a damaged file, tables an application altered, or a breaking schema change.
     public var needsReset: Bool {
-        switch self {
-        case .schemaMismatch, .breakingSchemaChange, .corrupt: true
-        case .sqlite(_, let code, _):
-            // SQLITE_CORRUPT (11) and SQLITE_NOTADB (26), including extended codes.
-            code & 0xFF == 11 || code & 0xFF == 26
-        case .invalidSchema, .partitionMismatch, .notAStore, .unknownTable, .unknownColumn,
-            .typeMismatch, .missingValue, .stateNotSorted, .readOnly, .io:
-            false
-        }
+        if isCorruption || isSchemaAlteration { return true }
+        if case .breakingSchemaChange = self { return true }
+        return false
     }
 
     /// True when the same operation may succeed later without anyone repairing the store: an
