@@ -66,7 +66,9 @@ extension FaultCampaign {
                 try await agent.start()
             }
             for agent in agents {
-                for partition in settings.partitions { try await settleReset(agent, partition) }
+                for status in try await agent.json(["status"])["partitions"]?.arrayValue ?? [] {
+                    try await settleReset(agent, status)
+                }
             }
             if clock.now > stuckAfter { try await restartAgentsStuckConnecting() }
             problem = ""
@@ -102,8 +104,8 @@ extension FaultCampaign {
     /// agent itself and reports the count in its summary instead of failing.
     private func restartAgentsStuckConnecting() async throws {
         for agent in agents {
-            let states = try await settings.partitions.asyncMap { try await agent.status($0)?["state"]?.stringValue ?? "" }
-            guard states.allSatisfy({ $0 == "connecting" }) else { continue }
+            let partitions = try await agent.json(["status"])["partitions"]?.arrayValue ?? []
+            guard !partitions.isEmpty, partitions.allSatisfy({ $0["state"]?.stringValue == "connecting" }) else { continue }
             stats.withLock { $0.stuckConnecting += 1 }
             event("\(agent.name) stuck connecting: restarted")
             await agent.stop(SIGKILL)
@@ -114,8 +116,8 @@ extension FaultCampaign {
     /// Carries out a reset waiting for an operator (manual mode or fallback, delete-store) the
     /// way an operator would, with `tetherctl reset initiate`; a stopped partition is a finding
     /// and is forced the same way.
-    private func settleReset(_ agent: Agent, _ partition: String) async throws {
-        guard let status = try await agent.status(partition) else { return }
+    private func settleReset(_ agent: Agent, _ status: JSONValue) async throws {
+        let partition = status["name"]?.stringValue ?? ""
         let state = status["state"]?.stringValue ?? ""
         let pending = status["pending_reset"]?.stringValue != nil
         guard pending || state == "reset-pending" || state == "stopped" else { return }
@@ -151,13 +153,5 @@ extension FaultCampaign {
 
     func finding(_ text: String) {
         stats.withLock { $0.findings.append(text) }
-    }
-}
-
-extension Array {
-    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
-        var results: [T] = []
-        for element in self { results.append(try await transform(element)) }
-        return results
     }
 }
