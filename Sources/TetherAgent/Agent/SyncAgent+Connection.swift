@@ -17,6 +17,7 @@ extension SyncAgent {
             let client = SyncClientConfiguration(url: configuration.server.url, software: "tetherd \(TetherVersion.release)")
             let logger = self.logger
             connectingSince = .now
+            reportedHungAttempt = false
             do {
                 try await SyncConnection.run(client, logger: logger) { connection in
                     await self.serve(connection)
