@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // libsystemd from Debian's libsystemd-dev (scripts/bootstrap installs it).
@@ -150,6 +151,7 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: settings),
 
@@ -210,7 +212,9 @@ let package = Package(
             swiftSettings: settings),
         .testTarget(
             name: "TetherServerTests",
-            dependencies: ["TetherServer", "TetherProtocol", "TetherTOML", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "TetherServer", "TetherProtocol", "TetherTOML", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: settings),
         // Starts the real tether-server executable on loopback and talks to it with TetherClient.
         .testTarget(

@@ -28,6 +28,17 @@ struct ServeCommand: AsyncParsableCommand {
             throw CommandFailure(lines: error.problems.map(\.description), exitCode: 2)
         }
         if checkConfig {
+            if let location = loaded.configuration.storage.postgres {
+                do {
+                    let version = try await PostgresServerStorage.check(
+                        location, password: loaded.storagePassword, logger: Logger(label: "tether-server.check"))
+                    print("\(config): the database \(location) answers (\(version.prefix { $0 != "," }))")
+                } catch {
+                    let line = KeyLineIndex(text: (try? String(contentsOfFile: config, encoding: .utf8)) ?? "").line(of: "storage.url")
+                    let problem = ConfigProblem(file: config, key: "storage.url", line: line, message: "the database does not answer: \(error)")
+                    throw CommandFailure(lines: [problem.description], exitCode: 2)
+                }
+            }
             print("\(config): configuration is valid (\(loaded.configuration.users.count) users, schema version \(loaded.schema.version))")
             return
         }

@@ -9,6 +9,8 @@ public struct LoadedConfiguration: Sendable {
     public var users: UserDirectory
     public var adminToken: TokenDigest
     public var schema: Schema
+    /// `[storage] password_file`'s content when PostgreSQL is used with one.
+    public var storagePassword: Secret?
 
     public static func load(path: String) throws(ConfigError) -> LoadedConfiguration {
         let text: String
@@ -44,6 +46,22 @@ public struct LoadedConfiguration: Sendable {
                 file: path, key: "schema", line: nil,
                 message: "cannot read schema file \(configuration.schemaFile): \(TokenFile.reason(error))"))
         }
+        var storagePassword: Secret? = nil
+        if let file = configuration.storage.postgres?.passwordFile {
+            switch TokenFile.read(file) {
+            case .success(let password):
+                storagePassword = Secret(password)
+                if let problem = TokenFile.permissionProblem(file) {
+                    problems.append(ConfigProblem(
+                        file: path, key: "storage.password_file", line: nil,
+                        message: problem.replacingOccurrences(of: "token file", with: "password file")))
+                }
+            case .failure(let error):
+                problems.append(ConfigProblem(
+                    file: path, key: "storage.password_file", line: nil,
+                    message: error.description.replacingOccurrences(of: "token file", with: "password file")))
+            }
+        }
         for (key, file) in [("admin_token_file", configuration.adminTokenFile)]
             + configuration.users.enumerated().map({ ("user[\($0.offset)].token_file", $0.element.tokenFile) })
         where !problems.contains(where: { $0.key == key }) {
@@ -59,6 +77,7 @@ public struct LoadedConfiguration: Sendable {
             return located
         }
         if !problems.isEmpty { throw ConfigError(problems) }
-        return LoadedConfiguration(configuration: configuration, users: users, adminToken: adminToken, schema: schema)
+        return LoadedConfiguration(
+            configuration: configuration, users: users, adminToken: adminToken, schema: schema, storagePassword: storagePassword)
     }
 }

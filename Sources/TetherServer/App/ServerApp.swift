@@ -52,6 +52,10 @@ public enum ServerApp {
         onReady: @escaping @Sendable (ListenAddress) async -> Void = { _ in }
     ) async throws {
         let configuration = loaded.configuration
+        if configuration.storage.kind == .postgresql {
+            try await runOnPostgres(loaded, options: options, logger: logger, onReady: onReady)
+            return
+        }
         let lock: DataDirectoryLock
         let storage: SQLiteServerStorage
         do {
@@ -68,6 +72,40 @@ public enum ServerApp {
             throw error
         }
         try await storage.close()
+        withExtendedLifetime(lock) {}
+        logger.notice("tether-server stopped")
+    }
+
+    /// One instance of several sharing a PostgreSQL database: the connection pool runs beside
+    /// the server for as long as it does; migrations run first (once, whichever instance
+    /// starts first takes the advisory lock).
+    static func runOnPostgres(
+        _ loaded: LoadedConfiguration, options: Options, logger: Logger,
+        onReady: @escaping @Sendable (ListenAddress) async -> Void
+    ) async throws {
+        let configuration = loaded.configuration
+        guard let location = configuration.storage.postgres else { throw StartError.runtime("[storage] names no PostgreSQL url") }
+        let lock: DataDirectoryLock
+        let storage: PostgresServerStorage
+        do {
+            lock = try DataDirectoryLock(directory: configuration.dataDirectory)
+            storage = try PostgresServerStorage(location: location, password: loaded.storagePassword, logger: logger)
+        } catch {
+            throw StartError.runtime("\(error)")
+        }
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await storage.run() }
+            do {
+                let applied = try await storage.migrate()
+                if !applied.isEmpty { logger.notice("PostgreSQL schema migrated", metadata: ["versions": "\(applied)"]) }
+            } catch {
+                throw StartError.runtime("cannot use the database \(location): \(error)")
+            }
+            logger.notice("storage: PostgreSQL \(location)")
+            let service = try await prepare(loaded, storage: storage, options: options, logger: logger)
+            try await serve(service, configuration: configuration, options: options, logger: logger, onReady: onReady)
+            group.cancelAll()
+        }
         withExtendedLifetime(lock) {}
         logger.notice("tether-server stopped")
     }

@@ -61,10 +61,39 @@ extension ServerConfiguration {
             if let user, let access { grants.append(Grant(user: user, patterns: parsed, access: access)) }
         }
 
+        let storage = root.table("storage").map(parseStorage) ?? .sqlite
+
         try parser.finish()
-        return ServerConfiguration(
+        var configuration = ServerConfiguration(
             file: file, listen: listen, dataDirectory: dataDirectory, schemaFile: schemaFile,
             adminTokenFile: adminTokenFile, clientRecovery: clientRecovery, tls: tls,
             historyHorizonDays: horizon, logLevel: logLevel, users: users, grants: grants)
+        configuration.storage = storage
+        return configuration
+    }
+}
+
+extension ServerConfiguration {
+    /// `[storage]`: `kind`, and for PostgreSQL `url` (required) and `password_file`.
+    static func parseStorage(_ table: ConfigTable) -> StorageConfiguration {
+        let kind = table.enumeration("kind", StorageConfiguration.Kind.self) ?? .sqlite
+        let url = table.string("url", required: kind == .postgresql)
+        let passwordFile = table.absolutePath("password_file")
+        switch kind {
+        case .sqlite:
+            if url != nil { table.problem("url", "url is read only with kind = \"postgresql\"") }
+            if passwordFile != nil { table.problem("password_file", "password_file is read only with kind = \"postgresql\"") }
+            return .sqlite
+        case .postgresql:
+            guard let url else { return StorageConfiguration(kind: .postgresql) }
+            switch PostgresLocation.parse(url: url) {
+            case .success(var location):
+                location.passwordFile = passwordFile
+                return StorageConfiguration(kind: .postgresql, postgres: location)
+            case .failure(let problem):
+                table.problem("url", problem.description)
+                return StorageConfiguration(kind: .postgresql)
+            }
+        }
     }
 }

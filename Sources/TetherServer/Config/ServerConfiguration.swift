@@ -44,6 +44,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var logLevel: ServerLogLevel
     public var users: [User]
     public var grants: [Grant]
+    /// `[storage]`: SQLite in `data_dir` (the default) or a shared PostgreSQL database.
+    public var storage: StorageConfiguration = .sqlite
 
     public static let defaultPath = "/etc/tether/tether-server.toml"
     public static let defaultHistoryHorizonDays = 30

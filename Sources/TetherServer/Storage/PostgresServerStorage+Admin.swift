@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import PostgresNIO
+public import TetherProtocol
+
+extension PostgresServerStorage {
+    public func terminateSync() async throws -> Int {
+        try await transaction { connection in
+            var flags = try await Self.readFlags(connection, self.logger)
+            flags.syncTerminated = true
+            try await Self.write(flags, connection, self.logger)
+            var forgotten = 0
+            for try await count in try await connection.query(
+                "WITH gone AS (DELETE FROM client_files RETURNING 1) SELECT count(*) FROM gone", logger: self.logger
+            ).decode(Int64.self) {
+                forgotten = Int(count)
+            }
+            return forgotten
+        }
+    }
+
+    public func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord {
+        try await transaction { connection in
+            let logger = self.logger
+            // The partition's lock: no upload commits between the copies of state and client files.
+            let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: true, connection, logger)
+            let id = SQLiteServerStorage.snapshotID()
+            try await connection.query(
+                """
+                INSERT INTO snapshots(id, partition_id, version, salt, base_version, base_salt, created_at)
+                VALUES (\(id), \(p.id), \(p.head.latest.version), \(p.head.latest.salt), \(p.head.base.version), \(p.head.base.salt),
+                    \(now.timeIntervalSince1970))
+                """, logger: logger)
+            try await connection.query(
+                "INSERT INTO snapshot_state(snapshot_id, tbl, key, fields) SELECT \(id), tbl, key, fields FROM state WHERE partition_id = \(p.id)",
+                logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO snapshot_client_files(snapshot_id, id, salt, integrated_seq, integrated_version, created_at, last_seen)
+                SELECT \(id), id, salt, integrated_seq, integrated_version, created_at, last_seen FROM client_files WHERE partition_id = \(p.id)
+                """, logger: logger)
+            return SnapshotRecord(id: id, partition: partition.rawValue, version: p.head.latest.version, createdAt: now)
+        }
+    }
+
+    public func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {
+        try await transaction { connection in
+            let logger = self.logger
+            guard let p = try await Self.partitionRow(partition, lock: true, connection, logger) else {
+                throw StorageError.notFound("partition \(partition)")
+            }
+            var found: (latest: ServerVersion, base: ServerVersion)? = nil
+            for try await (version, salt, baseVersion, baseSalt) in try await connection.query(
+                "SELECT version, salt, base_version, base_salt FROM snapshots WHERE id = \(snapshot) AND partition_id = \(p.id)",
+                logger: logger
+            ).decode((Int64, Int64, Int64, Int64).self) {
+                found = (ServerVersion(version: version, salt: salt), ServerVersion(version: baseVersion, salt: baseSalt))
+            }
+            guard let found else { throw StorageError.notFound("snapshot \(snapshot) of partition \(partition)") }
+            let latest = found.latest
+            var base = found.base
+            // History compacted past the snapshot since: the snapshot's version becomes the base.
+            if p.head.base.version > latest.version { base = latest } else if p.head.base.version > base.version { base = p.head.base }
+            try await connection.query("DELETE FROM history WHERE partition_id = \(p.id) AND version > \(latest.version)", logger: logger)
+            try await connection.query("DELETE FROM state WHERE partition_id = \(p.id)", logger: logger)
+            try await connection.query(
+                "INSERT INTO state(partition_id, tbl, key, fields) SELECT \(p.id), tbl, key, fields FROM snapshot_state WHERE snapshot_id = \(snapshot)",
+                logger: logger)
+            try await connection.query("DELETE FROM client_files WHERE partition_id = \(p.id)", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO client_files(id, partition_id, salt, integrated_seq, integrated_version, created_at, last_seen)
+                SELECT id, \(p.id), salt, integrated_seq, integrated_version, created_at, last_seen
+                FROM snapshot_client_files WHERE snapshot_id = \(snapshot)
+                """, logger: logger)
+            try await connection.query(
+                """
+                UPDATE partitions SET latest_version = \(latest.version), latest_salt = \(latest.salt),
+                    base_version = \(base.version), base_salt = \(base.salt), epoch = epoch + 1 WHERE id = \(p.id)
+                """, logger: logger)
+            return PartitionHead(latest: latest, base: base)
+        }
+    }
+
+    /// One instance compacts at a time (an advisory lock); each partition under its row lock.
+    public func compact(olderThan cutoff: Date) async throws -> CompactionReport {
+        try await transaction { connection in
+            let logger = self.logger
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
+            var partitions: [(Int64, String)] = []
+            for try await row in try await connection.query("SELECT id, name FROM partitions ORDER BY id", logger: logger)
+                .decode((Int64, String).self)
+            {
+                partitions.append(row)
+            }
+            var removed: [String: Int] = [:]
+            for (id, name) in partitions {
+                try await connection.query("SELECT id FROM partitions WHERE id = \(id) FOR UPDATE", logger: logger)
+                var newest: (Int64, Int64)? = nil
+                for try await row in try await connection.query(
+                    """
+                    SELECT version, salt FROM history WHERE partition_id = \(id) AND created_at < \(cutoff.timeIntervalSince1970)
+                    ORDER BY version DESC LIMIT 1
+                    """, logger: logger
+                ).decode((Int64, Int64).self) {
+                    newest = row
+                }
+                guard let (version, salt) = newest else { continue }
+                for try await count in try await connection.query(
+                    """
+                    WITH gone AS (DELETE FROM history WHERE partition_id = \(id) AND version <= \(version) RETURNING 1)
+                    SELECT count(*) FROM gone
+                    """, logger: logger
+                ).decode(Int64.self) {
+                    removed[name] = Int(count)
+                }
+                try await connection.query(
+                    "UPDATE partitions SET base_version = \(version), base_salt = \(salt) WHERE id = \(id)", logger: logger)
+            }
+            return CompactionReport(partitions: removed)
+        }
+    }
+
+    public func partitions() async throws -> [PartitionStatus] {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                var result: [PartitionStatus] = []
+                let rows = try await connection.query(
+                    """
+                    SELECT p.name, p.latest_version, p.latest_salt, p.base_version, p.base_salt,
+                        (SELECT count(*) FROM history h WHERE h.partition_id = p.id),
+                        (SELECT coalesce(sum(octet_length(h.changeset)), 0)::bigint FROM history h WHERE h.partition_id = p.id),
+                        (SELECT count(*) FROM state s WHERE s.partition_id = p.id),
+                        (SELECT count(*) FROM client_files c WHERE c.partition_id = p.id)
+                    FROM partitions p ORDER BY p.name COLLATE "C"
+                    """, logger: logger)
+                for try await (name, latest, latestSalt, base, baseSalt, entries, bytes, stateRows, files) in rows.decode(
+                    (String, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64).self)
+                {
+                    result.append(PartitionStatus(
+                        name: name,
+                        head: PartitionHead(
+                            latest: ServerVersion(version: latest, salt: latestSalt), base: ServerVersion(version: base, salt: baseSalt)),
+                        historyEntries: Int(entries), historyBytes: bytes, rows: Int(stateRows), clientFiles: Int(files)))
+                }
+                return result
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Logging
+import PostgresNIO
+
+extension PostgresServerStorage {
+    /// The database layout (docs/server.md, "Storage"): the SQLite layout's tables with
+    /// PostgreSQL types, `tbl` in the "C" collation so state downloads list rows in the same
+    /// byte order, and `runtime_grants.user_name` (`user` is reserved). Each migration runs once,
+    /// in order, in one transaction under an advisory lock, so instances starting together
+    /// migrate once.
+    static let migrations: [(version: Int, statements: [String])] = [
+        (1, [
+            "CREATE TABLE meta(key text PRIMARY KEY, value bigint)",
+            """
+            CREATE TABLE partitions(
+                id bigserial PRIMARY KEY,
+                name text NOT NULL UNIQUE,
+                latest_version bigint NOT NULL, latest_salt bigint NOT NULL,
+                base_version bigint NOT NULL, base_salt bigint NOT NULL,
+                epoch bigint NOT NULL DEFAULT 0,
+                created_at double precision NOT NULL)
+            """,
+            """
+            CREATE TABLE client_files(
+                id bigserial PRIMARY KEY,
+                partition_id bigint NOT NULL REFERENCES partitions(id),
+                salt bigint NOT NULL,
+                integrated_seq bigint NOT NULL DEFAULT 0,
+                integrated_version bigint NOT NULL DEFAULT 0,
+                created_at double precision NOT NULL,
+                last_seen double precision NOT NULL)
+            """,
+            "CREATE INDEX client_files_partition ON client_files(partition_id)",
+            """
+            CREATE TABLE history(
+                partition_id bigint NOT NULL REFERENCES partitions(id),
+                version bigint NOT NULL,
+                salt bigint NOT NULL,
+                origin_file bigint NOT NULL,
+                origin_seq bigint NOT NULL,
+                created_at double precision NOT NULL,
+                changeset bytea NOT NULL,
+                PRIMARY KEY(partition_id, version))
+            """,
+            "CREATE INDEX history_origin ON history(partition_id, origin_file, version)",
+            "CREATE INDEX history_created ON history(partition_id, created_at)",
+            """
+            CREATE TABLE state(
+                partition_id bigint NOT NULL,
+                tbl text COLLATE "C" NOT NULL,
+                key bytea NOT NULL,
+                fields bytea NOT NULL,
+                PRIMARY KEY(partition_id, tbl, key))
+            """,
+            """
+            CREATE TABLE snapshots(
+                id text PRIMARY KEY,
+                partition_id bigint NOT NULL REFERENCES partitions(id),
+                version bigint NOT NULL, salt bigint NOT NULL,
+                base_version bigint NOT NULL, base_salt bigint NOT NULL,
+                created_at double precision NOT NULL)
+            """,
+            """
+            CREATE TABLE snapshot_state(
+                snapshot_id text NOT NULL,
+                tbl text COLLATE "C" NOT NULL,
+                key bytea NOT NULL,
+                fields bytea NOT NULL,
+                PRIMARY KEY(snapshot_id, tbl, key))
+            """,
+            """
+            CREATE TABLE snapshot_client_files(
+                snapshot_id text NOT NULL,
+                id bigint NOT NULL,
+                salt bigint NOT NULL,
+                integrated_seq bigint NOT NULL,
+                integrated_version bigint NOT NULL,
+                created_at double precision NOT NULL,
+                last_seen double precision NOT NULL,
+                PRIMARY KEY(snapshot_id, id))
+            """,
+            """
+            CREATE TABLE schemas(
+                version integer PRIMARY KEY,
+                schema bytea NOT NULL,
+                breaking boolean NOT NULL,
+                applied_at double precision NOT NULL)
+            """,
+            """
+            CREATE TABLE runtime_grants(
+                user_name text NOT NULL,
+                pattern text NOT NULL,
+                access text,
+                PRIMARY KEY(user_name, pattern))
+            """,
+        ]),
+    ]
+
+    /// Advisory lock keys (one bigint namespace per database): migrations, compaction.
+    static let migrationLock: Int64 = 0x7465_7468_6572_0001
+    static let compactionLock: Int64 = 0x7465_7468_6572_0002
+
+    /// Brings the database to the newest layout; returns the versions applied now.
+    @discardableResult
+    public func migrate() async throws -> [Int] {
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS tether_migrations(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+                logger: self.logger)
+            var done: Set<Int> = []
+            for try await version in try await connection.query("SELECT version FROM tether_migrations", logger: self.logger).decode(Int.self) {
+                done.insert(version)
+            }
+            var applied: [Int] = []
+            for migration in Self.migrations where !done.contains(migration.version) {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+                }
+                try await connection.query("INSERT INTO tether_migrations(version) VALUES (\(migration.version))", logger: self.logger)
+                applied.append(migration.version)
+            }
+            return applied
+        }
+    }
+}

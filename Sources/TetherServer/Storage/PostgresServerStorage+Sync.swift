@@ -1,0 +1,282 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+public import TetherProtocol
+
+extension PostgresServerStorage {
+    struct PartitionRow: Sendable {
+        var id: Int64
+        var head: PartitionHead
+    }
+
+    /// The partition's row; `lock` takes the row lock every change to the partition takes first.
+    static func partitionRow(_ name: PartitionName, lock: Bool = false, _ connection: PostgresConnection, _ logger: Logger) async throws -> PartitionRow? {
+        let rows = try await connection.query(
+            lock
+                ? "SELECT id, latest_version, latest_salt, base_version, base_salt FROM partitions WHERE name = \(name.rawValue) FOR UPDATE"
+                : "SELECT id, latest_version, latest_salt, base_version, base_salt FROM partitions WHERE name = \(name.rawValue)",
+            logger: logger)
+        for try await (id, latest, latestSalt, base, baseSalt) in rows.decode((Int64, Int64, Int64, Int64, Int64).self) {
+            return PartitionRow(
+                id: id,
+                head: PartitionHead(latest: ServerVersion(version: latest, salt: latestSalt), base: ServerVersion(version: base, salt: baseSalt)))
+        }
+        return nil
+    }
+
+    static func createPartitionIfNeeded(_ partition: PartitionName, now: Date, lock: Bool, _ connection: PostgresConnection, _ logger: Logger) async throws -> PartitionRow {
+        try await connection.query(
+            """
+            INSERT INTO partitions(name, latest_version, latest_salt, base_version, base_salt, created_at)
+            VALUES (\(partition.rawValue), 0, 0, 0, 0, \(now.timeIntervalSince1970)) ON CONFLICT (name) DO NOTHING
+            """, logger: logger)
+        guard let row = try await partitionRow(partition, lock: lock, connection, logger) else { throw StorageError.corrupt("partitions") }
+        return row
+    }
+
+    static func freshSalt() -> Int64 { Int64.random(in: 1...Int64.max) }
+
+    public func head(of partition: PartitionName) async throws -> PartitionHead? {
+        try await withStorageErrors {
+            try await client.withConnection { connection in try await Self.partitionRow(partition, connection, logger)?.head }
+        }
+    }
+
+    public func salt(of partition: PartitionName, version: Int64) async throws -> Int64? {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                guard let p = try await Self.partitionRow(partition, connection, logger) else { return version == 0 ? 0 : nil }
+                if version == 0 { return 0 }
+                if version == p.head.base.version { return p.head.base.salt }
+                let rows = try await connection.query(
+                    "SELECT salt FROM history WHERE partition_id = \(p.id) AND version = \(version)", logger: logger)
+                for try await salt in rows.decode(Int64.self) { return salt }
+                return nil
+            }
+        }
+    }
+
+    public func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord? {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT c.id, c.salt, c.integrated_seq, c.integrated_version, c.last_seen
+                    FROM client_files c JOIN partitions p ON p.id = c.partition_id
+                    WHERE c.id = \(id) AND p.name = \(partition.rawValue)
+                    """, logger: logger)
+                for try await (id, salt, seq, version, lastSeen) in rows.decode((Int64, Int64, Int64, Int64, Double).self) {
+                    return ClientFileRecord(
+                        identity: ClientFileIdentity(id: id, salt: salt), integratedSeq: seq, integratedVersion: version,
+                        lastSeen: Date(timeIntervalSince1970: lastSeen))
+                }
+                return nil
+            }
+        }
+    }
+
+    public func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
+        try await transaction { connection in
+            let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: false, connection, self.logger)
+            let salt = Self.freshSalt()
+            let rows = try await connection.query(
+                """
+                INSERT INTO client_files(partition_id, salt, created_at, last_seen)
+                VALUES (\(p.id), \(salt), \(now.timeIntervalSince1970), \(now.timeIntervalSince1970)) RETURNING id
+                """, logger: self.logger)
+            for try await id in rows.decode(Int64.self) { return (ClientFileIdentity(id: id, salt: salt), p.head) }
+            throw StorageError.corrupt("client_files")
+        }
+    }
+
+    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                try await connection.query("UPDATE client_files SET last_seen = \(now.timeIntervalSince1970) WHERE id = \(id)", logger: logger)
+            }
+        }
+    }
+
+    /// Integrates under the lock on the partition's row: versions follow each other in commit
+    /// order on every instance. Rows are read and written in batches (`unnest`), whatever the
+    /// upload's size: a handful of round trips per upload.
+    public func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date
+    ) async throws -> IntegrationOutcome {
+        try await transaction { connection in
+            let logger = self.logger
+            guard var p = try await Self.partitionRow(partition, lock: true, connection, logger) else {
+                throw StorageError.notFound("partition \(partition)")
+            }
+            var integratedSeq: Int64? = nil
+            for try await seq in try await connection.query(
+                "SELECT integrated_seq FROM client_files WHERE id = \(clientFile) AND partition_id = \(p.id)", logger: logger
+            ).decode(Int64.self) {
+                integratedSeq = seq
+            }
+            guard var integratedSeq else { throw StorageError.notFound("client file \(clientFile)") }
+            var accepted: [UploadChangeset] = []
+            var ignored = 0
+            var gap: UploadGap? = nil
+            for upload in uploads {
+                guard upload.lastSeq > integratedSeq else {
+                    ignored += 1
+                    continue
+                }
+                guard upload.afterSeq == integratedSeq else {
+                    gap = UploadGap(afterSeq: upload.afterSeq, integratedSeq: integratedSeq)
+                    break
+                }
+                accepted.append(upload)
+                integratedSeq = upload.lastSeq
+            }
+            if !accepted.isEmpty {
+                try await Self.applyToState(accepted.flatMap(\.changeset.changes), partitionID: p.id, connection, logger)
+                var versions: [Int64] = [], salts: [Int64] = [], seqs: [Int64] = [], blobs: [ByteBuffer] = []
+                for upload in accepted {
+                    let version = ServerVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
+                    versions.append(version.version)
+                    salts.append(version.salt)
+                    seqs.append(upload.lastSeq)
+                    blobs.append(ByteBuffer(bytes: upload.changeset.encoded))
+                    p.head.latest = version
+                }
+                try await connection.query(
+                    """
+                    INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
+                    SELECT \(p.id), v, s, \(clientFile), o, \(now.timeIntervalSince1970), c
+                    FROM unnest(\(versions)::bigint[], \(salts)::bigint[], \(seqs)::bigint[], \(blobs)::bytea[]) AS u(v, s, o, c)
+                    """, logger: logger)
+                try await connection.query(
+                    "UPDATE partitions SET latest_version = \(p.head.latest.version), latest_salt = \(p.head.latest.salt) WHERE id = \(p.id)",
+                    logger: logger)
+                try await connection.query(
+                    """
+                    UPDATE client_files SET integrated_seq = \(integratedSeq), integrated_version = \(p.head.latest.version),
+                        last_seen = \(now.timeIntervalSince1970) WHERE id = \(clientFile)
+                    """, logger: logger)
+            }
+            return IntegrationOutcome(head: p.head, accepted: accepted.count, ignored: ignored, integratedSeq: integratedSeq, gap: gap)
+        }
+    }
+
+    private struct StateKey: Hashable {
+        var table: String
+        var key: [UInt8]
+    }
+
+    /// Reads every row the changes touch in one query, applies the changes in order with
+    /// ``ServerOrderRules``, and writes the rows that changed in one upsert and one delete.
+    private static func applyToState(_ changes: [RowChange], partitionID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !changes.isEmpty else { return }
+        var order: [StateKey] = []
+        var seen: Set<StateKey> = []
+        for change in changes {
+            let key = StateKey(table: change.table, key: change.key.encoded)
+            if seen.insert(key).inserted { order.append(key) }
+        }
+        var rows: [StateKey: [String: FieldValue]] = [:]
+        let existing = try await connection.query(
+            """
+            SELECT s.tbl, s.key, s.fields FROM state s
+            JOIN unnest(\(order.map(\.table))::text[], \(order.map { ByteBuffer(bytes: $0.key) })::bytea[]) AS u(tbl, key)
+                ON s.tbl = u.tbl COLLATE "C" AND s.key = u.key
+            WHERE s.partition_id = \(partitionID)
+            """, logger: logger)
+        for try await (table, key, fields) in existing.decode((String, ByteBuffer, ByteBuffer).self) {
+            guard let decoded = try? FieldValue.decodeFields(fields.bytes) else { throw StorageError.corrupt("state") }
+            rows[StateKey(table: table, key: key.bytes)] = decoded
+        }
+        var dirty: Set<StateKey> = []
+        for change in changes {
+            let key = StateKey(table: change.table, key: change.key.encoded)
+            switch ServerOrderRules.apply(change, to: rows[key]) {
+            case .put(let fields):
+                rows[key] = fields
+                dirty.insert(key)
+            case .delete:
+                rows[key] = nil
+                dirty.insert(key)
+            case .unchanged:
+                break
+            }
+        }
+        let puts = order.filter { dirty.contains($0) && rows[$0] != nil }
+        let deletes = order.filter { dirty.contains($0) && rows[$0] == nil }
+        if !puts.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO state(partition_id, tbl, key, fields)
+                SELECT \(partitionID), t, k, f
+                FROM unnest(\(puts.map(\.table))::text[], \(puts.map { ByteBuffer(bytes: $0.key) })::bytea[],
+                    \(puts.map { ByteBuffer(bytes: FieldValue.encodedFields(rows[$0]!)) })::bytea[]) AS u(t, k, f)
+                ON CONFLICT (partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
+                """, logger: logger)
+        }
+        if !deletes.isEmpty {
+            try await connection.query(
+                """
+                DELETE FROM state s USING unnest(\(deletes.map(\.table))::text[], \(deletes.map { ByteBuffer(bytes: $0.key) })::bytea[]) AS u(tbl, key)
+                WHERE s.partition_id = \(partitionID) AND s.tbl = u.tbl COLLATE "C" AND s.key = u.key
+                """, logger: logger)
+        }
+    }
+
+    public func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                guard let p = try await Self.partitionRow(partition, connection, logger) else { return [] }
+                // The page's running size decides in the database where it stops (always one entry).
+                let rows = try await connection.query(
+                    """
+                    WITH page AS (
+                        SELECT version, octet_length(changeset) AS size FROM history
+                        WHERE partition_id = \(p.id) AND version > \(version) ORDER BY version LIMIT \(Int64(maxEntries))),
+                    running AS (
+                        SELECT version, sum(size) OVER (ORDER BY version) AS total, row_number() OVER (ORDER BY version) AS n FROM page)
+                    SELECT h.version, h.salt, h.origin_file, h.origin_seq, h.changeset
+                    FROM running r JOIN history h ON h.partition_id = \(p.id) AND h.version = r.version
+                    WHERE r.n = 1 OR r.total <= \(Int64(maxBytes)) ORDER BY h.version
+                    """, logger: logger)
+                var entries: [HistoryEntry] = []
+                for try await (version, salt, originFile, originSeq, blob) in rows.decode((Int64, Int64, Int64, Int64, ByteBuffer).self) {
+                    guard let changeset = try? Changeset.decode(blob.bytes) else { throw StorageError.corrupt("history") }
+                    entries.append(HistoryEntry(
+                        version: ServerVersion(version: version, salt: salt), originFile: originFile, originSeq: originSeq,
+                        changeset: changeset))
+                }
+                return entries
+            }
+        }
+    }
+
+    public func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64 {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                guard let p = try await Self.partitionRow(partition, connection, logger) else { return 0 }
+                var file: (seq: Int64, version: Int64)? = nil
+                for try await (seq, integratedVersion) in try await connection.query(
+                    "SELECT integrated_seq, integrated_version FROM client_files WHERE id = \(clientFile) AND partition_id = \(p.id)",
+                    logger: logger
+                ).decode((Int64, Int64).self) {
+                    file = (seq, integratedVersion)
+                }
+                guard let file else { return 0 }
+                if file.version <= version { return file.seq }
+                for try await seq in try await connection.query(
+                    """
+                    SELECT max(origin_seq) FROM history WHERE partition_id = \(p.id) AND origin_file = \(clientFile) AND version <= \(version)
+                    """, logger: logger
+                ).decode(Int64?.self) {
+                    return seq ?? 0
+                }
+                return 0
+            }
+        }
+    }
+
+    public func openState(of partition: PartitionName) async throws -> any StateReader {
+        try await PostgresStateReader.open(self, partition: partition)
+    }
+}

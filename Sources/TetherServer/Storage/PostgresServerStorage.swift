@@ -1,0 +1,287 @@
+import Foundation
+public import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+public import ServiceLifecycle
+import Synchronization
+import TetherProtocol
+
+/// ``ServerStorage`` in a PostgreSQL database that any number of `tether-server` instances
+/// share (`[storage] kind = "postgresql"`, docs/server.md "PostgreSQL").
+///
+/// The same tables and the same semantics as ``SQLiteServerStorage``; what differs is how
+/// concurrent instances are kept apart: every change to a partition takes the lock on the
+/// partition's row first (so versions are assigned one after the other, in commit order, never
+/// from a sequence), migrations and compaction run under advisory locks, and downloads of a
+/// partition's state read from one `REPEATABLE READ` snapshot on a connection of their own.
+///
+/// The connection pool (`PostgresClient`) does its work in ``run()``: run it as a Service (or in
+/// a task) before calling anything else. Every method that returns has committed.
+public final class PostgresServerStorage: ServerStorage, Service {
+    let client: PostgresClient
+    let connectionConfiguration: PostgresConnection.Configuration
+    public let location: PostgresLocation
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - maximumConnections: the pool's size (each instance opens at most this many, plus
+    ///     one per state download in progress and one for notifications).
+    public init(location: PostgresLocation, password: Secret?, maximumConnections: Int = 16, logger: Logger) throws {
+        self.location = location
+        self.logger = logger
+        let clientTLS: PostgresClient.Configuration.TLS
+        let connectionTLS: PostgresConnection.Configuration.TLS
+        switch location.tls {
+        case .disable:
+            clientTLS = .disable
+            connectionTLS = .disable
+        case .prefer:
+            clientTLS = .prefer(.makeClientConfiguration())
+            connectionTLS = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .require:
+            clientTLS = .require(.makeClientConfiguration())
+            connectionTLS = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.user, password: password?.value,
+            database: location.database, tls: clientTLS)
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = .seconds(5)
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        connectionConfiguration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: password?.value,
+            database: location.database, tls: connectionTLS)
+    }
+
+    /// Runs the connection pool until the task is cancelled or a graceful shutdown.
+    public func run() async {
+        await client.run()
+    }
+
+    /// The pool closes when ``run()`` ends; nothing to do here.
+    public func close() async throws {}
+
+    /// Connects once and asks the server for its version (`tether-server --check-config`).
+    public static func check(_ location: PostgresLocation, password: Secret?, logger: Logger) async throws -> String {
+        let storage = try PostgresServerStorage(location: location, password: password, maximumConnections: 1, logger: logger)
+        let connection = try await storage.connect()
+        defer { let _: EventLoopFuture<Void> = connection.close() }
+        return try await storage.withStorageErrors {
+            let rows = try await connection.query("SELECT version()", logger: logger)
+            for try await version in rows.decode(String.self) { return version }
+            return "unknown version"
+        }
+    }
+
+    /// `pg_dump` is the backup of a PostgreSQL deployment; `admin backup` cannot copy it.
+    public func backup(to path: String) async throws {
+        throw StorageError.unavailable(
+            "admin backup copies SQLite storage only; back up PostgreSQL with pg_dump or base backups (docs/server.md)")
+    }
+
+    // MARK: Flags
+
+    public func flags() async throws -> ServerFlags {
+        try await withStorageErrors {
+            try await client.withConnection { connection in try await Self.readFlags(connection, logger) }
+        }
+    }
+
+    static func readFlags(_ connection: PostgresConnection, _ logger: Logger) async throws -> ServerFlags {
+        var values: [String: Int64?] = [:]
+        for try await (key, value) in try await connection.query("SELECT key, value FROM meta", logger: logger).decode((String, Int64?).self) {
+            values[key] = value
+        }
+        return ServerFlags(
+            syncTerminated: (values["sync_terminated"] ?? 0) == 1,
+            recoveryOverride: (values["recovery_override"] ?? nil).map { $0 == 1 },
+            recoveryOverrideConfigValue: (values["recovery_override_config"] ?? nil).map { $0 == 1 })
+    }
+
+    public func setFlags(_ flags: ServerFlags) async throws {
+        try await transaction { connection in try await Self.write(flags, connection, self.logger) }
+    }
+
+    static func write(_ flags: ServerFlags, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        let keys = ["sync_terminated", "recovery_override", "recovery_override_config"]
+        let values: [Bool?] = [flags.syncTerminated, flags.recoveryOverride, flags.recoveryOverrideConfigValue]
+        for (key, value) in zip(keys, values) {
+            let number: Int64? = value.map { $0 ? 1 : 0 }
+            try await connection.query(
+                "INSERT INTO meta(key, value) VALUES (\(key), \(number)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                logger: logger)
+        }
+    }
+
+    // MARK: Schemas
+
+    public func schemaHistory() async throws -> [SchemaRecord] {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                var records: [SchemaRecord] = []
+                let rows = try await connection.query("SELECT schema, breaking, applied_at FROM schemas ORDER BY version", logger: logger)
+                for try await (bytes, breaking, appliedAt) in rows.decode((ByteBuffer, Bool, Double).self) {
+                    guard let schema = try? Schema.decode(bytes.bytes) else { throw StorageError.corrupt("schemas") }
+                    records.append(SchemaRecord(schema: schema, isBreaking: breaking, appliedAt: Date(timeIntervalSince1970: appliedAt)))
+                }
+                return records
+            }
+        }
+    }
+
+    public func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws {
+        try await transaction { connection in
+            let encoded = ByteBuffer(bytes: record.schema.encoded)
+            try await connection.query(
+                """
+                INSERT INTO schemas(version, schema, breaking, applied_at)
+                VALUES (\(record.version), \(encoded), \(record.isBreaking), \(record.appliedAt.timeIntervalSince1970))
+                """, logger: self.logger)
+            if let migration {
+                // Every state row is rewritten: no partition may integrate meanwhile.
+                try await connection.query("SELECT id FROM partitions ORDER BY id FOR UPDATE", logger: self.logger)
+                try await self.migrate(table: "state", owner: "partition_id", migration, connection)
+                try await self.migrate(table: "snapshot_state", owner: "snapshot_id", migration, connection)
+            }
+        }
+    }
+
+    private func migrate(table: String, owner: String, _ migration: StateMigration, _ connection: PostgresConnection) async throws {
+        var owners: [String] = [], tables: [String] = [], keys: [ByteBuffer] = [], fields: [ByteBuffer?] = []
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT \(owner)::text, tbl, key, fields FROM \(table)"), logger: logger)
+        for try await (ownerValue, tbl, keyBytes, fieldBytes) in rows.decode((String, String, ByteBuffer, ByteBuffer).self) {
+            guard let key = try? RowKey.decode(keyBytes.bytes), let decoded = try? FieldValue.decodeFields(fieldBytes.bytes) else {
+                throw StorageError.corrupt(table)
+            }
+            owners.append(ownerValue)
+            tables.append(tbl)
+            keys.append(keyBytes)
+            fields.append(migration.migrate(table: tbl, key: key, fields: decoded).map { ByteBuffer(bytes: FieldValue.encodedFields($0)) })
+        }
+        let ownerType = owner == "partition_id" ? "bigint" : "text"
+        let updated = fields.indices.filter { fields[$0] != nil }
+        let deleted = fields.indices.filter { fields[$0] == nil }
+        if !updated.isEmpty {
+            var binds = PostgresBindings()
+            binds.append(updated.map { owners[$0] })
+            binds.append(updated.map { tables[$0] })
+            binds.append(updated.map { keys[$0] })
+            binds.append(updated.map { fields[$0]! })
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                UPDATE \(table) t SET fields = u.fields
+                FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bytea[]) AS u(owner, tbl, key, fields)
+                WHERE t.\(owner) = u.owner::\(ownerType) AND t.tbl = u.tbl AND t.key = u.key
+                """, binds: binds), logger: logger)
+        }
+        if !deleted.isEmpty {
+            var binds = PostgresBindings()
+            binds.append(deleted.map { owners[$0] })
+            binds.append(deleted.map { tables[$0] })
+            binds.append(deleted.map { keys[$0] })
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                DELETE FROM \(table) t USING unnest($1::text[], $2::text[], $3::bytea[]) AS u(owner, tbl, key)
+                WHERE t.\(owner) = u.owner::\(ownerType) AND t.tbl = u.tbl AND t.key = u.key
+                """, binds: binds), logger: logger)
+        }
+    }
+
+    // MARK: Grants changed at run time
+
+    public func runtimeGrants() async throws -> [RuntimeGrant] {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                var grants: [RuntimeGrant] = []
+                let rows = try await connection.query(
+                    "SELECT user_name, pattern, access FROM runtime_grants ORDER BY user_name, pattern", logger: logger)
+                for try await (user, text, access) in rows.decode((String, String, String?).self) {
+                    guard case .success(let pattern) = GrantPattern.parse(text) else { continue }
+                    grants.append(RuntimeGrant(user: user, pattern: pattern, access: access.flatMap(PartitionAccess.init(rawValue:))))
+                }
+                return grants
+            }
+        }
+    }
+
+    public func setRuntimeGrant(_ grant: RuntimeGrant) async throws {
+        try await transaction { connection in
+            try await connection.query(
+                """
+                INSERT INTO runtime_grants(user_name, pattern, access) VALUES (\(grant.user), \(grant.pattern.text), \(grant.access?.rawValue))
+                ON CONFLICT (user_name, pattern) DO UPDATE SET access = excluded.access
+                """, logger: self.logger)
+        }
+    }
+
+    // MARK: Connections and errors
+
+    /// A connection outside the pool (state downloads hold one for their whole length).
+    func connect() async throws -> PostgresConnection {
+        try await withStorageErrors {
+            try await PostgresConnection.connect(configuration: connectionConfiguration, id: Self.nextConnectionID(), logger: logger)
+        }
+    }
+
+    private static let connectionIDs = ConnectionIDSource()
+
+    static func nextConnectionID() -> Int { connectionIDs.next() }
+
+    @discardableResult
+    /// Runs `body` in a transaction on a pooled connection; errors become ``StorageError``.
+    func transaction<Result: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                try await connection.query("BEGIN", logger: logger)
+                do {
+                    let result = try await body(connection)
+                    try await connection.query("COMMIT", logger: logger)
+                    return result
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        }
+    }
+
+    @discardableResult
+    func withStorageErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as StorageError {
+            throw error
+        } catch let error as PSQLError {
+            throw StorageError.unavailable(Self.describe(error))
+        } catch {
+            throw StorageError.unavailable("\(error)")
+        }
+    }
+
+    /// What went wrong, from the server's message when there is one (never a password: none is in a query).
+    static func describe(_ error: PSQLError) -> String {
+        if let message = error.serverInfo?[.message] {
+            let state = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
+            return "PostgreSQL: \(message)\(state)"
+        }
+        if let underlying = error.underlying { return "PostgreSQL connection: \(error.code): \(underlying)" }
+        return "PostgreSQL connection: \(error.code)"
+    }
+}
+
+extension ByteBuffer {
+    /// The readable bytes as an array (decoding helpers take arrays).
+    var bytes: [UInt8] { Array(readableBytesView) }
+}
+
+/// Ids for connections opened outside the pool (only for PostgresNIO's log metadata).
+final class ConnectionIDSource: Sendable {
+    private let counter = Mutex(1_000_000)
+
+    func next() -> Int {
+        counter.withLock { value in
+            value += 1
+            return value
+        }
+    }
+}

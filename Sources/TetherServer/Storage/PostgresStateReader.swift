@@ -1,0 +1,101 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import TetherProtocol
+
+/// Reads one partition's state from a `REPEATABLE READ` transaction on a connection of its
+/// own, held for the whole download: every chunk comes from the same version while uploads
+/// commit on other connections and instances. ``close()`` ends it (and dropping the reader
+/// closes the connection).
+actor PostgresStateReader: StateReader {
+    nonisolated let version: ServerVersion
+    nonisolated let totalRows: Int64
+    nonisolated let totalBytes: Int64
+    private let connection: PostgresConnection
+    private let partitionID: Int64?
+    private let logger: Logger
+    private var after: (table: String, key: ByteBuffer)? = nil
+    private var done = false
+    private var closed = false
+
+    private init(
+        version: ServerVersion, totalRows: Int64, totalBytes: Int64, connection: PostgresConnection, partitionID: Int64?, logger: Logger
+    ) {
+        self.version = version
+        self.totalRows = totalRows
+        self.totalBytes = totalBytes
+        self.connection = connection
+        self.partitionID = partitionID
+        self.logger = logger
+    }
+
+    static func open(_ storage: PostgresServerStorage, partition: PartitionName) async throws -> PostgresStateReader {
+        let connection = try await storage.connect()
+        let logger = storage.logger
+        do {
+            return try await storage.withStorageErrors {
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                guard let p = try await PostgresServerStorage.partitionRow(partition, connection, logger) else {
+                    return PostgresStateReader(
+                        version: .none, totalRows: 0, totalBytes: 0, connection: connection, partitionID: nil, logger: logger)
+                }
+                var totals: (Int64, Int64) = (0, 0)
+                for try await row in try await connection.query(
+                    "SELECT count(*), coalesce(sum(octet_length(key) + octet_length(fields)), 0)::bigint FROM state WHERE partition_id = \(p.id)",
+                    logger: logger
+                ).decode((Int64, Int64).self) {
+                    totals = row
+                }
+                return PostgresStateReader(
+                    version: p.head.latest, totalRows: totals.0, totalBytes: totals.1, connection: connection, partitionID: p.id,
+                    logger: logger)
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange] {
+        guard let partitionID, !done, !closed else { return [] }
+        let limit = Int64(maxRows)
+        let rows: PostgresRowSequence
+        if let after {
+            rows = try await connection.query(
+                """
+                SELECT tbl, key, fields FROM state WHERE partition_id = \(partitionID) AND (tbl, key) > (\(after.table) COLLATE "C", \(after.key))
+                ORDER BY tbl, key LIMIT \(limit)
+                """, logger: logger)
+        } else {
+            rows = try await connection.query(
+                "SELECT tbl, key, fields FROM state WHERE partition_id = \(partitionID) ORDER BY tbl, key LIMIT \(limit)", logger: logger)
+        }
+        var changes: [RowChange] = []
+        var bytes = 0
+        var full = false
+        for try await (table, keyBytes, fieldBytes) in rows.decode((String, ByteBuffer, ByteBuffer).self) {
+            if full { continue }
+            guard let key = try? RowKey.decode(keyBytes.bytes), let fields = try? FieldValue.decodeFields(fieldBytes.bytes) else {
+                throw StorageError.corrupt("state")
+            }
+            changes.append(.insert(table, key, fields))
+            bytes += keyBytes.readableBytes + fieldBytes.readableBytes
+            after = (table, keyBytes)
+            if bytes >= maxBytes { full = true }
+        }
+        if changes.isEmpty { done = true }
+        return changes
+    }
+
+    func close() async {
+        guard !closed else { return }
+        closed = true
+        _ = try? await connection.query("COMMIT", logger: logger)
+        try? await connection.close()
+    }
+
+    deinit {
+        if !closed { let _: EventLoopFuture<Void> = connection.close() }
+    }
+}
