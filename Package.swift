@@ -220,7 +220,7 @@ let package = Package(
         .testTarget(
             name: "TetherServerIntegrationTests",
             dependencies: [
-                "TetherClient", "TetherServer", "TetherProtocol",
+                "TetherClient", "TetherServer", "TetherProtocol", "TetherTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -14,6 +14,8 @@ public final class ServerControl: Sendable {
     let configuration: ServerConfiguration
     let now: @Sendable () -> Date
     let logger: Logger
+    /// Heads this instance has seen, for ``resynchronize()`` (instances sharing a database).
+    let headTracker = HeadTracker()
 
     public init(service: SyncService, configuration: ServerConfiguration, now: @escaping @Sendable () -> Date, logger: Logger) {
         self.service = service
@@ -25,6 +27,7 @@ public final class ServerControl: Sendable {
     var storage: any ServerStorage { service.storage }
     var policy: ServerPolicy { service.policy }
     var hub: SyncHub { service.hub }
+    var bus: (any ClusterBus)? { service.bus }
 
     public func status() async throws -> AdminAPI.Status {
         let snapshot = await policy.snapshot
@@ -61,6 +64,7 @@ public final class ServerControl: Sendable {
             throw AdminError(.notFound, "\(what)", hint: "`tether-server admin snapshot \(name)` prints the ids of new snapshots")
         }
         logger.notice("partition restored", metadata: ["partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)"])
+        await bus?.announce(.restored(partition))
         let notified = await failSessions(
             where: { $0.partition == partition },
             with: Self.rebind("partition \(partition) was restored to an earlier snapshot"))
@@ -73,6 +77,7 @@ public final class ServerControl: Sendable {
         flags.syncTerminated = true
         _ = await policy.setFlags(flags)
         logger.notice("sync terminated", metadata: ["client_files_forgotten": "\(forgotten)"])
+        await bus?.announce(.flagsChanged)
         let notified = await failSessions(where: { _ in true }, with: Self.rebind("sync was terminated on the server"))
         return AdminAPI.SyncState(syncTerminated: true, clientFilesForgotten: forgotten, sessionsNotified: notified)
     }
@@ -83,6 +88,7 @@ public final class ServerControl: Sendable {
         try await storage.setFlags(flags)
         _ = await policy.setFlags(flags)
         logger.notice("sync enabled")
+        await bus?.announce(.flagsChanged)
         return AdminAPI.SyncState(syncTerminated: false, clientFilesForgotten: 0, sessionsNotified: 0)
     }
 
@@ -94,6 +100,7 @@ public final class ServerControl: Sendable {
         try await storage.setFlags(flags)
         _ = await policy.setFlags(flags)
         logger.notice("client recovery \(enabled ? "enabled" : "disabled")")
+        await bus?.announce(.flagsChanged)
         return AdminAPI.Recovery(enabled: enabled)
     }
 
@@ -124,6 +131,7 @@ public final class ServerControl: Sendable {
             "version": "\(schema.version)", "breaking": "\(plan.isBreaking)", "differences": "\(plan.diff.summary.count)",
         ])
         result.applied = true
+        await bus?.announce(.schemaChanged)
         result.sessionsNotified = await failSessions(
             where: { _ in true }, with: Self.rebind("the server's schema changed to version \(schema.version)"))
         return result
@@ -148,6 +156,7 @@ public final class ServerControl: Sendable {
         logger.notice(access == nil ? "grant revoked" : "grant added", metadata: [
             "user": "\(user)", "pattern": "\(pattern)", "access": "\(access?.rawValue ?? "none")",
         ])
+        await bus?.announce(.grantsChanged)
         let notified = await recheckSessions(updated)
         return AdminAPI.GrantChanged(user: user, pattern: text, access: access?.rawValue, sessionsNotified: notified)
     }
@@ -178,7 +187,7 @@ public final class ServerControl: Sendable {
         return failures.count
     }
 
-    private func failSessions(where predicate: @Sendable (BoundSession) -> Bool, with error: SyncError) async -> Int {
+    func failSessions(where predicate: @Sendable (BoundSession) -> Bool, with error: SyncError) async -> Int {
         let sessions = await hub.bound(where: predicate)
         await push(sessions.map { ($0, error) })
         return sessions.count

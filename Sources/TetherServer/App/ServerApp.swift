@@ -19,6 +19,8 @@ public enum ServerApp {
         public var configPath: String
         public var allowBreakingSchema: Bool
         public var compactionInterval: Duration
+        /// How often an instance sharing a PostgreSQL database re-reads everything (besides notifications).
+        public var resyncInterval: Duration = .seconds(5)
         public var now: @Sendable () -> Date
 
         public init(
@@ -102,15 +104,21 @@ public enum ServerApp {
                 throw StartError.runtime("cannot use the database \(location): \(error)")
             }
             logger.notice("storage: PostgreSQL \(location)")
-            let service = try await prepare(loaded, storage: storage, options: options, logger: logger)
-            try await serve(service, configuration: configuration, options: options, logger: logger, onReady: onReady)
+            let notifier = PostgresNotifier(storage: storage, sender: UUID().uuidString, logger: logger)
+            let service = try await prepare(loaded, storage: storage, bus: notifier, options: options, logger: logger)
+            try await serve(service, configuration: configuration, options: options, logger: logger, onReady: onReady) { control in
+                PostgresEventListener(
+                    storage: storage, control: control, sender: notifier.sender, resyncInterval: options.resyncInterval, logger: logger)
+            }
             group.cancelAll()
         }
         withExtendedLifetime(lock) {}
         logger.notice("tether-server stopped")
     }
 
-    static func prepare(_ loaded: LoadedConfiguration, storage: any ServerStorage, options: Options, logger: Logger) async throws -> SyncService {
+    static func prepare(
+        _ loaded: LoadedConfiguration, storage: any ServerStorage, bus: (any ClusterBus)? = nil, options: Options, logger: Logger
+    ) async throws -> SyncService {
         let configuration = loaded.configuration
         var history = try await storage.schemaHistory()
         let decision: SchemaReconciliation.Decision
@@ -144,12 +152,13 @@ public enum ServerApp {
             users: loaded.users, adminToken: loaded.adminToken, configuredGrants: configuration.grants,
             runtimeGrants: try await storage.runtimeGrants(), flags: flags, configuredRecovery: configuration.clientRecovery,
             schemas: SchemaRegistry(history: history))
-        return SyncService(storage: storage, hub: SyncHub(), policy: policy, now: options.now, logger: logger)
+        return SyncService(storage: storage, hub: SyncHub(), policy: policy, bus: bus, now: options.now, logger: logger)
     }
 
     static func serve(
         _ service: SyncService, configuration: ServerConfiguration, options: Options, logger: Logger,
-        onReady: @escaping @Sendable (ListenAddress) async -> Void
+        onReady: @escaping @Sendable (ListenAddress) async -> Void,
+        extraService: (ServerControl) -> (any Service)? = { _ in nil }
     ) async throws {
         let control = ServerControl(service: service, configuration: configuration, now: options.now, logger: logger)
         let endpoint = SyncEndpoint(service: service)
@@ -181,8 +190,10 @@ public enum ServerApp {
                 await onReady(bound)
             },
             logger: logger)
+        var extra: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let service = extraService(control) { extra.append(.init(service: service)) }
         let group = ServiceGroup(configuration: .init(
-            services: [
+            services: extra + [
                 .init(service: app),
                 .init(
                     service: CompactionService(control: control, interval: options.compactionInterval, clock: ContinuousClock(), logger: logger),

@@ -66,11 +66,17 @@ public final class PostgresServerStorage: ServerStorage, Service {
     public static func check(_ location: PostgresLocation, password: Secret?, logger: Logger) async throws -> String {
         let storage = try PostgresServerStorage(location: location, password: password, maximumConnections: 1, logger: logger)
         let connection = try await storage.connect()
-        defer { let _: EventLoopFuture<Void> = connection.close() }
-        return try await storage.withStorageErrors {
-            let rows = try await connection.query("SELECT version()", logger: logger)
-            for try await version in rows.decode(String.self) { return version }
-            return "unknown version"
+        do {
+            let version = try await storage.withStorageErrors {
+                let rows = try await connection.query("SELECT version()", logger: logger)
+                for try await version in rows.decode(String.self) { return version }
+                return "unknown version"
+            }
+            try? await connection.close()
+            return version
+        } catch {
+            try? await connection.close()
+            throw error
         }
     }
 

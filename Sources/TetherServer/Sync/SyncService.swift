@@ -9,11 +9,17 @@ public final class SyncService: Sendable {
     public let storage: any ServerStorage
     public let hub: SyncHub
     public let policy: ServerPolicy
+    /// Tells other instances sharing the storage about new versions (nil: one instance).
+    public let bus: (any ClusterBus)?
     let now: @Sendable () -> Date
     let logger: Logger
 
-    public init(storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, now: @escaping @Sendable () -> Date, logger: Logger) {
+    public init(
+        storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
+        now: @escaping @Sendable () -> Date, logger: Logger
+    ) {
         self.storage = storage
+        self.bus = bus
         self.hub = hub
         self.policy = policy
         self.now = now
@@ -102,7 +108,10 @@ public final class SyncService: Sendable {
         }
         do {
             let outcome = try await storage.integrate(upload.changesets, from: session.clientFile, into: session.partition, now: now())
-            if outcome.accepted > 0 { await hub.publish(session.partition) }
+            if outcome.accepted > 0 {
+                await hub.publish(session.partition)
+                await bus?.announce(.newVersion(session.partition))
+            }
             if let gap = outcome.gap {
                 return SyncError(
                     .otherSessionError,

@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import TetherProtocol
+
+/// How one instance catches up with what other instances sharing its database did: events
+/// they announced, and a full comparison (``resynchronize()``) after the notification
+/// connection reconnects and on a slow timer, so a lost notification delays but never loses
+/// a change.
+extension ServerControl {
+    /// Reacts to events announced by another instance.
+    public func apply(remote events: [ClusterEvent]) async {
+        var needsResync = false
+        for event in Set(events) {
+            switch event {
+            case .newVersion(let partition):
+                await hub.publish(partition)
+            case .restored(let partition):
+                await headTracker.forget(partition)
+                let notified = await failSessions(
+                    where: { $0.partition == partition },
+                    with: Self.rebind("partition \(partition) was restored to an earlier snapshot"))
+                logger.notice("partition restored on another instance", metadata: ["partition": "\(partition)", "sessions_notified": "\(notified)"])
+            case .flagsChanged, .schemaChanged, .grantsChanged:
+                needsResync = true
+            }
+        }
+        if needsResync {
+            do {
+                try await resynchronizePolicy()
+            } catch {
+                logger.error("cannot re-read flags, schemas and grants", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Re-reads flags, schemas, grants and the heads of partitions with sessions here, and
+    /// applies whatever differs from what this instance holds.
+    public func resynchronize() async throws {
+        try await resynchronizePolicy()
+        for partition in await hub.sessionCounts().keys {
+            guard let head = try await storage.head(of: partition) else { continue }
+            guard let known = await headTracker.replace(partition, with: head.latest) else {
+                await hub.publish(partition)
+                continue
+            }
+            if known == head.latest { continue }
+            // The version this instance last saw is gone or has another salt: history was rewritten.
+            if try await storage.salt(of: partition, version: known.version) != known.salt, known.version > head.base.version {
+                _ = await failSessions(
+                    where: { $0.partition == partition },
+                    with: Self.rebind("partition \(partition) was restored to an earlier snapshot"))
+            } else {
+                await hub.publish(partition)
+            }
+        }
+    }
+
+    func resynchronizePolicy() async throws {
+        let snapshot = await policy.snapshot
+        let flags = try await storage.flags()
+        if flags != snapshot.flags {
+            _ = await policy.setFlags(flags)
+            if flags.syncTerminated && !snapshot.flags.syncTerminated {
+                let notified = await failSessions(where: { _ in true }, with: Self.rebind("sync was terminated on the server"))
+                logger.notice("sync terminated on another instance", metadata: ["sessions_notified": "\(notified)"])
+            }
+        }
+        let schemas = try await storage.schemaHistory()
+        let newer = schemas.filter { $0.version > snapshot.schemas.current.version }
+        if !newer.isEmpty {
+            for record in newer { _ = await policy.appendSchema(record) }
+            let version = newer.last!.version
+            _ = await failSessions(where: { _ in true }, with: Self.rebind("the server's schema changed to version \(version)"))
+        }
+        let grants = try await storage.runtimeGrants()
+        if Set(grants) != Set(snapshot.runtimeGrants) {
+            var updated = snapshot
+            for grant in grants { updated = await policy.setRuntimeGrant(grant) }
+            await recheckSessions(updated)
+        }
+    }
+}
+
+/// The newest version of each partition this instance has seen (to tell new versions from a
+/// restore when re-reading heads).
+actor HeadTracker {
+    private var heads: [PartitionName: ServerVersion] = [:]
+
+    /// Records `latest`; returns what was recorded before (nil the first time).
+    func replace(_ partition: PartitionName, with latest: ServerVersion) -> ServerVersion? {
+        defer { heads[partition] = latest }
+        return heads[partition]
+    }
+
+    func forget(_ partition: PartitionName) { heads[partition] = nil }
+}

@@ -1,0 +1,71 @@
+public import TetherProtocol
+
+/// A change one server instance tells the others about when several share a database
+/// (PostgreSQL). Each is announced after its transaction committed; a lost one only delays
+/// the others, which also re-read everything after a reconnect and on a slow timer.
+public enum ClusterEvent: Sendable, Hashable {
+    /// The partition has a new version: wake its sessions.
+    case newVersion(PartitionName)
+    /// The partition was restored: its sessions must bind again.
+    case restored(PartitionName)
+    /// Sync terminated or enabled, or recovery switched: re-read the flags.
+    case flagsChanged
+    /// A schema was applied: re-read the schemas; every session binds again.
+    case schemaChanged
+    /// A grant was added or revoked at run time: re-read the grants, re-check every session.
+    case grantsChanged
+
+    /// One line of a notification's payload: `v store-17`, `r store-17`, `f`, `s`, `g`.
+    public var line: String {
+        switch self {
+        case .newVersion(let p): "v \(p.rawValue)"
+        case .restored(let p): "r \(p.rawValue)"
+        case .flagsChanged: "f"
+        case .schemaChanged: "s"
+        case .grantsChanged: "g"
+        }
+    }
+
+    public init?(line: Substring) {
+        let parts = line.split(separator: " ", maxSplits: 1)
+        switch (parts.first, parts.count) {
+        case ("v", 2): guard let p = PartitionName(String(parts[1])) else { return nil }; self = .newVersion(p)
+        case ("r", 2): guard let p = PartitionName(String(parts[1])) else { return nil }; self = .restored(p)
+        case ("f", 1): self = .flagsChanged
+        case ("s", 1): self = .schemaChanged
+        case ("g", 1): self = .grantsChanged
+        default: return nil
+        }
+    }
+
+    /// Payloads of at most `limit` bytes (PostgreSQL's NOTIFY takes fewer than 8000), each
+    /// starting with the sender's id so an instance can skip its own.
+    public static func payloads(_ events: [ClusterEvent], sender: String, limit: Int = 7900) -> [String] {
+        var payloads: [String] = []
+        var current = sender
+        for event in events {
+            let line = event.line
+            if current.utf8.count + 1 + line.utf8.count > limit, current != sender {
+                payloads.append(current)
+                current = sender
+            }
+            current += "\n" + line
+        }
+        if current != sender { payloads.append(current) }
+        return payloads
+    }
+
+    /// The sender and the events of a payload (unknown lines are skipped).
+    public static func parse(payload: String) -> (sender: String, events: [ClusterEvent]) {
+        let lines = payload.split(separator: "\n")
+        guard let sender = lines.first else { return ("", []) }
+        return (String(sender), lines.dropFirst().compactMap { ClusterEvent(line: $0) })
+    }
+}
+
+/// How an instance tells the others sharing its storage about changes. nil for SQLite: one
+/// process owns the database.
+public protocol ClusterBus: Sendable {
+    /// Tells every other instance, after the change committed (coalesced with others pending).
+    func announce(_ event: ClusterEvent) async
+}
