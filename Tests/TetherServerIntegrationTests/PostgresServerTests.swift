@@ -174,7 +174,9 @@ import Glibc
     @Test func killNineOfAnInstanceLosesNothing() async throws {
         try await withInstances(2) { servers in
             let (one, two) = (servers[0], servers[1])
-            let before = try await withConnection(one) { connection in
+            let box = StateBox()
+            // The device's session is still bound on instance one when it is killed.
+            _ = try? await withConnection(one) { connection in
                 let device = TestDevice()
                 try await device.bind(on: connection)
                 for i in 1...5 {
@@ -182,10 +184,14 @@ import Glibc
                     try await device.upload()
                 }
                 try await device.syncUntilCaughtUp()
-                return device.state
+                box.state = device.state
+                // Meanwhile another instance refuses the same store: it is bound on instance one (108).
+                box.error = try await bindError(two, TestDevice(state: device.state))
+                try await one.kill9()
             }
-            try await one.kill9()
-            // The device fails over to the other instance with its identity and position.
+            let before = try #require(box.state)
+            #expect(box.error?.code == .clientFileBoundInOtherSession, "\(String(describing: box.error))")
+            // The killed instance's lease died with it: the device fails over at once and goes on.
             let after = try await withConnection(two) { connection in
                 let device = TestDevice(state: before)
                 try await device.bind(on: connection)
@@ -207,4 +213,23 @@ import Glibc
             #expect(try await one.admin.status().partitions.first?.serverVersion == 6)
         }
     }
+
+    /// The bind error of `device` on `server` (nil when it binds).
+    func bindError(_ server: ServerProcess, _ device: TestDevice) async throws -> SyncError? {
+        let state = device.state
+        return try await withConnection(server) { connection in
+            do {
+                try await TestDevice(state: state).bind(on: connection)
+                return nil
+            } catch let error as SyncError {
+                return error
+            }
+        }
+    }
+}
+
+/// Results carried out of a connection that ends with its server's death.
+final class StateBox: @unchecked Sendable {
+    var state: DeviceState?
+    var error: SyncError?
 }

@@ -108,7 +108,7 @@ public enum ServerApp {
             let service = try await prepare(loaded, storage: storage, bus: notifier, options: options, logger: logger)
             try await serve(service, configuration: configuration, options: options, logger: logger, onReady: onReady) { control in
                 PostgresEventListener(
-                    storage: storage, control: control, sender: notifier.sender, resyncInterval: options.resyncInterval, logger: logger)
+                    storage: storage, control: control, notifier: notifier, resyncInterval: options.resyncInterval, logger: logger)
             }
             group.cancelAll()
         }

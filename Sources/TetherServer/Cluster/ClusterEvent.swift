@@ -68,4 +68,9 @@ public enum ClusterEvent: Sendable, Hashable {
 public protocol ClusterBus: Sendable {
     /// Tells every other instance, after the change committed (coalesced with others pending).
     func announce(_ event: ClusterEvent) async
+    /// Takes the lease on a client file for this instance's session; false when a session of
+    /// another live instance holds it (108 across instances).
+    func acquire(clientFile: Int64) async throws -> Bool
+    /// Gives back the leases of client files whose sessions here ended.
+    func release(clientFiles: [Int64]) async
 }

@@ -9,7 +9,7 @@ import ServiceLifecycle
 struct PostgresEventListener: Service {
     let storage: PostgresServerStorage
     let control: ServerControl
-    let sender: String
+    let notifier: PostgresNotifier
     let resyncInterval: Duration
     let logger: Logger
 
@@ -35,6 +35,7 @@ struct PostgresEventListener: Service {
             do {
                 let connection = try await storage.connect()
                 try await withTaskCancellationHandler {
+                    try await storage.holdInstanceLock(notifier.holderKey, on: connection)
                     try await connection.listen(on: PostgresNotifier.channel) { notifications in
                         if failing { logger.notice("notification connection to the database is back") }
                         failing = false
@@ -42,7 +43,7 @@ struct PostgresEventListener: Service {
                         try await catchUp()
                         for try await notification in notifications {
                             let (from, events) = ClusterEvent.parse(payload: notification.payload)
-                            if from != sender { await control.apply(remote: events) }
+                            if from != notifier.sender { await control.apply(remote: events) }
                         }
                     }
                 } onCancel: {

@@ -10,6 +10,8 @@ public actor PostgresNotifier: ClusterBus {
     let storage: PostgresServerStorage
     /// This instance's id, the first line of its payloads (listeners skip their own).
     public nonisolated let sender: String
+    /// The second key of this instance's liveness lock (see ``acquire(clientFile:)``).
+    public nonisolated let holderKey = Int32.random(in: 1...Int32.max)
     let logger: Logger
     private var pending: [ClusterEvent] = []
     private var flushing = false

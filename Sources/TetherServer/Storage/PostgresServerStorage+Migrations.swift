@@ -93,11 +93,24 @@ extension PostgresServerStorage {
                 PRIMARY KEY(user_name, pattern))
             """,
         ]),
+        // Which instance's session holds a client file (error 108 across instances). A lease is
+        // alive while its holder's advisory lock (held on its LISTEN connection) is.
+        (2, [
+            """
+            CREATE TABLE client_file_leases(
+                client_file bigint PRIMARY KEY,
+                instance text NOT NULL,
+                holder_key integer NOT NULL,
+                taken_at timestamptz NOT NULL DEFAULT now())
+            """,
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.
     static let migrationLock: Int64 = 0x7465_7468_6572_0001
     static let compactionLock: Int64 = 0x7465_7468_6572_0002
+    /// The first key of the two-key advisory locks that mark live instances (`'teth'`).
+    static let instanceLockClass: Int32 = 0x7465_7468
 
     /// Brings the database to the newest layout; returns the versions applied now.
     @discardableResult

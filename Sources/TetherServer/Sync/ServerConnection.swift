@@ -121,9 +121,9 @@ actor ServerConnection {
                         writer: writer, logger: logger)))
                 case .release:
                     if let entry = bound.removeValue(forKey: id) {
-                        await service.hub.release(entry.session.key)
+                        await service.release(entry.session.key)
                     } else {
-                        await service.hub.release(SessionKey(connection: self.id, session: id))
+                        await service.release(SessionKey(connection: self.id, session: id))
                     }
                 case .forget, .send, .closeConnection:
                     break  // the connection machine turns these into sends and closes

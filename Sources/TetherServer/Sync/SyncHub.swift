@@ -78,12 +78,19 @@ public actor SyncHub {
         return stream
     }
 
-    /// Ends a session's registration: frees its client file and stops its downloads.
-    public func release(_ key: SessionKey) {
-        for (fileKey, owner) in owners where owner == key { owners[fileKey] = nil }
-        guard let session = sessions.removeValue(forKey: key) else { return }
+    /// Ends a session's registration: frees its client file and stops its downloads. Returns
+    /// the client files it freed.
+    @discardableResult
+    public func release(_ key: SessionKey) -> [Int64] {
+        var freed: [Int64] = []
+        for (fileKey, owner) in owners where owner == key {
+            owners[fileKey] = nil
+            freed.append(fileKey.id)
+        }
+        guard let session = sessions.removeValue(forKey: key) else { return freed }
         listeners[session.partition]?.removeValue(forKey: key)?.finish()
         if listeners[session.partition]?.isEmpty == true { listeners[session.partition] = nil }
+        return freed
     }
 
     /// Wakes every session of the partition (a new version was committed).

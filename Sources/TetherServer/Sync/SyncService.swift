@@ -61,14 +61,18 @@ public final class SyncService: Sendable {
                 let record = try await storage.clientFile(known.id, of: partition)
                 let currentHead = try await storage.head(of: partition) ?? .empty
                 if record?.identity == known {
-                    guard await hub.reserve(known.id, of: partition, for: key) else {
-                        return .rejected(SyncError(
-                            .clientFileBoundInOtherSession, "client file \(known.id) of partition \(partition) is already bound in another session"))
+                    let boundElsewhere = SyncError(
+                        .clientFileBoundInOtherSession, "client file \(known.id) of partition \(partition) is already bound in another session")
+                    guard await hub.reserve(known.id, of: partition, for: key) else { return .rejected(boundElsewhere) }
+                    // Sessions of other instances sharing the storage count too.
+                    if let bus, try await !bus.acquire(clientFile: known.id) {
+                        await hub.release(key)
+                        return .rejected(boundElsewhere)
                     }
                 }
                 let salt = try await storage.salt(of: partition, version: request.lastServerVersion.version)
                 if let problem = BindRules.verify(request, clientFile: record, head: currentHead, saltAtVersion: salt) {
-                    await hub.release(key)
+                    await release(key)
                     return .rejected(problem)
                 }
                 try await storage.touchClientFile(known.id, of: partition, now: now())
@@ -77,6 +81,7 @@ public final class SyncService: Sendable {
             } else {
                 (identity, head) = try await storage.registerClientFile(in: partition, now: now())
                 _ = await hub.reserve(identity.id, of: partition, for: key)
+                _ = try await bus?.acquire(clientFile: identity.id)
                 downloadAfter = head.latest
             }
             let reply = BindReply(
@@ -89,10 +94,16 @@ public final class SyncService: Sendable {
             let wakeups = await hub.register(session)
             return .accepted(reply, downloadAfter: downloadAfter, session: session, wakeups: wakeups)
         } catch {
-            await hub.release(key)
+            await release(key)
             logger.error("bind failed in storage", metadata: ["partition": "\(partition)", "error": "\(error)"])
             return .rejected(Self.storageFailure(error))
         }
+    }
+
+    /// Ends a session: frees its client file here and, with other instances, its lease.
+    public func release(_ key: SessionKey) async {
+        let freed = await hub.release(key)
+        if let bus, !freed.isEmpty { await bus.release(clientFiles: freed) }
     }
 
     /// Validates and commits an upload; nil when committed (the download stream acknowledges it).
