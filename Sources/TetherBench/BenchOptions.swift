@@ -15,6 +15,13 @@ public struct BenchOptions: Sendable {
     /// Fields changed in the bytes-on-the-wire workload.
     public var wireFields: Int
     public var resultsPath: String
+    /// The server's storage, and how many instances share it (PostgreSQL only).
+    public var storage: Storage = .sqlite
+    public var instances = 1
+
+    public enum Storage: String, Sendable {
+        case sqlite, postgresql
+    }
 
     public init(quick: Bool, resultsPath: String) {
         self.quick = quick

@@ -16,13 +16,15 @@ public struct Benchmark {
     private func wants(_ phase: String) -> Bool { only.isEmpty || only.contains(phase) }
 
     public func run() async -> BenchReport {
-        var report = BenchReport(mode: options.quick ? "quick" : "full")
+        var mode = options.quick ? "quick" : "full"
+        if options.storage == .postgresql { mode += ", PostgreSQL, \(options.instances) instance\(options.instances == 1 ? "" : "s")" }
+        var report = BenchReport(mode: mode)
         let clock = ContinuousClock()
         let started = clock.now
         progress("tether-bench (\(report.mode)): \(report.machine); peak RSS = /proc/<pid>/status VmHWM, reset per phase")
         let cluster: BenchCluster
         do {
-            cluster = try await BenchCluster()
+            cluster = try await BenchCluster(storage: options.storage, instances: options.instances)
         } catch {
             report.errors.append("cluster: \(error)")
             progress("tether-bench: cannot start the server: \(error)")
@@ -43,7 +45,7 @@ public struct Benchmark {
         let scalePartitions = wants("scale") ? options.scales.map(ScaleBench.partition) : []
         let shared = BulkPropagationBench.partitions(options) + [LatencyBench.partition]
         let writer = try cluster.agent("agent-a", partitions: scalePartitions + shared + [FanOutBench.partition])
-        let reader = try cluster.agent("agent-b", partitions: shared)
+        let reader = try cluster.agent("agent-b", partitions: shared, url: cluster.readerURL)
         try await writer.start()
         try await reader.start()
         for partition in shared + [FanOutBench.partition] { try await writer.waitSynced(partition) }

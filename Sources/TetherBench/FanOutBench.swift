@@ -20,8 +20,8 @@ struct FanOutBench {
     func run() async throws -> [BenchFigure] {
         let recorder = DeliveryRecorder()
         let sessions = options.fanOutSessions
-        let url = cluster.url
-        let serverBefore = cluster.serverProbe?.residentBytes ?? 0
+        let url = cluster.readerURL
+        let serverBefore = cluster.readerServerProbe?.residentBytes ?? 0
         var serverAfter = 0
         var logger = Logger(label: "tether-bench.fan-out")
         logger.logLevel = .critical
@@ -36,7 +36,7 @@ struct FanOutBench {
                 if let failure = recorder.failures.first { throw TestSupportError(failure) }
                 return recorder.readyCount == sessions
             }
-            serverAfter = cluster.serverProbe?.residentBytes ?? 0
+            serverAfter = cluster.readerServerProbe?.residentBytes ?? 0
             let source = try StoreReader(path: writer.store(Self.partition))
             let clock = ContinuousClock()
             for round in 0..<options.fanOutWrites {

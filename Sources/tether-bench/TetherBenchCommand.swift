@@ -1,7 +1,8 @@
 import Foundation
 import TetherBench
 
-/// `tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle] [--scales N,…]`:
+/// `tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle] [--scales N,…]
+/// [--storage sqlite|postgresql] [--instances 1|2]`:
 /// runs the benchmark against the release builds next to it, prints a table and writes JSON.
 /// Exits 0 whatever the figures are (it is a benchmark, not a test); 2 on a usage error.
 @main
@@ -11,6 +12,8 @@ struct TetherBenchCommand {
         var results = "bench/results.json"
         var only: Set<String> = []
         var scales: [Int]?
+        var storage = BenchOptions.Storage.sqlite
+        var instances = 1
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
             switch argument {
@@ -24,14 +27,25 @@ struct TetherBenchCommand {
             case "--scales":
                 guard let value = arguments.next() else { usage("--scales needs a list of row counts") }
                 scales = value.split(separator: ",").compactMap { Int($0) }
+            case "--storage":
+                guard let value = arguments.next(), let parsed = BenchOptions.Storage(rawValue: value) else {
+                    usage("--storage needs sqlite or postgresql")
+                }
+                storage = parsed
+            case "--instances":
+                guard let value = arguments.next(), let count = Int(value), (1...2).contains(count) else { usage("--instances needs 1 or 2") }
+                instances = count
             case "--help", "-h":
-                print("usage: tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle] [--scales 10000,100000]")
+                print("usage: tether-bench [--quick] [--results FILE] [--only scale,bulk,latency,wire,fanout,idle] [--scales 10000,100000] [--storage sqlite|postgresql] [--instances 1|2]")
                 return
             default: usage("unknown argument \(argument)")
             }
         }
         var options = BenchOptions(quick: quick, resultsPath: results)
         if let scales { options.scales = scales }
+        if instances > 1 && storage != .postgresql { usage("--instances 2 needs --storage postgresql") }
+        options.storage = storage
+        options.instances = instances
         let report = await Benchmark(options: options, only: only).run()
         print("\n" + report.table)
         print("total: \(BenchReport.number(report.totalSeconds)) s (\(report.mode))")
