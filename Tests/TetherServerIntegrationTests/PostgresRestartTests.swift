@@ -51,7 +51,7 @@ import TetherTestSupport
             await one.shutdown()
             await two.shutdown()
         } catch {
-            print("--- instance one:\n\(one.log.suffix(3000))\n--- instance two:\n\(two.log.suffix(3000))")
+            print("--- instance one:\n\(one.log.suffix(20000))\n--- instance two:\n\(two.log.suffix(3000))")
             await one.shutdown()
             await two.shutdown()
             throw error

@@ -351,4 +351,37 @@ import TetherProtocol
             #expect(rows.count == 500 && rows.values.allSatisfy { $0["v"] == .integer(20) })
         }
     }
+
+    /// PostgreSQL fences sessions bound before a restore (another instance may not have told
+    /// them yet); SQLite has no epochs: the restoring process ends its own sessions itself.
+    @Test(arguments: StorageBackend.allCases)
+    func aRestoreFencesWhatSessionsBoundBeforeItDo(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let (a, _) = try await storage.registerClientFile(in: partition, now: now)
+            let bound = try await storage.epoch(of: partition)
+            _ = try await storage.integrate([upload(1, 1, .insert("t", .integer(1), [:]))], from: a.id, into: partition, now: now, epoch: bound)
+            let snapshot = try await storage.snapshot(of: partition, now: now)
+            #expect(try await storage.history(of: partition, after: 0, maxEntries: 10, maxBytes: 1 << 20, epoch: bound).count == 1)
+            _ = try await storage.restore(partition, to: snapshot.id)
+            let after = try await storage.epoch(of: partition)
+            switch backend {
+            case .sqlite:
+                #expect(after == 0 && bound == 0)
+            case .postgresql:
+                #expect(after == bound + 1)
+                await #expect(throws: StorageError.self) {
+                    _ = try await storage.integrate([upload(2, 2, .insert("t", .integer(2), [:]))], from: a.id, into: partition, now: now, epoch: bound)
+                }
+                await #expect(throws: StorageError.self) {
+                    _ = try await storage.history(of: partition, after: 0, maxEntries: 10, maxBytes: 1 << 20, epoch: bound)
+                }
+                // Nothing was integrated by the fenced upload; a session bound now goes on.
+                #expect(try await storage.head(of: partition)?.latest.version == 1)
+                let outcome = try await storage.integrate(
+                    [upload(2, 2, .insert("t", .integer(2), [:]))], from: a.id, into: partition, now: now, epoch: after)
+                #expect(outcome.accepted == 1)
+            }
+            #expect(try await storage.epoch(of: PartitionName("never-bound")!) == 0)
+        }
+    }
 }

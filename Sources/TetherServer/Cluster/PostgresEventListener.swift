@@ -34,26 +34,34 @@ struct PostgresEventListener: Service {
         while !Task.isCancelled {
             do {
                 let connection = try await storage.connect()
-                try await withTaskCancellationHandler {
-                    try await storage.holdInstanceLock(notifier.holderKey, on: connection)
-                    try await connection.listen(on: PostgresNotifier.channel) { notifications in
-                        if failing { logger.notice("notification connection to the database is back") }
-                        failing = false
-                        backoff = .milliseconds(100)
-                        try await catchUp()
-                        for try await notification in notifications {
-                            let (from, events) = ClusterEvent.parse(payload: notification.payload)
-                            if from != notifier.sender { await control.apply(remote: events) }
+                var failure: (any Error)? = nil
+                do {
+                    try await withTaskCancellationHandler {
+                        try await storage.holdInstanceLock(notifier.holderKey, on: connection)
+                        try await connection.listen(on: PostgresNotifier.channel) { notifications in
+                            if failing { logger.notice("notification connection to the database is back") }
+                            failing = false
+                            backoff = .milliseconds(100)
+                            try await catchUp()
+                            for try await notification in notifications {
+                                let (from, events) = ClusterEvent.parse(payload: notification.payload)
+                                if from != notifier.sender { await control.apply(remote: events) }
+                            }
                         }
+                    } onCancel: {
+                        let _: EventLoopFuture<Void> = connection.close()
                     }
-                } onCancel: {
-                    let _: EventLoopFuture<Void> = connection.close()
+                } catch {
+                    failure = error
                 }
-                try? await connection.close()
+                // Closed and awaited on every path (a connection must not be dropped open).
+                let _: EventLoopFuture<Void> = connection.close()
+                try? await connection.closeFuture.get()
+                if let failure { throw failure }
             } catch {
                 if Task.isCancelled { return }
                 if !failing {
-                    logger.warning("notification connection to the database lost; reconnecting", metadata: ["error": "\(error)"])
+                    logger.warning("notification connection to the database lost; reconnecting", metadata: ["error": "\(PostgresServerStorage.describe(any: error))"])
                 }
                 failing = true
             }

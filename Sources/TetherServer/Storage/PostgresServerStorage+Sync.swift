@@ -8,19 +8,22 @@ extension PostgresServerStorage {
     struct PartitionRow: Sendable {
         var id: Int64
         var head: PartitionHead
+        /// Incremented by every restore (fences sessions bound before it).
+        var epoch: Int64
     }
 
     /// The partition's row; `lock` takes the row lock every change to the partition takes first.
     static func partitionRow(_ name: PartitionName, lock: Bool = false, _ connection: PostgresConnection, _ logger: Logger) async throws -> PartitionRow? {
         let rows = try await connection.query(
             lock
-                ? "SELECT id, latest_version, latest_salt, base_version, base_salt FROM partitions WHERE name = \(name.rawValue) FOR UPDATE"
-                : "SELECT id, latest_version, latest_salt, base_version, base_salt FROM partitions WHERE name = \(name.rawValue)",
+                ? "SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = \(name.rawValue) FOR UPDATE"
+                : "SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = \(name.rawValue)",
             logger: logger)
-        for try await (id, latest, latestSalt, base, baseSalt) in rows.decode((Int64, Int64, Int64, Int64, Int64).self) {
+        for try await (id, latest, latestSalt, base, baseSalt, epoch) in rows.decode((Int64, Int64, Int64, Int64, Int64, Int64).self) {
             return PartitionRow(
                 id: id,
-                head: PartitionHead(latest: ServerVersion(version: latest, salt: latestSalt), base: ServerVersion(version: base, salt: baseSalt)))
+                head: PartitionHead(latest: ServerVersion(version: latest, salt: latestSalt), base: ServerVersion(version: base, salt: baseSalt)),
+                epoch: epoch)
         }
         return nil
     }
@@ -104,11 +107,30 @@ extension PostgresServerStorage {
     public func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date
     ) async throws -> IntegrationOutcome {
+        try await integrate(uploads, from: clientFile, into: partition, now: now, fence: nil)
+    }
+
+    public func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
+    ) async throws -> IntegrationOutcome {
+        try await integrate(uploads, from: clientFile, into: partition, now: now, fence: epoch)
+    }
+
+    public func epoch(of partition: PartitionName) async throws -> Int64 {
+        try await withStorageErrors {
+            try await client.withConnection { connection in try await Self.partitionRow(partition, connection, logger)?.epoch ?? 0 }
+        }
+    }
+
+    private func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, fence: Int64?
+    ) async throws -> IntegrationOutcome {
         try await transaction { connection in
             let logger = self.logger
             guard var p = try await Self.partitionRow(partition, lock: true, connection, logger) else {
                 throw StorageError.notFound("partition \(partition)")
             }
+            if let fence, fence != p.epoch { throw StorageError.fenced("partition \(partition)") }
             var integratedSeq: Int64? = nil
             for try await seq in try await connection.query(
                 "SELECT integrated_seq FROM client_files WHERE id = \(clientFile) AND partition_id = \(p.id)", logger: logger
@@ -224,31 +246,65 @@ extension PostgresServerStorage {
     }
 
     public func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
+        try await history(of: partition, after: version, maxEntries: maxEntries, maxBytes: maxBytes, fence: nil)
+    }
+
+    public func history(
+        of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int, epoch: Int64
+    ) async throws -> [HistoryEntry] {
+        try await history(of: partition, after: version, maxEntries: maxEntries, maxBytes: maxBytes, fence: epoch)
+    }
+
+    /// Reads in one `REPEATABLE READ` transaction, so the epoch checked and the entries read
+    /// belong together.
+    private func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int, fence: Int64?) async throws -> [HistoryEntry] {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                guard let p = try await Self.partitionRow(partition, connection, logger) else { return [] }
-                // The page's running size decides in the database where it stops (always one entry).
-                let rows = try await connection.query(
-                    """
-                    WITH page AS (
-                        SELECT version, octet_length(changeset) AS size FROM history
-                        WHERE partition_id = \(p.id) AND version > \(version) ORDER BY version LIMIT \(Int64(maxEntries))),
-                    running AS (
-                        SELECT version, sum(size) OVER (ORDER BY version) AS total, row_number() OVER (ORDER BY version) AS n FROM page)
-                    SELECT h.version, h.salt, h.origin_file, h.origin_seq, h.changeset
-                    FROM running r JOIN history h ON h.partition_id = \(p.id) AND h.version = r.version
-                    WHERE r.n = 1 OR r.total <= \(Int64(maxBytes)) ORDER BY h.version
-                    """, logger: logger)
-                var entries: [HistoryEntry] = []
-                for try await (version, salt, originFile, originSeq, blob) in rows.decode((Int64, Int64, Int64, Int64, ByteBuffer).self) {
-                    guard let changeset = try? Changeset.decode(blob.bytes) else { throw StorageError.corrupt("history") }
-                    entries.append(HistoryEntry(
-                        version: ServerVersion(version: version, salt: salt), originFile: originFile, originSeq: originSeq,
-                        changeset: changeset))
+                guard fence != nil else {
+                    guard let p = try await Self.partitionRow(partition, connection, logger) else { return [] }
+                    return try await Self.history(p, after: version, maxEntries: maxEntries, maxBytes: maxBytes, connection, logger)
                 }
-                return entries
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                do {
+                    guard let p = try await Self.partitionRow(partition, connection, logger) else {
+                        try await connection.query("COMMIT", logger: logger)
+                        return []
+                    }
+                    if let fence, p.epoch != fence { throw StorageError.fenced("partition \(partition)") }
+                    let entries = try await Self.history(p, after: version, maxEntries: maxEntries, maxBytes: maxBytes, connection, logger)
+                    try await connection.query("COMMIT", logger: logger)
+                    return entries
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
             }
         }
+    }
+
+    private static func history(
+        _ p: PartitionRow, after version: Int64, maxEntries: Int, maxBytes: Int, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [HistoryEntry] {
+        // The page's running size decides in the database where it stops (always one entry).
+        let rows = try await connection.query(
+            """
+            WITH page AS (
+                SELECT version, octet_length(changeset) AS size FROM history
+                WHERE partition_id = \(p.id) AND version > \(version) ORDER BY version LIMIT \(Int64(maxEntries))),
+            running AS (
+                SELECT version, sum(size) OVER (ORDER BY version) AS total, row_number() OVER (ORDER BY version) AS n FROM page)
+            SELECT h.version, h.salt, h.origin_file, h.origin_seq, h.changeset
+            FROM running r JOIN history h ON h.partition_id = \(p.id) AND h.version = r.version
+            WHERE r.n = 1 OR r.total <= \(Int64(maxBytes)) ORDER BY h.version
+            """, logger: logger)
+        var entries: [HistoryEntry] = []
+        for try await (version, salt, originFile, originSeq, blob) in rows.decode((Int64, Int64, Int64, Int64, ByteBuffer).self) {
+            guard let changeset = try? Changeset.decode(blob.bytes) else { throw StorageError.corrupt("history") }
+            entries.append(HistoryEntry(
+                version: ServerVersion(version: version, salt: salt), originFile: originFile, originSeq: originSeq,
+                changeset: changeset))
+        }
+        return entries
     }
 
     public func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64 {

@@ -264,6 +264,12 @@ public final class PostgresServerStorage: ServerStorage, Service {
         }
     }
 
+    /// ``describe(_:)`` for any error (PostgresNIO's own description hides everything).
+    static func describe(any error: any Error) -> String {
+        if let error = error as? PSQLError { return describe(error) }
+        return "\(error)"
+    }
+
     /// What went wrong, from the server's message when there is one (never a password: none is in a query).
     static func describe(_ error: PSQLError) -> String {
         if let message = error.serverInfo?[.message] {

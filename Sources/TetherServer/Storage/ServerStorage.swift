@@ -51,6 +51,37 @@ public protocol ServerStorage: Sendable {
     /// A consistent copy of everything, while the server runs (SQLite online backup).
     func backup(to path: String) async throws
     func close() async throws
+
+    // Fencing, where several server instances share the storage (PostgreSQL). A restore
+    // increments the partition's epoch; a session records it when it binds, and its uploads
+    // and history reads are refused with ``StorageError/fenced`` once it changed, even before
+    // the restoring instance's notification reaches the session's instance.
+    /// The partition's epoch (0 for a partition never bound or restored).
+    func epoch(of partition: PartitionName) async throws -> Int64
+    /// ``integrate(_:from:into:now:)``, refused when the partition's epoch is no longer `epoch`.
+    func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
+    ) async throws -> IntegrationOutcome
+    /// ``history(of:after:maxEntries:maxBytes:)``, refused when the partition's epoch is no longer `epoch`.
+    func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int, epoch: Int64) async throws -> [HistoryEntry]
+}
+
+/// Storage one process owns (SQLite): the admin command that restores also ends the
+/// sessions in the same process, so there is nothing to fence.
+extension ServerStorage {
+    public func epoch(of partition: PartitionName) async throws -> Int64 { 0 }
+
+    public func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
+    ) async throws -> IntegrationOutcome {
+        try await integrate(uploads, from: clientFile, into: partition, now: now)
+    }
+
+    public func history(
+        of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int, epoch: Int64
+    ) async throws -> [HistoryEntry] {
+        try await history(of: partition, after: version, maxEntries: maxEntries, maxBytes: maxBytes)
+    }
 }
 
 /// Reads a partition's state in chunks, all from one consistent point (``version``).
@@ -70,6 +101,8 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// An upload read after a seq the server has not integrated (an earlier batch was lost).
     case uploadGap(integrated: Int64, after: Int64)
+    /// The partition was restored since the session bound (its epoch changed): bind again.
+    case fenced(String)
 
     public var isTransient: Bool {
         if case .unavailable = self { return true }
@@ -82,6 +115,7 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
         case .corrupt(let what): "stored data is corrupt: \(what)"
         case .unavailable(let what): "storage unavailable: \(what)"
         case .uploadGap(let integrated, let after): "upload after seq \(after), but seq \(integrated) is the last integrated"
+        case .fenced(let what): "\(what) was restored since this session bound"
         }
     }
 }

@@ -33,6 +33,9 @@ struct SessionStreamer: Sendable {
             try await streamDownloads(after: cursor)
         } catch is CancellationError {
             return
+        } catch StorageError.fenced(let what) {
+            guard await connection.isCurrent(id, generation: generation) else { return }
+            await connection.fail(id, generation: generation, with: ServerControl.rebind("\(what) was restored to an earlier snapshot"))
         } catch {
             guard await connection.isCurrent(id, generation: generation) else { return }
             logger.error("download stream failed", metadata: ["partition": "\(session.partition)", "error": "\(error)"])
@@ -85,7 +88,8 @@ struct SessionStreamer: Sendable {
         for await _ in wakeups {
             while true {
                 let entries = try await storage.history(
-                    of: session.partition, after: cursor, maxEntries: Self.maxEntriesPerBatch, maxBytes: ProtocolLimits.targetBatchBytes)
+                    of: session.partition, after: cursor, maxEntries: Self.maxEntriesPerBatch, maxBytes: ProtocolLimits.targetBatchBytes,
+                    epoch: session.epoch)
                 guard let last = entries.last else { break }
                 let latest = try await storage.head(of: session.partition)?.latest.version ?? last.version.version
                 var batch: [DownloadEntry] = []

@@ -19,13 +19,16 @@ public struct BoundSession: Sendable {
     public var user: String
     public var tokenDigest: TokenDigest
     public var access: PartitionAccess
+    /// The partition's epoch when the session bound (``ServerStorage/epoch(of:)``).
+    public var epoch: Int64
     /// Ends the session with a session-level error (pushed to the device).
     public var fail: @Sendable (SyncError) async -> Void
 
     public init(
         key: SessionKey, partition: PartitionName, clientFile: Int64, user: String, tokenDigest: TokenDigest,
-        access: PartitionAccess, fail: @escaping @Sendable (SyncError) async -> Void
+        access: PartitionAccess, epoch: Int64 = 0, fail: @escaping @Sendable (SyncError) async -> Void
     ) {
+        self.epoch = epoch
         self.key = key
         self.partition = partition
         self.clientFile = clientFile

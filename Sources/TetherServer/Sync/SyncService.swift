@@ -53,6 +53,8 @@ public final class SyncService: Sendable {
         }
         let partition = authorized.partition
         do {
+            // Read first: a restore after this point fences the session's uploads and downloads.
+            let epoch = try await storage.epoch(of: partition)
             let identity: ClientFileIdentity
             let head: PartitionHead
             let downloadAfter: ServerVersion
@@ -90,7 +92,7 @@ public final class SyncService: Sendable {
                 integratedClientSeq: integratedSeq, schema: snapshot.schemas.current)
             let session = BoundSession(
                 key: key, partition: partition, clientFile: identity.id, user: authorized.user,
-                tokenDigest: TokenDigest(token: request.token), access: authorized.access, fail: fail)
+                tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch, fail: fail)
             let wakeups = await hub.register(session)
             return .accepted(reply, downloadAfter: downloadAfter, session: session, wakeups: wakeups)
         } catch {
@@ -118,7 +120,8 @@ public final class SyncService: Sendable {
             }
         }
         do {
-            let outcome = try await storage.integrate(upload.changesets, from: session.clientFile, into: session.partition, now: now())
+            let outcome = try await storage.integrate(
+                upload.changesets, from: session.clientFile, into: session.partition, now: now(), epoch: session.epoch)
             if outcome.accepted > 0 {
                 await hub.publish(session.partition)
                 await bus?.announce(.newVersion(session.partition))
@@ -135,6 +138,8 @@ public final class SyncService: Sendable {
                 "version": "\(outcome.head.latest.version)",
             ])
             return nil
+        } catch StorageError.fenced(let what) {
+            return ServerControl.rebind("\(what) was restored to an earlier snapshot")
         } catch StorageError.notFound(let what) {
             let error = SyncError(.badClientFileIdentifier, "\(what): the store's identity was forgotten (sync terminated or partition restored)")
             return BindRules.applyRecoveryPolicy(error, recoveryEnabled: snapshot.recoveryEnabled)
