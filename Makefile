@@ -36,16 +36,21 @@ release: bootstrap
 	$(SWIFT) build -c release
 
 # The whole suite: unit, integration (real processes on loopback) and journald tests.
-# Four phases keep a 2-core machine responsive: unit tests in parallel, then the server's
-# integration tests, then the end-to-end tests (real servers and agents), then the fault campaign.
+# Five phases keep a 2-core machine responsive: unit tests in parallel (the storage conformance
+# suite starts one PostgreSQL of its own), then the server's integration tests, then the
+# multi-instance PostgreSQL tests (real servers sharing a PostgreSQL the tests start; alone, so
+# their instances and PostgreSQL do not starve the other integration tests), then the
+# end-to-end tests (real servers and agents), then the fault campaign.
 INTEGRATION = TetherServerIntegrationTests
+POSTGRES = PostgresServerTests|PostgresRestartTests
 END_TO_END = TetherEndToEndTests
 # The fault campaign (about two minutes, seeded; its summary line is in the output) runs alone last.
 CAMPAIGN = FaultCampaignTests
 test: bootstrap
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)'
-	$(SWIFT) test --skip-build --filter '$(INTEGRATION)'
+	$(SWIFT) test --skip-build --filter '$(INTEGRATION)' --skip '$(POSTGRES)'
+	$(SWIFT) test --skip-build --filter '$(POSTGRES)'
 	$(SWIFT) test --skip-build --filter '$(END_TO_END)' --skip '$(CAMPAIGN)'
 	$(SWIFT) test --skip-build --filter '$(CAMPAIGN)'
 
