@@ -26,7 +26,8 @@ final class Cluster: Sendable {
     private let server = Mutex<ChildProcess?>(nil)
     private let agents = Mutex<[Agent]>([])
 
-    init(clientRecovery: Bool = true, token: String = Cluster.token) async throws {
+    /// `serverConfig` is appended to the server's config file (a `[storage]` table).
+    init(clientRecovery: Bool = true, token: String = Cluster.token, serverConfig: String = "") async throws {
         self.token = token
         dir = try TemporaryDirectory(prefix: "tether-e2e")
         chmod(dir.path, 0o755)
@@ -47,6 +48,7 @@ final class Cluster: Sendable {
             user = "device"
             partitions = ["*"]
             access = "readwrite"
+            \(serverConfig)
             """, to: dir.appending("server.toml"))
         try await startServer()
     }
@@ -77,8 +79,9 @@ final class Cluster: Sendable {
         return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func agent(_ name: String, partitions: [String], extra: String = "") throws -> Agent {
-        let agent = try Agent(cluster: self, name: name, partitions: partitions, extra: extra)
+    /// `url`: another server instance than the cluster's own (instances sharing PostgreSQL).
+    func agent(_ name: String, partitions: [String], extra: String = "", url: String? = nil) throws -> Agent {
+        let agent = try Agent(cluster: self, name: name, partitions: partitions, extra: extra, url: url)
         agents.withLock { $0.append(agent) }
         return agent
     }
@@ -103,7 +106,7 @@ final class Agent: Sendable {
     let socket: String
     private let process = Mutex<ChildProcess?>(nil)
 
-    init(cluster: Cluster, name: String, partitions: [String], extra: String) throws {
+    init(cluster: Cluster, name: String, partitions: [String], extra: String, url: String? = nil) throws {
         self.name = name
         dir = cluster.dir.appending(name)
         try FileManager.default.createDirectory(atPath: dir + "/hooks", withIntermediateDirectories: true)
@@ -112,7 +115,7 @@ final class Agent: Sendable {
         configPath = dir + "/tetherd.toml"
         socket = dir + "/tetherd.sock"
         try Cluster.write(cluster.token + "\n", to: dir + "/token", mode: 0o600)
-        try Cluster.write(Self.config(dir: dir, url: cluster.url, partitions: partitions, extra: extra), to: configPath)
+        try Cluster.write(Self.config(dir: dir, url: url ?? cluster.url, partitions: partitions, extra: extra), to: configPath)
     }
 
     static func config(dir: String, url: String, partitions: [String], extra: String) -> String {
@@ -191,8 +194,10 @@ final class Agent: Sendable {
 }
 
 /// Runs `body` with a cluster, always tearing it down (and stopping `agents` it started).
-func withCluster(clientRecovery: Bool = true, token: String = Cluster.token, _ body: (Cluster) async throws -> Void) async throws {
-    let cluster = try await Cluster(clientRecovery: clientRecovery, token: token)
+func withCluster(
+    clientRecovery: Bool = true, token: String = Cluster.token, serverConfig: String = "", _ body: (Cluster) async throws -> Void
+) async throws {
+    let cluster = try await Cluster(clientRecovery: clientRecovery, token: token, serverConfig: serverConfig)
     do {
         try await body(cluster)
     } catch {
