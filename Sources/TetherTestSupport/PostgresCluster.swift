@@ -41,7 +41,7 @@ public final class PostgresCluster: Sendable {
                 "PostgreSQL 15 is not installed (\(debianBinaries)/initdb is missing): run scripts/bootstrap as root (it installs Debian's postgresql-15)")
         }
         let runAs = getuid() == 0 ? "postgres" : nil
-        let user = runAs ?? (ProcessInfo.processInfo.environment["USER"] ?? "postgres")
+        let user = runAs ?? getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "postgres"
         var template = Array("/tmp/tether-pg.XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw TestSupportError("cannot create a temporary directory in /tmp: \(String(cString: strerror(errno)))")
