@@ -145,6 +145,8 @@ extension SyncAgent: AgentContext {
     }
 
     nonisolated var fetcher: any ServerStateFetcher { AgentStateFetcher(agent: self) }
+
+    nonisolated var resetLoopLimits: ResetLoopGuard.Limits { FaultInjection.resetLoopLimits }
 }
 
 /// Errors of the agent itself, each with a hint.

@@ -132,6 +132,13 @@ extension PartitionController {
         }
         try await store?.setReadOnly(reply.access == .read)
         access = reply.access
+        do {
+            try confirmLastReset()
+        } catch {
+            // Sync goes on; the cost is that an error before the next bind may be counted as a
+            // repeat by the reset-loop guard.
+            log.warning("could not record that the server accepted the store after its last reset: \(error)")
+        }
         updateStatus { $0.download = nil }
         boundAt = .now
         sessionReady = true

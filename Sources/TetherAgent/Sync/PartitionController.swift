@@ -34,6 +34,8 @@ actor PartitionController {
     /// What the server granted at the last bind.
     var access: PartitionAccess = .readwrite
     var uploadAgain = false
+    /// Whether the last reset still waits for a bind to confirm it (nil: not looked up yet).
+    var resetAwaitingBind: Bool?
     let log: Logger
 
     init(settings: PartitionSettings, context: any AgentContext, paused: Bool) {
@@ -74,10 +76,10 @@ actor PartitionController {
             }
             switch await syncSession(on: connection) {
             case .connectionLost:
-                setState(.offline)
+                connectionLost()
                 return
             case .retry(let error):
-                setState(.offline)
+                connectionLost()
                 // A session that stayed up a while was healthy: its end starts a new series.
                 if let boundAt, ContinuousClock.now - boundAt > .seconds(30) { backoff.reset() }
                 boundAt = nil
@@ -88,11 +90,16 @@ actor PartitionController {
                 if error.action == .deleteStore, await storeIsAlreadyEmptied() {
                     // A delete-store already emptied this store: nothing left to protect, so
                     // keep asking with backoff in case access is granted again (SPEC §4.4).
-                    setState(.offline)
+                    connectionLost()
                     await sleepOrWake(backoff.next())
                     continue
                 }
-                do { try await beginReset(error) } catch { log.error("client reset could not start: \(error)") }
+                do { try await resetGuarded(error) } catch is CancellationError {
+                    return
+                } catch {
+                    log.error("client reset could not start: \(error)")
+                    await pauseForBackoff()
+                }
             case .stop(let reason):
                 stoppedReason = reason
                 try? context.stateDatabase.update(statusRow())
@@ -192,6 +199,15 @@ actor PartitionController {
     }
 
     // MARK: Status
+
+    /// The session or the connection ended: a partition that was using it (connecting,
+    /// syncing, synced) is offline; one that waits for something else — an operator
+    /// (reset-pending), a reset under way, a pause, a reload (stopped) — keeps its state and
+    /// reason, so nothing an operator or a script keys on is hidden by a dropped connection.
+    func connectionLost() {
+        guard [.connecting, .syncing, .synced].contains(status.state) else { return }
+        setState(.offline)
+    }
 
     func setState(_ state: PartitionState) {
         var state = state
