@@ -210,7 +210,10 @@ let package = Package(
             swiftSettings: settings),
         .testTarget(
             name: "TetherServerTests",
-            dependencies: ["TetherServer", "TetherProtocol", "TetherTOML", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "TetherServer", "TetherProtocol", "TetherTOML", .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: settings),
         // Starts the real tether-server executable on loopback and talks to it with TetherClient.
         .testTarget(

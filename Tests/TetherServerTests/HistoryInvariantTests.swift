@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import TetherProtocol
 @testable import TetherServer
@@ -180,7 +181,7 @@ import TetherProtocol
             let chunk = try await reader.next(maxRows: 100, maxBytes: 1 << 20)
             if chunk.isEmpty { break }
             for change in chunk {
-                if case .text(let key) = change.key.values.first, case .integer(let value) = change.fields["value"] { state[key] = value }
+                if case .text(let key) = change.key, case .integer(let value) = change.fields["value"] { state[key] = value }
             }
         }
         await reader.close()
