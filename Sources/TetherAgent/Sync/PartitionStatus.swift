@@ -94,6 +94,8 @@ extension ResetRecord {
             "fallback_reason": .from(fallbackReason),
             "quarantined": .bool(isQuarantine), "quarantine_reason": .from(quarantineReason),
             "recovered_changes": .from(recoveredChanges), "dropped_changes": .from(droppedChanges),
+            "result_server_version": resultServerVersion.map { .number(Double($0)) } ?? .null,
+            "loop_repeats": .number(Double(loopRepeats ?? 0)), "backup_reused_from": .from(backupReusedFrom),
             "hooks": .array(hooks.map { run in
                 ["event": .string(run.event.rawValue), "result": .string(run.result.summary), "succeeded": .bool(run.result.isSuccess),
                  "finished_at": .string(PartitionStatus.iso8601(run.finishedAt))]
