@@ -64,8 +64,8 @@ import TetherProtocol
 }
 
 /// Random sequences of every storage operation that moves a head — writes, snapshots, restores
-/// (back, forward, to the same snapshot twice), compactions, and a backup reopened as the
-/// database (`restore-backup`) — against a simple model of the partition's rows. After every
+/// (back, forward, to the same snapshot twice), compactions, a backup reopened as the database
+/// (`restore-backup`), and sync termination — against a simple model of the partition's rows. After every
 /// step: the invariant holds, the version and salt a state download carries bind, every device
 /// either binds or is told to reset and then binds, and the rows are the model's.
 @Suite struct HistoryPropertyTests {
@@ -84,7 +84,7 @@ import TetherProtocol
     }
 
     enum Operation: CaseIterable {
-        case write, snapshot, restore, restoreLatestSnapshotAgain, compact, backupReopen, newDevice, deviceSyncs
+        case write, snapshot, restore, restoreLatestSnapshotAgain, compact, backupReopen, newDevice, deviceSyncs, terminateSync
     }
 
     @Test(arguments: 0..<24)
@@ -148,6 +148,9 @@ import TetherProtocol
                 try await storage.close()
                 storage = try SQLiteServerStorage(directory: copy)
                 #expect(try await storage.repairHistories().isEmpty)
+            case .terminateSync:
+                // Forgets every client file (devices get 208 and reset); the head stays.
+                _ = try await storage.terminateSync()
             case .newDevice:
                 let (file, _) = try await storage.registerClientFile(in: partition, now: clock)
                 devices.append(Device(file: file, at: .none))

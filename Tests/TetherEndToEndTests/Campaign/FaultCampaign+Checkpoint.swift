@@ -110,16 +110,16 @@ extension FaultCampaign {
         throw TestSupportError("no convergence within 3 minutes (seed \(settings.seed)): \(problem)")
     }
 
-    /// Known open bug (docs/reliability.md, "Open"): a connection attempt whose WebSocket
-    /// upgrade gets no answer (seen after a stall and a server kill in quick succession) hangs
-    /// in the client library, and the agent stays `connecting`. Under systemd its watchdog stops
-    /// after 30 s and systemd restarts it; the campaign has no systemd, so it restarts such an
-    /// agent itself and reports the count in its summary instead of failing.
+    /// An agent whose partitions all stay `connecting` past the longest reconnect backoff has a
+    /// hung connection attempt (seed 23097527, fixed: docs/reliability.md). Under systemd its
+    /// watchdog would have it restarted; the campaign restarts it, so that the round can still
+    /// be checked, and reports it as a finding.
     private func restartAgentsStuckConnecting() async throws {
         for agent in agents {
             let partitions = try await agent.json(["status"])["partitions"]?.arrayValue ?? []
             guard !partitions.isEmpty, partitions.allSatisfy({ $0["state"]?.stringValue == "connecting" }) else { continue }
             stats.withLock { $0.stuckConnecting += 1 }
+            finding("\(agent.name) stuck connecting for more than 75 s (a hung connection attempt): restarted")
             event("\(agent.name) stuck connecting: restarted")
             await agent.stop(SIGKILL)
             try await agent.start()
