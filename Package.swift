@@ -170,7 +170,7 @@ let package = Package(
             ],
             swiftSettings: settings),
 
-        .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol"], swiftSettings: settings),
+        .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol", "TetherTestSupport"], swiftSettings: settings),
         .testTarget(
             name: "TetherAgentTests",
             dependencies: [
@@ -209,12 +209,12 @@ let package = Package(
             swiftSettings: settings),
         .testTarget(
             name: "TetherStoreTests",
-            dependencies: ["TetherStore", "TetherProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TetherStore", "TetherProtocol", "TetherTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: settings),
         .testTarget(
             name: "TetherServerTests",
             dependencies: [
-                "TetherServer", "TetherProtocol", "TetherTOML", .product(name: "Logging", package: "swift-log"),
+                "TetherServer", "TetherProtocol", "TetherTOML", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: settings),

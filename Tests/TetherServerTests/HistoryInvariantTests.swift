@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TetherTestSupport
 import TetherProtocol
 @testable import TetherServer
 
@@ -89,7 +90,7 @@ import TetherProtocol
 
     @Test(arguments: 0..<24)
     func randomSequencesKeepTheInvariant(seed: Int) async throws {
-        var random = SplitMix64(seed: UInt64(seed) &* 0x9E37_79B9 &+ 1)
+        var random = SeededRandom(seed: UInt64(seed) &* 0x9E37_79B9 &+ 1)
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         var storage = try SQLiteServerStorage(directory: dir.file("db"))
@@ -203,18 +204,6 @@ import TetherProtocol
     }
 }
 
-/// A small seeded generator, so a failing sequence can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The operator sequence of issue 22 on the real storage: snapshot A, write, snapshot B,
 /// restore to A, restore forward to B. Before the fix, B's version was not in the history and
