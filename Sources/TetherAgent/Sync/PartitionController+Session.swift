@@ -26,7 +26,17 @@ extension PartitionController {
             return .stop(reason: "the store cannot be opened: \(error)")
         }
         if let alteration = alteredStore { return .storeAltered(alteration) }
-        let metadata = try? await store?.metadata()
+        // The store's identity decides whether the server sees a known store or a new device:
+        // a failed read must not bind it as a new one.
+        let metadata: StoreMetadata?
+        do {
+            metadata = try await store?.metadata()
+        } catch let error where error.isCorruption {
+            return .storeDamaged(error)
+        } catch {
+            log.error("cannot read the sync identity of the store \(settings.storePath), retrying: \(error)")
+            return .retry(nil)
+        }
         let request = BindRequest(
             session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
             identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,

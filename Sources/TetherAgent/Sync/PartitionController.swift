@@ -38,11 +38,14 @@ actor PartitionController {
     var resetAwaitingBind: Bool?
     let log: Logger
 
-    init(settings: PartitionSettings, context: any AgentContext, paused: Bool) {
+    /// `persisted`: the partition's row of the state database (pause and last error survive a
+    /// restart; a stop reason does not: a start retries, as a reload does).
+    init(settings: PartitionSettings, context: any AgentContext, persisted: PartitionStatusRow) {
         self.settings = settings
         self.context = context
-        self.paused = paused
-        self.status = PartitionStatus(name: settings.name, state: paused ? .paused : .connecting)
+        self.paused = persisted.paused
+        self.status = PartitionStatus(name: settings.name, state: persisted.paused ? .paused : .connecting)
+        self.status.lastError = persisted.lastError
         var log = context.logger
         log[metadataKey: "tether.partition"] = .string(settings.name.rawValue)
         self.log = log
@@ -102,11 +105,11 @@ actor PartitionController {
                 }
             case .stop(let reason):
                 stoppedReason = reason
-                try? context.stateDatabase.update(statusRow())
+                persistStatus("why the partition stopped")
             case .storeDamaged(let problem):
                 do { try await quarantine(because: problem) } catch {
                     stoppedReason = "the damaged store could not be quarantined: \(error)"
-                    try? context.stateDatabase.update(statusRow())
+                    persistStatus("why the partition stopped")
                 }
             case .storeAltered(let alteration):
                 do { try await beginAlteredStoreReset(alteration) } catch {
@@ -229,7 +232,18 @@ actor PartitionController {
     func recordError(_ error: SyncError) {
         let at = Date().timeIntervalSince1970
         status.lastError = .init(code: error.code.rawValue, message: error.message, at: at)
-        try? context.stateDatabase.update(statusRow())
+        persistStatus("the error")
+    }
+
+    /// Writes the partition's row of the state database (pause, stop reason, last error), so a
+    /// restart shows the same. When that fails (a full disk) the partition goes on with what it
+    /// knows in memory; the journal says what a restart would not remember.
+    func persistStatus(_ what: String) {
+        do {
+            try context.stateDatabase.update(statusRow())
+        } catch {
+            log.warning("could not record \(what) in the state database; a restart would not show it: \(error)")
+        }
     }
 
     func statusRow() -> PartitionStatusRow {
