@@ -119,6 +119,42 @@ struct ResetLoopEndToEndTests {
         }
     }
 
+    /// Issue 16: `reset initiate` forcing a reset that cannot succeed — access still denied —
+    /// answers at once, and the reset ends waiting for an operator with the server's answer as
+    /// its reason (it used to retry the download for ever, holding the command).
+    @Test func aForcedResetThatCannotSucceedAnswersAndWaitsWithAReason() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
+            try await a.waitSynced("p")
+            try await cluster.admin(["revoke", "device", "*"])
+            try await eventually("delete-store pending", timeout: .seconds(60)) { try await a.status("p")?["state"] == "reset-pending" }
+            #expect(try await a.ctl(["reset", "initiate", "p"]).status == 0)
+            try await eventually("the store was emptied", timeout: .seconds(60)) {
+                try await Self.resets(a).last?["outcome"] == "deleted"
+            }
+            try await eventually("offline, access still denied", timeout: .seconds(60)) { try await a.status("p")?["state"] == "offline" }
+            // Forced: answers at once, then the reset meets 206 while fetching and waits.
+            let started = ContinuousClock.now
+            let forced = try await a.ctl(["reset", "initiate", "p"])
+            #expect(forced.status == 0, "\(forced)")
+            #expect(ContinuousClock.now - started < .seconds(10))
+            let status = try await eventually("waits for an operator", timeout: .seconds(60)) { () -> JSONValue? in
+                let status = try await a.status("p")
+                return status?["state"] == "reset-pending" ? status : nil
+            }
+            #expect(status["pending_reset_reason"]?.stringValue?.hasPrefix("the server refused to send its state: error 206") == true)
+            #expect(try await a.ctl(["status"]).status == 0)
+            // Access back: the pending reset is carried out and the partition syncs.
+            try await cluster.admin(["grant", "device", "*", "readwrite"])
+            #expect(try await a.ctl(["reset", "initiate", "p"]).status == 0)
+            try await a.waitSynced("p", timeout: 120)
+            #expect(try await a.rows("p") == "x|xena|1.0|-\n")
+        }
+    }
+
     /// Issue 22, second soak: a delete-store action waiting for an operator, then the server
     /// killed. The partition stays `reset-pending` with its id and reason (it used to turn
     /// `offline`), in status and in `STATUS=`, and the way out still works once the server is back.

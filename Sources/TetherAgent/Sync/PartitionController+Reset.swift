@@ -15,6 +15,7 @@ extension PartitionController {
 
     /// Continues a reset recorded for this partition, if any; true when one was handled.
     func continueReset() async throws -> Bool {
+        resetWaitsForRunLoop = false
         if try context.stateDatabase.activeReset(partition: settings.name) != nil {
             try await openStoreIfPresent()  // a damaged store is quarantined, which ends the reset
         }
@@ -137,8 +138,16 @@ extension PartitionController {
         }
         let code = status.lastError.map { SyncErrorCode($0.code) } ?? .otherSessionError
         let error = SyncError(code, "reset forced by the operator (tetherctl reset initiate)", action: .clientReset)
+        try await openStoreIfPresent()
+        guard let store else { throw StoreError.notAStore(path: settings.storePath) }
+        // Recorded here, driven by the run loop: the command answers at once, whatever the
+        // reset then meets (no connection, access still denied).
+        let record = try await executor().record(error: error, store: store, context: await resetContext(), forced: true)
         stoppedReason = nil
-        try await beginReset(error, forced: true)
-        return try context.stateDatabase.resets(partition: settings.name).last?.id
+        resetWaitsForRunLoop = true
+        updateStatus { $0.pendingReset = record.id }
+        setState(.resetting)
+        wake()
+        return record.id
     }
 }

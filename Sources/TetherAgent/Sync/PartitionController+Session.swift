@@ -77,7 +77,7 @@ extension PartitionController {
     private func processEvents(_ session: SyncSession) async -> SessionOutcome {
         var events = session.events.makeAsyncIterator()
         while let event = await events.next(isolation: #isolation) {
-            if removed || paused { return .interrupted }
+            if shouldEndSession { return .interrupted }
             busySince = .now
             defer { busySince = nil }
             lastProgress = .now
@@ -297,6 +297,6 @@ extension PartitionController {
         }
     }
 
-    var shouldEndSession: Bool { removed || paused }
+    var shouldEndSession: Bool { removed || paused || resetWaitsForRunLoop }
 
 }

@@ -34,6 +34,9 @@ actor PartitionController {
     /// What the server granted at the last bind.
     var access: PartitionAccess = .readwrite
     var uploadAgain = false
+    /// A reset recorded by `reset initiate` that the run loop has not picked up yet: it ends a
+    /// session in flight.
+    var resetWaitsForRunLoop = false
     /// Whether the last reset still waits for a bind to confirm it (nil: not looked up yet).
     var resetAwaitingBind: Bool?
     let log: Logger
