@@ -25,10 +25,15 @@ final class Cluster: Sendable {
     let token: String
     private let server = Mutex<ChildProcess?>(nil)
     private let agents = Mutex<[Agent]>([])
+    /// Added to the server's environment (fault injection).
+    let serverEnvironment: [String: String]
 
     /// `serverConfig` is appended to the server's config file (a `[storage]` table).
-    init(clientRecovery: Bool = true, token: String = Cluster.token, serverConfig: String = "") async throws {
+    init(
+        clientRecovery: Bool = true, token: String = Cluster.token, serverEnvironment: [String: String] = [:], serverConfig: String = ""
+    ) async throws {
         self.token = token
+        self.serverEnvironment = serverEnvironment
         dir = try TemporaryDirectory(prefix: "tether-e2e")
         chmod(dir.path, 0o755)
         port = try LoopbackPort.free()
@@ -56,7 +61,9 @@ final class Cluster: Sendable {
     var url: String { "ws://127.0.0.1:\(port)/sync" }
 
     func startServer() async throws {
-        let process = try ChildProcess.start(try BuiltProducts.executable("tether-server"), ["--config", dir.appending("server.toml")])
+        let process = try ChildProcess.start(
+            try BuiltProducts.executable("tether-server"), ["--config", dir.appending("server.toml")],
+            environment: ChildProcess.inheritedEnvironment(adding: serverEnvironment))
         server.withLock { $0 = process }
         guard await process.waitForOutput("listening on", timeout: .seconds(30)) else {
             throw TestSupportError("tether-server did not start: \(process.standardError)")
@@ -195,9 +202,11 @@ final class Agent: Sendable {
 
 /// Runs `body` with a cluster, always tearing it down (and stopping `agents` it started).
 func withCluster(
-    clientRecovery: Bool = true, token: String = Cluster.token, serverConfig: String = "", _ body: (Cluster) async throws -> Void
+    clientRecovery: Bool = true, token: String = Cluster.token, serverEnvironment: [String: String] = [:], serverConfig: String = "",
+    _ body: (Cluster) async throws -> Void
 ) async throws {
-    let cluster = try await Cluster(clientRecovery: clientRecovery, token: token, serverConfig: serverConfig)
+    let cluster = try await Cluster(
+        clientRecovery: clientRecovery, token: token, serverEnvironment: serverEnvironment, serverConfig: serverConfig)
     do {
         try await body(cluster)
     } catch {

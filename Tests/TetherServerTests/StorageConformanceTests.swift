@@ -384,4 +384,30 @@ import TetherProtocol
             #expect(try await storage.epoch(of: PartitionName("never-bound")!) == 0)
         }
     }
+
+    /// Issue 22's forward restore: back to an early snapshot, new uploads, then forward to a
+    /// snapshot of the abandoned lineage. The head and the retained history stay consistent.
+    @Test(arguments: StorageBackend.allCases)
+    func aForwardRestoreKeepsHeadAndHistoryConsistent(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let (a, _) = try await storage.registerClientFile(in: partition, now: now)
+            _ = try await storage.integrate([upload(1, 1, .insert("t", .integer(1), [:]))], from: a.id, into: partition, now: now)
+            let early = try await storage.snapshot(of: partition, now: now)
+            for seq in Int64(2)...3 {
+                _ = try await storage.integrate([upload(seq, seq, .insert("t", .integer(seq), [:]))], from: a.id, into: partition, now: now)
+            }
+            let late = try await storage.snapshot(of: partition, now: now)
+            let lateSalt = try await storage.head(of: partition)?.latest.salt
+            _ = try await storage.restore(partition, to: early.id)
+            _ = try await storage.integrate([upload(2, 2, .insert("t", .integer(20), [:]))], from: a.id, into: partition, now: now)
+            #expect(try await storage.historyProblems(of: partition).isEmpty)
+            let head = try await storage.restore(partition, to: late.id)
+            #expect(head.latest.version == 3 && head.latest.salt == lateSalt && head.base == head.latest)
+            #expect(try await storage.historyProblems(of: partition).isEmpty)
+            #expect(try await storage.history(of: partition, after: 0, maxEntries: 10, maxBytes: 1 << 20).isEmpty)
+            #expect(try await storage.salt(of: partition, version: 3) == lateSalt)
+            #expect(try await state(storage).keys.sorted() == ["t/integer(1)", "t/integer(2)", "t/integer(3)"])
+            #expect(try await storage.repairHistories().isEmpty)
+        }
+    }
 }

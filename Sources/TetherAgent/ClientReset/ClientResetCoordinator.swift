@@ -14,6 +14,8 @@
 /// recovery impossible           → recover: manual-hook; recover-or-discard: rewriting again, discarding
 /// an effect failed transiently  → the same phase again, after a backoff
 /// staged server state lost      → fetching again
+/// server refused the state       → manual-hook (access denied: waits for an operator)
+/// backup reused (a repeat of an unchanged store) → backing-up proceeds without a copy
 /// ```
 public struct ClientResetCoordinator: Sendable, Hashable {
     /// The side effect of the current phase.
@@ -36,7 +38,8 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         /// A hook ran (nil: no hook is configured for that event).
         case hookFinished(HookEvent, HookResult?)
         case serverStateFetched
-        case rewriteCompleted(recovered: Int, dropped: Int)
+        /// `serverVersion`: the server version the store now carries (nil for a delete-store).
+        case rewriteCompleted(recovered: Int, dropped: Int, serverVersion: Int64? = nil)
         /// The recovery rules could not be applied (e.g. recovered changes do not fit the
         /// server's schema). Only valid while rewriting with the recover strategy.
         case recoveryImpossible(reason: String)
@@ -44,6 +47,9 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case initiated
         /// The fetched server state is gone (a restart found no complete staging copy): fetch again.
         case serverStateLost
+        /// The server refused to send its state for a reason retrying cannot fix (access
+        /// denied, a fatal error): the reset waits for an operator instead of retrying for ever.
+        case fetchRefused(reason: String)
         /// The effect failed in a way that may pass (disk full, server unreachable): the phase
         /// is retried after a backoff.
         case effectFailed(reason: String)
@@ -76,7 +82,8 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case .recorded: .proceed
         case .manualHook: .runHook(.manualReset)
         case .manualPending: .awaitOperator
-        case .backingUp: .backup(path: record.backupPath)
+        // A repeated reset of a store unchanged since the previous one reuses its backup.
+        case .backingUp: record.backupReusedFrom == nil ? .backup(path: record.backupPath) : .proceed
         case .beforeHook: .runHook(.beforeReset)
         case .fetching: .fetchServerState
         case .rewriting: .rewrite(record.strategy)
@@ -116,6 +123,9 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case (.backingUp, .backupCompleted):
             record.phase = .beforeHook
 
+        case (.backingUp, .proceed) where record.backupReusedFrom != nil:
+            record.phase = .beforeHook
+
         case (.beforeHook, .hookFinished(.beforeReset, let result)):
             appendHook(.beforeReset, result, now)
             if let result, !result.isSuccess {
@@ -132,7 +142,13 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case (.fetching, .serverStateFetched):
             record.phase = .rewriting
 
-        case (.rewriting, .rewriteCompleted(let recovered, let dropped)):
+        case (.fetching, .fetchRefused(let reason)):
+            record.strategy = .manual
+            record.fallbackReason = "the server refused to send its state: \(reason)"
+            record.phase = .manualHook
+
+        case (.rewriting, .rewriteCompleted(let recovered, let dropped, let serverVersion)):
+            record.resultServerVersion = serverVersion
             if record.strategy == .recover {
                 record.recoveredChanges = recovered
                 record.droppedChanges = dropped

@@ -54,12 +54,29 @@ public struct ClientResetExecutor: Sendable {
     /// - Parameter forced: `tetherctl reset initiate` on a partition stuck in an error state.
     /// - Parameter manualBecause: a manual reset whatever the mode, for this reason (a store
     ///   whose tables an application altered).
+    /// - Parameter repeats: what ``ResetLoopGuard`` counted (resets before this one that ended
+    ///   without a successful bind in between); a repeat on an unchanged store reuses the
+    ///   previous reset's backup instead of writing another copy of the same data.
     public func begin(
-        error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil
+        error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
+        repeats: Int = 0
     ) async throws -> ResetRecord {
-        let marker = try await store.metadata().clientResetMarker
+        let record = try await record(
+            error: error, store: store, context: context, forced: forced, manualBecause: manualBecause, repeats: repeats)
+        return try await drive(record, store: store, context: context)
+    }
+
+    /// Step 1 alone: chooses the strategy and the backup path and saves the record (phase
+    /// `recorded`), for a caller that lets the partition's run loop drive it (`reset initiate`
+    /// must answer at once, whatever the reset then meets).
+    public func record(
+        error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
+        repeats: Int = 0
+    ) async throws -> ResetRecord {
+        let metadata = try await store.metadata()
         let decision = manualBecause.map { ResetPolicy.Decision(strategy: .manual, fallbackReason: $0) }
-            ?? ResetPolicy.decide(mode: context.partition.reset.mode, error: error, unacknowledgedReset: marker, forcedByOperator: forced)
+            ?? ResetPolicy.decide(
+                mode: context.partition.reset.mode, error: error, unacknowledgedReset: metadata.clientResetMarker, forcedByOperator: forced)
         let id = ResetRecord.newID()
         let startedAt = now()
         var record = ResetRecord(
@@ -68,6 +85,13 @@ public struct ClientResetExecutor: Sendable {
             backupPath: ResetRecord.backupPath(
                 recoveryDir: context.partition.reset.recoveryDir, partition: context.partition.name, id: id, at: startedAt),
             startedAt: startedAt)
+        record.loopRepeats = repeats
+        if repeats > 0, decision.strategy != .deleteStore,
+            let previous = try await unchangedSincePrevious(store, serverVersion: metadata.serverVersion.version, partition: record.partition)
+        {
+            record.backupPath = previous.backupPath
+            record.backupReusedFrom = previous.backupReusedFrom ?? previous.id
+        }
         record.phase = .recorded
         try stateDatabase.save(record)
         let log = logger(for: record)
@@ -75,7 +99,7 @@ public struct ClientResetExecutor: Sendable {
         log.error(
             "client reset \(id) of \(record.partition) started after error \(error.code.rawValue) (\(error.code.name)): \(decision.strategy.rawValue)\(decision.fallbackReason.map { ", because \($0)" } ?? "")",
             metadata: ["message_id": .string(messageID.rawValue), "tether.reset_strategy": .string(decision.strategy.rawValue)])
-        return try await drive(record, store: store, context: context)
+        return record
     }
 
     /// Drives `record` until it is done or waits for an operator, and returns it as persisted.
@@ -127,6 +151,11 @@ public struct ClientResetExecutor: Sendable {
         let record = coordinator.record
         switch coordinator.effect {
         case .proceed:
+            if coordinator.record.phase == .backingUp, let reused = coordinator.record.backupReusedFrom {
+                log.notice(
+                    "client reset \(record.id): the store has not changed since reset \(reused) finished; its backup \(record.backupPath) stands for this one",
+                    metadata: ["tether.backup": .string(record.backupPath)])
+            }
             return .proceed
         case .backup(let path):
             do {
@@ -135,6 +164,8 @@ public struct ClientResetExecutor: Sendable {
                 try await store.backup(to: path)
                 chmod(path, 0o640)
                 log.notice("client reset \(record.id): store backed up to \(path)", metadata: ["tether.backup": .string(path)])
+                // keep_backups holds as soon as the new backup exists, not only when the reset ends.
+                pruneBackups(of: record.partition, keep: context.partition.reset.keepBackups, log: log)
                 return .backupCompleted
             } catch {
                 return .effectFailed(reason: "backup to \(path): \(error)")
@@ -150,6 +181,9 @@ public struct ClientResetExecutor: Sendable {
                 return .serverStateFetched
             } catch is CancellationError {
                 return .effectFailed(reason: "cancelled")
+            } catch SessionEnd.serverError(let error) where Self.refusalIsFinal(error) {
+                log.error("client reset \(record.id): the server refused to send its state: error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
+                return .fetchRefused(reason: "error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
             } catch {
                 return .effectFailed(reason: "fetching the server's state: \(error)")
             }
@@ -157,6 +191,15 @@ public struct ClientResetExecutor: Sendable {
             return await rewrite(strategy, record: record, store: store, context: context, log: log)
         case .awaitOperator, .finished:
             return .proceed  // not reached: drive() returns before performing these
+        }
+    }
+
+    /// A refusal retrying cannot fix: access denied or a fatal error (not a transient one, nor
+    /// a token the operator may be fixing).
+    static func refusalIsFinal(_ error: SyncError) -> Bool {
+        switch SyncErrorReaction(error) {
+        case .retry, .reauthenticate: false
+        case .stop, .reset: true
         }
     }
 

@@ -67,7 +67,7 @@ public final class ServerControl: Sendable {
         await bus?.announce(.restored(partition))
         let notified = await failSessions(
             where: { $0.partition == partition },
-            with: Self.rebind("partition \(partition) was restored to an earlier snapshot"))
+            with: Self.rebind("partition \(partition) was restored to snapshot \(snapshot)"))
         return AdminAPI.Restored(partition: partition.rawValue, snapshot: snapshot, serverVersion: head.latest.version, sessionsNotified: notified)
     }
 

@@ -57,11 +57,12 @@ extension PostgresServerStorage {
                 found = (ServerVersion(version: version, salt: salt), ServerVersion(version: baseVersion, salt: baseSalt))
             }
             guard let found else { throw StorageError.notFound("snapshot \(snapshot) of partition \(partition)") }
-            let latest = found.latest
-            var base = found.base
-            // History compacted past the snapshot since: the snapshot's version becomes the base.
-            if p.head.base.version > latest.version { base = latest } else if p.head.base.version > base.version { base = p.head.base }
-            try await connection.query("DELETE FROM history WHERE partition_id = \(p.id) AND version > \(latest.version)", logger: logger)
+            let plan = HistoryInvariant.restore(
+                current: p.head, snapshot: found.latest,
+                saltInRetainedHistory: try await Self.retainedSalt(of: found.latest.version, in: p, connection, logger))
+            try await connection.query(
+                "DELETE FROM history WHERE partition_id = \(p.id) AND version > \(plan.keepsHistory ? found.latest.version : -1)",
+                logger: logger)
             try await connection.query("DELETE FROM state WHERE partition_id = \(p.id)", logger: logger)
             try await connection.query(
                 "INSERT INTO state(partition_id, tbl, key, fields) SELECT \(p.id), tbl, key, fields FROM snapshot_state WHERE snapshot_id = \(snapshot)",
@@ -75,10 +76,11 @@ extension PostgresServerStorage {
                 """, logger: logger)
             try await connection.query(
                 """
-                UPDATE partitions SET latest_version = \(latest.version), latest_salt = \(latest.salt),
-                    base_version = \(base.version), base_salt = \(base.salt), epoch = epoch + 1 WHERE id = \(p.id)
+                UPDATE partitions SET latest_version = \(plan.head.latest.version), latest_salt = \(plan.head.latest.salt),
+                    base_version = \(plan.head.base.version), base_salt = \(plan.head.base.salt), epoch = epoch + 1 WHERE id = \(p.id)
                 """, logger: logger)
-            return PartitionHead(latest: latest, base: base)
+            try await Self.checkHistory(of: p.id, head: plan.head, connection, logger)
+            return plan.head
         }
     }
 
@@ -116,6 +118,16 @@ extension PostgresServerStorage {
                 }
                 try await connection.query(
                     "UPDATE partitions SET base_version = \(version), base_salt = \(salt) WHERE id = \(id)", logger: logger)
+                var latest: ServerVersion? = nil
+                for try await (latestVersion, latestSalt) in try await connection.query(
+                    "SELECT latest_version, latest_salt FROM partitions WHERE id = \(id)", logger: logger
+                ).decode((Int64, Int64).self) {
+                    latest = ServerVersion(version: latestVersion, salt: latestSalt)
+                }
+                if let latest {
+                    try await Self.checkHistory(
+                        of: id, head: PartitionHead(latest: latest, base: ServerVersion(version: version, salt: salt)), connection, logger)
+                }
             }
             return CompactionReport(partitions: removed)
         }
