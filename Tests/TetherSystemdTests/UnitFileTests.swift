@@ -67,7 +67,7 @@ struct UnitFileTests {
         #expect(exposure <= 2.0, "\(line)")
     }
 
-    /// What SPEC §10 asks of the units, and what the daemon and its hooks rely on.
+    /// What docs/contract.md "systemd" asks of the units, and what the daemon and its hooks rely on.
     @Test func unitsHaveWhatTheSpecAndTheDaemonRelyOn() async throws {
         let installed = try await Installation.shared()
         for (unit, user) in [("tetherd.service", "tether"), ("tether-server.service", "tether-server")] {

@@ -1,5 +1,5 @@
 /// Which reset backups may go: a partition keeps the `keep` newest backups, and an older one
-/// is removed only once its own reset finished (SPEC §4.3: kept until `keep_backups` newer
+/// is removed only once its own reset finished (docs/contract.md: Reset steps: kept until `keep_backups` newer
 /// ones exist). A quarantined store is not a backup: it is never removed and does not count.
 public enum BackupRetention {
     /// The records (of one partition) whose backup file should be removed now.

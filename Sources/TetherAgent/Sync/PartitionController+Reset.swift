@@ -42,7 +42,7 @@ extension PartitionController {
         return true
     }
 
-    /// Starts a reset for `error` (SPEC §3: the reset codes and 206).
+    /// Starts a reset for `error` (docs/contract.md: Sync errors: the reset codes and 206).
     /// `manualBecause`: a manual reset whatever the mode, for that reason (an altered store).
     func beginReset(_ error: SyncError, forced: Bool = false, manualBecause: String? = nil) async throws {
         try await openStoreIfPresent()
@@ -58,7 +58,7 @@ extension PartitionController {
             updateStatus { $0.pendingReset = nil }
             backoff.reset()
             if record.strategy == .deleteStore {
-                // Access was denied: try again later, in case it is granted back (SPEC §4.4).
+                // Access was denied: try again later, in case it is granted back (docs/contract.md: Manual resets and delete-store).
                 stoppedReason = nil
             }
         } else {

@@ -72,7 +72,7 @@ public struct PartitionStatus: Sendable, Hashable {
 }
 
 extension ResetRecord {
-    /// The `tetherctl resets` entry (SPEC §8).
+    /// The `tetherctl resets` entry (docs/contract.md: tetherctl).
     public var json: JSONValue {
         .object([
             "id": .string(id), "partition": .string(partition.rawValue), "error_code": .number(Double(errorCode.rawValue)),
