@@ -11,6 +11,9 @@ struct TetherManualCommand: ParsableCommand {
         commandName: "tether-manual",
         abstract: "Write a manual page from a program's --experimental-dump-help JSON (read on stdin).")
 
+    @Option(help: "Manual section: 1 for commands, 8 for daemons and administration.")
+    var section: String = "1"
+
     @Option(help: "Date in the page footer (YYYY-MM-DD).")
     var date: String
 
@@ -30,6 +33,7 @@ struct TetherManualCommand: ParsableCommand {
         let input = FileHandle.standardInput.readDataToEndOfFile()
         let help = try JSONDecoder().decode(ToolHelp.self, from: input)
         var page = ManualPage(tool: help.command, date: date, source: source)
+        page.section = section
         page.exitStatus = try exitStatus.map(Self.pair)
         page.files = try files.map(Self.pair)
         page.seeAlso = seeAlso

@@ -25,7 +25,10 @@ struct TokenNew: ParsableCommand {
             """)
 
     @Argument(help: "The [[user]] name, as in the config file.")
-    var user: String
+    var user: String?
+
+    @Flag(name: .long, help: "Make the admin token instead (the config file's admin_token_file).")
+    var admin = false
 
     @Option(name: .long, help: "Server config file naming the user and its token_file.")
     var config: String = ServerConfiguration.defaultPath
@@ -38,6 +41,10 @@ struct TokenNew: ParsableCommand {
 
     @Flag(name: .long, help: "Replace an existing token file.")
     var force = false
+
+    func validate() throws {
+        if (user == nil) == (admin == false) { throw ValidationError("give a USER or --admin (one of them)") }
+    }
 
     func run() throws {
         let path = try out ?? tokenFile()
@@ -55,7 +62,7 @@ struct TokenNew: ParsableCommand {
             throw CommandFailure.runtime(error.description)
         }
         print(token)
-        printError("tether-server: wrote a new token for \(user) to \(path) (mode 0600); reload the server to use it")
+        printError("tether-server: wrote a new token for \(user ?? "the admin API") to \(path) (mode 0600); reload the server to use it")
     }
 
     private func tokenFile() throws -> String {
@@ -71,6 +78,7 @@ struct TokenNew: ParsableCommand {
         } catch {
             throw CommandFailure.usage(error.problems.map(\.description))
         }
+        guard let user else { return parsed.adminTokenFile }
         guard let entry = parsed.users.first(where: { $0.name == user }) else {
             throw CommandFailure.usage("\(config): no [[user]] is named \(user.debugDescription); add one with its token_file, or give --out FILE")
         }

@@ -199,6 +199,11 @@ import TetherServer
             #expect(try await server.runCLI(["token", "new", "ghost", "--config", server.configPath]).status == 2)
             let out = server.directory + "/extra.token"
             #expect(try await server.runCLI(["token", "new", "ghost", "--config", server.configPath, "--out", out]).status == 0)
+            // --admin: the admin token file; neither a user nor --admin is a usage error.
+            let admin = try await server.runCLI(["token", "new", "--admin", "--config", server.configPath, "--force"])
+            #expect(admin.status == 0)
+            #expect(try String(contentsOfFile: server.directory + "/admin.token", encoding: .utf8) == admin.stdout)
+            #expect(try await server.runCLI(["token", "new", "--config", server.configPath]).status == 2)
             // The server takes the file's new token at its reload, and never logs it.
             let newest = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
             server.signal(SIGHUP)
@@ -206,6 +211,8 @@ import TetherServer
                 try await Self.bindAccepted(server, token: newest) ? true : nil
             }
             #expect(!server.log.contains(newest))
+            let status = try await server.adminCLI(["status"], token: admin.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(status.status == 0, "the new admin token is accepted after the reload")
         }
     }
 
