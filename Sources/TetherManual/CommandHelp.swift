@@ -13,11 +13,19 @@ public struct CommandHelp: Decodable, Sendable, Hashable {
     /// The words that call this command: `tether-server admin grant`.
     public var fullName: String { ((superCommands ?? []) + [commandName]).joined(separator: " ") }
 
-    /// Arguments shown in help (ArgumentParser hides `--help`-like and hidden ones).
-    public var shownArguments: [ArgumentHelp] { (arguments ?? []).filter(\.shouldDisplay) }
+    /// Arguments shown in help. A subcommand's `--version` and `--help` are the root's,
+    /// described once there.
+    public var shownArguments: [ArgumentHelp] {
+        (arguments ?? []).filter { argument in
+            let isRoot = (superCommands ?? []).isEmpty
+            return argument.shouldDisplay && (isRoot || !["version", "help"].contains(argument.preferredName?.name ?? ""))
+        }
+    }
 
-    /// Subcommands shown in help.
-    public var shownSubcommands: [CommandHelp] { (subcommands ?? []).filter { $0.shouldDisplay ?? true } }
+    /// Subcommands shown in help, without ArgumentParser's own `help` command.
+    public var shownSubcommands: [CommandHelp] {
+        (subcommands ?? []).filter { ($0.shouldDisplay ?? true) && $0.commandName != "help" }
+    }
 }
 
 /// One argument of a ``CommandHelp``: positional, option or flag.

@@ -51,3 +51,21 @@ private let sample = """
         #expect(Roff.text(".dots\n\n'quote\\x-y") == "\\&.dots\n.PP\n\\&'quote\\ex\\-y")
     }
 }
+
+@Suite struct CommandHelpTests {
+    @Test func helpCommandAndInheritedVersionAreLeftOut() throws {
+        let json = """
+            {"commandName":"tool","arguments":[
+              {"kind":"flag","shouldDisplay":true,"isOptional":true,"isRepeating":false,"names":[{"kind":"long","name":"version"}],"preferredName":{"kind":"long","name":"version"}}],
+             "subcommands":[
+              {"superCommands":["tool"],"commandName":"help","arguments":[]},
+              {"superCommands":["tool"],"commandName":"run","arguments":[
+                {"kind":"flag","shouldDisplay":true,"isOptional":true,"isRepeating":false,"names":[{"kind":"long","name":"version"}],"preferredName":{"kind":"long","name":"version"}},
+                {"kind":"flag","shouldDisplay":true,"isOptional":true,"isRepeating":false,"names":[{"kind":"long","name":"fast"}],"preferredName":{"kind":"long","name":"fast"}}]}]}
+            """
+        let help = try JSONDecoder().decode(CommandHelp.self, from: Data(json.utf8))
+        #expect(help.shownArguments.count == 1)
+        #expect(help.shownSubcommands.map(\.commandName) == ["run"])
+        #expect(help.shownSubcommands[0].shownArguments.map { $0.preferredName?.name } == ["fast"])
+    }
+}

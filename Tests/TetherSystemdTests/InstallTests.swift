@@ -33,8 +33,10 @@ struct InstallTests {
 
         // sysusers.d, tmpfiles.d and the catalog, unchanged.
         for (source, target) in [
-            ("systemd/sysusers.d/tether.conf", Installation.sysusersdir + "/tether.conf"),
-            ("systemd/tmpfiles.d/tether.conf", Installation.tmpfilesdir + "/tether.conf"),
+            ("systemd/sysusers.d/tetherd.conf", Installation.sysusersdir + "/tetherd.conf"),
+            ("systemd/sysusers.d/tether-server.conf", Installation.sysusersdir + "/tether-server.conf"),
+            ("systemd/tmpfiles.d/tetherd.conf", Installation.tmpfilesdir + "/tetherd.conf"),
+            ("systemd/tmpfiles.d/tether-server.conf", Installation.tmpfilesdir + "/tether-server.conf"),
             ("systemd/catalog/tether.catalog", Installation.catalogdir + "/tether.catalog"),
         ] {
             let path = installed.path(target)
