@@ -22,12 +22,19 @@ public enum TokenMinter {
 
     /// Writes `token` to `path` as a new file of mode 0600 (the whole file at once: a temporary
     /// file in the same directory, renamed over it), owned by `owner` (uid, gid) when given.
-    /// An existing file is replaced only when `replace` is true.
+    /// An existing file is replaced only when `replace` is true. A missing directory is made,
+    /// mode 0700, for the same owner (`/etc/tether/users`).
     public static func write(_ token: String, to path: String, owner: (uid: uid_t, gid: gid_t)?, replace: Bool) throws(Failure) {
         if !replace, FileManager.default.fileExists(atPath: path) {
             throw Failure(description: "\(path) exists; give --force to replace it (the old token stops working at the server's next reload)", exists: true)
         }
         let directory = (path as NSString).deletingLastPathComponent
+        if !FileManager.default.fileExists(atPath: directory) {
+            guard mkdir(directory, 0o700) == 0 else {
+                throw Failure(description: "cannot create \(directory): \(String(cString: strerror(errno)))", exists: false)
+            }
+            if let owner { _ = chown(directory, owner.uid, owner.gid) }
+        }
         let temporary = "\(directory)/.\((path as NSString).lastPathComponent).\(getpid()).new"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(description: "cannot create \(temporary): \(String(cString: strerror(errno)))", exists: false) }
