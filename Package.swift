@@ -189,6 +189,8 @@ let package = Package(
             dependencies: ["TetherControl", "TetherTestSupport", "tetherd", "tetherctl", "tether-server"],
             swiftSettings: settings),
         .testTarget(name: "TetherManualTests", dependencies: ["TetherManual"], swiftSettings: settings),
+        // The static release programs and the Debian packages (`make test-packages`).
+        .testTarget(name: "TetherPackagingTests", dependencies: ["TetherTestSupport"], swiftSettings: settings),
         .testTarget(name: "TetherBenchTests", dependencies: ["TetherBench"], swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
         .testTarget(
