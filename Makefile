@@ -117,7 +117,7 @@ endif
 	chmod 0644 $(DESTDIR)$(MANDIR)/man?/*tether* && \
 	install -d -m 0755 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) && \
 	for p in $(PROGRAMS); do \
-	    "$$bin/$$p" --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/$$p && \
+	    "$$bin/$$p" --generate-completion-script bash | sed '1{/^#!/d}' > $(DESTDIR)$(BASHCOMPDIR)/$$p && \
 	    "$$bin/$$p" --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_$$p && \
 	    "$$bin/$$p" --generate-completion-script fish > $(DESTDIR)$(FISHCOMPDIR)/$$p.fish && \
 	    chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p $(DESTDIR)$(FISHCOMPDIR)/$$p.fish || exit 1; \
