@@ -43,10 +43,14 @@ struct DebianRoot: Sendable {
 
     func remove() { directory.remove() }
 
-    /// Runs a command inside the root (chroot), with a plain environment.
+    /// Runs a command inside the root (chroot), with a plain environment and the root's own
+    /// /proc mounted, as on a real system (systemd-tmpfiles needs it), in a private mount
+    /// namespace that ends with the command.
     func run(_ command: String, _ arguments: String...) async throws -> ChildProcess.Result {
         try await ChildProcess.run(
-            try Packaging.tool("chroot"), [path, command] + arguments,
+            try Packaging.tool("unshare"),
+            ["--mount", "--propagation", "private", "/bin/sh", "-c", #"mount -t proc proc "$0/proc" && exec chroot "$0" "$@""#, path, command]
+                + arguments,
             environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "DEBIAN_FRONTEND": "noninteractive"],
             timeout: .seconds(300))
     }

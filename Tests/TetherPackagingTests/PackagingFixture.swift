@@ -34,7 +34,10 @@ enum Packaging {
     /// The Swift toolchain the tests were built with: the directory above its `usr/bin/swift`
     /// (`/opt/swift` here), found from the Swift runtime this test process loaded.
     static func toolchainDirectory() throws -> String {
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        // Read to the end: /proc files report size 0.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/self/maps") else { throw TestSupportError("cannot read /proc/self/maps") }
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        try? handle.close()
         guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("/libswiftCore.so") }),
             let path = line.split(separator: " ").last,
             let range = path.range(of: "/usr/lib/swift/")
