@@ -68,14 +68,16 @@ END_TO_END = TetherEndToEndTests
 # The fault campaign (about two minutes, seeded; its summary line is in the output) runs alone last.
 CAMPAIGN = FaultCampaignTests
 # The packages (static release build, Debian 12 root, lintian) run last: `make test-packages`.
+# `make test PACKAGES=0` leaves them out of a local run (CI runs them).
 PACKAGING = TetherPackagingTests
+PACKAGES ?= 1
 test: bootstrap
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)|$(PACKAGING)'
 	$(SWIFT) test --skip-build --filter '$(INTEGRATION)'
 	$(SWIFT) test --skip-build --filter '$(END_TO_END)' --skip '$(CAMPAIGN)'
 	$(SWIFT) test --skip-build --filter '$(CAMPAIGN)'
-	$(MAKE) test-packages
+	$(if $(filter 0,$(PACKAGES)),@echo "test: packages skipped (PACKAGES=0)",$(MAKE) test-packages)
 
 # The randomised fault campaign for longer than `make test` runs it (about two minutes):
 # `make soak DURATION=3600` (seconds); `SEED=N` replays the choices of an earlier run.

@@ -98,7 +98,7 @@ struct DebianRoot: Sendable {
         text = text.replacingOccurrences(of: String(line), with: line + suffix)
         try text.write(toFile: control, atomically: false, encoding: .utf8)
         let build = try await ChildProcess.run(
-            try Packaging.tool("dpkg-deb"), ["--root-owner-group", "-Zxz", "--build", tree, root.path + "/tmp/upgrade.deb"],
+            try Packaging.tool("dpkg-deb"), ["--root-owner-group", "-Zxz", "-z1", "--build", tree, root.path + "/tmp/upgrade.deb"],
             timeout: .seconds(300))
         guard build.succeeded else { throw TestSupportError("\(build)") }
         return "/tmp/upgrade.deb"
