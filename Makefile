@@ -61,8 +61,9 @@ release: bootstrap
 	$(SWIFT) build $(RELEASE_FLAGS)
 
 # The whole suite: unit, integration (real processes on loopback) and journald tests.
-# Four phases keep a 2-core machine responsive: unit tests in parallel, then the server's
-# integration tests, then the end-to-end tests (real servers and agents), then the fault campaign.
+# Five phases keep a 2-core machine responsive: unit tests in parallel, then the server's
+# integration tests, then the end-to-end tests (real servers and agents), then the fault
+# campaign, then the packages (`make test-packages`, below).
 INTEGRATION = TetherServerIntegrationTests
 END_TO_END = TetherEndToEndTests
 # The fault campaign (about two minutes, seeded; its summary line is in the output) runs alone last.
