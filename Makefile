@@ -16,8 +16,9 @@ CATALOGDIR ?= /usr/lib/systemd/catalog
 SYSCONFDIR ?= /etc/tether
 # `make install CONFIGURATION=debug` installs a debug build (the install test uses it).
 CONFIGURATION ?= release
-# Where the programs to install are. Empty: `make install` builds them first with
-# `swift build -c $(CONFIGURATION)`. Set it to install programs built earlier without building
+# Where the programs (and tether-manual, which writes their manual pages) are. Empty:
+# `make install` builds them first (release: static, see RELEASE_FLAGS). Set it to install
+# programs built earlier without building
 # (`make release && sudo make install PRODUCTS_DIR=$(swift build -c release --show-bin-path)`).
 PRODUCTS_DIR ?=
 PROGRAMS = tetherd tetherctl tether-server
