@@ -14,7 +14,7 @@ struct Tetherctl: AsyncParsableCommand {
         subcommands: [Status.self, Resets.self, Reset.self, WaitSynced.self, Pause.self, Resume.self, LogLevel.self]
     )
 
-    /// Accepted before the command too: `tetherctl --socket PATH status` (SPEC §8).
+    /// Accepted before the command too: `tetherctl --socket PATH status` (docs/contract.md: tetherctl).
     @OptionGroup var options: GlobalOptions
 
     static func main() async { await CommandLineExit.main(Self.self) }
@@ -28,7 +28,7 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print one JSON document.")
     var json = false
 
-    /// Sends `request`; prints the result (JSON or `human`), or the error; exits as SPEC §1 says.
+    /// Sends `request`; prints the result (JSON or `human`), or the error; exits as docs/contract.md "Programs" says.
     func perform(_ request: ControlRequest, human: (JSONValue) -> String) throws {
         let response: ControlResponse
         do {

@@ -1,4 +1,4 @@
-/// The client reset of SPEC §4.3/§4.4 as a pure state machine.
+/// The client reset of docs/contract.md "Reset steps, Manual resets and delete-store" as a pure state machine.
 ///
 /// It never does I/O: it says which effect to perform next, and the executor reports what
 /// happened. The executor persists ``record`` **before** performing each effect, so after a

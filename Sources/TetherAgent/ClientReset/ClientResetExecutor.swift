@@ -23,7 +23,7 @@ public struct ResetContext: Sendable {
 
 /// Performs the effects the ``ClientResetCoordinator`` asks for — backup, hooks, fetching the
 /// server's state, rewriting the store — persisting the record in the state database before
-/// each one, so that a restart at any instant resumes the reset (SPEC §4.3).
+/// each one, so that a restart at any instant resumes the reset (docs/contract.md: Reset steps).
 public struct ClientResetExecutor: Sendable {
     let stateDatabase: AgentStateDatabase
     let hooks: HookRunner

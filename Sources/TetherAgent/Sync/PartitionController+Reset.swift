@@ -78,7 +78,7 @@ extension PartitionController {
         }
     }
 
-    /// Starts a reset for `error` (SPEC §3: the reset codes and 206).
+    /// Starts a reset for `error` (docs/contract.md: Sync errors: the reset codes and 206).
     /// `manualBecause`: a manual reset whatever the mode, for that reason (an altered store).
     func beginReset(_ error: SyncError, forced: Bool = false, manualBecause: String? = nil, repeats: Int = 0) async throws {
         try await openStoreIfPresent()
@@ -110,7 +110,7 @@ extension PartitionController {
             }
             backoff.reset()
             if record.strategy == .deleteStore {
-                // Access was denied: try again later, in case it is granted back (SPEC §4.4).
+                // Access was denied: try again later, in case it is granted back (docs/contract.md: Manual resets and delete-store).
                 stoppedReason = nil
             }
         } else {

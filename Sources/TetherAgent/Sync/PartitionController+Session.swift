@@ -274,7 +274,7 @@ extension PartitionController {
         return nil
     }
 
-    /// What SPEC §3 says to do about `error`; logged once here, with its code and hint.
+    /// What docs/contract.md "Sync errors" says to do about `error`; logged once here, with its code and hint.
     private func handle(_ error: SyncError) -> SessionOutcome {
         recordError(error)
         let reaction = SyncErrorReaction(error)

@@ -10,6 +10,8 @@ struct ReloadService: Service {
     let configPath: String
     let running: ServerConfiguration
     let control: ServerControl
+    /// `true` when a reload starts, `false` when it is over (systemd's RELOADING=1 / READY=1).
+    var reloading: @Sendable (Bool) -> Void = { _ in }
     let logger: Logger
 
     func run() async throws {
@@ -20,6 +22,8 @@ struct ReloadService: Service {
     }
 
     func reload() async {
+        reloading(true)
+        defer { reloading(false) }
         let loaded: LoadedConfiguration
         do {
             loaded = try LoadedConfiguration.load(path: configPath)

@@ -22,15 +22,19 @@ public enum ServerApp {
         /// How often an instance sharing a PostgreSQL database re-reads everything (besides notifications).
         public var resyncInterval: Duration = .seconds(5)
         public var now: @Sendable () -> Date
+        /// Called with `true` when a SIGHUP reload starts and `false` when it is over (applied
+        /// or refused): the executable tells systemd `RELOADING=1` and `READY=1`.
+        public var reloading: @Sendable (Bool) -> Void
 
         public init(
             configPath: String, allowBreakingSchema: Bool = false, compactionInterval: Duration = .seconds(3600),
-            now: @escaping @Sendable () -> Date = { Date() }
+            now: @escaping @Sendable () -> Date = { Date() }, reloading: @escaping @Sendable (Bool) -> Void = { _ in }
         ) {
             self.configPath = configPath
             self.allowBreakingSchema = allowBreakingSchema
             self.compactionInterval = compactionInterval
             self.now = now
+            self.reloading = reloading
         }
     }
 
@@ -204,7 +208,9 @@ public enum ServerApp {
                     service: CompactionService(control: control, interval: options.compactionInterval, clock: ContinuousClock(), logger: logger),
                     successTerminationBehavior: .gracefullyShutdownGroup),
                 .init(
-                    service: ReloadService(configPath: options.configPath, running: configuration, control: control, logger: logger),
+                    service: ReloadService(
+                        configPath: options.configPath, running: configuration, control: control, reloading: options.reloading,
+                        logger: logger),
                     successTerminationBehavior: .gracefullyShutdownGroup),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
