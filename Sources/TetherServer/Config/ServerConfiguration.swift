@@ -44,6 +44,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var logLevel: ServerLogLevel
     public var users: [User]
     public var grants: [Grant]
+    /// `metrics_listen`: a second listener serving only `/metrics` and `/healthz`; nil: none
+    /// (both are always on the sync listener too).
+    public var metricsListen: ListenAddress? = nil
 
     public static let defaultPath = "/etc/tether/tether-server.toml"
     public static let defaultHistoryHorizonDays = 30

@@ -11,13 +11,19 @@ public final class SyncService: Sendable {
     public let policy: ServerPolicy
     let now: @Sendable () -> Date
     let logger: Logger
+    /// What `/metrics` exposes (docs/server.md).
+    public let metrics: ServerMetrics
 
-    public init(storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, now: @escaping @Sendable () -> Date, logger: Logger) {
+    public init(
+        storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, now: @escaping @Sendable () -> Date, logger: Logger,
+        metrics: ServerMetrics = ServerMetrics()
+    ) {
         self.storage = storage
         self.hub = hub
         self.policy = policy
         self.now = now
         self.logger = logger
+        self.metrics = metrics
     }
 
     public enum BindOutcome: Sendable {
@@ -101,7 +107,9 @@ public final class SyncService: Sendable {
             }
         }
         do {
+            let started = ContinuousClock.now
             let outcome = try await storage.integrate(upload.changesets, from: session.clientFile, into: session.partition, now: now())
+            metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)
             if outcome.accepted > 0 { await hub.publish(session.partition) }
             if let gap = outcome.gap {
                 return SyncError(
