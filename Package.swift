@@ -69,7 +69,6 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: settings),
@@ -119,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "tetherctl",
             dependencies: [
-                "TetherProtocol", "TetherControl", "TetherCommandLine",
+                "TetherProtocol", "TetherControl", "TetherCommandLine", "TetherTOML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),
