@@ -25,9 +25,14 @@ final class Cluster: Sendable {
     let token: String
     private let server = Mutex<ChildProcess?>(nil)
     private let agents = Mutex<[Agent]>([])
+    /// The server's environment (NOTIFY_SOCKET, WATCHDOG_USEC) added to the test's; nil: inherited.
+    let serverEnvironment: [String: String]?
 
-    init(clientRecovery: Bool = true, token: String = Cluster.token) async throws {
+    init(
+        clientRecovery: Bool = true, token: String = Cluster.token, serverExtra: String = "", serverEnvironment: [String: String]? = nil
+    ) async throws {
         self.token = token
+        self.serverEnvironment = serverEnvironment
         dir = try TemporaryDirectory(prefix: "tether-e2e")
         chmod(dir.path, 0o755)
         port = try LoopbackPort.free()
@@ -40,6 +45,7 @@ final class Cluster: Sendable {
             schema = "\(dir.appending("schema.toml"))"
             admin_token_file = "\(dir.appending("admin.token"))"
             client_recovery = \(clientRecovery)
+            \(serverExtra)
             [[user]]
             name = "device"
             token_file = "\(dir.appending("device.token"))"
@@ -53,8 +59,13 @@ final class Cluster: Sendable {
 
     var url: String { "ws://127.0.0.1:\(port)/sync" }
 
+    /// The running server's process (for its log and signals).
+    var serverProcess: ChildProcess? { server.withLock { $0 } }
+
     func startServer() async throws {
-        let process = try ChildProcess.start(try BuiltProducts.executable("tether-server"), ["--config", dir.appending("server.toml")])
+        let process = try ChildProcess.start(
+            try BuiltProducts.executable("tether-server"), ["--config", dir.appending("server.toml")],
+            environment: serverEnvironment.map { ChildProcess.inheritedEnvironment(adding: $0) })
         server.withLock { $0 = process }
         guard await process.waitForOutput("listening on", timeout: .seconds(30)) else {
             throw TestSupportError("tether-server did not start: \(process.standardError)")

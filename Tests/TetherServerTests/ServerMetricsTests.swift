@@ -1,3 +1,5 @@
+import Foundation
+import Logging
 import Testing
 import TetherProtocol
 @testable import TetherServer
@@ -54,5 +56,25 @@ import TetherTOML
         } catch {
             #expect(error.problems.map(\.description) == ["f.toml:2: metrics_listen: \"9800\" is not host:port (port 0-65535)"])
         }
+    }
+}
+
+@Suite struct HealthCheckTests {
+    @Test func healthyWhileTheStorageAnswersThenAOneLineReason() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let storage = try SQLiteServerStorage(directory: dir.path)
+        let policy = ServerPolicy(
+            users: UserDirectory(entries: []), adminToken: TokenDigest(token: "a"), configuredGrants: [], runtimeGrants: [],
+            flags: ServerFlags(), configuredRecovery: true, schemas: SchemaRegistry(history: [SchemaRecord(schema: Schema(version: 1, tables: []), isBreaking: false, appliedAt: Date())]))
+        let service = SyncService(storage: storage, hub: SyncHub(), policy: policy, now: { Date() }, logger: Logger(label: "test"))
+        let healthy = await service.health()
+        #expect(healthy.ok && healthy.line == "ok")
+        let text = service.metrics.exposition(try await service.metricsSnapshot())
+        #expect(text.contains("tether_server_sync_enabled 1"))
+        try await storage.close()
+        let broken = await service.health()
+        #expect(!broken.ok)
+        #expect(broken.line.hasPrefix("storage unavailable: ") && !broken.line.contains("\n"), "\(broken.line)")
     }
 }
