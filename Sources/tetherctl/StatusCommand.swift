@@ -23,19 +23,20 @@ struct Status: ParsableCommand {
             return
         }
         let terminal = isatty(STDOUT_FILENO) == 1 && !options.json
-        setvbuf(stdout, nil, _IOLBF, 0)
         while true {
             let text = options.render(try options.send(request), human: StatusFormatter.status)
             if terminal {
                 // Home, clear, table: the operator sees one table that changes in place.
-                print("\u{1B}[H\u{1B}[2J" + "every \(Self.seconds(interval)) s, \(Self.clock())  (Ctrl-C to stop)\n\n" + text)
+                Self.write("\u{1B}[H\u{1B}[2J" + "every \(Self.seconds(interval)) s, \(Self.clock())  (Ctrl-C to stop)\n\n" + text + "\n")
             } else {
-                print(text + "\n")
+                Self.write(text + "\n\n")
             }
-            fflush(stdout)
             Thread.sleep(forTimeInterval: interval)
         }
     }
+
+    /// Unbuffered: each refresh reaches a pipe at once.
+    static func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
 
     static func seconds(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
 

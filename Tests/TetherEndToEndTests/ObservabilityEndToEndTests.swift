@@ -133,7 +133,7 @@ struct ObservabilityEndToEndTests {
             // --config finds a non-default control_socket; so does TETHER_SOCKET.
             let viaConfig = try await ChildProcess.run(ctl, ["--config", a.configPath, "status"])
             #expect(viaConfig.status == 0, "\(viaConfig)")
-            #expect(viaConfig.standardOutput.contains("server \(cluster.url): connected since "), viaConfig.standardOutput)
+            #expect(viaConfig.standardOutput.contains("server \(cluster.url): connected since "), "\(viaConfig.standardOutput)")
             let viaEnvironment = try await ChildProcess.run(
                 ctl, ["status", "--json"], environment: ChildProcess.inheritedEnvironment(adding: ["TETHER_SOCKET": a.socket]))
             #expect(viaEnvironment.status == 0, "\(viaEnvironment)")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherClient
 import TetherProtocol
+import TetherServer
 import NIOSSL
 #if canImport(Glibc)
 import Glibc

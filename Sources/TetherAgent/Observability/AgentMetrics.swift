@@ -1,7 +1,7 @@
 import Foundation
-public import Prometheus
+import Prometheus
 import Synchronization
-public import TetherProtocol
+import TetherProtocol
 
 /// The agent's metrics (docs/operations.md, "Metrics") for `tetherctl metrics` and
 /// `metrics_textfile`. Each exposition is rendered by swift-prometheus from a fresh registry
@@ -60,52 +60,49 @@ public final class AgentMetrics: Sendable {
         observe(inputs.statuses, at: inputs.now)
         let connection = state.withLock { $0 }
         let registry = PrometheusCollectorRegistry()
+        func gauge(_ name: String, _ labels: [(String, String)] = []) -> Gauge {
+            registry.makeGauge(descriptor: Self.descriptor(name), labels: labels)
+        }
+        func counter(_ name: String, _ labels: [(String, String)] = []) -> Counter {
+            registry.makeCounter(descriptor: Self.descriptor(name), labels: labels)
+        }
         let configured = Set(inputs.statuses.map(\.name))
         for status in inputs.statuses {
             let partition = ("partition", status.name.rawValue)
             for state in PartitionState.allCases {
-                registry.makeGauge(name: "tether_agent_partition_state", labels: [partition, ("state", state.rawValue)], help: Self.help["state"]!)
-                    .set(status.state == state ? 1 : 0)
+                gauge("tether_agent_partition_state", [partition, ("state", state.rawValue)]).set(to: status.state == state ? 1.0 : 0.0)
             }
-            registry.makeGauge(name: "tether_agent_unsynced_changes", labels: [partition], help: Self.help["unsynced"]!)
-                .set(Double(status.unsyncedChanges))
-            registry.makeGauge(name: "tether_agent_server_version", labels: [partition], help: Self.help["version"]!)
-                .set(Double(status.serverVersion))
-            registry.makeGauge(name: "tether_agent_latest_server_version", labels: [partition], help: Self.help["latest"]!)
-                .set(Double(status.latestServerVersion))
-            registry.makeGauge(name: "tether_agent_reset_pending", labels: [partition], help: Self.help["pending"]!)
-                .set(status.pendingReset == nil ? 0 : 1)
-            let synced = connection.lastSynced[status.name].map { $0.timeIntervalSince1970 } ?? 0
-            registry.makeGauge(name: "tether_agent_last_synced_timestamp_seconds", labels: [partition], help: Self.help["synced"]!)
-                .set(synced)
+            gauge("tether_agent_unsynced_changes", [partition]).set(to: Double(status.unsyncedChanges))
+            gauge("tether_agent_server_version", [partition]).set(to: Double(status.serverVersion))
+            gauge("tether_agent_latest_server_version", [partition]).set(to: Double(status.latestServerVersion))
+            gauge("tether_agent_reset_pending", [partition]).set(to: status.pendingReset == nil ? 0.0 : 1.0)
+            gauge("tether_agent_last_synced_timestamp_seconds", [partition])
+                .set(to: connection.lastSynced[status.name].map { $0.timeIntervalSince1970 } ?? 0)
             // Every outcome from the first scrape on, so that increase() sees the first reset.
             for outcome in ResetOutcome.allCases {
-                _ = registry.makeCounter(name: "tether_agent_resets_total", labels: [partition, ("outcome", outcome.rawValue)], help: Self.help["resets"]!)
+                _ = counter("tether_agent_resets_total", [partition, ("outcome", outcome.rawValue)])
             }
         }
         for event in HookEvent.allCases {
             for result in Self.hookResults {
-                _ = registry.makeCounter(name: "tether_agent_hook_runs_total", labels: [("hook", event.rawValue), ("result", result)], help: Self.help["hooks"]!)
+                _ = counter("tether_agent_hook_runs_total", [("hook", event.rawValue), ("result", result)])
             }
         }
         for record in inputs.resets where configured.contains(record.partition) {
-            registry.makeCounter(
-                name: "tether_agent_resets_total", labels: [("partition", record.partition.rawValue), ("outcome", record.outcome.rawValue)],
-                help: Self.help["resets"]!
-            ).increment()
+            counter("tether_agent_resets_total", [("partition", record.partition.rawValue), ("outcome", record.outcome.rawValue)]).increment()
             for run in record.hooks {
-                registry.makeCounter(
-                    name: "tether_agent_hook_runs_total", labels: [("hook", run.event.rawValue), ("result", Self.label(run.result))],
-                    help: Self.help["hooks"]!
-                ).increment()
+                counter("tether_agent_hook_runs_total", [("hook", run.event.rawValue), ("result", Self.label(run.result))]).increment()
             }
         }
-        registry.makeGauge(name: "tether_agent_connected", help: Self.help["connected"]!).set(connection.connectedSince == nil ? 0 : 1)
-        registry.makeGauge(name: "tether_agent_connected_since_timestamp_seconds", help: Self.help["since"]!)
-            .set(connection.connectedSince?.timeIntervalSince1970 ?? 0)
-        registry.makeCounter(name: "tether_agent_reconnects_total", help: Self.help["reconnects"]!).increment(by: Int64(connection.reconnects))
-        registry.makeGauge(name: "tether_agent_partitions", help: Self.help["partitions"]!).set(Double(inputs.statuses.count))
+        gauge("tether_agent_connected").set(to: connection.connectedSince == nil ? 0.0 : 1.0)
+        gauge("tether_agent_connected_since_timestamp_seconds").set(to: connection.connectedSince?.timeIntervalSince1970 ?? 0)
+        counter("tether_agent_reconnects_total").increment(by: Int64(connection.reconnects))
+        gauge("tether_agent_partitions").set(to: Double(inputs.statuses.count))
         return registry.emitToString()
+    }
+
+    static func descriptor(_ name: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help[name] ?? "")
     }
 
     static let hookResults = ["succeeded", "failed", "killed", "timed-out", "not-started"]
@@ -121,17 +118,17 @@ public final class AgentMetrics: Sendable {
     }
 
     static let help: [String: String] = [
-        "state": "1 for the partition's current state, 0 for the others",
-        "unsynced": "Local changes not yet acknowledged by the server",
-        "version": "Server version the partition's store holds",
-        "latest": "Newest server version the server has announced to the partition",
-        "pending": "1 while a reset waits for an operator (reset_mode = manual or a failed hook)",
-        "synced": "Unix time the partition was last seen synced; 0 if never since tetherd started",
-        "resets": "Client resets recorded in the state database, by outcome",
-        "hooks": "Reset hook runs recorded in the state database, by hook and result",
-        "connected": "1 while the WebSocket connection to the server is up",
-        "since": "Unix time the current connection came up; 0 while not connected",
-        "reconnects": "Connection attempts after a failed attempt or a lost connection since tetherd started",
-        "partitions": "Configured partitions",
+        "tether_agent_partition_state": "1 for the partition's current state, 0 for the others",
+        "tether_agent_unsynced_changes": "Local changes not yet acknowledged by the server",
+        "tether_agent_server_version": "Server version the partition's store holds",
+        "tether_agent_latest_server_version": "Newest server version the server has announced to the partition",
+        "tether_agent_reset_pending": "1 while a reset waits for an operator",
+        "tether_agent_last_synced_timestamp_seconds": "Unix time the partition was last seen synced; 0 if not since tetherd started",
+        "tether_agent_resets_total": "Client resets recorded in the state database, by outcome",
+        "tether_agent_hook_runs_total": "Reset hook runs recorded in the state database, by hook and result",
+        "tether_agent_connected": "1 while the WebSocket connection to the server is up",
+        "tether_agent_connected_since_timestamp_seconds": "Unix time the current connection came up; 0 while not connected",
+        "tether_agent_reconnects_total": "Connection attempts after a failed attempt or a lost connection since tetherd started",
+        "tether_agent_partitions": "Configured partitions",
     ]
 }

@@ -36,7 +36,7 @@ public final class ServerMetrics: Sendable {
         integrateDuration = CoreMetrics.Timer(label: "tether_server_integrate_duration_seconds", factory: factory)
         // Present from the first scrape, before the first sync.
         for name in ["tether_server_connected_devices", "tether_server_bound_sessions", "tether_server_sync_enabled"] {
-            _ = registry.makeGauge(name: name)
+            _ = gauge(name)
         }
     }
 
@@ -74,14 +74,25 @@ public final class ServerMetrics: Sendable {
 
     /// The Prometheus text exposition after setting the gauges from `snapshot`.
     public func exposition(_ snapshot: Snapshot) -> String {
-        registry.makeGauge(name: "tether_server_connected_devices").set(Double(snapshot.connectedDevices))
-        registry.makeGauge(name: "tether_server_bound_sessions").set(Double(snapshot.boundSessions))
-        registry.makeGauge(name: "tether_server_sync_enabled").set(snapshot.syncEnabled ? 1 : 0)
+        gauge("tether_server_connected_devices").set(to: Double(snapshot.connectedDevices))
+        gauge("tether_server_bound_sessions").set(to: Double(snapshot.boundSessions))
+        gauge("tether_server_sync_enabled").set(to: snapshot.syncEnabled ? 1.0 : 0.0)
         for (partition, version) in snapshot.partitionVersions {
-            registry.makeGauge(name: "tether_server_partition_version", labels: [("partition", partition)]).set(Double(version))
+            gauge("tether_server_partition_version", [("partition", partition)]).set(to: Double(version))
         }
         return registry.emitToString()
     }
+
+    private func gauge(_ name: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
+        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: Self.help[name] ?? ""), labels: labels)
+    }
+
+    static let help = [
+        "tether_server_connected_devices": "Open sync (WebSocket) connections",
+        "tether_server_bound_sessions": "Bound sync sessions over all connections",
+        "tether_server_sync_enabled": "0 after admin terminate-sync until enable-sync, else 1",
+        "tether_server_partition_version": "The partition's latest server version",
+    ]
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components

@@ -1,4 +1,5 @@
 import Foundation
+import TetherProtocol
 
 extension SyncService {
     /// `/healthz`: whether the storage can serve (a read of the server's flags succeeds), with
