@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
@@ -165,14 +166,16 @@ let package = Package(
                 "TetherProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "WSCore", package: "swift-websocket"),
             ],
             swiftSettings: settings),
 
-        .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol"], swiftSettings: settings),
+        .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol", "TetherTestSupport"], swiftSettings: settings),
         .testTarget(
             name: "TetherAgentTests",
             dependencies: [
@@ -211,11 +214,14 @@ let package = Package(
             swiftSettings: settings),
         .testTarget(
             name: "TetherStoreTests",
-            dependencies: ["TetherStore", "TetherProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TetherStore", "TetherProtocol", "TetherTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: settings),
         .testTarget(
             name: "TetherServerTests",
-            dependencies: ["TetherServer", "TetherProtocol", "TetherTOML", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "TetherServer", "TetherProtocol", "TetherTOML", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: settings),
         // Starts the real tether-server executable on loopback and talks to it with TetherClient.
         .testTarget(

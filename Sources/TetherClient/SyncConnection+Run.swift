@@ -1,7 +1,7 @@
 public import Logging
 import NIOConcurrencyHelpers
 import TetherProtocol
-import WSClient
+import WSCore
 
 extension SyncConnection {
     /// Connects to the server, sends the hello, runs `body` with the open connection and
@@ -19,13 +19,12 @@ extension SyncConnection {
     ) async throws -> T {
         if let problem = Self.urlProblem(configuration.url) { throw SyncClientError.unreachable(problem) }
         let outcome = NIOLockedValueBox<Result<T, any Error>?>(nil)
-        var wsConfiguration = WebSocketClientConfiguration(maxFrameSize: ProtocolLimits.maxFrameBytes)
-        if let keepAlive = configuration.keepAlive { wsConfiguration.autoPing = .enabled(timePeriod: keepAlive) }
+        let dialer = WebSocketDialer(
+            maxFrameSize: ProtocolLimits.maxFrameBytes,
+            autoPing: configuration.keepAlive.map { .enabled(timePeriod: $0) } ?? .disabled,
+            tlsConfiguration: configuration.tlsConfiguration)
         do {
-            try await WebSocketClient.connect(
-                url: configuration.url, configuration: wsConfiguration, tlsConfiguration: configuration.tlsConfiguration,
-                logger: logger
-            ) { inbound, outbound, _ in
+            try await dialer.run(url: configuration.url, logger: logger) { inbound, outbound, _ in
                 let connection = SyncConnection(writer: outbound, logger: logger)
                 await withDiscardingTaskGroup { group in
                     group.addTask { await connection.readLoop(inbound) }
@@ -42,10 +41,11 @@ extension SyncConnection {
             }
         } catch {
             if let result = outcome.withLockedValue({ $0 }) { return try result.get() }
+            if error is SyncClientError { throw error }
             throw SyncClientError.unreachable("\(configuration.url): \(error)")
         }
         guard let result = outcome.withLockedValue({ $0 }) else {
-            throw SyncClientError.unreachable("\(configuration.url): the WebSocket upgrade was refused")
+            throw SyncClientError.unreachable("\(configuration.url): the connection ended before it could be used")
         }
         return try result.get()
     }

@@ -2,7 +2,7 @@ import Logging
 import NIOCore
 import NIOWebSocket
 public import TetherProtocol
-import WSClient
+import WSCore
 
 /// A client connection to a tether-server, carrying several partitions' sessions
 /// (multiplexed by session id). Driven by ``ClientConnectionStateMachine``; open one with

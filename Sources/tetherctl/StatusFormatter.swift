@@ -19,7 +19,11 @@ enum StatusFormatter {
         let partitions = result["partitions"]?.arrayValue ?? []
         guard !partitions.isEmpty else { return "no partitions configured" }
         var rows = [["PARTITION", "STATE", "SERVER VERSION", "UNSYNCED", "PENDING RESET", "LAST ERROR"]]
+        var notes: [String] = []
         for p in partitions {
+            if let reason = p["pending_reset_reason"]?.stringValue {
+                notes.append("\(text(p["name"])): reset \(text(p["pending_reset"])) waits for an operator: \(reason)")
+            }
             var state = text(p["state"])
             if let download = p["download"], download != .null {
                 state += " (\(int(download["rows_done"]))/\(int(download["rows_total"])) rows)"
@@ -30,7 +34,7 @@ enum StatusFormatter {
             }
             rows.append([text(p["name"]), state, int(p["server_version"]), int(p["unsynced_changes"]), text(p["pending_reset"]), error])
         }
-        return render(rows)
+        return ([render(rows)] + notes).joined(separator: "\n")
     }
 
     static func resets(_ result: JSONValue) -> String {

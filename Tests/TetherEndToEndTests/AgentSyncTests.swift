@@ -191,6 +191,23 @@ struct AgentSyncTests {
         }
     }
 
+    /// A restart never forgets why: the last error a partition met is shown again after a
+    /// restart, even when the server cannot be reached to say it again.
+    @Test func theLastErrorSurvivesARestart() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try Cluster.write("wrong-token\n", to: a.dir + "/token", mode: 0o600)
+            try await a.start()
+            try await eventually("203 reported", timeout: .seconds(30)) { try await a.status("p")?["last_error"]?["code"] == 203 }
+            await a.stop()
+            await cluster.killServer()
+            try await a.start()
+            let error = try #require(try await a.status("p")?["last_error"])
+            #expect(error["code"] == 203)
+            #expect(error["message"]?.stringValue?.isEmpty == false)
+        }
+    }
+
     @Test func badTokenIsRetriedAndRecoversOnceTheTokenFileIsFixed() async throws {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])

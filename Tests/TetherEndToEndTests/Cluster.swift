@@ -25,11 +25,11 @@ final class Cluster: Sendable {
     let token: String
     private let server = Mutex<ChildProcess?>(nil)
     private let agents = Mutex<[Agent]>([])
-    /// The server's environment (NOTIFY_SOCKET, WATCHDOG_USEC) added to the test's; nil: inherited.
-    let serverEnvironment: [String: String]?
+    /// Added to the server's environment (fault injection, NOTIFY_SOCKET, WATCHDOG_USEC).
+    let serverEnvironment: [String: String]
 
     init(
-        clientRecovery: Bool = true, token: String = Cluster.token, serverExtra: String = "", serverEnvironment: [String: String]? = nil
+        clientRecovery: Bool = true, token: String = Cluster.token, serverExtra: String = "", serverEnvironment: [String: String] = [:]
     ) async throws {
         self.token = token
         self.serverEnvironment = serverEnvironment
@@ -65,7 +65,7 @@ final class Cluster: Sendable {
     func startServer() async throws {
         let process = try ChildProcess.start(
             try BuiltProducts.executable("tether-server"), ["--config", dir.appending("server.toml")],
-            environment: serverEnvironment.map { ChildProcess.inheritedEnvironment(adding: $0) })
+            environment: ChildProcess.inheritedEnvironment(adding: serverEnvironment))
         server.withLock { $0 = process }
         guard await process.waitForOutput("listening on", timeout: .seconds(30)) else {
             throw TestSupportError("tether-server did not start: \(process.standardError)")
@@ -202,8 +202,11 @@ final class Agent: Sendable {
 }
 
 /// Runs `body` with a cluster, always tearing it down (and stopping `agents` it started).
-func withCluster(clientRecovery: Bool = true, token: String = Cluster.token, _ body: (Cluster) async throws -> Void) async throws {
-    let cluster = try await Cluster(clientRecovery: clientRecovery, token: token)
+func withCluster(
+    clientRecovery: Bool = true, token: String = Cluster.token, serverEnvironment: [String: String] = [:],
+    _ body: (Cluster) async throws -> Void
+) async throws {
+    let cluster = try await Cluster(clientRecovery: clientRecovery, token: token, serverEnvironment: serverEnvironment)
     do {
         try await body(cluster)
     } catch {

@@ -13,6 +13,17 @@ final class FakeSyncServer: Sendable {
     struct Behaviour: Sendable {
         var bytes: @Sendable () -> [UInt8]
         var closeAfter: Bool
+        var upgrade: Upgrade = .answer
+    }
+
+    /// What the server does with the upgrade request.
+    enum Upgrade: Sendable {
+        case answer
+        /// Never answers: half-closes the connection (FIN) once the request is read and keeps it
+        /// open until the client closes it (seed 23097527's server).
+        case halfClose
+        /// Never answers and keeps the connection open, silent.
+        case silence
     }
 
     let port: UInt16
@@ -100,6 +111,11 @@ final class FakeSyncServer: Sendable {
             let n = read(client, &chunk, chunk.count)
             if n <= 0 { return }
             request += chunk[0..<n]
+        }
+        if behaviour.upgrade != .answer {
+            if behaviour.upgrade == .halfClose { shutdown(client, Int32(SHUT_WR)) }
+            while read(client, &chunk, chunk.count) > 0 {}
+            return
         }
         let text = String(decoding: request, as: UTF8.self)
         guard let keyLine = text.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("sec-websocket-key:") }) else { return }

@@ -1,4 +1,5 @@
 import Testing
+import TetherTestSupport
 import TetherProtocol
 
 /// Random and mutated inputs: the decoders must return a message or throw a typed
@@ -7,7 +8,7 @@ import TetherProtocol
     static let iterations = 100_000
 
     @Test func randomBytes() {
-        var rng = SeededGenerator(seed: 0x7E7_4E5)
+        var rng = SeededRandom(seed: 0x7E7_4E5)
         var decoded = 0
         for i in 0..<Self.iterations {
             let length = Int.random(in: 0...48, using: &rng)
@@ -23,7 +24,7 @@ import TetherProtocol
     }
 
     @Test func mutatedValidMessages() {
-        var rng = SeededGenerator(seed: 42)
+        var rng = SeededRandom(seed: 42)
         let seeds = Fixtures.clientMessages.map { $0.encoded() } + Fixtures.serverMessages.map { $0.encoded() }
         for _ in 0..<Self.iterations {
             var bytes = seeds[Int.random(in: 0..<seeds.count, using: &rng)]

@@ -1,21 +1,10 @@
 import Foundation
 import GRDB
 import Testing
+import TetherTestSupport
 import TetherProtocol
 import TetherStore
 
-/// SplitMix64: a small seeded generator, so a failing interleaving can be replayed from its seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A tiny in-memory sync server, as docs/sync-model.md describes it: uploads are applied in
 /// arrival order (the server order) and become versions; downloads hand each device the

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TetherTestSupport
 import TetherProtocol
 import TetherStore
 

@@ -30,7 +30,7 @@ extension SyncAgent {
             connectingSince = nil
             connection = nil
             metrics.disconnected(reconnecting: !Task.isCancelled)
-            for controller in controllers.values { await controller.setState(.offline) }
+            for controller in controllers.values { await controller.connectionLost() }
             markStarted()  // offline is a started session too: applications can work
             if Task.isCancelled { return }
             let delay = connectionBackoff.next()

@@ -50,10 +50,20 @@ public actor SyncAgent {
         }
     }
 
-    /// A controller for `settings`; a partition paused by `tetherctl pause` stays paused.
+    /// A controller for `settings`: a partition paused by `tetherctl pause` stays paused, and its
+    /// last error is shown again after a restart.
     func makeController(_ settings: PartitionSettings) -> PartitionController {
-        let paused = (try? stateDatabase.status(of: settings.name).paused) ?? false
-        return PartitionController(settings: settings, context: self, paused: paused)
+        let persisted: PartitionStatusRow
+        do {
+            persisted = try stateDatabase.status(of: settings.name)
+        } catch {
+            // Syncing a partition an operator paused is the lesser harm than never syncing it.
+            logger.error(
+                "cannot read partition \(settings.name)'s status (pause, last error) from the state database \(stateDatabase.path): \(error); it starts unpaused",
+                metadata: ["tether.partition": .string(settings.name.rawValue)])
+            persisted = PartitionStatusRow(name: settings.name)
+        }
+        return PartitionController(settings: settings, context: self, persisted: persisted)
     }
 
     /// Runs until cancelled: the connection loop and the status task.
@@ -149,6 +159,8 @@ extension SyncAgent: AgentContext {
     }
 
     nonisolated var fetcher: any ServerStateFetcher { AgentStateFetcher(agent: self) }
+
+    nonisolated var resetLoopLimits: ResetLoopGuard.Limits { FaultInjection.resetLoopLimits }
 }
 
 /// Errors of the agent itself, each with a hint.

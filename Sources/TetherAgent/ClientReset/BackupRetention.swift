@@ -1,10 +1,22 @@
-/// Which reset backups may go: a partition keeps the `keep` newest backups, and an older one
-/// is removed only once its own reset finished (SPEC §4.3: kept until `keep_backups` newer
-/// ones exist). A quarantined store is not a backup: it is never removed and does not count.
+/// Which reset backups may go: a partition keeps the backups of its `keep` newest resets, and
+/// an older one is removed only once its own reset finished (docs/client-reset.md: kept until
+/// `keep_backups` newer ones exist). A repeated reset of an unchanged store shares the backup
+/// of the reset it repeats: a file counts once, and goes only when no kept reset names it.
+/// A quarantined store is not a backup: it is never removed and does not count.
 public enum BackupRetention {
     /// The records (of one partition) whose backup file should be removed now.
     public static func expired(_ records: [ResetRecord], keep: Int) -> [ResetRecord] {
         let newestFirst = records.filter { !$0.isQuarantine }.sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }
-        return newestFirst.dropFirst(max(keep, 0)).filter { $0.phase == .done && !$0.backupRemoved }
+        var kept: Set<String> = []
+        var expired: [ResetRecord] = []
+        for record in newestFirst {
+            if kept.contains(record.backupPath) { continue }
+            if kept.count < max(keep, 0) {
+                kept.insert(record.backupPath)
+            } else if record.phase == .done && !record.backupRemoved {
+                expired.append(record)
+            }
+        }
+        return expired
     }
 }

@@ -14,6 +14,7 @@
 /// recovery impossible           → recover: manual-hook; recover-or-discard: rewriting again, discarding
 /// an effect failed transiently  → the same phase again, after a backoff
 /// staged server state lost      → fetching again
+/// backup reused (a repeat of an unchanged store) → backing-up proceeds without a copy
 /// ```
 public struct ClientResetCoordinator: Sendable, Hashable {
     /// The side effect of the current phase.
@@ -36,7 +37,8 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         /// A hook ran (nil: no hook is configured for that event).
         case hookFinished(HookEvent, HookResult?)
         case serverStateFetched
-        case rewriteCompleted(recovered: Int, dropped: Int)
+        /// `serverVersion`: the server version the store now carries (nil for a delete-store).
+        case rewriteCompleted(recovered: Int, dropped: Int, serverVersion: Int64? = nil)
         /// The recovery rules could not be applied (e.g. recovered changes do not fit the
         /// server's schema). Only valid while rewriting with the recover strategy.
         case recoveryImpossible(reason: String)
@@ -76,7 +78,8 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case .recorded: .proceed
         case .manualHook: .runHook(.manualReset)
         case .manualPending: .awaitOperator
-        case .backingUp: .backup(path: record.backupPath)
+        // A repeated reset of a store unchanged since the previous one reuses its backup.
+        case .backingUp: record.backupReusedFrom == nil ? .backup(path: record.backupPath) : .proceed
         case .beforeHook: .runHook(.beforeReset)
         case .fetching: .fetchServerState
         case .rewriting: .rewrite(record.strategy)
@@ -116,6 +119,9 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case (.backingUp, .backupCompleted):
             record.phase = .beforeHook
 
+        case (.backingUp, .proceed) where record.backupReusedFrom != nil:
+            record.phase = .beforeHook
+
         case (.beforeHook, .hookFinished(.beforeReset, let result)):
             appendHook(.beforeReset, result, now)
             if let result, !result.isSuccess {
@@ -132,7 +138,8 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case (.fetching, .serverStateFetched):
             record.phase = .rewriting
 
-        case (.rewriting, .rewriteCompleted(let recovered, let dropped)):
+        case (.rewriting, .rewriteCompleted(let recovered, let dropped, let serverVersion)):
+            record.resultServerVersion = serverVersion
             if record.strategy == .recover {
                 record.recoveredChanges = recovered
                 record.droppedChanges = dropped

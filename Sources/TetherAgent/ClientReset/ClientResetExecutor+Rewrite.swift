@@ -29,7 +29,7 @@ extension ClientResetExecutor {
                 // Committed before a restart: what is pending now is what was recovered.
                 let pending = try await store.pendingChangeCount()
                 PartitionStore.removeFiles(at: staging)
-                return .rewriteCompleted(recovered: strategy == .recover ? pending : 0, dropped: 0)
+                return .rewriteCompleted(recovered: strategy == .recover ? pending : 0, dropped: 0, serverVersion: fetched.serverVersion.version)
             }
             let state = try StoreStateSource(path: staging, schema: fetched.schema)
             let report = try await store.resetInPlace(
@@ -43,7 +43,8 @@ extension ClientResetExecutor {
                 log.notice(
                     "client reset \(record.id): recovery kept \(recovery.kept) changes (\(recovery.insertsKept) inserts, \(recovery.insertsMerged) merged inserts, \(recovery.updatesKept) updates, \(recovery.deletesKept) deletes) and dropped \(recovery.dropped) (\(recovery.updatesDropped) updates of rows deleted on the server, \(recovery.deletesDropped) deletes of rows already gone)")
             }
-            return .rewriteCompleted(recovered: report.recovery?.kept ?? 0, dropped: report.recovery?.dropped ?? 0)
+            return .rewriteCompleted(
+                recovered: report.recovery?.kept ?? 0, dropped: report.recovery?.dropped ?? 0, serverVersion: fetched.serverVersion.version)
         } catch where strategy == .recover && Self.meansRecoveryImpossible(error) {
             return .recoveryImpossible(reason: error.description)
         } catch {
@@ -65,17 +66,53 @@ extension ClientResetExecutor {
         log.notice(
             "client reset \(record.id) of \(record.partition) completed: \(record.outcome.rawValue); backup kept at \(record.backupPath)",
             metadata: ["message_id": .string(TetherMessageID.resetCompleted.rawValue), "tether.backup": .string(record.backupPath)])
+        pruneBackups(of: record.partition, keep: context.partition.reset.keepBackups, log: log)
+        removeStrayStagingFiles(of: record.partition, stateDir: context.stateDir, log: log)
+    }
+
+    /// Removes the backups ``BackupRetention`` says may go, and records that they are gone.
+    func pruneBackups(of partition: PartitionName, keep: Int, log: Logger) {
         do {
-            let records = try stateDatabase.resets(partition: record.partition)
-            for var expired in BackupRetention.expired(records, keep: context.partition.reset.keepBackups) {
+            let records = try stateDatabase.resets(partition: partition)
+            for var expired in BackupRetention.expired(records, keep: keep) {
                 try? FileManager.default.removeItem(atPath: expired.backupPath)
                 expired.backupRemoved = true
                 try stateDatabase.save(expired)
-                log.info("removed backup \(expired.backupPath) of reset \(expired.id): \(context.partition.reset.keepBackups) newer backups exist")
+                log.info("removed backup \(expired.backupPath) of reset \(expired.id): \(keep) newer backups exist")
             }
         } catch {
-            log.warning("could not prune old backups of \(record.partition): \(error)")
+            log.warning("could not prune old backups of \(partition): \(error)")
         }
+    }
+
+    /// Staging copies of the server's state that belong to no reset still under way (left by
+    /// a reset that failed while fetching, or by an interrupted bootstrap) are removed once a
+    /// reset of the partition finished, so repeated failures cannot fill the disk.
+    func removeStrayStagingFiles(of partition: PartitionName, stateDir: String, log: Logger) {
+        let directory = stateDir + "/staging"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        guard let records = try? stateDatabase.resets(partition: partition) else { return }
+        let active = Set(records.filter { $0.phase != .done }.map(\.id))
+        let prefix = "\(partition)-", suffix = ".sqlite"
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(suffix) {
+            // `<partition>-<16 hex digit reset id>.sqlite` exactly (another partition's name may
+            // start with this one's).
+            let id = String(name.dropFirst(prefix.count).dropLast(suffix.count))
+            guard id.count == 16, id.allSatisfy(\.isHexDigit), !active.contains(id) else { continue }
+            PartitionStore.removeFiles(at: directory + "/" + name)
+            log.info("removed stray staging file \(directory)/\(name)")
+        }
+    }
+
+    /// The previous reset of `partition`, when the store has not changed since it finished:
+    /// still at the version it produced and nothing unsynced. Its backup must still exist.
+    func unchangedSincePrevious(_ store: PartitionStore, serverVersion: Int64, partition: PartitionName) async throws -> ResetRecord? {
+        guard let previous = try stateDatabase.resets(partition: partition).last(where: { !$0.isQuarantine }),
+            previous.phase == .done, previous.strategy != .deleteStore, !previous.backupRemoved,
+            previous.resultServerVersion == serverVersion, FileManager.default.fileExists(atPath: previous.backupPath),
+            try await store.pendingChangeCount() == 0
+        else { return nil }
+        return previous
     }
 
     /// A logger carrying the reset's partition, id and error code (journal fields).

@@ -54,12 +54,17 @@ public struct ClientResetExecutor: Sendable {
     /// - Parameter forced: `tetherctl reset initiate` on a partition stuck in an error state.
     /// - Parameter manualBecause: a manual reset whatever the mode, for this reason (a store
     ///   whose tables an application altered).
+    /// - Parameter repeats: what ``ResetLoopGuard`` counted (resets before this one that ended
+    ///   without a successful bind in between); a repeat on an unchanged store reuses the
+    ///   previous reset's backup instead of writing another copy of the same data.
     public func begin(
-        error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil
+        error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
+        repeats: Int = 0
     ) async throws -> ResetRecord {
-        let marker = try await store.metadata().clientResetMarker
+        let metadata = try await store.metadata()
         let decision = manualBecause.map { ResetPolicy.Decision(strategy: .manual, fallbackReason: $0) }
-            ?? ResetPolicy.decide(mode: context.partition.reset.mode, error: error, unacknowledgedReset: marker, forcedByOperator: forced)
+            ?? ResetPolicy.decide(
+                mode: context.partition.reset.mode, error: error, unacknowledgedReset: metadata.clientResetMarker, forcedByOperator: forced)
         let id = ResetRecord.newID()
         let startedAt = now()
         var record = ResetRecord(
@@ -68,6 +73,13 @@ public struct ClientResetExecutor: Sendable {
             backupPath: ResetRecord.backupPath(
                 recoveryDir: context.partition.reset.recoveryDir, partition: context.partition.name, id: id, at: startedAt),
             startedAt: startedAt)
+        record.loopRepeats = repeats
+        if repeats > 0, decision.strategy != .deleteStore,
+            let previous = try await unchangedSincePrevious(store, serverVersion: metadata.serverVersion.version, partition: record.partition)
+        {
+            record.backupPath = previous.backupPath
+            record.backupReusedFrom = previous.backupReusedFrom ?? previous.id
+        }
         record.phase = .recorded
         try stateDatabase.save(record)
         let log = logger(for: record)
@@ -127,6 +139,11 @@ public struct ClientResetExecutor: Sendable {
         let record = coordinator.record
         switch coordinator.effect {
         case .proceed:
+            if coordinator.record.phase == .backingUp, let reused = coordinator.record.backupReusedFrom {
+                log.notice(
+                    "client reset \(record.id): the store has not changed since reset \(reused) finished; its backup \(record.backupPath) stands for this one",
+                    metadata: ["tether.backup": .string(record.backupPath)])
+            }
             return .proceed
         case .backup(let path):
             do {
@@ -135,6 +152,8 @@ public struct ClientResetExecutor: Sendable {
                 try await store.backup(to: path)
                 chmod(path, 0o640)
                 log.notice("client reset \(record.id): store backed up to \(path)", metadata: ["tether.backup": .string(path)])
+                // keep_backups holds as soon as the new backup exists, not only when the reset ends.
+                pruneBackups(of: record.partition, keep: context.partition.reset.keepBackups, log: log)
                 return .backupCompleted
             } catch {
                 return .effectFailed(reason: "backup to \(path): \(error)")

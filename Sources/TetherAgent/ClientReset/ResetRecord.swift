@@ -42,6 +42,18 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     /// the quarantined file itself, which is never removed (docs/client-reset.md).
     public var quarantineReason: String?
 
+    /// The server version the rewrite brought the store to (nil until the rewrite, and for a
+    /// delete-store, which empties it).
+    public var resultServerVersion: Int64?
+    /// Set once a bind succeeded after this reset: the server accepted the store it produced.
+    /// A reset-causing error before that is a repeat (``ResetLoopGuard``).
+    public var confirmedByBind: Bool?
+    /// How many resets before this one ended without a successful bind in between (0: none).
+    public var loopRepeats: Int?
+    /// Set when no new backup was written because the store had not changed since reset
+    /// `backupReusedFrom` finished: `backupPath` is that reset's backup (docs/client-reset.md).
+    public var backupReusedFrom: String?
+
     /// True for the record of a quarantined store.
     public var isQuarantine: Bool { quarantineReason != nil }
 

@@ -8,6 +8,7 @@ public enum TetherMessageID: String, Sendable, CaseIterable {
     case permissionDenied = "cda3732e7dee4b3ab5ba34d6f525e098"
     case protocolMismatch = "8ebb81f8e5844aad8381835bd8783e29"
     case storeQuarantined = "6a3f0e2c9b7d4f1e8c5a2d7b4e9f1c03"
+    case resetLoop = "3e090fc69cfd425c862b1a6ecc622fbe"
 
     /// The logger metadata key the journald handler turns into `MESSAGE_ID`.
     public static let metadataKey = "message_id"

@@ -20,4 +20,6 @@ protocol AgentContext: Sendable {
     func connectionFailed(_ error: SyncError) async
     /// The server-state fetcher of step 4 of a reset.
     var fetcher: any ServerStateFetcher { get }
+    /// When a repeated client reset waits, and when a loop becomes manual.
+    var resetLoopLimits: ResetLoopGuard.Limits { get }
 }

@@ -31,6 +31,16 @@ enum FaultInjection {
         throw StoreError.sqlite(path: path, code: 11, message: "database disk image is malformed (injected by TETHER_FAULT_CORRUPT_ON_APPLY)")
     }
 
+    /// `TETHER_FAULT_RESET_LOOP_FIRST_DELAY=<seconds>`: the reset-loop guard's first wait (10 s
+    /// otherwise), so a test can run a loop to its manual fallback in seconds.
+    static let resetLoopLimits: ResetLoopGuard.Limits = {
+        var limits = ResetLoopGuard.Limits()
+        if let text = ProcessInfo.processInfo.environment["TETHER_FAULT_RESET_LOOP_FIRST_DELAY"], let seconds = Double(text) {
+            limits.firstDelay = seconds
+        }
+        return limits
+    }()
+
     static func resetGate(_ phase: String) async {
         guard let resetGate else { return }
         let gate = resetGate + "/" + phase

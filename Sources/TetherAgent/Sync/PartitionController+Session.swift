@@ -26,7 +26,17 @@ extension PartitionController {
             return .stop(reason: "the store cannot be opened: \(error)")
         }
         if let alteration = alteredStore { return .storeAltered(alteration) }
-        let metadata = try? await store?.metadata()
+        // The store's identity decides whether the server sees a known store or a new device:
+        // a failed read must not bind it as a new one.
+        let metadata: StoreMetadata?
+        do {
+            metadata = try await store?.metadata()
+        } catch let error where error.isCorruption {
+            return .storeDamaged(error)
+        } catch {
+            log.error("cannot read the sync identity of the store \(settings.storePath), retrying: \(error)")
+            return .retry(nil)
+        }
         let request = BindRequest(
             session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
             identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
@@ -132,6 +142,13 @@ extension PartitionController {
         }
         try await store?.setReadOnly(reply.access == .read)
         access = reply.access
+        do {
+            try confirmLastReset()
+        } catch {
+            // Sync goes on; the cost is that an error before the next bind may be counted as a
+            // repeat by the reset-loop guard.
+            log.warning("could not record that the server accepted the store after its last reset: \(error)")
+        }
         updateStatus { $0.download = nil }
         boundAt = .now
         sessionReady = true

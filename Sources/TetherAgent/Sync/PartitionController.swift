@@ -34,13 +34,18 @@ actor PartitionController {
     /// What the server granted at the last bind.
     var access: PartitionAccess = .readwrite
     var uploadAgain = false
+    /// Whether the last reset still waits for a bind to confirm it (nil: not looked up yet).
+    var resetAwaitingBind: Bool?
     let log: Logger
 
-    init(settings: PartitionSettings, context: any AgentContext, paused: Bool) {
+    /// `persisted`: the partition's row of the state database (pause and last error survive a
+    /// restart; a stop reason does not: a start retries, as a reload does).
+    init(settings: PartitionSettings, context: any AgentContext, persisted: PartitionStatusRow) {
         self.settings = settings
         self.context = context
-        self.paused = paused
-        self.status = PartitionStatus(name: settings.name, state: paused ? .paused : .connecting)
+        self.paused = persisted.paused
+        self.status = PartitionStatus(name: settings.name, state: persisted.paused ? .paused : .connecting)
+        self.status.lastError = persisted.lastError
         var log = context.logger
         log[metadataKey: "tether.partition"] = .string(settings.name.rawValue)
         self.log = log
@@ -74,10 +79,10 @@ actor PartitionController {
             }
             switch await syncSession(on: connection) {
             case .connectionLost:
-                setState(.offline)
+                connectionLost()
                 return
             case .retry(let error):
-                setState(.offline)
+                connectionLost()
                 // A session that stayed up a while was healthy: its end starts a new series.
                 if let boundAt, ContinuousClock.now - boundAt > .seconds(30) { backoff.reset() }
                 boundAt = nil
@@ -88,18 +93,23 @@ actor PartitionController {
                 if error.action == .deleteStore, await storeIsAlreadyEmptied() {
                     // A delete-store already emptied this store: nothing left to protect, so
                     // keep asking with backoff in case access is granted again (SPEC §4.4).
-                    setState(.offline)
+                    connectionLost()
                     await sleepOrWake(backoff.next())
                     continue
                 }
-                do { try await beginReset(error) } catch { log.error("client reset could not start: \(error)") }
+                do { try await resetGuarded(error) } catch is CancellationError {
+                    return
+                } catch {
+                    log.error("client reset could not start: \(error)")
+                    await pauseForBackoff()
+                }
             case .stop(let reason):
                 stoppedReason = reason
-                try? context.stateDatabase.update(statusRow())
+                persistStatus("why the partition stopped")
             case .storeDamaged(let problem):
                 do { try await quarantine(because: problem) } catch {
                     stoppedReason = "the damaged store could not be quarantined: \(error)"
-                    try? context.stateDatabase.update(statusRow())
+                    persistStatus("why the partition stopped")
                 }
             case .storeAltered(let alteration):
                 do { try await beginAlteredStoreReset(alteration) } catch {
@@ -193,6 +203,15 @@ actor PartitionController {
 
     // MARK: Status
 
+    /// The session or the connection ended: a partition that was using it (connecting,
+    /// syncing, synced) is offline; one that waits for something else — an operator
+    /// (reset-pending), a reset under way, a pause, a reload (stopped) — keeps its state and
+    /// reason, so nothing an operator or a script keys on is hidden by a dropped connection.
+    func connectionLost() {
+        guard [.connecting, .syncing, .synced].contains(status.state) else { return }
+        setState(.offline)
+    }
+
     func setState(_ state: PartitionState) {
         var state = state
         if state == .syncing && sessionReady && status.isCaughtUp { state = .synced }
@@ -213,7 +232,18 @@ actor PartitionController {
     func recordError(_ error: SyncError) {
         let at = Date().timeIntervalSince1970
         status.lastError = .init(code: error.code.rawValue, message: error.message, at: at)
-        try? context.stateDatabase.update(statusRow())
+        persistStatus("the error")
+    }
+
+    /// Writes the partition's row of the state database (pause, stop reason, last error), so a
+    /// restart shows the same. When that fails (a full disk) the partition goes on with what it
+    /// knows in memory; the journal says what a restart would not remember.
+    func persistStatus(_ what: String) {
+        do {
+            try context.stateDatabase.update(statusRow())
+        } catch {
+            log.warning("could not record \(what) in the state database; a restart would not show it: \(error)")
+        }
     }
 
     func statusRow() -> PartitionStatusRow {

@@ -19,6 +19,9 @@ public struct PartitionStatus: Sendable, Hashable {
     public var unsyncedChanges: Int
     public var lastError: PartitionStatusRow.LastError?
     public var pendingReset: String?
+    /// Why the pending reset waits for an operator (a manual mode, a fallback such as a reset
+    /// loop, a delete-store action); nil when no reset is pending.
+    public var pendingResetReason: String?
     /// While bootstrapping a store or fetching the server's state for a reset.
     public var download: Progress?
 
@@ -41,7 +44,8 @@ public struct PartitionStatus: Sendable, Hashable {
         var object: [String: JSONValue] = [
             "name": .string(name.rawValue), "state": .string(state.rawValue),
             "server_version": .number(Double(serverVersion)), "unsynced_changes": .number(Double(unsyncedChanges)),
-            "pending_reset": .from(pendingReset), "last_error": .null, "download": .null,
+            "pending_reset": .from(pendingReset), "pending_reset_reason": .from(pendingResetReason),
+            "last_error": .null, "download": .null,
         ]
         if let error = lastError {
             object["last_error"] = ["code": .number(Double(error.code)), "message": .string(error.message), "at": .string(Self.iso8601(error.at))]
@@ -72,6 +76,13 @@ public struct PartitionStatus: Sendable, Hashable {
 }
 
 extension ResetRecord {
+    /// Why this reset waits for an operator, for `tetherctl status`; nil when it does not wait.
+    var pendingReason: String? {
+        guard phase == .manualHook || phase == .manualPending else { return nil }
+        if let fallbackReason { return fallbackReason }
+        return strategy == .deleteStore ? "access was denied (delete-store action)" : "the partition's mode is manual"
+    }
+
     /// The `tetherctl resets` entry (SPEC §8).
     public var json: JSONValue {
         .object([
@@ -83,6 +94,8 @@ extension ResetRecord {
             "fallback_reason": .from(fallbackReason),
             "quarantined": .bool(isQuarantine), "quarantine_reason": .from(quarantineReason),
             "recovered_changes": .from(recoveredChanges), "dropped_changes": .from(droppedChanges),
+            "result_server_version": resultServerVersion.map { .number(Double($0)) } ?? .null,
+            "loop_repeats": .number(Double(loopRepeats ?? 0)), "backup_reused_from": .from(backupReusedFrom),
             "hooks": .array(hooks.map { run in
                 ["event": .string(run.event.rawValue), "result": .string(run.result.summary), "succeeded": .bool(run.result.isSuccess),
                  "finished_at": .string(PartitionStatus.iso8601(run.finishedAt))]

@@ -63,7 +63,7 @@ public final class ServerControl: Sendable {
         logger.notice("partition restored", metadata: ["partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)"])
         let notified = await failSessions(
             where: { $0.partition == partition },
-            with: Self.rebind("partition \(partition) was restored to an earlier snapshot"))
+            with: Self.rebind("partition \(partition) was restored to snapshot \(snapshot)"))
         return AdminAPI.Restored(partition: partition.rawValue, snapshot: snapshot, serverVersion: head.latest.version, sessionsNotified: notified)
     }
 

@@ -86,6 +86,11 @@ public enum ServerApp {
 
     static func prepare(_ loaded: LoadedConfiguration, storage: any ServerStorage, options: Options, logger: Logger) async throws -> SyncService {
         let configuration = loaded.configuration
+        for repair in try await storage.repairHistories() {
+            logger.warning(
+                "partition \(repair.partition): its history did not match its head (\(repair.problems.joined(separator: "; "))); repaired: the history is dropped and version \(repair.head.latest.version) is the base, so devices reset once and bind again",
+                metadata: ["partition": "\(repair.partition)"])
+        }
         var history = try await storage.schemaHistory()
         let decision: SchemaReconciliation.Decision
         do {

@@ -60,11 +60,13 @@ extension SQLiteServerStorage {
                 db, sql: "SELECT version, salt, base_version, base_salt FROM snapshots WHERE id = ? AND partition_id = ?",
                 arguments: [snapshot, p.id])
             else { throw StorageError.notFound("snapshot \(snapshot) of partition \(partition)") }
-            let latest = ServerVersion(version: s["version"], salt: s["salt"])
-            var base = ServerVersion(version: s["base_version"], salt: s["base_salt"])
-            // History compacted past the snapshot since: the snapshot's version becomes the base.
-            if p.head.base.version > latest.version { base = latest } else if p.head.base.version > base.version { base = p.head.base }
-            try db.execute(sql: "DELETE FROM history WHERE partition_id = ? AND version > ?", arguments: [p.id, latest.version])
+            let snapshotVersion = ServerVersion(version: s["version"], salt: s["salt"])
+            let plan = HistoryInvariant.restore(
+                current: p.head, snapshot: snapshotVersion,
+                saltInRetainedHistory: try Self.retainedSalt(of: snapshotVersion.version, in: p, db))
+            try db.execute(
+                sql: "DELETE FROM history WHERE partition_id = ? AND version > ?",
+                arguments: [p.id, plan.keepsHistory ? snapshotVersion.version : -1])
             try db.execute(sql: "DELETE FROM state WHERE partition_id = ?", arguments: [p.id])
             try db.execute(
                 sql: "INSERT INTO state(partition_id, tbl, key, fields) SELECT ?, tbl, key, fields FROM snapshot_state WHERE snapshot_id = ?",
@@ -79,8 +81,9 @@ extension SQLiteServerStorage {
                 arguments: [p.id, snapshot])
             try db.execute(
                 sql: "UPDATE partitions SET latest_version = ?, latest_salt = ?, base_version = ?, base_salt = ? WHERE id = ?",
-                arguments: [latest.version, latest.salt, base.version, base.salt, p.id])
-            return PartitionHead(latest: latest, base: base)
+                arguments: [plan.head.latest.version, plan.head.latest.salt, plan.head.base.version, plan.head.base.salt, p.id])
+            try Self.checkHistory(of: p.id, head: plan.head, db)
+            return plan.head
         }
     }
 
@@ -104,6 +107,7 @@ extension SQLiteServerStorage {
                 try db.execute(
                     sql: "UPDATE partitions SET base_version = ?, base_salt = ? WHERE id = ?",
                     arguments: [version, newest["salt"] as Int64, id])
+                if let head = try Self.partitionRow(id: id, db)?.head { try Self.checkHistory(of: id, head: head, db) }
             }
             return CompactionReport(partitions: removed)
         }

@@ -29,10 +29,7 @@ extension SQLiteServerStorage {
     public func salt(of partition: PartitionName, version: Int64) async throws -> Int64? {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db) else { return version == 0 ? 0 : nil }
-            if version == 0 { return 0 }
-            if version == p.head.base.version { return p.head.base.salt }
-            return try Int64.fetchOne(
-                db, sql: "SELECT salt FROM history WHERE partition_id = ? AND version = ?", arguments: [p.id, version])
+            return try Self.retainedSalt(of: version, in: p, db)
         }
     }
 

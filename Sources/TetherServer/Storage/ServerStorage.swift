@@ -48,6 +48,12 @@ public protocol ServerStorage: Sendable {
     /// Drops history entries created before `cutoff`, keeping the newest dropped one as base.
     func compact(olderThan cutoff: Date) async throws -> CompactionReport
     func partitions() async throws -> [PartitionStatus]
+    /// Checks every partition's head against its retained history (``HistoryInvariant``) and
+    /// repairs one that breaks it (written by a version that restored forward without the
+    /// invariant): its history is dropped and its latest version becomes the base.
+    func repairHistories() async throws -> [HistoryRepair]
+    /// What breaks ``HistoryInvariant`` in `partition` now; empty when it holds.
+    func historyProblems(of partition: PartitionName) async throws -> [String]
     /// A consistent copy of everything, while the server runs (SQLite online backup).
     func backup(to path: String) async throws
     func close() async throws

@@ -122,3 +122,17 @@ public struct CompactionReport: Sendable, Hashable {
     public var partitions: [String: Int]
     public var removedEntries: Int { partitions.values.reduce(0, +) }
 }
+
+/// A partition whose head and history broke ``HistoryInvariant`` when the server started, and
+/// what it was repaired to.
+public struct HistoryRepair: Sendable, Hashable {
+    public var partition: String
+    public var problems: [String]
+    public var head: PartitionHead
+
+    public init(partition: String, problems: [String], head: PartitionHead) {
+        self.partition = partition
+        self.problems = problems
+        self.head = head
+    }
+}

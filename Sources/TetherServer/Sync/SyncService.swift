@@ -67,7 +67,9 @@ public final class SyncService: Sendable {
                     }
                 }
                 let salt = try await storage.salt(of: partition, version: request.lastServerVersion.version)
-                if let problem = BindRules.verify(request, clientFile: record, head: currentHead, saltAtVersion: salt) {
+                if let problem = ServerFaultInjection.refusal(request)
+                    ?? BindRules.verify(request, clientFile: record, head: currentHead, saltAtVersion: salt)
+                {
                     await hub.release(key)
                     return .rejected(problem)
                 }

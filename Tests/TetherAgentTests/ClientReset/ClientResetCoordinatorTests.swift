@@ -196,3 +196,34 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
     }
     #expect(refused == ResetPhase.allCases.count * events.count - valid.count)
 }
+
+/// A repeated reset of an unchanged store reuses the previous backup: backing-up proceeds
+/// without a copy (and only then), everything else is as for any reset.
+@Test func aReusedBackupProceedsWithoutACopy() throws {
+    var reusing = record(.recover)
+    reusing.backupReusedFrom = "r0"
+    var c = ClientResetCoordinator(new: reusing)
+    var effects: [Effect] = []
+    let phases = try run(&c) { effect in
+        effects.append(effect)
+        return succeed()(effect)
+    }
+    #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .rewriting, .afterHook, .done])
+    #expect(!effects.contains { if case .backup = $0 { true } else { false } })
+    // Without a reused backup, proceeding while backing up is refused.
+    var plain = record(.recover)
+    plain.phase = .backingUp
+    var refusing = ClientResetCoordinator(resuming: plain)
+    #expect(throws: ClientResetCoordinator.InvalidTransition.self) { try refusing.handle(.proceed, now: 1) }
+    #expect(refusing.record == plain)
+}
+
+@Test func theRewriteRecordsTheServerVersionTheStoreNowHas() throws {
+    var c = ClientResetCoordinator(new: record(.discard))
+    _ = try run(&c) { effect in
+        if case .rewrite = effect { return .rewriteCompleted(recovered: 0, dropped: 0, serverVersion: 42) }
+        return succeed()(effect)
+    }
+    #expect(c.record.resultServerVersion == 42)
+    #expect(c.record.phase == .done)
+}

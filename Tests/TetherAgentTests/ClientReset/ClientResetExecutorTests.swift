@@ -238,3 +238,81 @@ private func fixtureServe(_ fixture: ResetFixture) { fixture.fetcher.serve(serve
     #expect(try await rows(fixture.store.path) == "a|alice|10.0|-\nc|carol|3.0|-\nd|DAVE|4.0|-\ne|erin|5.0|-\n")
     #expect(try await rows(done.backupPath).contains("f|frank"), "the unsynced insert is in the backup")
 }
+
+/// Issue 22: a repeated reset of a store that has not changed since the previous reset
+/// finished writes no new backup (a loop cannot fill the disk); its hooks get the previous
+/// backup, which holds the store as it was before the series began.
+@Test func aRepeatOfAnUnchangedStoreReusesTheBackup() async throws {
+    let fixture = try await ResetFixture(mode: .discardUnsyncedChanges, synced: synced, hooks: [.beforeReset: 0])
+    try await fixture.appWrite(offlineEdits)
+    fixture.fetcher.serve(server)
+    let first = try await fixture.executor().begin(error: diverged, store: fixture.store, context: fixture.context)
+    #expect(first.resultServerVersion == 20)
+    #expect(first.backupReusedFrom == nil)
+    // The server refuses the store the reset gave it: the same error again.
+    let second = try await fixture.executor().begin(error: diverged, store: fixture.store, context: fixture.context, repeats: 1)
+    #expect(second.outcome == .discarded)
+    #expect(second.loopRepeats == 1)
+    #expect(second.backupReusedFrom == first.id)
+    #expect(second.backupPath == first.backupPath)
+    #expect(fixture.hookEnvironment(.beforeReset)?["TETHER_BACKUP"] == first.backupPath)
+    let third = try await fixture.executor().begin(error: diverged, store: fixture.store, context: fixture.context, repeats: 2)
+    #expect(third.backupReusedFrom == first.id, "a chain of repeats keeps pointing at the first backup")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.dir.appending("recovery/store-17")).count == 1)
+    // A store an application changed in between gets a backup of its own.
+    try await fixture.appWrite("INSERT INTO orders (id, customer, total) VALUES ('g', 'gina', 7)")
+    let fourth = try await fixture.executor().begin(error: diverged, store: fixture.store, context: fixture.context, repeats: 3)
+    #expect(fourth.backupReusedFrom == nil)
+    #expect(fourth.backupPath != first.backupPath)
+    #expect(try await rows(fourth.backupPath).contains("g|gina"))
+}
+
+/// `keep_backups` holds as soon as a new backup is written, before the reset goes on (the
+/// before hook counts the files), so a run of resets never holds more than that on disk.
+@Test func keepBackupsHoldsWhileAResetRuns() async throws {
+    let fixture = try await ResetFixture(mode: .discardUnsyncedChanges, synced: synced, keepBackups: 1)
+    let hook = fixture.dir.appending("hooks/count")
+    try "#!/bin/sh\nls \(fixture.dir.appending("recovery/store-17")) | wc -l >> \(fixture.dir.appending("counts"))\n"
+        .write(toFile: hook, atomically: false, encoding: .utf8)
+    chmod(hook, 0o755)
+    var context = fixture.context
+    context.partition.reset.beforeHook = hook
+    fixture.fetcher.serve(server)
+    for n in 0..<3 {
+        try await fixture.appWrite("INSERT INTO orders (id, customer, total) VALUES ('n\(n)', 'x', \(n))")
+        _ = try await fixture.executor().begin(error: diverged, store: fixture.store, context: context)
+    }
+    let counts = try String(contentsOfFile: fixture.dir.appending("counts"), encoding: .utf8)
+        .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+    #expect(counts == ["1", "1", "1"])
+    #expect(try fixture.stateDatabase.resets().map(\.backupRemoved) == [true, true, false])
+}
+
+/// A staging copy left by a reset that never finished is removed when a later reset finishes.
+@Test func strayStagingFilesGoWhenAResetFinishes() async throws {
+    let fixture = try await ResetFixture(synced: synced)
+    fixture.fetcher.serve(server)
+    try FileManager.default.createDirectory(atPath: fixture.dir.appending("staging"), withIntermediateDirectories: true)
+    let stray = fixture.dir.appending("staging/store-17-0123456789abcdef.sqlite")
+    let otherPartition = fixture.dir.appending("staging/store-17-b-0123456789abcdef.sqlite")
+    let bootstrap = fixture.dir.appending("staging/store-17-bootstrap.sqlite")
+    for path in [stray, otherPartition, bootstrap] { #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8))) }
+    _ = try await fixture.executor().begin(error: diverged, store: fixture.store, context: fixture.context)
+    #expect(!FileManager.default.fileExists(atPath: stray))
+    #expect(FileManager.default.fileExists(atPath: otherPartition), "another partition's file is not this one's to remove")
+    #expect(FileManager.default.fileExists(atPath: bootstrap))
+}
+
+@Test func retentionCountsASharedBackupOnce() {
+    func done(_ id: String, _ path: String, at: Double) -> ResetRecord {
+        var record = ResetRecord(
+            id: id, partition: PartitionName("p")!, errorCode: .divergingHistories, errorMessage: "x",
+            mode: .recoverUnsyncedChanges, strategy: .recover, backupPath: path, startedAt: at)
+        record.phase = .done
+        return record
+    }
+    let records = [done("a", "/b/a", at: 1), done("b", "/b/b", at: 2), done("c", "/b/b", at: 3), done("d", "/b/b", at: 4)]
+    #expect(BackupRetention.expired(records, keep: 1).map(\.id) == ["a"])
+    #expect(BackupRetention.expired(records, keep: 2).isEmpty)
+    #expect(BackupRetention.expired(records + [done("e", "/b/e", at: 5)], keep: 1).map(\.id).sorted() == ["a", "b", "c", "d"])
+}

@@ -1,22 +1,11 @@
 import Testing
+import TetherTestSupport
 import TetherProtocol
 @testable import TetherAgent
 
-/// A deterministic generator so delays are reproducible.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Test func delaysGrowExponentiallyWithinJitterAndAreCapped() {
     var backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(10), multiplier: 2, jitter: 0.3)
-    var random = SeededGenerator(state: 42)
+    var random = SeededRandom(seed: 42)
     let ceilings: [Double] = [0.5, 1, 2, 4, 8, 10, 10, 10]
     for ceiling in ceilings {
         let delay = backoff.next(using: &random).seconds
@@ -26,7 +15,7 @@ private struct SeededGenerator: RandomNumberGenerator {
 }
 
 @Test func jitterSpreadsAFleet() {
-    var random = SeededGenerator(state: 7)
+    var random = SeededRandom(seed: 7)
     let delays = (0..<100).map { _ in
         var backoff = Backoff(initial: .seconds(1), maximum: .seconds(60))
         return backoff.next(using: &random).seconds

@@ -12,6 +12,8 @@ struct CampaignStats: Sendable {
     var forced = 0
     /// Agents restarted because a connection attempt hung (a known open bug).
     var stuckConnecting = 0
+    /// Resets the agent's loop guard made manual (reason `reset loop`).
+    var loopsCut = 0
     var rowsChecked = 0
     var roundsByCertainty: [String: Int] = [:]
     /// Rows whose store value the model does not allow: changes lost (or invented).
@@ -28,7 +30,7 @@ struct CampaignStats: Sendable {
         var line = "fault campaign seed=\(seed) rounds=\(rounds) writes accepted=\(accepted) refused=\(rejected)"
         line += " | faults: \(list(faults))"
         if !unavailable.isEmpty { line += " (unavailable: \(unavailable.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")))" }
-        line += " | resets: \(list(resets)) forced=\(forced) stuck-connecting=\(stuckConnecting)"
+        line += " | resets: \(list(resets)) forced=\(forced) loops-cut=\(loopsCut) stuck-connecting=\(stuckConnecting)"
         line += " | rounds checked: \(list(roundsByCertainty)) rows checked=\(rowsChecked)"
         line += " | changes lost=\(violations.count) findings=\(findings.count)"
         return line

@@ -5,16 +5,22 @@ import TetherTestSupport
 extension FaultCampaign {
     enum Fault: String, CaseIterable, Sendable {
         case killAgent = "kill-agent", killServer = "kill-server", cut, stall, restore
+        /// A restore to a snapshot newer than the one the partition was last restored to (the
+        /// history between them is gone: issue 22), and a restore to that same snapshot again.
+        case restoreForward = "restore-forward", restoreAgain = "restore-again"
         case terminateSync = "terminate-sync", recoveryOff = "recovery-off", revoke, reload
         case diskFull = "disk-full", pause
 
         /// Faults after which a reset may legitimately discard unsynced changes.
-        var mayDiscard: Bool { self == .restore || self == .recoveryOff || self == .revoke }
+        var mayDiscard: Bool { isRestore || self == .recoveryOff || self == .revoke }
+
+        var isRestore: Bool { self == .restore || self == .restoreForward || self == .restoreAgain }
 
         var weight: Int {
             switch self {
             case .killAgent, .cut, .reload: 10
             case .killServer, .stall, .restore, .pause: 6
+            case .restoreForward, .restoreAgain: 4
             case .diskFull: 5
             case .terminateSync, .recoveryOff: 4
             case .revoke: 3
@@ -110,10 +116,18 @@ extension FaultCampaign {
             guard proxies[anyAgent].mode == .pass else { return .skipped }
             proxies[anyAgent].mode = fault == .cut ? .drop : .stall
             return .lasting(.pass(anyAgent))
-        case .restore:
+        case .restore, .restoreForward, .restoreAgain:
             let snapshots = shared.withLock { $0.model.snapshots(of: partition) }
-            guard serverUp, let snapshot = shared.withLock({ snapshots.randomElement(using: &$0.faultRandom) }) else { return .skipped }
+            let last = shared.withLock { $0.lastRestore[partition] }
+            let candidates: [String] = switch fault {
+            case .restoreForward: last.flatMap { snapshots.firstIndex(of: $0) }.map { Array(snapshots[($0 + 1)...]) } ?? []
+            case .restoreAgain: last.map { [$0] } ?? []
+            default: snapshots
+            }
+            guard serverUp, let snapshot = shared.withLock({ candidates.randomElement(using: &$0.faultRandom) }) else { return .skipped }
             let begun = shared.withLock { state in
+                state.lastRestore[partition] = snapshot
+                state.roundServerFaults += 1
                 state.restoresBegun[partition, default: 0] += 1
                 state.model.restore(partition, to: snapshot)
                 return state.restoresBegun[partition, default: 0]
@@ -124,7 +138,10 @@ extension FaultCampaign {
             return .instant
         case .terminateSync, .recoveryOff, .revoke:
             guard serverUp, !shared.withLock({ $0.serverFaults.contains(fault.rawValue) }) else { return .skipped }
-            shared.withLock { _ = $0.serverFaults.insert(fault.rawValue) }
+            shared.withLock {
+                _ = $0.serverFaults.insert(fault.rawValue)
+                $0.roundServerFaults += 1
+            }
             switch fault {
             case .terminateSync:
                 try await cluster.admin(["terminate-sync"])

@@ -50,6 +50,11 @@ final class FaultCampaign: Sendable {
         var down: Set<String> = []
         /// Server-side faults in effect (terminate-sync, recovery-off, revoke).
         var serverFaults: Set<String> = []
+        /// Per partition: the snapshot it was last restored to (for forward and repeated restores).
+        var lastRestore: [String: String] = [:]
+        /// Faults of the current round that give devices a reason to reset (restores,
+        /// terminate-sync, recovery-off, revoke): the bound on resets per device grows with them.
+        var roundServerFaults = 0
         var logLevels: [String: String] = [:]
         var partitionModes: [String: String] = [:]
         /// The current round's faults, with when they happened.
@@ -107,7 +112,10 @@ final class FaultCampaign: Sendable {
     /// Writes and faults for one round length, then heal, converge, check.
     private func round() async throws {
         let knownResets = try await resetIDs()
-        shared.withLock { $0.timeline = [] }
+        shared.withLock {
+            $0.timeline = []
+            $0.roundServerFaults = 0
+        }
         let end = clock.now.advanced(by: settings.roundLength)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in agents.indices {

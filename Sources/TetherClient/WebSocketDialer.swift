@@ -1,0 +1,172 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+@_spi(WSInternal) import WSCore
+
+/// Dials a sync server's WebSocket endpoint with NIO: a TCP connect with a timeout, TLS for
+/// `wss://`, the HTTP upgrade under a deadline, then WSCore's frame handling (the same inbound
+/// stream and outbound writer the server side uses).
+///
+/// The upgrade is guarded: a server that closes or half-closes the connection before it
+/// answers fails the attempt at once (remote half-closure is not allowed, so the channel
+/// closes on EOF), and an answer that never comes fails it at the deadline. NIO's typed
+/// upgrade handler alone waits for ever in both cases (docs/reliability.md, seed 23097527).
+struct WebSocketDialer: Sendable {
+    struct Target: Sendable, Hashable {
+        var host: String
+        var port: Int
+        var path: String
+        var secure: Bool
+
+        init(url: String) throws(SyncClientError) {
+            guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "ws" || scheme == "wss",
+                let host = parsed.host, !host.isEmpty
+            else { throw SyncClientError.unreachable("\(url) is not a ws:// or wss:// URL") }
+            self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+            secure = scheme == "wss"
+            port = parsed.port ?? (secure ? 443 : 80)
+            let pathPart = parsed.path.isEmpty ? "/" : parsed.path
+            path = pathPart + (parsed.query.map { "?\($0)" } ?? "")
+        }
+
+        /// The `Host` header: the port only when it is not the scheme's default.
+        var hostHeader: String {
+            let name = host.contains(":") ? "[\(host)]" : host
+            return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
+        }
+    }
+
+    enum UpgradeResult: Sendable {
+        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        case notUpgraded
+    }
+
+    struct Context: WebSocketContext {
+        let logger: Logger
+    }
+
+    var connectTimeout: Duration = .seconds(10)
+    var upgradeTimeout: Duration = .seconds(10)
+    var maxFrameSize: Int
+    var autoPing: AutoPingSetup
+    var tlsConfiguration: TLSConfiguration?
+
+    /// Connects to `url`, runs `handler` on the upgraded connection, and returns when the
+    /// WebSocket is closed. Throws ``SyncClientError/unreachable(_:)`` when no WebSocket could
+    /// be opened (refused, timed out, closed during the upgrade, upgrade declined).
+    func run(url: String, logger: Logger, handler: @escaping WebSocketDataHandler<Context>) async throws {
+        let target = try Target(url: url)
+        let sslContext = try target.secure ? NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()) : nil
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(TimeAmount(connectTimeout))
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.allowRemoteHalfClosure, value: false)
+        let upgrade: EventLoopFuture<UpgradeResult>
+        do {
+            upgrade = try await bootstrap.connect(host: target.host, port: target.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try self.configureUpgrade(channel, target: target, sslContext: sslContext)
+                }
+            }
+        } catch {
+            throw SyncClientError.unreachable("\(url): \(error)")
+        }
+        let result: UpgradeResult
+        do {
+            result = try await upgrade.get()
+        } catch {
+            throw SyncClientError.unreachable("\(url): \(error)")
+        }
+        switch result {
+        case .websocket(let channel):
+            _ = try await WebSocketHandler.handle(
+                type: .client,
+                configuration: .init(extensions: [], autoPing: autoPing, validateUTF8: false, maxFrameSize: maxFrameSize),
+                asyncChannel: channel, context: Context(logger: logger), handler: handler)
+        case .notUpgraded:
+            throw SyncClientError.unreachable("\(url): the WebSocket upgrade was refused")
+        }
+    }
+
+    /// Sets up TLS and the HTTP upgrade on a new channel; the returned future completes once,
+    /// with the upgrade's result, or fails when the channel closes first or the deadline passes.
+    private func configureUpgrade(_ channel: any Channel, target: Target, sslContext: NIOSSLContext?) throws
+        -> EventLoopFuture<UpgradeResult>
+    {
+        let upgrader = NIOTypedWebSocketClientUpgrader<UpgradeResult>(
+            maxFrameSize: maxFrameSize,
+            upgradePipelineHandler: { channel, _ in
+                channel.eventLoop.makeCompletedFuture {
+                    .websocket(try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel))
+                }
+            })
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: target.hostHeader)
+        let configuration = NIOTypedHTTPClientUpgradeConfiguration(
+            upgradeRequestHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: target.path, headers: headers),
+            upgraders: [upgrader],
+            notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(.notUpgraded) })
+        var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+        pipeline.leftOverBytesStrategy = .forwardBytes
+        if let sslContext {
+            try channel.pipeline.syncOperations.addHandler(
+                try NIOSSLClientHandler(context: sslContext, serverHostname: target.host), position: .first)
+        }
+        let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
+        return Self.guarded(upgrade, on: channel, deadline: upgradeTimeout)
+    }
+
+    /// `upgrade`, failed when `channel` closes before it completes or `deadline` passes (the
+    /// channel is then closed). Everything runs on the channel's event loop.
+    static func guarded(_ upgrade: EventLoopFuture<UpgradeResult>, on channel: any Channel, deadline: Duration)
+        -> EventLoopFuture<UpgradeResult>
+    {
+        let loop = channel.eventLoop
+        let promise = loop.makePromise(of: UpgradeResult.self)
+        let completed = NIOLoopBoundBox(false, eventLoop: loop)
+        let complete: @Sendable (Result<UpgradeResult, any Error>) -> Void = { result in
+            guard !completed.value else { return }
+            completed.value = true
+            switch result {
+            case .success(let value): promise.succeed(value)
+            case .failure(let error):
+                promise.fail(error)
+                channel.close(promise: nil)
+            }
+        }
+        let timer = loop.scheduleTask(in: TimeAmount(deadline)) {
+            complete(.failure(DialError.upgradeTimedOut(deadline)))
+        }
+        upgrade.whenComplete { result in
+            timer.cancel()
+            // NIO reports an upgrade cut by the server's FIN as "inappropriate operation for
+            // state": say what happened.
+            if case .failure = result, !channel.isActive {
+                complete(.failure(DialError.closedDuringUpgrade))
+            } else {
+                complete(result)
+            }
+        }
+        channel.closeFuture.whenComplete { _ in
+            timer.cancel()
+            complete(.failure(DialError.closedDuringUpgrade))
+        }
+        return promise.futureResult
+    }
+
+    enum DialError: Error, CustomStringConvertible {
+        case closedDuringUpgrade
+        case upgradeTimedOut(Duration)
+
+        var description: String {
+            switch self {
+            case .closedDuringUpgrade: "the server closed the connection before answering the WebSocket upgrade"
+            case .upgradeTimedOut(let limit): "no answer to the WebSocket upgrade within \(limit.components.seconds) s"
+            }
+        }
+    }
+}

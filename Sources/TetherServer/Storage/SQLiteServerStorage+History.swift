@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+public import TetherProtocol
+
+/// The history invariant (``HistoryInvariant``) in the SQLite storage: checked inside every
+/// transaction that moves a head other than by appending (restore, compaction), and at open,
+/// where a partition that breaks it is repaired.
+extension SQLiteServerStorage {
+    /// The salt of `version` in `partition`'s retained history (its base and version 0 included).
+    static func retainedSalt(of version: Int64, in partition: PartitionRow, _ db: Database) throws -> Int64? {
+        if version == 0 { return 0 }
+        if version == partition.head.base.version { return partition.head.base.salt }
+        return try Int64.fetchOne(
+            db, sql: "SELECT salt FROM history WHERE partition_id = ? AND version = ?", arguments: [partition.id, version])
+    }
+
+    static func partitionRow(id: Int64, _ db: Database) throws -> PartitionRow? {
+        guard let name = try String.fetchOne(db, sql: "SELECT name FROM partitions WHERE id = ?", arguments: [id]),
+            let partition = PartitionName(name)
+        else { return nil }
+        return try partitionRow(partition, db)
+    }
+
+    static func retainedVersions(of partitionID: Int64, _ db: Database) throws -> [ServerVersion] {
+        try Row.fetchAll(
+            db, sql: "SELECT version, salt FROM history WHERE partition_id = ? ORDER BY version", arguments: [partitionID]
+        ).map { ServerVersion(version: $0["version"], salt: $0["salt"]) }
+    }
+
+    /// Throws (rolling the transaction back) when `head` and the retained history break the invariant.
+    static func checkHistory(of partitionID: Int64, head: PartitionHead, _ db: Database) throws {
+        let problems = HistoryInvariant.violations(head: head, history: try retainedVersions(of: partitionID, db))
+        guard problems.isEmpty else { throw StorageError.corrupt("partition history: \(problems.joined(separator: "; "))") }
+    }
+
+    public func repairHistories() async throws -> [HistoryRepair] {
+        try await pool.write { db in
+            var repairs: [HistoryRepair] = []
+            for row in try Row.fetchAll(db, sql: "SELECT id FROM partitions ORDER BY name") {
+                let id: Int64 = row["id"]
+                guard let partition = try Self.partitionRow(id: id, db) else { continue }
+                let problems = HistoryInvariant.violations(head: partition.head, history: try Self.retainedVersions(of: id, db))
+                guard !problems.isEmpty else { continue }
+                let repaired = HistoryInvariant.repaired(partition.head)
+                try db.execute(sql: "DELETE FROM history WHERE partition_id = ?", arguments: [id])
+                try db.execute(
+                    sql: "UPDATE partitions SET base_version = ?, base_salt = ? WHERE id = ?",
+                    arguments: [repaired.base.version, repaired.base.salt, id])
+                try Self.checkHistory(of: id, head: repaired, db)
+                let name: String = try String.fetchOne(db, sql: "SELECT name FROM partitions WHERE id = ?", arguments: [id]) ?? "?"
+                repairs.append(HistoryRepair(partition: name, problems: problems, head: repaired))
+            }
+            return repairs
+        }
+    }
+
+    public func historyProblems(of partition: PartitionName) async throws -> [String] {
+        try await pool.read { db in
+            guard let p = try Self.partitionRow(partition, db) else { return [] }
+            return HistoryInvariant.violations(head: p.head, history: try Self.retainedVersions(of: p.id, db))
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+import TetherProtocol
+
+/// Faults tests inject into a real `tether-server` through its environment. Not for
+/// production use; documented in docs/operations.md ("Fault injection").
+enum ServerFaultInjection {
+    /// `TETHER_FAULT_REFUSE_BIND_FILE=<path>`: while that file exists, every bind of a known
+    /// store is refused with 211 (diverging histories), as a server whose history does not
+    /// match its head would refuse it — so a test can drive an agent into a reset loop.
+    static let refuseBindFile = ProcessInfo.processInfo.environment["TETHER_FAULT_REFUSE_BIND_FILE"]
+
+    static func refusal(_ request: BindRequest) -> SyncError? {
+        guard let refuseBindFile, request.identity != nil, FileManager.default.fileExists(atPath: refuseBindFile) else { return nil }
+        return SyncError(
+            .divergingHistories,
+            "the store's version \(request.lastServerVersion.version) is not in the server's history (injected by TETHER_FAULT_REFUSE_BIND_FILE)")
+    }
+}
