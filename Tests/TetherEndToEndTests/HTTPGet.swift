@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import TetherTestSupport
 
-/// A plain HTTP/1.0 GET on loopback, as a Prometheus scraper or a load balancer's health
+/// A plain HTTP/1.1 GET (`Connection: close`) on loopback, as a Prometheus scraper or a load balancer's health
 /// check would send it: status code and body.
 enum HTTPGet {
     struct Response: Sendable {
@@ -24,7 +24,7 @@ enum HTTPGet {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw TestSupportError("connect to 127.0.0.1:\(port) failed: \(String(cString: strerror(errno)))") }
-        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
         _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -33,12 +33,29 @@ enum HTTPGet {
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
             answer += chunk[0..<n]
+            if Self.isComplete(answer) { break }
         }
         let text = String(decoding: answer, as: UTF8.self)
         guard let head = text.range(of: "\r\n\r\n"), let status = Int(text.split(separator: " ").dropFirst().first ?? "") else {
             throw TestSupportError("no HTTP answer from 127.0.0.1:\(port)\(path): \(text.prefix(200))")
         }
         return Response(status: status, body: String(text[head.upperBound...]))
+    }
+}
+
+extension HTTPGet {
+    /// Whether `answer` holds the whole head and a body of its Content-Length.
+    static func isComplete(_ answer: [UInt8]) -> Bool {
+        let text = String(decoding: answer, as: UTF8.self)
+        guard let head = text.range(of: "\r\n\r\n") else { return false }
+        let length = text[..<head.lowerBound].split(separator: "\r\n").lazy
+            .compactMap { line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                return Int(parts[1].trimmingCharacters(in: .whitespaces))
+            }.first
+        guard let length else { return false }
+        return text[head.upperBound...].utf8.count >= length
     }
 }
 
