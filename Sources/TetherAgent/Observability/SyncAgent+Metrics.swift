@@ -5,7 +5,13 @@ extension SyncAgent {
     /// The agent's metrics in the Prometheus text format (`tetherctl metrics`, `metrics_textfile`).
     public func metricsExposition(now: Date = Date()) async -> String {
         let resets = (try? stateDatabase.resets()) ?? []
-        return metrics.exposition(AgentMetrics.Inputs(statuses: await statuses(), resets: resets, now: now))
+        var current = await statuses()
+        // Before the sessions start (the first textfile write) every configured partition is
+        // still connecting: show it so, rather than not at all.
+        for settings in configuration.partitions where !current.contains(where: { $0.name == settings.name }) {
+            current.append(PartitionStatus(name: settings.name, state: .connecting))
+        }
+        return metrics.exposition(AgentMetrics.Inputs(statuses: current, resets: resets, now: now))
     }
 
     /// `status`'s connection details: the server URL, whether connected and since when.
