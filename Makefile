@@ -16,13 +16,39 @@ CATALOGDIR ?= /usr/lib/systemd/catalog
 SYSCONFDIR ?= /etc/tether
 # `make install CONFIGURATION=debug` installs a debug build (the install test uses it).
 CONFIGURATION ?= release
-# Where the programs to install are. Empty: `make install` builds them first with
-# `swift build -c $(CONFIGURATION)`. Set it to install programs built earlier without building
+# Where the programs (and tether-manual, which writes their manual pages) are. Empty:
+# `make install` builds them first (release: static, see RELEASE_FLAGS). Set it to install
+# programs built earlier without building
 # (`make release && sudo make install PRODUCTS_DIR=$(swift build -c release --show-bin-path)`).
 PRODUCTS_DIR ?=
 PROGRAMS = tetherd tetherctl tether-server
+MANDIR = $(PREFIX)/share/man
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: all build release test soak demo bench bootstrap clean install uninstall
+# Release builds link the Swift standard library and Foundation statically: the programs need
+# no Swift toolchain on the machines they run on (only libc, libstdc++, libsystemd, libsqlite3).
+RELEASE_FLAGS = -c release --static-swift-stdlib
+BUILD_FLAGS = $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS),-c $(CONFIGURATION))
+VERSION := $(shell sed -n 's/.*static let release = "\(.*\)"/\1/p' Sources/TetherProtocol/TetherVersion.swift)
+# Manual pages are dated with the release's date in CHANGELOG.md (reproducible builds).
+RELEASE_DATE := $(shell sed -n 's/^## \[$(VERSION)\] - \([0-9-]*\).*/\1/p' CHANGELOG.md)
+# Each program's manual section, EXIT STATUS, FILES and SEE ALSO (the rest comes from its
+# argument definitions, through tether-manual).
+MAN_tetherd = 8 --exit 0=success --exit "1=runtime error" --exit "2=usage or configuration error (--check-config: invalid)" \
+    --file "/etc/tether/tetherd.toml=configuration" --file "/run/tether/tetherd.sock=control socket" \
+    --file "/var/lib/tether=state database, stores, backups" \
+    --see-also "tetherctl(1)" --see-also "tetherd.toml(5)" --see-also "tether-hooks(7)" --see-also "tether-server(8)" --see-also "systemd.service(5)"
+MAN_tetherctl = 1 --exit 0=success --exit "1=runtime error or timeout" --exit "2=usage error" --exit "3=the daemon cannot be reached" \
+    --see-also "tetherd(8)" --see-also "tetherd.toml(5)"
+MAN_tether-server = 8 --exit 0=success --exit "1=runtime error (also: the server refused an admin command)" --exit "2=usage or configuration error" \
+    --file "/etc/tether/tether-server.toml=configuration" --file "/etc/tether/schema.toml=the tables of every partition" \
+    --file "/var/lib/tether-server=data directory" \
+    --see-also "tether-server.toml(5)" --see-also "tetherd(8)"
+HANDWRITTEN_MAN = man/tetherd.toml.5 man/tether-server.toml.5 man/tether-hooks.7
+
+.PHONY: all build release test test-packages soak demo bench bootstrap clean install uninstall deb
 
 all: build
 
@@ -33,21 +59,27 @@ build: bootstrap
 	$(SWIFT) build
 
 release: bootstrap
-	$(SWIFT) build -c release
+	$(SWIFT) build $(RELEASE_FLAGS)
 
 # The whole suite: unit, integration (real processes on loopback) and journald tests.
-# Four phases keep a 2-core machine responsive: unit tests in parallel, then the server's
-# integration tests, then the end-to-end tests (real servers and agents), then the fault campaign.
+# Five phases keep a 2-core machine responsive: unit tests in parallel, then the server's
+# integration tests, then the end-to-end tests (real servers and agents), then the fault
+# campaign, then the packages (`make test-packages`, below).
 INTEGRATION = TetherServerIntegrationTests
 END_TO_END = TetherEndToEndTests
 # The fault campaign (about two minutes, seeded; its summary line is in the output) runs alone last.
 CAMPAIGN = FaultCampaignTests
+# The packages (static release build, Debian 12 root, lintian) run last: `make test-packages`.
+# `make test PACKAGES=0` leaves them out of a local run (CI runs them).
+PACKAGING = TetherPackagingTests
+PACKAGES ?= 1
 test: bootstrap
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)'
+	$(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)|$(PACKAGING)'
 	$(SWIFT) test --skip-build --filter '$(INTEGRATION)'
 	$(SWIFT) test --skip-build --filter '$(END_TO_END)' --skip '$(CAMPAIGN)'
 	$(SWIFT) test --skip-build --filter '$(CAMPAIGN)'
+	$(if $(filter 0,$(PACKAGES)),@echo "test: packages skipped (PACKAGES=0)",$(MAKE) test-packages)
 
 # The randomised fault campaign for longer than `make test` runs it (about two minutes):
 # `make soak DURATION=3600` (seconds); `SEED=N` replays the choices of an earlier run.
@@ -68,49 +100,81 @@ demo: bootstrap
 # (10k rows, one run each) in about 35 s once built.
 QUICK ?=
 bench: bootstrap
-	$(SWIFT) build -c release
-	$$($(SWIFT) build -c release --show-bin-path)/tether-bench $(if $(filter-out 0,$(QUICK)),--quick) --results bench/results.json
+	$(SWIFT) build $(RELEASE_FLAGS)
+	$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/tether-bench $(if $(filter-out 0,$(QUICK)),--quick) --results bench/results.json
 
 # Installs binaries, units, sysusers, tmpfiles, catalog, example configuration and hooks,
 # and docs. Honours DESTDIR and PREFIX; never overwrites an existing configuration file.
 install: $(if $(PRODUCTS_DIR),,bootstrap)
 ifeq ($(PRODUCTS_DIR),)
-	$(SWIFT) build -c $(CONFIGURATION) $(foreach p,$(PROGRAMS),--product $(p))
+	$(SWIFT) build $(BUILD_FLAGS)
 endif
-	@bin=$(if $(PRODUCTS_DIR),'$(PRODUCTS_DIR)',$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)) && \
+	@bin=$(if $(PRODUCTS_DIR),'$(PRODUCTS_DIR)',$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)) && \
 	install -d -m 0755 $(DESTDIR)$(BINDIR) && \
-	for p in $(PROGRAMS); do install -m 0755 "$$bin/$$p" $(DESTDIR)$(BINDIR)/$$p; done
+	for p in $(PROGRAMS); do install -m 0755 "$$bin/$$p" $(DESTDIR)$(BINDIR)/$$p; done && \
+	install -d -m 0755 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 && \
+	$(foreach p,$(PROGRAMS),"$$bin/$(p)" --experimental-dump-help | "$$bin/tether-manual" --date "$(RELEASE_DATE)" \
+	    --source "Tether $(VERSION)" --section $(MAN_$(p)) > $(DESTDIR)$(MANDIR)/man$(firstword $(MAN_$(p)))/$(p).$(firstword $(MAN_$(p))) &&) \
+	for page in $(HANDWRITTEN_MAN); do \
+	    section=$${page##*.}; sed -e 's#/usr/local/share/#$(PREFIX)/share/#g' "$$page" > $(DESTDIR)$(MANDIR)/man$$section/$$(basename $$page); \
+	done && \
+	chmod 0644 $(DESTDIR)$(MANDIR)/man?/*tether* && \
+	install -d -m 0755 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) && \
+	for p in $(PROGRAMS); do \
+	    "$$bin/$$p" --generate-completion-script bash | sed '1{/^#!/d}' > $(DESTDIR)$(BASHCOMPDIR)/$$p && \
+	    "$$bin/$$p" --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_$$p && \
+	    "$$bin/$$p" --generate-completion-script fish > $(DESTDIR)$(FISHCOMPDIR)/$$p.fish && \
+	    chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p $(DESTDIR)$(FISHCOMPDIR)/$$p.fish || exit 1; \
+	done
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(CATALOGDIR)
 	for u in tetherd tether-server; do \
 	    sed -e 's#/usr/local/bin/#$(BINDIR)/#g' -e 's#/usr/local/share/doc/tether/#$(DOCDIR)/#g' \
 	        -e 's#/etc/tether/#$(SYSCONFDIR)/#g' systemd/$$u.service > $(DESTDIR)$(UNITDIR)/$$u.service; \
 	    chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.service; \
 	done
-	install -m 0644 systemd/sysusers.d/tether.conf $(DESTDIR)$(SYSUSERSDIR)/tether.conf
-	install -m 0644 systemd/tmpfiles.d/tether.conf $(DESTDIR)$(TMPFILESDIR)/tether.conf
+	install -m 0644 systemd/sysusers.d/tetherd.conf systemd/sysusers.d/tether-server.conf $(DESTDIR)$(SYSUSERSDIR)/
+	install -m 0644 systemd/tmpfiles.d/tetherd.conf systemd/tmpfiles.d/tether-server.conf $(DESTDIR)$(TMPFILESDIR)/
 	sed -e 's#/usr/local/share/doc/tether/#$(DOCDIR)/#g' systemd/catalog/tether.catalog > $(DESTDIR)$(CATALOGDIR)/tether.catalog
 	install -d -m 0755 $(DESTDIR)$(SHAREDIR)/hooks $(DESTDIR)$(SHAREDIR)/examples $(DESTDIR)$(DOCDIR)
 	install -m 0755 hooks/* $(DESTDIR)$(SHAREDIR)/hooks/
 	install -m 0644 etc/*.toml $(DESTDIR)$(SHAREDIR)/examples/
-	install -m 0644 README.md BENCHMARKS.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 README.md BENCHMARKS.md CHANGELOG.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	install -d -m 0751 $(DESTDIR)$(SYSCONFDIR)
 	for f in etc/*.toml; do \
 	    target=$(DESTDIR)$(SYSCONFDIR)/$$(basename $$f); \
 	    if [ -e "$$target" ]; then echo "keeping existing $$target"; else install -m 0640 $$f "$$target"; fi; \
 	done
 	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
-	    systemd-sysusers tether.conf; systemd-tmpfiles --create tether.conf; journalctl --update-catalog; systemctl daemon-reload; \
+	    systemd-sysusers tetherd.conf tether-server.conf; systemd-tmpfiles --create tetherd.conf tether-server.conf; \
+	    journalctl --update-catalog; systemctl daemon-reload; \
 	fi
 
 # Removes what `make install` installed, except configuration and data (/etc/tether, /var/lib/tether*).
 uninstall:
 	rm -f $(foreach p,$(PROGRAMS),$(DESTDIR)$(BINDIR)/$(p))
 	rm -f $(DESTDIR)$(UNITDIR)/tetherd.service $(DESTDIR)$(UNITDIR)/tether-server.service
-	rm -f $(DESTDIR)$(SYSUSERSDIR)/tether.conf $(DESTDIR)$(TMPFILESDIR)/tether.conf $(DESTDIR)$(CATALOGDIR)/tether.catalog
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/tetherd.conf $(DESTDIR)$(SYSUSERSDIR)/tether-server.conf
+	rm -f $(DESTDIR)$(TMPFILESDIR)/tetherd.conf $(DESTDIR)$(TMPFILESDIR)/tether-server.conf $(DESTDIR)$(CATALOGDIR)/tether.catalog
+	rm -f $(foreach p,$(PROGRAMS),$(DESTDIR)$(MANDIR)/man1/$(p).1 $(DESTDIR)$(MANDIR)/man8/$(p).8 \
+	    $(DESTDIR)$(BASHCOMPDIR)/$(p) $(DESTDIR)$(ZSHCOMPDIR)/_$(p) $(DESTDIR)$(FISHCOMPDIR)/$(p).fish)
+	rm -f $(foreach m,$(HANDWRITTEN_MAN),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	rm -rf $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)
 	@if [ -z "$(DESTDIR)" ] && command -v journalctl >/dev/null; then journalctl --update-catalog; fi
 	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 	@echo "configuration in $(DESTDIR)$(SYSCONFDIR) and data in /var/lib/tether* were kept"
+
+# Debian packages of a static release build: tether-agent_$(VERSION)_<arch>.deb and
+# tether-server_$(VERSION)_<arch>.deb in $(DEB_DIR) (scripts/build-deb, packaging/).
+DEB_DIR ?= .build/deb
+deb: release
+	scripts/build-deb --products "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" --out $(DEB_DIR) --version $(VERSION)
+
+# The packages and the static programs, tested: each program runs with the Swift toolchain
+# hidden; install, upgrade and purge with dpkg in a Debian 12 root; lintian without errors.
+test-packages: deb
+	$(SWIFT) build --build-tests
+	TETHER_DEB_DIR=$(CURDIR)/$(DEB_DIR) TETHER_RELEASE_BIN="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" \
+	    $(SWIFT) test --skip-build --filter '$(PACKAGING)'
 
 clean:
 	rm -rf .build demo-run

@@ -50,7 +50,7 @@ let package = Package(
         // Linux calls Swift's Glibc module does not show (SO_PEERCRED, accept4).
         .target(name: "CTetherShims"),
 
-        // Exit statuses of SPEC §1 for the three programs.
+        // Exit statuses of docs/contract.md "Programs" for the three programs.
         .target(
             name: "TetherCommandLine",
             dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -94,6 +94,13 @@ let package = Package(
             ],
             swiftSettings: settings),
         .executableTarget(name: "tether-bench", dependencies: ["TetherBench"], swiftSettings: settings),
+
+        // Manual pages from the programs' own argument definitions (`make man`; not installed).
+        .target(name: "TetherManual", swiftSettings: settings),
+        .executableTarget(
+            name: "tether-manual",
+            dependencies: ["TetherManual", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: settings),
 
         // Helpers for test targets only: temp dirs, free ports, journald, child processes,
         // a NOTIFY_SOCKET listener, a manual clock and poll-with-deadline.
@@ -189,6 +196,9 @@ let package = Package(
             name: "TetherEndToEndTests",
             dependencies: ["TetherControl", "TetherTestSupport", "tetherd", "tetherctl", "tether-server"],
             swiftSettings: settings),
+        .testTarget(name: "TetherManualTests", dependencies: ["TetherManual"], swiftSettings: settings),
+        // The static release programs and the Debian packages (`make test-packages`).
+        .testTarget(name: "TetherPackagingTests", dependencies: ["TetherTestSupport"], swiftSettings: settings),
         .testTarget(name: "TetherBenchTests", dependencies: ["TetherBench"], swiftSettings: settings),
         .testTarget(name: "TetherTOMLTests", dependencies: ["TetherTOML", "TetherProtocol"], swiftSettings: settings),
         .testTarget(

@@ -1,7 +1,7 @@
 public import ArgumentParser
 import Foundation
 
-/// Runs a command with the exit statuses of SPEC §1: 0 success, 1 runtime error, 2 usage or
+/// Runs a command with the exit statuses of docs/contract.md "Programs": 0 success, 1 runtime error, 2 usage or
 /// configuration error (ArgumentParser's own is 64), and whatever `ExitCode` a command throws.
 /// Errors are one line on stderr.
 public enum CommandLineExit {
@@ -28,7 +28,7 @@ public enum CommandLineExit {
             if !message.isEmpty {
                 FileHandle.standardError.write(Data((message.hasSuffix("\n") ? message : message + "\n").utf8))
             }
-            // ArgumentParser reports usage errors as EX_USAGE (64); SPEC §1 says 2.
+            // ArgumentParser reports usage errors as EX_USAGE (64); docs/contract.md "Programs" says 2.
             exit(code == .validationFailure ? 2 : (code.rawValue == 64 ? 2 : code.rawValue))
         }
     }

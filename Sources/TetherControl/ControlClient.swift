@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 
-/// Why `tetherctl` could not talk to the daemon; every case maps to exit status 3 (SPEC §1).
+/// Why `tetherctl` could not talk to the daemon; every case maps to exit status 3 (docs/contract.md: Programs).
 public struct ControlClientError: Error, Sendable, CustomStringConvertible {
     public var description: String
     /// The daemon did not answer within the client's timeout (exit status 1, not 3).

@@ -32,7 +32,7 @@ public struct ControlResponse: Sendable, Hashable, Codable {
     /// The command's result as a JSON document (already encoded, to keep this type simple).
     public var result: JSONValue?
     public var error: String?
-    /// The exit status `tetherctl` should use (SPEC §1: 1 runtime error, 2 usage error).
+    /// The exit status `tetherctl` should use (docs/contract.md: Programs: 1 runtime error, 2 usage error).
     public var exitCode: Int32?
 
     enum CodingKeys: String, CodingKey {

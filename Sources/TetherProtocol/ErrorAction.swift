@@ -5,7 +5,7 @@ public enum ErrorAction: String, Sendable, Hashable, Codable, CaseIterable {
     case clientReset = "client_reset"
     /// Reset the store; the server does not allow recovery of unsynced changes.
     case clientResetNoRecovery = "client_reset_no_recovery"
-    /// Back the store up and empty it (permission denied, SPEC §4.4).
+    /// Back the store up and empty it (permission denied, docs/contract.md "Manual resets and delete-store").
     case deleteStore = "delete_store"
     /// Re-read the credentials and reconnect.
     case reauth

@@ -33,7 +33,7 @@ public enum FieldValue: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 }
 
-/// A primary-key value: SPEC §2 allows `integer` and `text` keys only.
+/// A primary-key value: docs/contract.md "Partitions and stores" allows `integer` and `text` keys only.
 public enum RowKey: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     case integer(Int64)
     case text(String)

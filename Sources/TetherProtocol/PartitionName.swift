@@ -1,4 +1,4 @@
-/// The validated name of a partition (SPEC §2): `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
+/// The validated name of a partition (docs/contract.md: Partitions and stores): `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
 public struct PartitionName: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     public let rawValue: String
 

@@ -1,4 +1,4 @@
-/// Column types of SPEC §2. A trailing `?` in `schema.toml` makes a column nullable.
+/// Column types of docs/contract.md "Partitions and stores". A trailing `?` in `schema.toml` makes a column nullable.
 public enum ColumnType: String, Sendable, Hashable, Codable, CaseIterable {
     case integer, real, text, blob, boolean
 
@@ -55,7 +55,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
     public var valueColumns: [ColumnSchema] { columns.filter { $0.name != primaryKey } }
 }
 
-/// The server's schema (SPEC §6): a version and the tables every partition has.
+/// The server's schema (docs/contract.md: Server): a version and the tables every partition has.
 public struct Schema: Sendable, Hashable, Codable {
     public var version: Int
     /// Tables sorted by name.

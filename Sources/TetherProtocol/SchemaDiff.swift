@@ -1,4 +1,4 @@
-/// The differences between two schemas, classified as SPEC §4.1 needs: adding a table or a
+/// The differences between two schemas, classified as docs/contract.md "Reset modes" needs: adding a table or a
 /// nullable column is non-breaking; anything else is breaking.
 public struct SchemaDiff: Sendable, Hashable {
     public enum Difference: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-/// A sync error number (SPEC §3). The numbers follow Realm's sync protocol so that people
+/// A sync error number (docs/contract.md: Sync errors). The numbers follow Realm's sync protocol so that people
 /// coming from Atlas Device Sync recognise them. Unknown numbers are representable: the
 /// agent follows the action the server sent with them.
 public struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, Codable,
@@ -82,7 +82,7 @@ public struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, C
         }
     }
 
-    /// The action SPEC §3 assigns to this code. The server sends the action with every
+    /// The action docs/contract.md "Sync errors" assigns to this code. The server sends the action with every
     /// error; this is what it sends by default, and what an agent assumes for a message
     /// that lacks one.
     public var defaultAction: ErrorAction {

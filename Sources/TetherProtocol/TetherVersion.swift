@@ -2,6 +2,13 @@
 public enum TetherVersion {
     /// The release, printed by every program's `--version`.
     public static let release = "0.1.0"
-    /// The sync protocol version sent when binding; a server that speaks another answers 105.
+    /// The sync protocol version an agent announces in its hello.
     public static let syncProtocol = 1
+
+    /// The protocol versions a server speaking `server` accepts: its own and the one before it,
+    /// so that a fleet upgrades in stages, the server first (docs/contract.md: Versions and
+    /// compatibility). Any other version gets 105.
+    public static func acceptedByServer(speaking server: Int = syncProtocol) -> ClosedRange<Int> {
+        (server - 1)...server
+    }
 }

@@ -23,24 +23,6 @@ extension FieldValue {
         case .blob(let v): self = .blob([UInt8](v))
         }
     }
-
-    /// The value's SQLite type name, for error messages (never the value itself).
-    var typeName: String {
-        switch self {
-        case .null: "null"
-        case .integer: "integer"
-        case .real: "real"
-        case .text: "text"
-        case .blob: "blob"
-        }
-    }
-
-    /// The value as a column of `type` stores it: integers in `real` columns become reals
-    /// (SQLite's REAL affinity does the same), so comparisons and dumps see what is stored.
-    func normalized(for type: ColumnType) -> FieldValue {
-        if case .integer(let v) = self, type == .real { return .real(Double(v)) }
-        return self
-    }
 }
 
 extension RowKey {
@@ -51,20 +33,6 @@ extension RowKey {
         case .int64(let v): self = .integer(v)
         case .string(let v): self = .text(v)
         default: return nil
-        }
-    }
-
-    func fits(_ type: ColumnType) -> Bool {
-        switch (self, type) {
-        case (.integer, .integer), (.text, .text): true
-        default: false
-        }
-    }
-
-    var typeName: String {
-        switch self {
-        case .integer: "integer"
-        case .text: "text"
         }
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 
 extension PartitionStore {
     /// Copies the store to `destination` with SQLite's online backup API while applications
-    /// keep writing (SPEC §4.3 step 2). The copy is one consistent snapshot: it is taken inside
+    /// keep writing (docs/contract.md: Reset steps step 2). The copy is one consistent snapshot: it is taken inside
     /// a read transaction in a single backup step, which WAL mode lets writers run beside.
     ///
     /// The copy is written to `<destination>.partial`, switched to rollback-journal mode (so it

@@ -15,7 +15,7 @@ public struct ResetReport: Sendable, Hashable {
 
 extension PartitionStore {
     /// Rewrites the live store, in place and in one transaction, to the full state `state`
-    /// (SPEC §4.3 step 5): applications keep their open connections and see a single commit.
+    /// (docs/contract.md: Reset steps step 5): applications keep their open connections and see a single commit.
     ///
     /// In that transaction: the change log is emptied; when `schema` is given and differs, the
     /// tables are changed to it (tables the change breaks are dropped and recreated, nullable
@@ -23,12 +23,12 @@ extension PartitionStore {
     /// only rows that differ from the state are written; when
     /// `recovering` is given, the local changes it names (normally `.pendingChanges`: the log
     /// as it is inside this transaction, so a change committed while the reset ran is never
-    /// missed) are replayed by SPEC §4.2 and the kept ones queued
+    /// missed) are replayed by docs/contract.md "Recovery rules" and the kept ones queued
     /// for upload; and the server version becomes `serverVersion` (and the client file
     /// identity `clientFile`, when given), and the client-reset marker becomes `resetMarker` if
     /// the replay kept at least one change, nil otherwise: the reset-cycle marker is written
     /// with the data it describes (a crash can never leave one without the other), and a reset
-    /// that recovered nothing leaves no marker behind (SPEC §4.1). Nothing is captured from the rewrite itself.
+    /// that recovered nothing leaves no marker behind (docs/contract.md: Reset modes). Nothing is captured from the rewrite itself.
     ///
     /// If anything fails (a state row out of order or not fitting the schema, a recovered
     /// change not fitting it), the transaction rolls back and the store is unchanged.
@@ -61,7 +61,7 @@ extension PartitionStore {
                     let cleared = try ChangeLog.count(db)
                     try ChangeLog.clear(db)
                     let target = newSchema ?? previous
-                    // Tables an application altered (SPEC §2 forbids it) get their schema back
+                    // Tables an application altered (docs/contract.md: Partitions and stores forbids it) get their schema back
                     // first, so that a schema change below starts from known tables.
                     var differences = try self.repairTables(db, schema: previous)
                     if target != previous {
@@ -85,7 +85,7 @@ extension PartitionStore {
         }
     }
 
-    /// Empties the store in place, in one transaction (the delete-store action, SPEC §4.4):
+    /// Empties the store in place, in one transaction (the delete-store action, docs/contract.md "Manual resets and delete-store"):
     /// every user row and every pending change is removed, the server version and client
     /// file identity are cleared (the next bind is a fresh one). Returns the rows deleted.
     @discardableResult

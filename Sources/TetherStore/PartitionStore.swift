@@ -3,7 +3,7 @@ import GRDB
 import Synchronization
 import TetherProtocol
 
-/// One partition's SQLite store (SPEC §2): user tables created to the server's schema, change
+/// One partition's SQLite store (docs/contract.md: Partitions and stores): user tables created to the server's schema, change
 /// capture by triggers (so writes from any process are captured), the change log, applying
 /// server changes, and the primitives client resets are built from. See docs/store.md.
 ///

@@ -2,7 +2,7 @@ import GRDB
 import TetherProtocol
 
 /// What replaying unsynced local changes onto the server's state kept and dropped, by rule
-/// (SPEC §4.2), in counts only.
+/// (docs/contract.md: Recovery rules), in counts only.
 public struct RecoveryReport: Sendable, Hashable {
     /// Rule 1: rows inserted on the device and never synced, kept.
     public var insertsKept = 0
@@ -28,13 +28,13 @@ public struct RecoveryReport: Sendable, Hashable {
 }
 
 /// Replays unsynced local changes onto the server's state (just written by the rewrite, in the
-/// same transaction) by the recovery rules of SPEC §4.2, and re-queues the kept ones in the
+/// same transaction) by the recovery rules of docs/contract.md "Recovery rules", and re-queues the kept ones in the
 /// change log for upload. Each row's changes are first collapsed to their net effect, so
 /// several local edits of one row replay as one change.
 ///
 /// Every change is validated against the schema first: if one does not fit (the schema
 /// changed under it), nothing is replayed and the error is thrown, so the caller can treat
-/// recovery as impossible (SPEC §4.1 fallbacks).
+/// recovery as impossible (docs/contract.md: Reset modes fallbacks).
 enum RecoveryReplayer {
     static func replay(_ db: Database, schema: Schema, changes: [RowChange]) throws -> RecoveryReport {
         var report = RecoveryReport()

@@ -1,6 +1,6 @@
 /// Everything that can go wrong with a partition store. Every case names the store file, table
 /// or column at fault; none carries row contents. `hint` tells an operator what to do and
-/// `needsReset` whether only a client reset (SPEC §4) can make the store usable again.
+/// `needsReset` whether only a client reset (docs/contract.md: Client resets) can make the store usable again.
 public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The schema handed to the store is not a valid schema (each problem names table and column).
     case invalidSchema(problems: [String])
@@ -23,7 +23,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case missingValue(table: String, column: String)
     /// The rows of a full state are not sorted by table, then strictly by primary key.
     case stateNotSorted(table: String)
-    /// An application write was rejected because the store is read-only (SPEC §2).
+    /// An application write was rejected because the store is read-only (docs/contract.md: Partitions and stores).
     case readOnly(partition: String)
     /// SQLite reported an error (`code` is the extended result code).
     case sqlite(path: String, code: Int32, message: String)
@@ -63,7 +63,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// True when an application changed the store's tables (SPEC §2 forbids it): only a client
+    /// True when an application changed the store's tables (docs/contract.md: Partitions and stores forbids it): only a client
     /// reset gives the store back the server's schema.
     public var isSchemaAlteration: Bool {
         if case .schemaMismatch = self { return true }

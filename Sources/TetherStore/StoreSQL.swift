@@ -11,7 +11,7 @@ enum StoreSQL {
         "'" + String(text.flatMap { $0 == "'" ? ["'", "'"] : [$0] }) + "'"
     }
 
-    /// The CHECK expression a column's values must satisfy (SPEC §2 types; `boolean` is 0/1).
+    /// The CHECK expression a column's values must satisfy (docs/contract.md: Partitions and stores types; `boolean` is 0/1).
     static func check(_ column: ColumnSchema) -> String {
         let c = quote(column.name)
         let typeCheck: String
@@ -55,7 +55,7 @@ enum StoreSQL {
     /// Name prefix of every trigger the store installs.
     static let triggerPrefix = "_tether_trg_"
 
-    /// The message of the error an application write to a read-only store fails with (SPEC §2).
+    /// The message of the error an application write to a read-only store fails with (docs/contract.md: Partitions and stores).
     static func readOnlyMessage(partition: String) -> String { "partition \(partition) is read-only" }
 
     /// Every trigger of `table`, by name: capture of inserts, updates (same key), key changes

@@ -1,7 +1,7 @@
 import CSystemd
 import Glibc
 
-/// Tells systemd about the daemon's state through `sd_notify(3)` (SPEC §10): `READY=1`,
+/// Tells systemd about the daemon's state through `sd_notify(3)` (docs/contract.md: systemd): `READY=1`,
 /// `STATUS=`, `RELOADING=1`, `STOPPING=1`, `EXTEND_TIMEOUT_USEC=` and `WATCHDOG=1`.
 ///
 /// libsystemd reads `NOTIFY_SOCKET` (a path or an abstract `@name`) at each call. When it is

@@ -1,6 +1,6 @@
 import Logging
 
-/// Tether's seven log levels (SPEC §9), from the most to the least severe, and how they map
+/// Tether's seven log levels (docs/contract.md: Logging), from the most to the least severe, and how they map
 /// onto swift-log levels and syslog/journald priorities.
 ///
 /// swift-log has exactly seven levels too, so the mapping is one to one. Two of them are named
@@ -40,7 +40,7 @@ public enum TetherLogLevel: String, CaseIterable, Sendable, Comparable, CustomSt
         }
     }
 
-    /// The syslog priority journald records in `PRIORITY` (SPEC §9: 2 3 4 6 6 7 7).
+    /// The syslog priority journald records in `PRIORITY` (docs/contract.md: Logging: 2 3 4 6 6 7 7).
     public var priority: Int {
         switch self {
         case .fatal: 2

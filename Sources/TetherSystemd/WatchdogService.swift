@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 
 /// Pings systemd's watchdog (`WATCHDOG=1`) every half watchdog interval while the injected
-/// ``HealthCheck`` reports progress (SPEC §10).
+/// ``HealthCheck`` reports progress (docs/contract.md: systemd).
 ///
 /// When the check fails the service stops pinging — logging once at warn — so systemd kills the
 /// stuck process after `WatchdogSec=`; when the check passes again it resumes and logs that once

@@ -1,7 +1,7 @@
 public import TetherProtocol
 
 extension Schema {
-    /// Parses and validates a `schema.toml` (SPEC §6). Every problem names the table and column.
+    /// Parses and validates a `schema.toml` (docs/contract.md: Server). Every problem names the table and column.
     ///
     /// ```toml
     /// version = 1

@@ -10,12 +10,20 @@ import Synchronization
 ///   as they are accepted — a cable pulled, a server that went away.
 /// - ``Mode/stall``: connections stay open but nothing is relayed in either direction — a
 ///   black-holed route; only the client's own timeouts notice.
+/// - ``Mode/stallUpstream`` / ``Mode/stallDownstream``: one direction only is held (what the
+///   client sends, or what the server sends, is not relayed until the mode changes; TCP keeps
+///   it, as it would retransmit across a route that loses one direction) — the other
+///   direction keeps flowing.
 ///
 /// One plain thread runs a `poll(2)` loop over the listener and every connection (nothing
 /// blocks Swift concurrency's threads); mode changes wake it through a pipe.
 public final class LoopbackProxy: Sendable {
     public enum Mode: String, Sendable {
         case pass, drop, stall
+        case stallUpstream = "stall-upstream", stallDownstream = "stall-downstream"
+
+        /// Whether connections are read at all (every mode but `stall` and `drop`).
+        var reads: Bool { self != .stall && self != .drop }
     }
 
     /// The port clients connect to.
@@ -153,11 +161,11 @@ private final class Relay: @unchecked Sendable {
             if stopped || mode == .drop { closeAll() }
             if stopped { break }
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            let polled = mode == .pass ? pairs.count : 0
-            if mode == .pass {
+            let polled = mode.reads ? pairs.count : 0
+            if mode.reads {
                 for pair in pairs {
-                    fds.append(pollfd(fd: pair.client, events: Int16(POLLIN), revents: 0))
-                    fds.append(pollfd(fd: pair.server, events: Int16(POLLIN), revents: 0))
+                    fds.append(pollfd(fd: pair.client, events: mode == .stallUpstream ? 0 : Int16(POLLIN), revents: 0))
+                    fds.append(pollfd(fd: pair.server, events: mode == .stallDownstream ? 0 : Int16(POLLIN), revents: 0))
                 }
             }
             let ready = poll(&fds, nfds_t(fds.count), 1000)
@@ -165,15 +173,25 @@ private final class Relay: @unchecked Sendable {
             if ready <= 0 { continue }
             if fds[1].revents != 0 { drainWake() }
             if fds[0].revents & Int16(POLLIN) != 0 { accept(proxy: proxy, mode: mode) }
-            guard mode == .pass else { continue }
+            guard mode.reads else { continue }
             var finished: Set<Int> = []
             for index in 0..<polled {  // pairs accepted above are polled next time
                 let clientEvents = fds[2 + index * 2].revents
                 let serverEvents = fds[3 + index * 2].revents
-                if clientEvents != 0, !relay(from: pairs[index].client, to: pairs[index].server, upstream: true, proxy: proxy) {
+                // A held side is not read; its hang-up or error still ends the connection.
+                let ended = Int16(POLLHUP) | Int16(POLLERR)
+                if mode == .stallUpstream && clientEvents & ended != 0 || mode == .stallDownstream && serverEvents & ended != 0 {
+                    finished.insert(index)
+                    continue
+                }
+                if clientEvents != 0, mode != .stallUpstream,
+                    !relay(from: pairs[index].client, to: pairs[index].server, upstream: true, proxy: proxy)
+                {
                     finished.insert(index)
                 }
-                if serverEvents != 0, !relay(from: pairs[index].server, to: pairs[index].client, upstream: false, proxy: proxy) {
+                if serverEvents != 0, mode != .stallDownstream,
+                    !relay(from: pairs[index].server, to: pairs[index].client, upstream: false, proxy: proxy)
+                {
                     finished.insert(index)
                 }
             }

@@ -3,7 +3,7 @@ import TetherServer
 import TetherSystemd
 
 /// The one place logging is set up: journald natively under systemd, one line per record on
-/// stderr otherwise (SPEC §9), through TetherSystemd like tetherd.
+/// stderr otherwise (docs/contract.md: Logging), through TetherSystemd like tetherd.
 enum LoggingSetup {
     static func bootstrap(level: ServerLogLevel) -> Logger {
         let tetherLevel = TetherLogLevel(rawValue: level.rawValue) ?? .info

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-/// Runs the command line and maps outcomes to SPEC §1's exit codes: 0 success, 1 runtime
+/// Runs the command line and maps outcomes to docs/contract.md "Programs" exit codes: 0 success, 1 runtime
 /// error, 2 usage or configuration error. Errors are one line per problem on stderr.
 @main
 enum Main {

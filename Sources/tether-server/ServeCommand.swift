@@ -34,7 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = LoggingSetup.bootstrap(level: loaded.configuration.logLevel)
         do {
             try await ServerApp.run(
-                loaded, options: ServerApp.Options(configPath: config, allowBreakingSchema: allowBreakingSchema),
+                loaded, options: ServerApp.Options(configPath: config, allowBreakingSchema: allowBreakingSchema, reloading: Readiness.reloading),
                 logger: logger, onReady: Readiness.ready)
             Readiness.stopping()
         } catch ServerApp.StartError.configuration(let error) {

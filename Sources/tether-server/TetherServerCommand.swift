@@ -7,7 +7,7 @@ struct TetherServerCommand: AsyncParsableCommand {
         abstract: "Tether sync server and its admin client.",
         discussion: "Without a subcommand, runs the server (`tether-server --config FILE`).",
         version: "tether-server \(TetherVersion.release) (sync protocol \(TetherVersion.syncProtocol))",
-        subcommands: [ServeCommand.self, AdminCommand.self, RestoreBackupCommand.self],
+        subcommands: [ServeCommand.self, AdminCommand.self, RestoreBackupCommand.self, TokenCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }

@@ -15,7 +15,7 @@ struct Tetherctl: AsyncParsableCommand {
         subcommands: [Status.self, Resets.self, Reset.self, WaitSynced.self, Pause.self, Resume.self, LogLevel.self, Metrics.self]
     )
 
-    /// Accepted before the command too: `tetherctl --socket PATH status` (SPEC §8).
+    /// Accepted before the command too: `tetherctl --socket PATH status` (docs/contract.md: tetherctl).
     @OptionGroup var options: GlobalOptions
 
     static func main() async { await CommandLineExit.main(Self.self) }
@@ -70,7 +70,7 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    /// Sends `request` and returns its result; prints the error and exits as SPEC §1 says
+    /// Sends `request` and returns its result; prints the error and exits as docs/contract.md "Programs" says
     /// (3 daemon unreachable, 1 no answer within the timeout).
     func send(_ request: ControlRequest, timeout clientTimeout: Double? = nil) throws -> JSONValue {
         let response: ControlResponse
@@ -89,7 +89,7 @@ struct GlobalOptions: ParsableArguments {
         return response.result ?? .null
     }
 
-    /// Sends `request`; prints the result (JSON or `human`), or the error; exits as SPEC §1 says.
+    /// Sends `request`; prints the result (JSON or `human`), or the error; exits as docs/contract.md "Programs" says.
     func perform(_ request: ControlRequest, timeout clientTimeout: Double? = nil, human: (JSONValue) -> String) throws {
         let text = render(try send(request, timeout: clientTimeout), human: human)
         if !text.isEmpty { print(text) }

@@ -80,7 +80,7 @@ struct BadServerEndToEndTests {
                 scenario.expectedLog.contains { a.log.contains($0) }
             }
             if scenario == .unknownProtocolVersion {
-                // 105: stop syncing with that server until a reload (SPEC §3).
+                // 105: stop syncing with that server until a reload (docs/contract.md: Sync errors).
                 try await consistently("no reconnect after 105", for: .seconds(3)) { fake.connections == 1 }
             } else {
                 try await eventually("reconnects with backoff", timeout: .seconds(90)) { fake.connections >= 2 }

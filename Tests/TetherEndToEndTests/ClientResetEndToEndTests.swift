@@ -115,7 +115,7 @@ struct ClientResetEndToEndTests {
             #expect(after["TETHER_PARTITION"] == "p")
             #expect(after["TETHER_ERROR_CODE"] == "211")
             #expect(after["TETHER_SERVER_URL"] == cluster.url)
-            // Only the variables of SPEC §5 (the hook's /bin/sh adds PWD itself).
+            // Only the variables of docs/contract.md "Reset hooks" (the hook's /bin/sh adds PWD itself).
             #expect(Set(after.keys).subtracting(["PWD"]) == [
                 "PATH", "TETHER_EVENT", "TETHER_RESET_ID", "TETHER_PARTITION", "TETHER_STORE", "TETHER_BACKUP",
                 "TETHER_RESET_MODE", "TETHER_RESET_OUTCOME", "TETHER_ERROR_CODE", "TETHER_ERROR_MESSAGE", "TETHER_SERVER_URL",
@@ -205,7 +205,7 @@ struct ClientResetEndToEndTests {
         }
     }
 
-    /// kill -9 at each phase of SPEC §4.3 (the reset is pinned just before the phase's effect,
+    /// kill -9 at each phase of docs/contract.md "Reset steps" (the reset is pinned just before the phase's effect,
     /// after the phase was persisted): the restart resumes there and loses nothing.
     @Test(arguments: ["backing-up", "before-hook", "fetching", "rewriting", "after-hook"])
     func crashAtEveryPhaseResumesTheReset(phase: String) async throws {

@@ -72,6 +72,8 @@ final class Cluster: Sendable {
         }
     }
 
+    func signalServer(_ number: Int32) { server.withLock { $0 }?.signal(number) }
+
     func killServer() async {
         let process = server.withLock { $0 }
         process?.signal(SIGKILL)

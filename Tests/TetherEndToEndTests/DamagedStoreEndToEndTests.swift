@@ -186,7 +186,7 @@ struct DamagedStoreEndToEndTests {
             try await eventually("manual hook ran", timeout: .seconds(30)) {
                 ClientResetEndToEndTests.environment(a, "manual-reset")["TETHER_RESET_ID"] == record["id"]?.stringValue
             }
-            // Readable and writable while it waits (SPEC §4.4).
+            // Readable and writable while it waits (docs/contract.md: Manual resets and delete-store).
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r3', 'three', 3)")
             #expect(try await a.ctl(["reset", "initiate", "p"]).status == 0)
             try await eventually("reset done", timeout: .seconds(60)) {

@@ -16,11 +16,7 @@ struct ResetLoopEndToEndTests {
     /// device at most one reset; afterwards it syncs both ways, and a new device bootstraps.
     @Test func aForwardRestoreCostsOneResetAndSyncs() async throws {
         try await withCluster { cluster in
-            let a = try cluster.agent("a", partitions: ["p"])
-            try await a.start()
-            try await a.waitSynced("p")
-            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
-            try await a.waitSynced("p")
+            let a = try await Self.agentWithOneSyncedRow(cluster)
             let snapshotA = try await Self.snapshot(cluster)
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('y', 'yann', 2)")
             try await a.waitSynced("p")
@@ -58,6 +54,16 @@ struct ResetLoopEndToEndTests {
         }
     }
 
+    /// Agent `a` on partition `p`, synced, with row `x` written and synced.
+    static func agentWithOneSyncedRow(_ cluster: Cluster, environment: [String: String] = [:], logDestination: String = "stderr") async throws -> Agent {
+        let a = try cluster.agent("a", partitions: ["p"])
+        try await a.start(environment: environment, logDestination: logDestination)
+        try await a.waitSynced("p")
+        try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
+        try await a.waitSynced("p")
+        return a
+    }
+
     static func snapshot(_ cluster: Cluster) async throws -> String {
         let output = try await cluster.admin(["snapshot", "p"])
         // `snapshot <id> of partition p at server version N` or the bare id.
@@ -75,11 +81,8 @@ struct ResetLoopEndToEndTests {
         defer { dir.remove() }
         let refuse = dir.appending("refuse")
         try await withCluster(serverEnvironment: ["TETHER_FAULT_REFUSE_BIND_FILE": refuse]) { cluster in
-            let a = try cluster.agent("a", partitions: ["p"])
-            try await a.start(environment: ["TETHER_FAULT_RESET_LOOP_FIRST_DELAY": "0.5"], logDestination: "journal")
-            try await a.waitSynced("p")
-            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
-            try await a.waitSynced("p")
+            let a = try await Self.agentWithOneSyncedRow(
+                cluster, environment: ["TETHER_FAULT_RESET_LOOP_FIRST_DELAY": "0.5"], logDestination: "journal")
             let snapshot = try await Self.snapshot(cluster)
             #expect(FileManager.default.createFile(atPath: refuse, contents: nil))
             // A restore to the head changes nothing but makes the session bind again: refused.
@@ -116,6 +119,38 @@ struct ResetLoopEndToEndTests {
             try await a.waitSynced("p", timeout: 60)
             #expect(try await a.rows("p") == "x|xena|1.0|-\n")
             #expect(try await a.status("p")?["pending_reset_reason"] == .null)
+        }
+    }
+
+    /// Issue 16: `reset initiate` forcing a reset that cannot succeed — access still denied —
+    /// answers at once, and the reset ends waiting for an operator with the server's answer as
+    /// its reason (it used to retry the download for ever, holding the command).
+    @Test func aForcedResetThatCannotSucceedAnswersAndWaitsWithAReason() async throws {
+        try await withCluster { cluster in
+            let a = try await Self.agentWithOneSyncedRow(cluster)
+            try await cluster.admin(["revoke", "device", "*"])
+            try await eventually("delete-store pending", timeout: .seconds(60)) { try await a.status("p")?["state"] == "reset-pending" }
+            #expect(try await a.ctl(["reset", "initiate", "p"]).status == 0)
+            try await eventually("the store was emptied", timeout: .seconds(60)) {
+                try await Self.resets(a).last?["outcome"] == "deleted"
+            }
+            try await eventually("offline, access still denied", timeout: .seconds(60)) { try await a.status("p")?["state"] == "offline" }
+            // Forced: answers at once, then the reset meets 206 while fetching and waits.
+            let started = ContinuousClock.now
+            let forced = try await a.ctl(["reset", "initiate", "p"])
+            #expect(forced.status == 0, "\(forced)")
+            #expect(ContinuousClock.now - started < .seconds(10))
+            let status = try await eventually("waits for an operator", timeout: .seconds(60)) { () -> JSONValue? in
+                let status = try await a.status("p")
+                return status?["state"] == "reset-pending" ? status : nil
+            }
+            #expect(status["pending_reset_reason"]?.stringValue?.hasPrefix("the server refused to send its state: error 206") == true)
+            #expect(try await a.ctl(["status"]).status == 0)
+            // Access back: the pending reset is carried out and the partition syncs.
+            try await cluster.admin(["grant", "device", "*", "readwrite"])
+            #expect(try await a.ctl(["reset", "initiate", "p"]).status == 0)
+            try await a.waitSynced("p", timeout: 120)
+            #expect(try await a.rows("p") == "x|xena|1.0|-\n")
         }
     }
 

@@ -8,7 +8,7 @@ import TetherTestSupport
 /// writes is open to other users; the real daemon's control socket refuses other users.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct SecurityEndToEndTests {
-    /// SPEC §5: the only variables a hook gets, besides PATH.
+    /// docs/contract.md "Reset hooks": the only variables a hook gets, besides PATH.
     static let hookVariables: Set<String> = [
         "PATH", "TETHER_EVENT", "TETHER_RESET_ID", "TETHER_PARTITION", "TETHER_STORE", "TETHER_BACKUP", "TETHER_RESET_MODE",
         "TETHER_RESET_OUTCOME", "TETHER_ERROR_CODE", "TETHER_ERROR_MESSAGE", "TETHER_SERVER_URL",
@@ -51,7 +51,7 @@ struct SecurityEndToEndTests {
     /// A distinctive token through a sync, a 203 (with a second distinctive, wrong token) and a
     /// client reset with hooks; one agent logging to journald, one to stderr. Neither token is in
     /// the journal, stderr, any `tetherctl` output or any hook's environment, and each hook got
-    /// exactly the SPEC §5 variables plus PATH.
+    /// exactly the docs/contract.md "Reset hooks" variables plus PATH.
     @Test(.enabled(if: Journald.isAvailable, "needs root to run systemd-journald"))
     func tokensNeverLeakAndHooksGetOnlyTheDocumentedEnvironment() async throws {
         try await Journald.ensureRunning()

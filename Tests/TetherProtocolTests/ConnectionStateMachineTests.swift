@@ -52,6 +52,25 @@ import TetherProtocol
         #expect(message.error.message.contains("7") && message.error.message.contains("\(TetherVersion.syncProtocol)"))
     }
 
+    /// A server accepts its own protocol version and the one before it, and answers in the
+    /// version the client announced; older and newer ones get 105 naming both versions.
+    @Test(arguments: [1, 2, 5])
+    func serverAcceptsItsOwnAndThePreviousProtocolVersion(server: Int) {
+        for (client, accepted) in [(server - 2, false), (server - 1, true), (server, true), (server + 1, false)] {
+            var machine = Machine(protocolVersion: server, software: "server")
+            let actions = machine.received(.hello(Hello(protocolVersion: client, software: "agent")))
+            if accepted {
+                #expect(actions == [.send(.welcome(Welcome(protocolVersion: client, software: "server")))], "server \(server), client \(client)")
+                #expect(machine.state == .ready)
+                #expect(machine.negotiatedProtocolVersion == client)
+            } else {
+                #expect(actions.map(summary) == ["send:error:105", "close"], "server \(server), client \(client)")
+                #expect(machine.negotiatedProtocolVersion == nil)
+            }
+        }
+        #expect(TetherVersion.acceptedByServer() == (TetherVersion.syncProtocol - 1)...TetherVersion.syncProtocol)
+    }
+
     @Test func decodeFailuresCloseWithTheirCode() {
         var machine = Machine(state: .ready)
         #expect(machine.decodeFailed(.messageTooLarge(size: 10, limit: 5)).map(summary) == ["send:error:104", "close"])

@@ -176,4 +176,66 @@ import TetherServer
             #expect(lines.contains { $0.hasPrefix("\(bad):11: grant[0].access:") })
         }
     }
+
+    /// `token new USER`: a fresh 256-bit token in the user's token_file (0600), printed once on
+    /// stdout and nowhere else; the running server accepts it after a reload.
+    @Test func tokenNewWritesARandomTokenTheServerAcceptsAfterReload() async throws {
+        try await withServer { server in
+            let path = server.directory + "/users/pos-17.token"
+            let refused = try await server.runCLI(["token", "new", "pos-17", "--config", server.configPath])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("exists; give --force"))
+            let made = try await server.runCLI(["token", "new", "pos-17", "--config", server.configPath, "--force"])
+            #expect(made.status == 0, "\(made.stderr)")
+            let token = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(token.count == 64 && token.allSatisfy(\.isHexDigit))
+            #expect(!made.stderr.contains(token))
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == token + "\n")
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+            let again = try await server.runCLI(["token", "new", "pos-17", "--config", server.configPath, "--force"])
+            #expect(again.stdout.trimmingCharacters(in: .whitespacesAndNewlines) != token)
+            // An unknown user is a usage error; --out writes anywhere.
+            #expect(try await server.runCLI(["token", "new", "ghost", "--config", server.configPath]).status == 2)
+            let out = server.directory + "/extra.token"
+            #expect(try await server.runCLI(["token", "new", "ghost", "--config", server.configPath, "--out", out]).status == 0)
+            // --admin: the admin token file; neither a user nor --admin is a usage error.
+            let admin = try await server.runCLI(["token", "new", "--admin", "--config", server.configPath, "--force"])
+            #expect(admin.status == 0)
+            #expect(try String(contentsOfFile: server.directory + "/admin.token", encoding: .utf8) == admin.stdout)
+            #expect(try await server.runCLI(["token", "new", "--config", server.configPath]).status == 2)
+            // The server takes the file's new token at its reload, and never logs it.
+            let newest = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            server.signal(SIGHUP)
+            _ = try await poll("the reloaded token to be accepted", timeout: .seconds(20)) { () async throws -> Bool? in
+                try await Self.bindAccepted(server, token: newest) ? true : nil
+            }
+            #expect(!server.log.contains(newest))
+            let status = try await server.adminCLI(["status"], token: admin.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(status.status == 0, "the new admin token is accepted after the reload")
+        }
+    }
+
+    /// Whether the server binds a session with `token` (else it answers with an error).
+    static func bindAccepted(_ server: ServerProcess, token: String) async throws -> Bool {
+        let box = AcceptedBox()
+        try await withRawConnection(server) { raw in
+            try await raw.send(helloMessage)
+            try await raw.send(.bind(BindRequest(session: 1, partition: "store-17", token: token, identity: nil)))
+            let accepted = try await raw.receive { message -> Bool? in
+                switch message {
+                case .bound: true
+                case .error: false
+                default: nil
+                }
+            }
+            await box.set(accepted)
+        }
+        return await box.accepted
+    }
+
+    actor AcceptedBox {
+        var accepted = false
+        func set(_ value: Bool) { accepted = value }
+    }
 }

@@ -184,6 +184,22 @@ import TetherServer
         }
     }
 
+    /// A misbehaving client's insert without a value for a non-nullable column: agents would
+    /// refuse to apply it, so the server refuses it (225) instead of passing it on.
+    @Test func anIncompleteInsertIs225() async throws {
+        try await withServer { server in
+            try await withConnection(server) { connection in
+                let device = TestDevice()
+                try await device.bind(on: connection)
+                device.write(.insert("orders", .text("x"), ["total": .real(1)]))
+                try await device.upload()
+                let error = try await device.nextError()
+                expect(error, .invalidSchemaChange, .clientReset)
+                #expect(error.message.contains("orders.customer is not nullable"))
+            }
+        }
+    }
+
     @Test func breakingSchemaApplyMakesOldDevicesGet235() async throws {
         try await withServer { server in
             let old = try await syncedDevice(server)

@@ -102,4 +102,29 @@ import TetherServer
             }
         }
     }
+
+    /// The compatibility rule on the real server: an agent of the previous protocol version is
+    /// welcomed in its own version and syncs; one older than that (or, while the previous
+    /// version is 0, a newer one: versions are unsigned on the wire) gets 105 naming both.
+    @Test func previousProtocolVersionIsAcceptedAndOlderIsRefused() async throws {
+        try await withServer { server in
+            let previous = TetherVersion.syncProtocol - 1
+            try await withRawConnection(server) { raw in
+                try await raw.send(.hello(Hello(protocolVersion: previous, software: "tetherd (previous)")))
+                let welcome = try await raw.receive { if case .welcome(let w) = $0 { w } else { nil } }
+                #expect(welcome.protocolVersion == previous)
+                let bind = BindRequest(session: 3, partition: "store-17", token: ServerProcess.tokens["pos-17"]!, identity: nil)
+                try await raw.send(.bind(bind))
+                let reply = try await raw.receive { if case .bound(let reply) = $0 { reply } else { nil } }
+                #expect(reply.session == 3)
+            }
+            let refused = previous >= 1 ? previous - 1 : TetherVersion.syncProtocol + 1
+            let error = try await provoke(server, hello: false) { raw in
+                try await raw.send(.hello(Hello(protocolVersion: refused, software: "tetherd (incompatible)")))
+            }
+            #expect(error.code == .wrongProtocolVersion)
+            #expect(error.message.contains("client speaks sync protocol \(refused)"))
+            #expect(error.message.contains("server speaks sync protocol \(TetherVersion.syncProtocol)"))
+        }
+    }
 }

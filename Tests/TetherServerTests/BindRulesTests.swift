@@ -119,6 +119,10 @@ import TetherServer
         #expect(code(.update("t", .integer(1), ["a": .null])) == .invalidSchemaChange)
         #expect(code(.update("t", .integer(1), ["b": .integer(2)])) == nil)
         #expect(code(.delete("t", .integer(1))) == nil)
+        // An insert without a non-nullable column: agents would refuse to apply it, so the
+        // server refuses it too (one rule, SchemaFit).
+        #expect(code(.insert("t", .integer(1), ["b": .null])) == .invalidSchemaChange)
+        #expect(current.problem(upload: Changeset([.insert("t", .integer(1), [:])]))?.message.contains("t.a is not nullable") == true)
     }
 
     @Test func migrationMakesRowsFitABreakingSchema() {

@@ -204,69 +204,70 @@ import TetherProtocol
     }
 }
 
-
 /// The operator sequence of issue 22 on the real storage: snapshot A, write, snapshot B,
 /// restore to A, restore forward to B. Before the fix, B's version was not in the history and
 /// every device that reset to B was told 211 again, for ever.
 @Suite struct ForwardRestoreStorageTests {
-    @Test func aStoreResetToTheForwardSnapshotBinds() async throws {
-        let partition = PartitionName("shop")!
-        let now = Date(timeIntervalSince1970: 1_700_000_000)
+    let partition = PartitionName("shop")!
+    let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// A storage with one client file of `partition`, and a way to write row `key` as its seq `seq`.
+    func withStorage(
+        _ body: (SQLiteServerStorage, ClientFileIdentity, _ write: (Int64, String) async throws -> Void) async throws -> Void
+    ) async throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let storage = try SQLiteServerStorage(directory: dir.path)
         let (file, _) = try await storage.registerClientFile(in: partition, now: now)
-        func write(_ seq: Int64, _ key: String) async throws {
+        try await body(storage, file) { seq, key in
             _ = try await storage.integrate(
                 [UploadChangeset(firstSeq: seq, lastSeq: seq, changeset: Changeset([.insert("t", .text(key), ["value": .integer(seq)])]))],
                 from: file.id, into: partition, now: now)
         }
-        try await write(1, "a")
-        let a = try await storage.snapshot(of: partition, now: now)
-        try await write(2, "b")
-        try await write(3, "c")
-        let b = try await storage.snapshot(of: partition, now: now)
-        _ = try await storage.restore(partition, to: a.id)
-        let head = try await storage.restore(partition, to: b.id)
-        #expect(head.latest.version == b.version)
-        #expect(try await storage.historyProblems(of: partition) == [])
-        let reader = try await storage.openState(of: partition)
-        #expect(reader.totalRows == 3)
-        await reader.close()
-        // A store reset to B carries B's version and salt: it binds.
-        #expect(try await storage.salt(of: partition, version: reader.version.version) == reader.version.salt)
-        // A store still at A's version has no history to resume from: one reset (222).
-        let atA = try await storage.salt(of: partition, version: a.version)
-        let verdict = BindRules.verify(
-            BindRequest(session: 1, partition: "shop", token: "", identity: file, lastServerVersion: ServerVersion(version: a.version, salt: 1)),
-            clientFile: try await storage.clientFile(file.id, of: partition), head: head, saltAtVersion: atA)
-        #expect(verdict?.code == .clientFileExpired)
-        // And the sequence again, to the same snapshot twice.
-        _ = try await storage.restore(partition, to: b.id)
-        #expect(try await storage.historyProblems(of: partition) == [])
         try await storage.close()
+    }
+
+    @Test func aStoreResetToTheForwardSnapshotBinds() async throws {
+        try await withStorage { storage, file, write in
+            try await write(1, "a")
+            let a = try await storage.snapshot(of: partition, now: now)
+            try await write(2, "b")
+            try await write(3, "c")
+            let b = try await storage.snapshot(of: partition, now: now)
+            _ = try await storage.restore(partition, to: a.id)
+            let head = try await storage.restore(partition, to: b.id)
+            #expect(head.latest.version == b.version)
+            #expect(try await storage.historyProblems(of: partition) == [])
+            let reader = try await storage.openState(of: partition)
+            #expect(reader.totalRows == 3)
+            await reader.close()
+            // A store reset to B carries B's version and salt: it binds.
+            #expect(try await storage.salt(of: partition, version: reader.version.version) == reader.version.salt)
+            // A store still at A's version has no history to resume from: one reset (222).
+            let atA = try await storage.salt(of: partition, version: a.version)
+            let verdict = BindRules.verify(
+                BindRequest(session: 1, partition: "shop", token: "", identity: file, lastServerVersion: ServerVersion(version: a.version, salt: 1)),
+                clientFile: try await storage.clientFile(file.id, of: partition), head: head, saltAtVersion: atA)
+            #expect(verdict?.code == .clientFileExpired)
+            // And the sequence again, to the same snapshot twice.
+            _ = try await storage.restore(partition, to: b.id)
+            #expect(try await storage.historyProblems(of: partition) == [])
+        }
     }
 
     /// A database written by the old code (head past its history) is repaired at open.
     @Test func aBrokenHistoryIsRepairedAtStart() async throws {
-        let partition = PartitionName("shop")!
-        let now = Date(timeIntervalSince1970: 1_700_000_000)
-        let dir = try TemporaryDirectory()
-        defer { dir.remove() }
-        let storage = try SQLiteServerStorage(directory: dir.path)
-        let (file, _) = try await storage.registerClientFile(in: partition, now: now)
-        _ = try await storage.integrate(
-            [UploadChangeset(firstSeq: 1, lastSeq: 1, changeset: Changeset([.insert("t", .text("a"), ["value": .integer(1)])]))],
-            from: file.id, into: partition, now: now)
-        try await storage.pool.write { db in
-            try db.execute(sql: "UPDATE partitions SET latest_version = 5, latest_salt = 55")
+        try await withStorage { storage, _, write in
+            try await write(1, "a")
+            try await storage.pool.write { db in
+                try db.execute(sql: "UPDATE partitions SET latest_version = 5, latest_salt = 55")
+            }
+            #expect(try await storage.historyProblems(of: partition).count == 2)
+            let repairs = try await storage.repairHistories()
+            #expect(repairs.map(\.partition) == ["shop"])
+            #expect(repairs.first?.head == PartitionHead(latest: ServerVersion(version: 5, salt: 55), base: ServerVersion(version: 5, salt: 55)))
+            #expect(try await storage.historyProblems(of: partition) == [])
+            #expect(try await storage.repairHistories().isEmpty)
         }
-        #expect(try await storage.historyProblems(of: partition).count == 2)
-        let repairs = try await storage.repairHistories()
-        #expect(repairs.map(\.partition) == ["shop"])
-        #expect(repairs.first?.head == PartitionHead(latest: ServerVersion(version: 5, salt: 55), base: ServerVersion(version: 5, salt: 55)))
-        #expect(try await storage.historyProblems(of: partition) == [])
-        #expect(try await storage.repairHistories().isEmpty)
-        try await storage.close()
     }
 }

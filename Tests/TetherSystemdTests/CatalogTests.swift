@@ -9,7 +9,7 @@ import TetherTestSupport
 /// the journal handler sent.
 @Suite(.enabled(if: Tool.find("make") != nil && Tool.find("journalctl") != nil, "needs make and journalctl"))
 struct CatalogTests {
-    /// The journal fields Tether records carry for catalog placeholders (SPEC §9), from the
+    /// The journal fields Tether records carry for catalog placeholders (docs/contract.md: Logging), from the
     /// metadata keys the agent logs them with.
     static let placeholderFields = Set(
         ["tether.partition", "tether.reset_id", "tether.error_code", "tether.hook"].compactMap(JournalFieldName.sanitize))

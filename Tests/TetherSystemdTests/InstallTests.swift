@@ -33,8 +33,10 @@ struct InstallTests {
 
         // sysusers.d, tmpfiles.d and the catalog, unchanged.
         for (source, target) in [
-            ("systemd/sysusers.d/tether.conf", Installation.sysusersdir + "/tether.conf"),
-            ("systemd/tmpfiles.d/tether.conf", Installation.tmpfilesdir + "/tether.conf"),
+            ("systemd/sysusers.d/tetherd.conf", Installation.sysusersdir + "/tetherd.conf"),
+            ("systemd/sysusers.d/tether-server.conf", Installation.sysusersdir + "/tether-server.conf"),
+            ("systemd/tmpfiles.d/tetherd.conf", Installation.tmpfilesdir + "/tetherd.conf"),
+            ("systemd/tmpfiles.d/tether-server.conf", Installation.tmpfilesdir + "/tether-server.conf"),
             ("systemd/catalog/tether.catalog", Installation.catalogdir + "/tether.catalog"),
         ] {
             let path = installed.path(target)
@@ -67,6 +69,32 @@ struct InstallTests {
             let path = installed.path(Installation.sharedir + "/hooks/" + hook)
             #expect(permissions(path) == 0o755, "\(path): \(octal(permissions(path)))")
             #expect(FileManager.default.contentsEqual(atPath: path, andPath: PackageRoot.appending("hooks/" + hook)))
+        }
+
+        // Manual pages (generated from the programs' argument definitions, and hand-written ones
+        // with the PREFIX's paths) and shell completions of every program.
+        let manual = Installation.prefix + "/share/man"
+        for page in ["man8/tetherd.8", "man1/tetherctl.1", "man8/tether-server.8", "man5/tetherd.toml.5",
+            "man5/tether-server.toml.5", "man7/tether-hooks.7"] {
+            let path = installed.path(manual + "/" + page)
+            #expect(permissions(path) == 0o644, "\(path): \(octal(permissions(path)))")
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            #expect(text.hasPrefix(".TH "), "\(page) is not a manual page")
+            #expect(!text.contains("/usr/local/share/") || Installation.prefix == "/usr/local")
+        }
+        let tetherdPage = try String(contentsOfFile: installed.path(manual + "/man8/tetherd.8"), encoding: .utf8)
+        #expect(tetherdPage.contains("\\-\\-check\\-config") && tetherdPage.contains(".SH EXIT STATUS"))
+        let serverPage = try String(contentsOfFile: installed.path(manual + "/man8/tether-server.8"), encoding: .utf8)
+        #expect(serverPage.contains(".SS token new") && serverPage.contains(".SS admin grant"), "every subcommand is described")
+        for program in Installation.programs {
+            for file in [
+                "/share/bash-completion/completions/\(program)", "/share/zsh/vendor-completions/_\(program)",
+                "/share/fish/vendor_completions.d/\(program).fish",
+            ] {
+                let path = installed.path(Installation.prefix + file)
+                #expect(permissions(path) == 0o644, "\(path): \(octal(permissions(path)))")
+                #expect(((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains(program), "\(path)")
+            }
         }
 
         // Docs: README.md and docs/*.md.

@@ -67,7 +67,7 @@ struct UnitFileTests {
         #expect(exposure <= 2.0, "\(line)")
     }
 
-    /// What SPEC §10 asks of the units, and what the daemon and its hooks rely on.
+    /// What docs/contract.md "systemd" asks of the units, and what the daemon and its hooks rely on.
     @Test func unitsHaveWhatTheSpecAndTheDaemonRelyOn() async throws {
         let installed = try await Installation.shared()
         for (unit, user) in [("tetherd.service", "tether"), ("tether-server.service", "tether-server")] {
@@ -107,15 +107,18 @@ struct UnitFileTests {
         for directory in [Installation.sysusersdir, Installation.tmpfilesdir, Installation.sysconfdir] {
             try manager.createDirectory(atPath: root.path + directory, withIntermediateDirectories: true)
         }
-        for file in [Installation.sysusersdir + "/tether.conf", Installation.tmpfilesdir + "/tether.conf"] {
-            try manager.copyItem(atPath: installed.path(file), toPath: root.path + file)
+        for directory in [Installation.sysusersdir, Installation.tmpfilesdir] {
+            for file in ["tetherd.conf", "tether-server.conf"] {
+                try manager.copyItem(atPath: installed.path(directory + "/" + file), toPath: root.path + directory + "/" + file)
+            }
         }
-        // The configuration as make install leaves it: root-owned, 0640. The server's example is
-        // not written yet; a file like the one make install will copy stands in for it.
+        // The configuration as make install leaves it: root-owned, 0640.
         let agentConfig = Installation.sysconfdir + "/tetherd.toml"
         let serverConfig = Installation.sysconfdir + "/tether-server.toml"
-        try manager.copyItem(atPath: installed.path(agentConfig), toPath: root.path + agentConfig)
-        #expect(manager.createFile(atPath: root.path + serverConfig, contents: Data("# server\n".utf8), attributes: [.posixPermissions: 0o640]))
+        let schema = Installation.sysconfdir + "/schema.toml"
+        for file in [agentConfig, serverConfig, schema] {
+            try manager.copyItem(atPath: installed.path(file), toPath: root.path + file)
+        }
         try manager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: root.path + Installation.sysconfdir)
 
         let sysusers = try await ChildProcess.run(try Tool.path("systemd-sysusers"), ["--root=\(root.path)"])
@@ -139,6 +142,8 @@ struct UnitFileTests {
         #expect(!check.allows(agent, .write, agentConfig))
         #expect(!check.allows(agent, .read, serverConfig))
         #expect(check.allows(server, .read, serverConfig), "tether-server cannot read \(serverConfig)")
+        #expect(check.allows(server, .read, schema), "tether-server cannot read \(schema)")
+        #expect(!check.allows(agent, .read, schema) && !check.allows(stranger, .read, schema))
         #expect(!check.allows(server, .read, agentConfig))
         #expect(!check.allows(stranger, .read, agentConfig) && !check.allows(stranger, .read, serverConfig))
         #expect(check.allows(agent, .write, "/var/lib/tether"), "hooks write archive/, reports/ under it")

@@ -1,5 +1,5 @@
 /// Which reset backups may go: a partition keeps the backups of its `keep` newest resets, and
-/// an older one is removed only once its own reset finished (docs/client-reset.md: kept until
+/// an older one is removed only once its own reset finished (docs/contract.md, "Reset steps": kept until
 /// `keep_backups` newer ones exist). A repeated reset of an unchanged store shares the backup
 /// of the reset it repeats: a file counts once, and goes only when no kept reset names it.
 /// A quarantined store is not a backup: it is never removed and does not count.

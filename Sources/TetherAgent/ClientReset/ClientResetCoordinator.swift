@@ -1,4 +1,4 @@
-/// The client reset of SPEC §4.3/§4.4 as a pure state machine.
+/// The client reset of docs/contract.md "Reset steps, Manual resets and delete-store" as a pure state machine.
 ///
 /// It never does I/O: it says which effect to perform next, and the executor reports what
 /// happened. The executor persists ``record`` **before** performing each effect, so after a
@@ -14,6 +14,7 @@
 /// recovery impossible           → recover: manual-hook; recover-or-discard: rewriting again, discarding
 /// an effect failed transiently  → the same phase again, after a backoff
 /// staged server state lost      → fetching again
+/// server refused the state       → manual-hook (access denied: waits for an operator)
 /// backup reused (a repeat of an unchanged store) → backing-up proceeds without a copy
 /// ```
 public struct ClientResetCoordinator: Sendable, Hashable {
@@ -46,6 +47,9 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case initiated
         /// The fetched server state is gone (a restart found no complete staging copy): fetch again.
         case serverStateLost
+        /// The server refused to send its state for a reason retrying cannot fix (access
+        /// denied, a fatal error): the reset waits for an operator instead of retrying for ever.
+        case fetchRefused(reason: String)
         /// The effect failed in a way that may pass (disk full, server unreachable): the phase
         /// is retried after a backoff.
         case effectFailed(reason: String)
@@ -137,6 +141,11 @@ public struct ClientResetCoordinator: Sendable, Hashable {
 
         case (.fetching, .serverStateFetched):
             record.phase = .rewriting
+
+        case (.fetching, .fetchRefused(let reason)):
+            record.strategy = .manual
+            record.fallbackReason = "the server refused to send its state: \(reason)"
+            record.phase = .manualHook
 
         case (.rewriting, .rewriteCompleted(let recovered, let dropped, let serverVersion)):
             record.resultServerVersion = serverVersion

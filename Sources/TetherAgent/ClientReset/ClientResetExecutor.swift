@@ -23,7 +23,7 @@ public struct ResetContext: Sendable {
 
 /// Performs the effects the ``ClientResetCoordinator`` asks for — backup, hooks, fetching the
 /// server's state, rewriting the store — persisting the record in the state database before
-/// each one, so that a restart at any instant resumes the reset (SPEC §4.3).
+/// each one, so that a restart at any instant resumes the reset (docs/contract.md: Reset steps).
 public struct ClientResetExecutor: Sendable {
     let stateDatabase: AgentStateDatabase
     let hooks: HookRunner
@@ -61,6 +61,18 @@ public struct ClientResetExecutor: Sendable {
         error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
         repeats: Int = 0
     ) async throws -> ResetRecord {
+        let record = try await record(
+            error: error, store: store, context: context, forced: forced, manualBecause: manualBecause, repeats: repeats)
+        return try await drive(record, store: store, context: context)
+    }
+
+    /// Step 1 alone: chooses the strategy and the backup path and saves the record (phase
+    /// `recorded`), for a caller that lets the partition's run loop drive it (`reset initiate`
+    /// must answer at once, whatever the reset then meets).
+    public func record(
+        error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
+        repeats: Int = 0
+    ) async throws -> ResetRecord {
         let metadata = try await store.metadata()
         let decision = manualBecause.map { ResetPolicy.Decision(strategy: .manual, fallbackReason: $0) }
             ?? ResetPolicy.decide(
@@ -87,7 +99,7 @@ public struct ClientResetExecutor: Sendable {
         log.error(
             "client reset \(id) of \(record.partition) started after error \(error.code.rawValue) (\(error.code.name)): \(decision.strategy.rawValue)\(decision.fallbackReason.map { ", because \($0)" } ?? "")",
             metadata: ["message_id": .string(messageID.rawValue), "tether.reset_strategy": .string(decision.strategy.rawValue)])
-        return try await drive(record, store: store, context: context)
+        return record
     }
 
     /// Drives `record` until it is done or waits for an operator, and returns it as persisted.
@@ -169,6 +181,9 @@ public struct ClientResetExecutor: Sendable {
                 return .serverStateFetched
             } catch is CancellationError {
                 return .effectFailed(reason: "cancelled")
+            } catch SessionEnd.serverError(let error) where Self.refusalIsFinal(error) {
+                log.error("client reset \(record.id): the server refused to send its state: error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
+                return .fetchRefused(reason: "error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
             } catch {
                 return .effectFailed(reason: "fetching the server's state: \(error)")
             }
@@ -176,6 +191,15 @@ public struct ClientResetExecutor: Sendable {
             return await rewrite(strategy, record: record, store: store, context: context, log: log)
         case .awaitOperator, .finished:
             return .proceed  // not reached: drive() returns before performing these
+        }
+    }
+
+    /// A refusal retrying cannot fix: access denied or a fatal error (not a transient one, nor
+    /// a token the operator may be fixing).
+    static func refusalIsFinal(_ error: SyncError) -> Bool {
+        switch SyncErrorReaction(error) {
+        case .retry, .reauthenticate: false
+        case .stop, .reset: true
         }
     }
 

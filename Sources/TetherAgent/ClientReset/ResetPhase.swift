@@ -21,7 +21,7 @@ public enum ResetPhase: String, Sendable, Hashable, Codable, CaseIterable {
     case done
 }
 
-/// How a reset ended, as `tetherctl resets` shows it (SPEC §8).
+/// How a reset ended, as `tetherctl resets` shows it (docs/contract.md: tetherctl).
 public enum ResetOutcome: String, Sendable, Hashable, Codable, CaseIterable {
     case inProgress = "in-progress"
     case recovered
@@ -33,7 +33,7 @@ public enum ResetOutcome: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// What the reset does to the store when it gets to rewrite it.
 public enum ResetStrategy: String, Sendable, Hashable, Codable {
-    /// Server state plus unsynced changes replayed by the recovery rules (SPEC §4.2).
+    /// Server state plus unsynced changes replayed by the recovery rules (docs/contract.md: Recovery rules).
     case recover
     /// Server state; unsynced changes stay only in the backup.
     case discard
@@ -43,7 +43,7 @@ public enum ResetStrategy: String, Sendable, Hashable, Codable {
     case deleteStore = "delete-store"
 }
 
-/// The hooks of SPEC §5.
+/// The hooks of docs/contract.md "Reset hooks".
 public enum HookEvent: String, Sendable, Hashable, Codable, CaseIterable {
     case beforeReset = "before-reset"
     case afterReset = "after-reset"

@@ -1,6 +1,6 @@
 public import TetherProtocol
 
-/// The fallbacks of SPEC §4.1: which strategy a reset uses, given the configured mode, the
+/// The fallbacks of docs/contract.md "Reset modes": which strategy a reset uses, given the configured mode, the
 /// server's action and what the agent knows. Pure, so every combination is tested.
 public enum ResetPolicy {
     public struct Decision: Sendable, Hashable {

@@ -7,7 +7,7 @@ extension ResetRecord {
         String(format: "%016llx", UInt64.random(in: 1...UInt64.max))
     }
 
-    /// `<recovery_dir>/<partition>/<UTC time>-<reset id>.sqlite` (SPEC §4.3), e.g.
+    /// `<recovery_dir>/<partition>/<UTC time>-<reset id>.sqlite` (docs/contract.md: Reset steps), e.g.
     /// `/var/lib/tether/recovery/store-17/20261122T162000Z-5f2c9a1b3d4e6f70.sqlite`.
     public static func backupPath(recoveryDir: String, partition: PartitionName, id: String, at time: Double) -> String {
         "\(recoveryDir)/\(partition)/\(utcStamp(time))-\(id).sqlite"

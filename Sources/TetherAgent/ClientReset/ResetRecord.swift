@@ -22,7 +22,7 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     public var errorMessage: String
     /// The mode configured for the partition when the reset started.
     public var mode: ResetMode
-    /// What the reset does, after the fallbacks of SPEC §4.1.
+    /// What the reset does, after the fallbacks of docs/contract.md "Reset modes".
     public var strategy: ResetStrategy
     /// Why the strategy differs from the configured mode, when it does.
     public var fallbackReason: String?

@@ -27,7 +27,7 @@ public struct FetchedState: Sendable, Hashable {
 }
 
 /// Step 4 of a reset: bind the partition as a new device and download the server's whole
-/// state (SPEC §4.3). The agent implements it over its server connection; tests fake it.
+/// state (docs/contract.md: Reset steps). The agent implements it over its server connection; tests fake it.
 public protocol ServerStateFetcher: Sendable {
     /// Downloads the state of `partition` into a new store at `stagingPath` (replacing any file
     /// there). The staging store's metadata must hold the new identity and server version

@@ -4,7 +4,7 @@ import TetherTOML
 extension AgentConfiguration {
     /// The checks that look at the file system: the token file must not be readable by group
     /// or others, and every hook must exist, be executable and be writable only by root or
-    /// the daemon's own user (SPEC §5, §7). Run at start and at every reload.
+    /// the daemon's own user (docs/contract.md: Reset hooks, Agent configuration). Run at start and at every reload.
     func validateFiles(_ parser: ConfigParser) {
         if let problem = Self.tokenFileProblem(server.tokenFile) {
             parser.problem("server.token_file", problem)

@@ -3,7 +3,7 @@ public import TetherSystemd
 public import TetherTOML
 import Foundation
 
-/// Everything `tetherd.toml` says (SPEC §7), validated. Built by ``load(path:)``:
+/// Everything `tetherd.toml` says (docs/contract.md: Agent configuration), validated. Built by ``load(path:)``:
 /// defaults → parse → validate → build; per-partition `[partition.reset]` inherits `[reset]`.
 public struct AgentConfiguration: Sendable, Hashable {
     public static let defaultPath = "/etc/tether/tetherd.toml"

@@ -1,4 +1,4 @@
-/// Client reset modes of SPEC §4.1.
+/// Client reset modes of docs/contract.md "Reset modes".
 public enum ResetMode: String, Sendable, Hashable, Codable, CaseIterable {
     case recoverUnsyncedChanges = "recover_unsynced_changes"
     case recoverOrDiscardUnsyncedChanges = "recover_or_discard_unsynced_changes"

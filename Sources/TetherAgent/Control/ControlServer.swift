@@ -3,7 +3,7 @@ public import TetherControl
 public import Logging
 public import ServiceLifecycle
 
-/// Answers control requests (SPEC §8).
+/// Answers control requests (docs/contract.md: tetherctl).
 public protocol ControlHandler: Sendable {
     /// Must return promptly when the task is cancelled (the daemon is stopping).
     func handle(_ request: ControlRequest) async -> ControlResponse

@@ -1,6 +1,6 @@
 import TetherProtocol
 
-/// One run of a reset hook: what to execute and with exactly which environment (SPEC §5).
+/// One run of a reset hook: what to execute and with exactly which environment (docs/contract.md: Reset hooks).
 public struct HookInvocation: Sendable, Hashable {
     /// The search path hooks get; nothing else is inherited from the daemon's environment.
     public static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -26,7 +26,7 @@ public struct HookInvocation: Sendable, Hashable {
         self.killGrace = killGrace
     }
 
-    /// The environment of SPEC §5 for `event` of the reset `record`: only these variables and PATH.
+    /// The environment of docs/contract.md "Reset hooks" for `event` of the reset `record`: only these variables and PATH.
     public static func environment(
         for event: HookEvent, record: ResetRecord, storePath: String, serverURL: String, outcome: String?
     ) -> [String: String] {

@@ -4,7 +4,7 @@ import Synchronization
 import SystemPackage
 import Glibc
 
-/// Runs reset hooks as SPEC §5 says: executed directly (no shell), stdin `/dev/null`, working
+/// Runs reset hooks as docs/contract.md "Reset hooks" says: executed directly (no shell), stdin `/dev/null`, working
 /// directory `state_dir`, only the given environment, in a process group of its own; each
 /// output line goes to the log with the hook's event; on timeout the whole group gets SIGTERM
 /// and, `killGrace` later, SIGKILL.

@@ -1,4 +1,4 @@
-/// Fixed journald `MESSAGE_ID`s (SPEC §9), explained in `systemd/catalog/tether.catalog`
+/// Fixed journald `MESSAGE_ID`s (docs/contract.md: Logging), explained in `systemd/catalog/tether.catalog`
 /// (`journalctl -x`). Never change a value: operators' alerts match on them.
 public enum TetherMessageID: String, Sendable, CaseIterable {
     case resetStarted = "54dcdb0ebb1944ed837c0bce895b7de2"

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Capped exponential backoff with jitter for reconnects (SPEC §3): the n-th delay is drawn
+/// Capped exponential backoff with jitter for reconnects (docs/contract.md: Sync errors): the n-th delay is drawn
 /// from [(1 - jitter)·d, d] with d = min(maximum, initial·multiplierⁿ), so a fleet that lost
 /// its server together does not come back in lockstep. A server's retry-after hint is a floor.
 public struct Backoff: Sendable, Hashable {

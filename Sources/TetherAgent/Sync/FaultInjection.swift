@@ -18,7 +18,7 @@ enum FaultInjection {
 
     /// `TETHER_FAULT_RESET_GATE=<dir>`: before a client reset performs the effect of a phase, it
     /// creates `<dir>/<phase>.reached` and waits while `<dir>/<phase>` exists — so a test can
-    /// kill the agent at that exact step (SPEC §4.3: a restart resumes at the step reached).
+    /// kill the agent at that exact step (docs/contract.md: Reset steps: a restart resumes at the step reached).
     static let resetGate = ProcessInfo.processInfo.environment["TETHER_FAULT_RESET_GATE"]
 
     /// `TETHER_FAULT_CORRUPT_ON_APPLY=<path>`: when that file exists, the next download a

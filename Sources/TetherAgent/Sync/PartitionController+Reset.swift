@@ -15,6 +15,7 @@ extension PartitionController {
 
     /// Continues a reset recorded for this partition, if any; true when one was handled.
     func continueReset() async throws -> Bool {
+        resetWaitsForRunLoop = false
         if try context.stateDatabase.activeReset(partition: settings.name) != nil {
             try await openStoreIfPresent()  // a damaged store is quarantined, which ends the reset
         }
@@ -77,7 +78,7 @@ extension PartitionController {
         }
     }
 
-    /// Starts a reset for `error` (SPEC §3: the reset codes and 206).
+    /// Starts a reset for `error` (docs/contract.md: Sync errors: the reset codes and 206).
     /// `manualBecause`: a manual reset whatever the mode, for that reason (an altered store).
     func beginReset(_ error: SyncError, forced: Bool = false, manualBecause: String? = nil, repeats: Int = 0) async throws {
         try await openStoreIfPresent()
@@ -109,7 +110,7 @@ extension PartitionController {
             }
             backoff.reset()
             if record.strategy == .deleteStore {
-                // Access was denied: try again later, in case it is granted back (SPEC §4.4).
+                // Access was denied: try again later, in case it is granted back (docs/contract.md: Manual resets and delete-store).
                 stoppedReason = nil
             }
         } else {
@@ -137,8 +138,16 @@ extension PartitionController {
         }
         let code = status.lastError.map { SyncErrorCode($0.code) } ?? .otherSessionError
         let error = SyncError(code, "reset forced by the operator (tetherctl reset initiate)", action: .clientReset)
+        try await openStoreIfPresent()
+        guard let store else { throw StoreError.notAStore(path: settings.storePath) }
+        // Recorded here, driven by the run loop: the command answers at once, whatever the
+        // reset then meets (no connection, access still denied).
+        let record = try await executor().record(error: error, store: store, context: await resetContext(), forced: true)
         stoppedReason = nil
-        try await beginReset(error, forced: true)
-        return try context.stateDatabase.resets(partition: settings.name).last?.id
+        resetWaitsForRunLoop = true
+        updateStatus { $0.pendingReset = record.id }
+        setState(.resetting)
+        wake()
+        return record.id
     }
 }

@@ -77,7 +77,7 @@ extension PartitionController {
     private func processEvents(_ session: SyncSession) async -> SessionOutcome {
         var events = session.events.makeAsyncIterator()
         while let event = await events.next(isolation: #isolation) {
-            if removed || paused { return .interrupted }
+            if shouldEndSession { return .interrupted }
             busySince = .now
             defer { busySince = nil }
             lastProgress = .now
@@ -274,7 +274,7 @@ extension PartitionController {
         return nil
     }
 
-    /// What SPEC §3 says to do about `error`; logged once here, with its code and hint.
+    /// What docs/contract.md "Sync errors" says to do about `error`; logged once here, with its code and hint.
     private func handle(_ error: SyncError) -> SessionOutcome {
         recordError(error)
         let reaction = SyncErrorReaction(error)
@@ -297,6 +297,6 @@ extension PartitionController {
         }
     }
 
-    var shouldEndSession: Bool { removed || paused }
+    var shouldEndSession: Bool { removed || paused || resetWaitsForRunLoop }
 
 }

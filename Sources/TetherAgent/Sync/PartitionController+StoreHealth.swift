@@ -70,17 +70,17 @@ extension PartitionController {
     private func warnAboutRecreatedTriggers(_ names: [String]) {
         guard !names.isEmpty else { return }
         log.warning(
-            "store \(settings.storePath): capture triggers \(names.joined(separator: ", ")) had been dropped or changed by an application and were recreated; application writes made while they were missing were not captured and will not sync (SPEC §2: applications must not change a store's schema)")
+            "store \(settings.storePath): capture triggers \(names.joined(separator: ", ")) had been dropped or changed by an application and were recreated; application writes made while they were missing were not captured and will not sync (docs/contract.md: Partitions and stores: applications must not change a store's schema)")
     }
 
     /// Starts the manual reset of a store whose tables an application altered: recorded with
     /// its backup path, the manual hook runs, the store stays readable and writable but does
-    /// not sync until `tetherctl reset initiate` or the next start (SPEC §4.4).
+    /// not sync until `tetherctl reset initiate` or the next start (docs/contract.md: Manual resets and delete-store).
     func beginAlteredStoreReset(_ alteration: StoreError) async throws {
         if try context.stateDatabase.activeReset(partition: settings.name) != nil { return }
         let error = SyncError(
             .badClientFile, "an application altered the store's schema: \(alteration)", action: .clientReset,
-            hint: "applications must not change a store's tables (SPEC §2); the reset backs the store up and rewrites it to the server's schema and state")
+            hint: "applications must not change a store's tables (docs/contract.md: Partitions and stores); the reset backs the store up and rewrites it to the server's schema and state")
         log.error(
             "\(alteration); syncing of \(settings.name) stops and a manual client reset is recorded; fix the application, then run `tetherctl reset initiate \(settings.name)` (the store is backed up first; unsynced changes stay in the backup)",
             metadata: ["tether.error_code": .stringConvertible(error.code.rawValue)])

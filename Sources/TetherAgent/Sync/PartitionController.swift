@@ -17,7 +17,7 @@ actor PartitionController {
     private let wakeSignal = WakeSignal()
     private(set) var removed = false
     private var initiateRequested = false
-    /// A pending manual reset is carried out at the next start of the daemon (SPEC §4.4).
+    /// A pending manual reset is carried out at the next start of the daemon (docs/contract.md: Manual resets and delete-store).
     private var initiateOnStart = true
     var stoppedReason: String?
     var paused: Bool
@@ -34,6 +34,9 @@ actor PartitionController {
     /// What the server granted at the last bind.
     var access: PartitionAccess = .readwrite
     var uploadAgain = false
+    /// A reset recorded by `reset initiate` that the run loop has not picked up yet: it ends a
+    /// session in flight.
+    var resetWaitsForRunLoop = false
     /// Whether the last reset still waits for a bind to confirm it (nil: not looked up yet).
     var resetAwaitingBind: Bool?
     let log: Logger
@@ -92,7 +95,7 @@ actor PartitionController {
             case .reset(let error):
                 if error.action == .deleteStore, await storeIsAlreadyEmptied() {
                     // A delete-store already emptied this store: nothing left to protect, so
-                    // keep asking with backoff in case access is granted again (SPEC §4.4).
+                    // keep asking with backoff in case access is granted again (docs/contract.md: Manual resets and delete-store).
                     connectionLost()
                     await sleepOrWake(backoff.next())
                     continue
@@ -167,7 +170,7 @@ actor PartitionController {
         wake()
     }
 
-    /// A reload: new settings; a stopped partition gets another chance (SPEC §3: 105/204
+    /// A reload: new settings; a stopped partition gets another chance (docs/contract.md: Sync errors: 105/204
     /// are retried only after a reload).
     func update(_ settings: PartitionSettings) {
         self.settings = settings

@@ -1,4 +1,4 @@
-/// A partition's state as `tetherctl status` shows it (SPEC §8).
+/// A partition's state as `tetherctl status` shows it (docs/contract.md: tetherctl).
 public enum PartitionState: String, Sendable, Hashable, Codable, CaseIterable {
     case connecting
     case syncing

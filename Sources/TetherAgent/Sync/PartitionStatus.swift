@@ -83,7 +83,7 @@ extension ResetRecord {
         return strategy == .deleteStore ? "access was denied (delete-store action)" : "the partition's mode is manual"
     }
 
-    /// The `tetherctl resets` entry (SPEC §8).
+    /// The `tetherctl resets` entry (docs/contract.md: tetherctl).
     public var json: JSONValue {
         .object([
             "id": .string(id), "partition": .string(partition.rawValue), "error_code": .number(Double(errorCode.rawValue)),

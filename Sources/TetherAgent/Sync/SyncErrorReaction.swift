@@ -1,6 +1,6 @@
 public import TetherProtocol
 
-/// What a partition does about a sync error (SPEC §3). The server's action decides, so a code
+/// What a partition does about a sync error (docs/contract.md: Sync errors). The server's action decides, so a code
 /// this build does not know still gets the handling the server asked for.
 public enum SyncErrorReaction: Sendable, Hashable {
     /// Reconnect after a backoff (transient errors, 108, 201, unknown codes with `retry`).

@@ -3,7 +3,8 @@
 ///
 /// A message before the hello, a second hello, or a session message for a session id that
 /// is not bound is a protocol violation (109): the connection-level error is sent and the
-/// connection closed. A hello with another protocol version gets 105.
+/// connection closed. A hello with the server's protocol version or the one before it is
+/// welcomed in the version it announced (``negotiatedProtocolVersion``); any other gets 105.
 public struct ServerConnectionStateMachine: Sendable {
     public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case awaitingHello, ready, closed
@@ -21,6 +22,8 @@ public struct ServerConnectionStateMachine: Sendable {
     public private(set) var state: State
     public private(set) var sessions: [SessionID: ServerSessionStateMachine] = [:]
     public let protocolVersion: Int
+    /// The version this connection speaks, once the hello was accepted: the client's.
+    public private(set) var negotiatedProtocolVersion: Int?
     public let software: String
     public let maxSessions: Int
 
@@ -45,11 +48,12 @@ public struct ServerConnectionStateMachine: Sendable {
         case (.closed, _):
             return []
         case (.awaitingHello, .hello(let hello)):
-            guard hello.protocolVersion == protocolVersion else {
+            guard TetherVersion.acceptedByServer(speaking: protocolVersion).contains(hello.protocolVersion) else {
                 return fail(.wrongProtocolVersion(client: hello.protocolVersion, server: protocolVersion))
             }
             state = .ready
-            return [.send(.welcome(Welcome(protocolVersion: protocolVersion, software: software)))]
+            negotiatedProtocolVersion = hello.protocolVersion
+            return [.send(.welcome(Welcome(protocolVersion: hello.protocolVersion, software: software)))]
         case (.awaitingHello, _):
             return fail(.badMessageOrder(message.name, in: "awaiting hello"))
         case (.ready, .hello):

@@ -17,19 +17,20 @@ struct ReloadService: Service {
     let control: ServerControl
     /// The TLS context of new connections; nil when the server started without TLS.
     let tls: TLSContextBox?
-    let notifier: SystemdNotifier
+    /// `true` when a reload starts, `false` when it is over (systemd's RELOADING=1 / READY=1).
+    var reloading: @Sendable (Bool) -> Void = { _ in }
     let logger: Logger
 
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         for await _ in signals.cancelOnGracefulShutdown() {
-            notifier.reloading()
             await reload()
-            notifier.ready()
         }
     }
 
     func reload() async {
+        reloading(true)
+        defer { reloading(false) }
         let loaded: LoadedConfiguration
         do {
             loaded = try LoadedConfiguration.load(path: configPath)

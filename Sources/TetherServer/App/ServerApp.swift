@@ -21,17 +21,20 @@ public enum ServerApp {
         public var allowBreakingSchema: Bool
         public var compactionInterval: Duration
         public var now: @Sendable () -> Date
-        /// Where READY=1, RELOADING=1 and watchdog pings go (systemd's `NOTIFY_SOCKET`).
+        /// Where watchdog pings go (systemd's `NOTIFY_SOCKET`).
         public var notifier: SystemdNotifier
         /// The watchdog timeout (`WATCHDOG_USEC`); nil: no watchdog pings.
         public var watchdogInterval: Duration?
         /// Called with the address `metrics_listen` bound (port 0 picks a free one).
         public var onMetricsReady: @Sendable (ListenAddress) async -> Void
+        /// Called with `true` when a SIGHUP reload starts and `false` when it is over (applied
+        /// or refused): the executable tells systemd `RELOADING=1` and `READY=1`.
+        public var reloading: @Sendable (Bool) -> Void
 
         public init(
             configPath: String, allowBreakingSchema: Bool = false, compactionInterval: Duration = .seconds(3600),
-            now: @escaping @Sendable () -> Date = { Date() }, notifier: SystemdNotifier = SystemdNotifier(),
-            watchdogInterval: Duration? = WatchdogConfiguration.current(),
+            now: @escaping @Sendable () -> Date = { Date() }, reloading: @escaping @Sendable (Bool) -> Void = { _ in },
+            notifier: SystemdNotifier = SystemdNotifier(), watchdogInterval: Duration? = WatchdogConfiguration.current(),
             onMetricsReady: @escaping @Sendable (ListenAddress) async -> Void = { _ in }
         ) {
             self.configPath = configPath
@@ -41,6 +44,7 @@ public enum ServerApp {
             self.notifier = notifier
             self.watchdogInterval = watchdogInterval
             self.onMetricsReady = onMetricsReady
+            self.reloading = reloading
         }
     }
 
@@ -172,8 +176,8 @@ public enum ServerApp {
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
                 service: ReloadService(
-                    configPath: options.configPath, running: configuration, control: control, tls: tlsBox, notifier: options.notifier,
-                    logger: logger),
+                    configPath: options.configPath, running: configuration, control: control, tls: tlsBox,
+                    reloading: options.reloading, logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
                 service: WatchdogService(

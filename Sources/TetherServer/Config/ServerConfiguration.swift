@@ -1,6 +1,6 @@
 public import TetherProtocol
 
-/// `tether-server.toml` (SPEC §6, docs/server.md), parsed and validated.
+/// `tether-server.toml` (docs/contract.md: Server, docs/server.md), parsed and validated.
 public struct ServerConfiguration: Sendable, Hashable {
     public struct User: Sendable, Hashable {
         public var name: String

@@ -49,31 +49,15 @@ public struct SchemaRegistry: Sendable, Hashable {
         return SchemaPlan(schema: schema, diff: SchemaDiff(from: current, to: schema), refusal: refusal)
     }
 
-    /// Why an upload does not fit the current schema (225), or nil when it does.
+    /// Why an upload does not fit the current schema (225), or nil when it does: the rules
+    /// every agent applies downloads with (``SchemaFit``), so nothing accepted here is refused
+    /// there (an insert without a value for a non-nullable column, say).
     public func problem(upload changeset: Changeset) -> SyncError? {
-        let schema = current
         for change in changeset.changes {
-            guard let table = schema.table(change.table) else {
-                return invalid("table \(change.table) is not in schema version \(schema.version)")
-            }
-            guard let keyColumn = table.primaryKeyColumn, change.key.fieldValue.fits(keyColumn.type) else {
-                return invalid("a key of \(change.table) does not fit its primary key column's type")
-            }
-            for (name, value) in change.fields {
-                if name == table.primaryKey {
-                    guard value == change.key.fieldValue else {
-                        return invalid("\(change.table).\(name) is the primary key and cannot be changed")
-                    }
-                    continue
-                }
-                guard let column = table.column(name) else {
-                    return invalid("column \(change.table).\(name) is not in schema version \(schema.version)")
-                }
-                if value.isNull {
-                    guard column.nullable else { return invalid("column \(change.table).\(name) is not nullable") }
-                } else if !value.fits(column.type) {
-                    return invalid("a value of \(change.table).\(name) does not fit its type \(column.typeSpelling)")
-                }
+            do {
+                _ = try SchemaFit.change(change, in: current)
+            } catch {
+                return invalid("\(error) (schema version \(current.version))")
             }
         }
         return nil

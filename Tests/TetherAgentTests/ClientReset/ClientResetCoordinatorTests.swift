@@ -163,12 +163,12 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
     let events: [Event] = [
         .proceed, .backupCompleted, .hookFinished(.beforeReset, .succeeded), .hookFinished(.afterReset, .succeeded),
         .hookFinished(.manualReset, .succeeded), .serverStateFetched, .rewriteCompleted(recovered: 0, dropped: 0),
-        .recoveryImpossible(reason: "x"), .initiated, .effectFailed(reason: "x"), .serverStateLost,
+        .recoveryImpossible(reason: "x"), .initiated, .effectFailed(reason: "x"), .serverStateLost, .fetchRefused(reason: "x"),
     ]
     let valid: Set<String> = [
         "recorded/proceed", "manual-hook/hookFinished(manualReset)", "manual-pending/initiated",
         "backing-up/backupCompleted", "backing-up/effectFailed", "before-hook/hookFinished(beforeReset)",
-        "fetching/serverStateFetched", "fetching/effectFailed", "rewriting/rewriteCompleted",
+        "fetching/serverStateFetched", "fetching/effectFailed", "fetching/fetchRefused", "rewriting/rewriteCompleted",
         "rewriting/recoveryImpossible", "rewriting/effectFailed", "rewriting/serverStateLost", "after-hook/hookFinished(afterReset)",
     ]
     func name(_ e: Event) -> String {
@@ -226,4 +226,18 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
     }
     #expect(c.record.resultServerVersion == 42)
     #expect(c.record.phase == .done)
+}
+
+/// Access denied (or a fatal error) while fetching: retrying cannot help, so the reset becomes
+/// a manual one with the server's answer as its reason, instead of retrying for ever.
+@Test func aRefusedFetchWaitsForAnOperator() throws {
+    var c = ClientResetCoordinator(new: record(.discard))
+    let phases = try run(&c) { effect in
+        if case .fetchServerState = effect { return .fetchRefused(reason: "error 206 (permission_denied): no grant") }
+        return succeed(initiate: false)(effect)
+    }
+    #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .manualHook, .manualPending])
+    #expect(c.record.strategy == .manual)
+    #expect(c.record.fallbackReason == "the server refused to send its state: error 206 (permission_denied): no grant")
+    #expect(c.record.outcome == .manualPending)
 }

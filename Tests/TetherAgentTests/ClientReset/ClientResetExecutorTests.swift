@@ -8,7 +8,7 @@ import TetherTestSupport
 private let synced = [order("a", "alice", 1), order("b", "bob", 2), order("c", "carol", 3), order("d", "dave", 4)]
 /// The server after a restore and other devices' edits: a.total and d.customer changed, b deleted, e added.
 private let server = [order("a", "alice", 10), order("c", "carol", 3), order("d", "DAVE", 4), order("e", "erin", 5)]
-/// Offline edits covering the five rules of SPEC §4.2.
+/// Offline edits covering the five rules of docs/contract.md "Recovery rules".
 private let offlineEdits = """
     BEGIN;
     UPDATE orders SET total = 99 WHERE id = 'a';
@@ -49,7 +49,7 @@ private let diverged = SyncError(.divergingHistories, "the partition was restore
     #expect(try await rows(record.backupPath) == preReset)
     #expect(try PartitionStore.integrityCheck(ofFileAt: record.backupPath).isEmpty)
     #expect(try await fixture.store.integrityCheck().isEmpty)
-    // Hooks: SPEC §5 environment, after-reset with the outcome.
+    // Hooks: docs/contract.md "Reset hooks" environment, after-reset with the outcome.
     let env = try #require(fixture.hookEnvironment(.afterReset))
     #expect(env["TETHER_EVENT"] == "after-reset")
     #expect(env["TETHER_RESET_OUTCOME"] == "recovered")

@@ -10,6 +10,9 @@ extension FaultCampaign {
         case restoreForward = "restore-forward", restoreAgain = "restore-again"
         case terminateSync = "terminate-sync", recoveryOff = "recovery-off", revoke, reload
         case diskFull = "disk-full", pause
+        /// SIGSTOP of an agent or of the server (undone by SIGCONT), and a route that loses one
+        /// direction only (held, as TCP would keep retransmitting it).
+        case freezeAgent = "freeze-agent", freezeServer = "freeze-server", oneWayCut = "one-way-cut"
 
         /// Faults after which a reset may legitimately discard unsynced changes.
         var mayDiscard: Bool { isRestore || self == .recoveryOff || self == .revoke }
@@ -21,6 +24,7 @@ extension FaultCampaign {
             case .killAgent, .cut, .reload: 10
             case .killServer, .stall, .restore, .pause: 6
             case .restoreForward, .restoreAgain: 4
+            case .freezeAgent, .freezeServer, .oneWayCut: 5
             case .diskFull: 5
             case .terminateSync, .recoveryOff: 4
             case .revoke: 3
@@ -31,10 +35,12 @@ extension FaultCampaign {
     /// How a fault with a duration ends; all of them run when the round's faults stop.
     enum Undo: Sendable {
         case restartServer, freeDisk, restartAgent(Int), pass(Int), enableSync, recoveryOn, grant, resume(Int, String)
+        case thawServer, thawAgent(Int)
 
         /// Healing order: the server and disk first, then agents, then server-side settings.
         var order: Int {
             switch self {
+            case .thawServer, .thawAgent: 0
             case .restartServer: 0
             case .freeDisk: 1
             case .restartAgent: 2
@@ -112,10 +118,26 @@ extension FaultCampaign {
             shared.withLock { _ = $0.down.insert("server") }
             await cluster.killServer()
             return .lasting(.restartServer)
-        case .cut, .stall:
+        case .cut, .stall, .oneWayCut:
             guard proxies[anyAgent].mode == .pass else { return .skipped }
-            proxies[anyAgent].mode = fault == .cut ? .drop : .stall
+            let upstream = shared.withLock { Bool.random(using: &$0.faultRandom) }
+            proxies[anyAgent].mode = switch fault {
+            case .cut: .drop
+            case .stall: .stall
+            default: upstream ? .stallUpstream : .stallDownstream
+            }
             return .lasting(.pass(anyAgent))
+        case .freezeAgent:
+            // A frozen agent is "down" for the campaign: no tetherctl command is sent to it.
+            guard let index = agentIndex else { return .skipped }
+            shared.withLock { _ = $0.down.insert(agents[index].name) }
+            agents[index].signal(SIGSTOP)
+            return .lasting(.thawAgent(index))
+        case .freezeServer:
+            guard serverUp else { return .skipped }
+            shared.withLock { _ = $0.down.insert("server") }
+            cluster.signalServer(SIGSTOP)
+            return .lasting(.thawServer)
         case .restore, .restoreForward, .restoreAgain:
             let snapshots = shared.withLock { $0.model.snapshots(of: partition) }
             let last = shared.withLock { $0.lastRestore[partition] }
@@ -181,6 +203,12 @@ extension FaultCampaign {
         if undo.needsServer && isDown("server") { return false }
         event("undo \(undo)")
         switch undo {
+        case .thawServer:
+            cluster.signalServer(SIGCONT)
+            shared.withLock { _ = $0.down.remove("server") }
+        case .thawAgent(let index):
+            agents[index].signal(SIGCONT)
+            shared.withLock { _ = $0.down.remove(agents[index].name) }
         case .restartServer:
             try await cluster.startServer()
             shared.withLock { _ = $0.down.remove("server") }

@@ -10,9 +10,9 @@ struct CampaignSettings: Sendable {
     var duration: Duration
     var roundLength: Duration = .seconds(8)
     var agentNames = ["a0", "a1", "a2"]
-    var partitions = ["p0", "p1"]
-    /// Each agent's reset mode (both recover modes; discard mode is covered by its own tests).
-    var modes = ["recover_unsynced_changes", "recover_or_discard_unsynced_changes", "recover_unsynced_changes"]
+    var partitions = ["p0", "p1", "p2"]
+    /// Each agent's reset mode (the last partition's is swapped by reloads).
+    var modes = ["recover_unsynced_changes", "discard_unsynced_changes", "recover_or_discard_unsynced_changes"]
 
     static func fromEnvironment() -> CampaignSettings {
         let environment = ProcessInfo.processInfo.environment
@@ -157,7 +157,7 @@ final class FaultCampaign: Sendable {
         }
     }
 
-    /// The agent's configuration: its proxy as the server, both recover modes, many backups kept.
+    /// The agent's configuration: its proxy as the server, its reset mode, many backups kept.
     func writeConfig(_ index: Int) throws {
         let agent = agents[index]
         let (level, p1Mode) = shared.withLock { ($0.logLevels[agent.name] ?? "info", $0.partitionModes[agent.name] ?? settings.modes[index]) }

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import TetherControl
+import TetherTestSupport
+
+/// Issue 16: every `tetherctl` command answers — with its result or a one-line reason — in
+/// every partition state an operator can meet: a reset pinned in the middle (`resetting`), a
+/// reset waiting for an operator (`reset-pending`, access denied), a store that cannot be
+/// opened, and the server gone (`offline`/`connecting`).
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct OperatorCommandsEndToEndTests {
+    /// Runs every command against `partition` and checks each one ends by itself, promptly,
+    /// with an answer. Pause is undone by resume.
+    static func everyCommandAnswers(_ agent: Agent, _ partition: String, in situation: String) async throws {
+        let commands: [[String]] = [
+            ["status"], ["status", "--json"], ["resets"], ["resets", "--json"], ["pause", partition], ["resume", partition],
+            ["wait-synced", partition, "--timeout", "1"], ["reset", "initiate", partition], ["log-level", "info"],
+        ]
+        for command in commands {
+            let started = ContinuousClock.now
+            let result = try await ChildProcess.run(
+                try BuiltProducts.executable("tetherctl"), ["--socket", agent.socket] + command, timeout: .seconds(15))
+            let took = ContinuousClock.now - started
+            #expect(!result.timedOut && !result.signalled, "\(situation): tetherctl \(command.joined(separator: " ")) did not answer: \(result)")
+            #expect(took < .seconds(10), "\(situation): tetherctl \(command.joined(separator: " ")) took \(took)")
+            #expect([0, 1].contains(result.status), "\(situation): tetherctl \(command.joined(separator: " ")): \(result)")
+            if result.status != 0 {
+                let reason = (result.standardError + result.standardOutput).trimmingCharacters(in: .whitespacesAndNewlines)
+                #expect(!reason.isEmpty, "\(situation): tetherctl \(command.joined(separator: " ")) failed without a reason")
+            }
+        }
+    }
+
+    @Test func everyCommandAnswersInEveryState() async throws {
+        try await withCluster { cluster in
+            let gates = cluster.dir.appending("gates")
+            try FileManager.default.createDirectory(atPath: gates, withIntermediateDirectories: true)
+            let a = try cluster.agent("a", partitions: ["p", "q"])
+            // A third partition whose store path is a directory: it cannot be opened (retried).
+            try FileManager.default.createDirectory(atPath: a.dir + "/not-a-store", withIntermediateDirectories: true)
+            try Cluster.write(
+                Agent.config(dir: a.dir, url: cluster.url, partitions: ["p", "q"], extra: "")
+                    + "\n[[partition]]\nname = \"s\"\nstore = \"\(a.dir)/not-a-store\"\n", to: a.configPath)
+            try await a.start(environment: ["TETHER_FAULT_RESET_GATE": gates])
+            try await a.waitSynced("p")
+            try await a.waitSynced("q")
+            try await eventually("s cannot open its store", timeout: .seconds(30)) {
+                a.log.contains("cannot open the store \(a.dir)/not-a-store")
+            }
+            try await Self.everyCommandAnswers(a, "s", in: "store cannot be opened")
+
+            // p: a reset pinned before its download (resetting).
+            #expect(FileManager.default.createFile(atPath: gates + "/fetching", contents: nil))
+            let snapshot = try await cluster.admin(["snapshot", "p"])
+            let id = snapshot.split(separator: " ").first { $0.count == 16 && $0.allSatisfy(\.isHexDigit) }.map(String.init) ?? snapshot
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
+            try await a.waitSynced("p")
+            try await cluster.admin(["restore", "p", id])
+            try await eventually("p resetting", timeout: .seconds(60)) { FileManager.default.fileExists(atPath: gates + "/fetching.reached") }
+            #expect(try await a.status("p")?["state"] == "resetting")
+            try await Self.everyCommandAnswers(a, "p", in: "resetting")
+            try FileManager.default.removeItem(atPath: gates + "/fetching")
+            try await a.waitSynced("p", timeout: 60)
+
+            // q: access denied, a delete-store action waiting (reset-pending).
+            try await cluster.admin(["grant", "device", "p", "readwrite"])
+            try await cluster.admin(["revoke", "device", "*"])
+            try await eventually("q pending", timeout: .seconds(60)) { try await a.status("q")?["state"] == "reset-pending" }
+            try await Self.everyCommandAnswers(a, "q", in: "reset-pending (access denied)")
+            try await Self.everyCommandAnswers(a, "q", in: "access denied after the delete-store")
+
+            // The server gone.
+            await cluster.killServer()
+            try await eventually("p offline", timeout: .seconds(30)) { try await a.status("p")?["state"] == "offline" }
+            try await Self.everyCommandAnswers(a, "p", in: "server gone")
+            try await Self.everyCommandAnswers(a, "q", in: "server gone, access denied")
+        }
+    }
+}
