@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // libsystemd from Debian's libsystemd-dev (scripts/bootstrap installs it).
@@ -69,6 +71,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: settings),
 
@@ -124,7 +127,7 @@ let package = Package(
         .executableTarget(
             name: "tetherctl",
             dependencies: [
-                "TetherProtocol", "TetherControl", "TetherCommandLine",
+                "TetherProtocol", "TetherControl", "TetherCommandLine", "TetherTOML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),
@@ -143,7 +146,7 @@ let package = Package(
         .target(
             name: "TetherServer",
             dependencies: [
-                "TetherProtocol", "TetherTOML",
+                "TetherProtocol", "TetherTOML", "TetherSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -160,6 +163,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: settings),
 

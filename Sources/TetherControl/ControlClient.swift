@@ -4,14 +4,19 @@ import Glibc
 /// Why `tetherctl` could not talk to the daemon; every case maps to exit status 3 (docs/contract.md: Programs).
 public struct ControlClientError: Error, Sendable, CustomStringConvertible {
     public var description: String
+    /// The daemon did not answer within the client's timeout (exit status 1, not 3).
+    public var isTimeout = false
 }
 
 /// The client side of the control socket: one request line, one response line.
 public struct ControlClient: Sendable {
     public var socketPath: String
+    /// How long to wait for the answer; nil: as long as the daemon takes.
+    public var timeout: Duration?
 
-    public init(socketPath: String) {
+    public init(socketPath: String, timeout: Duration? = nil) {
         self.socketPath = socketPath
+        self.timeout = timeout
     }
 
     /// Sends `request` and waits for the answer (as long as the daemon takes: `wait-synced`
@@ -47,7 +52,20 @@ public struct ControlClient: Sendable {
         }
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                let (seconds, attoseconds) = left.components
+                let milliseconds = left <= .zero ? 0 : Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+                var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, milliseconds)
+                if ready < 0 && errno == EINTR { continue }
+                if ready == 0 {
+                    throw ControlClientError(
+                        description: "tetherd at \(socketPath) did not answer within \(timeout.map { "\($0)" } ?? "")", isTimeout: true)
+                }
+            }
             let n = read(fd, &chunk, chunk.count)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }

@@ -8,6 +8,7 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         case pause
         case resume
         case logLevel = "log-level"
+        case metrics
     }
 
     public var command: Command

@@ -3,6 +3,18 @@ import TetherControl
 
 /// Human-readable tables for `tetherctl status` and `tetherctl resets`.
 enum StatusFormatter {
+    /// The connection line, then the partitions' table.
+    static func status(_ result: JSONValue) -> String {
+        guard let connection = result["connection"], connection != .null else { return table(result) }
+        var line = "server \(text(connection["server_url"])): "
+        if connection["connected"] == true {
+            line += "connected since \(text(connection["connected_since"]))"
+        } else {
+            line += "not connected"
+        }
+        return line + "\n" + table(result)
+    }
+
     static func table(_ result: JSONValue) -> String {
         let partitions = result["partitions"]?.arrayValue ?? []
         guard !partitions.isEmpty else { return "no partitions configured" }

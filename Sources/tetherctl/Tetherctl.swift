@@ -3,6 +3,7 @@ import Foundation
 import TetherCommandLine
 import TetherControl
 import TetherProtocol
+import TetherTOML
 
 @main
 struct Tetherctl: AsyncParsableCommand {
@@ -11,7 +12,7 @@ struct Tetherctl: AsyncParsableCommand {
         abstract: "Operator CLI for a running tetherd (through its control socket).",
         discussion: "Exit status: 0 success, 1 runtime error or timeout, 2 usage error, 3 daemon unreachable.",
         version: "tetherctl \(TetherVersion.release)",
-        subcommands: [Status.self, Resets.self, Reset.self, WaitSynced.self, Pause.self, Resume.self, LogLevel.self]
+        subcommands: [Status.self, Resets.self, Reset.self, WaitSynced.self, Pause.self, Resume.self, LogLevel.self, Metrics.self]
     )
 
     /// Accepted before the command too: `tetherctl --socket PATH status` (docs/contract.md: tetherctl).
@@ -22,43 +23,86 @@ struct Tetherctl: AsyncParsableCommand {
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "Control socket of the agent.")
-    var socket: String = "/run/tether/tetherd.sock"
+    static let defaultSocket = "/run/tether/tetherd.sock"
+    static let defaultTimeout = 30.0
+
+    @Option(
+        name: .long,
+        help: "Control socket of the agent (default: control_socket of --config, else $TETHER_SOCKET, else /run/tether/tetherd.sock).")
+    var socket: String?
+
+    @Option(name: .long, help: "tetherd's configuration file: its control_socket is the socket to use.")
+    var config: String?
+
+    @Option(name: .long, help: "Give up after this many seconds (exit 1). Default 30; wait-synced waits this long (default 60).")
+    var timeout: Double?
 
     @Flag(name: .long, help: "Print one JSON document.")
     var json = false
 
-    /// Sends `request`; prints the result (JSON or `human`), or the error; exits as docs/contract.md "Programs" says.
-    func perform(_ request: ControlRequest, human: (JSONValue) -> String) throws {
-        let response: ControlResponse
+    func validate() throws {
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be positive") }
+    }
+
+    /// --socket, else the control_socket of --config, else TETHER_SOCKET, else the default.
+    func socketPath() throws -> String {
+        if let socket { return socket }
+        if let config { return try Self.controlSocket(of: config) }
+        if let socket = ProcessInfo.processInfo.environment["TETHER_SOCKET"], !socket.isEmpty { return socket }
+        return Self.defaultSocket
+    }
+
+    /// The `control_socket` of a tetherd.toml (the default when the file does not set it).
+    static func controlSocket(of path: String) throws -> String {
+        let text: String
         do {
-            response = try ControlClient(socketPath: socket).send(request)
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            FileHandle.standardError.write(Data("tetherctl: --config \(path): cannot read the file\n".utf8))
+            throw ExitCode(2)
+        }
+        do {
+            let parser = try ConfigParser(text: text, file: path)
+            return parser.root.absolutePath("control_socket") ?? defaultSocket
+        } catch {
+            for problem in error.problems { FileHandle.standardError.write(Data("tetherctl: \(problem)\n".utf8)) }
+            throw ExitCode(2)
+        }
+    }
+
+    /// Sends `request` and returns its result; prints the error and exits as docs/contract.md "Programs" says
+    /// (3 daemon unreachable, 1 no answer within the timeout).
+    func send(_ request: ControlRequest, timeout clientTimeout: Double? = nil) throws -> JSONValue {
+        let response: ControlResponse
+        let limit = clientTimeout ?? timeout ?? Self.defaultTimeout
+        let path = try socketPath()
+        do {
+            response = try ControlClient(socketPath: path, timeout: .milliseconds(Int64(limit * 1000))).send(request)
         } catch {
             FileHandle.standardError.write(Data("tetherctl: \(error)\n".utf8))
-            throw ExitCode(3)
+            throw ExitCode(error.isTimeout ? 1 : 3)
         }
         guard response.ok else {
             FileHandle.standardError.write(Data("tetherctl: \(response.error ?? "the daemon refused the request")\n".utf8))
             throw ExitCode(response.exitCode ?? 1)
         }
-        let result = response.result ?? .null
+        return response.result ?? .null
+    }
+
+    /// Sends `request`; prints the result (JSON or `human`), or the error; exits as docs/contract.md "Programs" says.
+    func perform(_ request: ControlRequest, timeout clientTimeout: Double? = nil, human: (JSONValue) -> String) throws {
+        let text = render(try send(request, timeout: clientTimeout), human: human)
+        if !text.isEmpty { print(text) }
+    }
+
+    func render(_ result: JSONValue, human: (JSONValue) -> String) -> String {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             let data = (try? encoder.encode(result)) ?? Data("null".utf8)
-            print(String(decoding: data, as: UTF8.self))
-        } else {
-            let text = human(result)
-            if !text.isEmpty { print(text) }
+            return String(decoding: data, as: UTF8.self)
         }
-    }
-}
-
-struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show every partition's sync state.")
-    @OptionGroup var options: GlobalOptions
-    func run() throws {
-        try options.perform(ControlRequest(command: .status), human: StatusFormatter.table)
+        return human(result)
     }
 }
 
@@ -93,17 +137,14 @@ struct Reset: ParsableCommand {
 struct WaitSynced: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wait-synced",
-        abstract: "Wait until every local change is uploaded and the store holds the server's latest version.")
+        abstract: "Wait until every local change is uploaded and the store holds the server's latest version (--timeout, default 60 s).")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The partition.")
     var partition: String
-    @Option(name: .long, help: "Give up after this many seconds (exit 1).")
-    var timeout: Double = 60
-    func validate() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
-    }
     func run() throws {
-        try options.perform(ControlRequest(command: .waitSynced, partition: partition, timeout: timeout)) { result in
+        let timeout = options.timeout ?? 60
+        // The daemon gives up after `timeout`; the client waits a little longer for that answer.
+        try options.perform(ControlRequest(command: .waitSynced, partition: partition, timeout: timeout), timeout: timeout + 10) { result in
             "\(partition) synced at server version \(result["server_version"]?.numberValue.map { String(Int($0)) } ?? "?")"
         }
     }

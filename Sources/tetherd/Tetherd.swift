@@ -80,12 +80,15 @@ struct Tetherd: AsyncParsableCommand {
         let progressLimit = SystemdNotifier.watchdogInterval ?? .seconds(30)
         let watchdog = WatchdogService(
             healthCheck: ClosureHealthCheck { await agent.isMakingProgress(limit: progressLimit) }, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: AgentService(agent: agent)), .init(service: control), .init(service: watchdog),
+        ]
+        if let textfile = configuration.metricsTextfile {
+            services.append(.init(service: MetricsTextfileService(
+                path: textfile, clock: ContinuousClock(), logger: logger, render: { await agent.metricsExposition() })))
+        }
         let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: AgentService(agent: agent)), .init(service: control), .init(service: watchdog),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch {

@@ -25,12 +25,14 @@ final class Cluster: Sendable {
     let token: String
     private let server = Mutex<ChildProcess?>(nil)
     private let agents = Mutex<[Agent]>([])
-    /// Added to the server's environment (fault injection).
+    /// Added to the server's environment (fault injection, NOTIFY_SOCKET, WATCHDOG_USEC).
     let serverEnvironment: [String: String]
 
-    /// `serverConfig` is appended to the server's config file (a `[storage]` table).
+    /// `serverExtra` goes among the server config's top-level keys; `serverConfig` is appended
+    /// to it (a `[storage]` table).
     init(
-        clientRecovery: Bool = true, token: String = Cluster.token, serverEnvironment: [String: String] = [:], serverConfig: String = ""
+        clientRecovery: Bool = true, token: String = Cluster.token, serverExtra: String = "",
+        serverEnvironment: [String: String] = [:], serverConfig: String = ""
     ) async throws {
         self.token = token
         self.serverEnvironment = serverEnvironment
@@ -46,6 +48,7 @@ final class Cluster: Sendable {
             schema = "\(dir.appending("schema.toml"))"
             admin_token_file = "\(dir.appending("admin.token"))"
             client_recovery = \(clientRecovery)
+            \(serverExtra)
             [[user]]
             name = "device"
             token_file = "\(dir.appending("device.token"))"
@@ -59,6 +62,9 @@ final class Cluster: Sendable {
     }
 
     var url: String { "ws://127.0.0.1:\(port)/sync" }
+
+    /// The running server's process (for its log and signals).
+    var serverProcess: ChildProcess? { server.withLock { $0 } }
 
     func startServer() async throws {
         let process = try ChildProcess.start(

@@ -29,6 +29,7 @@ extension SyncAgent {
             }
             connectingSince = nil
             connection = nil
+            metrics.disconnected(reconnecting: !Task.isCancelled)
             for controller in controllers.values { await controller.connectionLost() }
             markStarted()  // offline is a started session too: applications can work
             if Task.isCancelled { return }
@@ -42,6 +43,7 @@ extension SyncAgent {
     private func serve(_ connection: SyncConnection) async {
         self.connection = connection
         connectingSince = nil
+        metrics.connected(at: Date())
         let connectedAt = ContinuousClock.now
         defer {
             // A connection that stayed up a while was healthy: the next failure starts a new series.

@@ -9,7 +9,9 @@ extension SyncAgent: ControlHandler {
     public func handle(_ request: ControlRequest) async -> ControlResponse {
         switch request.command {
         case .status:
-            return .success(["partitions": .array(await statuses().map(\.json))])
+            return .success(["partitions": .array(await statuses().map(\.json)), "connection": connectionJSON()])
+        case .metrics:
+            return .success(["text": .string(await metricsExposition())])
         case .resets:
             let partition = request.partition.flatMap(PartitionName.init)
             if request.partition != nil && partition == nil { return .failure("illegal partition name", exitCode: 2) }

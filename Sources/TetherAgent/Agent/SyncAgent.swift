@@ -30,6 +30,8 @@ public actor SyncAgent {
     var readySent = false
     /// Ends a reconnect backoff early (a reload) or the wait after a fatal connection error.
     nonisolated let connectionWake = WakeSignal()
+    /// Connection events and last-synced times for `tetherctl metrics` and `metrics_textfile`.
+    public nonisolated let metrics = AgentMetrics()
 
     public init(configuration: AgentConfiguration, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
         self.configuration = configuration
@@ -88,7 +90,9 @@ public actor SyncAgent {
     private func statusLoop() async {
         var last = ""
         for await _ in statusSignals {
-            let summary = PartitionStatus.summary(await statuses())
+            let current = await statuses()
+            metrics.observe(current, at: Date())
+            let summary = PartitionStatus.summary(current)
             if summary != last {
                 last = summary
                 notifier.status(summary)

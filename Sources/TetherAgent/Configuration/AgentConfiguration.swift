@@ -19,6 +19,9 @@ public struct AgentConfiguration: Sendable, Hashable {
     /// The `[reset]` defaults (each partition holds its own inherited copy).
     public var reset: ResetSettings
     public var partitions: [PartitionSettings]
+    /// `metrics_textfile`: where tetherd writes its metrics every 15 s for node_exporter's
+    /// textfile collector; nil: not written.
+    public var metricsTextfile: String? = nil
 
     public var stateDatabasePath: String { stateDir + "/state.sqlite" }
     public var storesDir: String { stateDir + "/stores" }
@@ -63,6 +66,10 @@ public struct AgentConfiguration: Sendable, Hashable {
             }
         }
         let controlSocket = root.absolutePath("control_socket") ?? defaultControlSocket
+        let metricsTextfile = root.absolutePath("metrics_textfile")
+        if let metricsTextfile, !metricsTextfile.hasSuffix(".prom") {
+            root.problem("metrics_textfile", "\(metricsTextfile.debugDescription) must end in .prom (node_exporter's textfile collector reads only those)")
+        }
 
         let server = root.table("server", required: true).flatMap(buildServer)
         let resetDefaults = ResetSettings(recoveryDir: stateDir + "/recovery")
@@ -89,9 +96,11 @@ public struct AgentConfiguration: Sendable, Hashable {
             partitions.append(PartitionSettings(name: name, storePath: store, reset: partitionReset))
         }
         guard let server else { return nil }
-        return AgentConfiguration(
+        var configuration = AgentConfiguration(
             file: "", stateDir: stateDir, logLevel: logLevel, controlSocket: controlSocket, server: server,
             reset: reset, partitions: partitions)
+        configuration.metricsTextfile = metricsTextfile
+        return configuration
     }
 
     private static func buildServer(_ table: ConfigTable) -> ServerSettings? {

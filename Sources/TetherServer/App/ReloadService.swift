@@ -1,15 +1,22 @@
 import Logging
+import NIOSSL
 import ServiceLifecycle
+import TetherSystemd
 import TetherTOML
 import UnixSignals
 
-/// Reloads users, tokens, grants and `client_recovery` on SIGHUP, then re-checks every
-/// bound session (203 for a token no longer accepted, 206 for a revoked grant). A config
-/// file with problems is logged and the running configuration kept.
+/// Reloads users, tokens, grants, `client_recovery`, `log_level` and the TLS certificate and
+/// key on SIGHUP, then re-checks every bound session (203 for a token no longer accepted, 206
+/// for a revoked grant). systemd hears `RELOADING=1` before and `READY=1` after. A renewed
+/// certificate is used for new connections; connections already open keep theirs. A config
+/// file with problems, or TLS files that cannot be loaded, are logged and the running
+/// configuration (or certificate) kept.
 struct ReloadService: Service {
     let configPath: String
     let running: ServerConfiguration
     let control: ServerControl
+    /// The TLS context of new connections; nil when the server started without TLS.
+    let tls: TLSContextBox?
     /// `true` when a reload starts, `false` when it is over (systemd's RELOADING=1 / READY=1).
     var reloading: @Sendable (Bool) -> Void = { _ in }
     let logger: Logger
@@ -34,8 +41,22 @@ struct ReloadService: Service {
             return
         }
         let new = loaded.configuration
-        if new.listen != running.listen || new.dataDirectory != running.dataDirectory || new.tls != running.tls {
-            logger.warning("listen, data_dir and tls_* changes take effect at the next start")
+        if new.listen != running.listen || new.dataDirectory != running.dataDirectory || (new.tls == nil) != (running.tls == nil)
+            || new.metricsListen != running.metricsListen
+        {
+            logger.warning("listen, metrics_listen, data_dir and turning TLS on or off take effect at the next start")
+        }
+        if let level = TetherLogLevel(rawValue: new.logLevel.rawValue), level != TetherLogging.level {
+            TetherLogging.level = level
+            logger.notice("log level is now \(level.rawValue)")
+        }
+        if let tls, let files = new.tls {
+            do {
+                tls.replace(with: try TLSContextBox.makeContext(files))
+                logger.notice("TLS certificate and key reloaded from \(files.certificate); new connections use them, open connections keep theirs")
+            } catch {
+                logger.error("TLS certificate not reloaded, the running one is kept: cannot load \(files.certificate) and \(files.key): \(error)")
+            }
         }
         let snapshot = await control.policy.reload(
             users: loaded.users, adminToken: loaded.adminToken, configuredGrants: new.grants, configuredRecovery: new.clientRecovery)

@@ -8,6 +8,7 @@ import NIOCore
 import NIOSSL
 import ServiceLifecycle
 import TetherProtocol
+public import TetherSystemd
 import UnixSignals
 public import TetherTOML
 
@@ -22,18 +23,29 @@ public enum ServerApp {
         /// How often an instance sharing a PostgreSQL database re-reads everything (besides notifications).
         public var resyncInterval: Duration = .seconds(5)
         public var now: @Sendable () -> Date
+        /// Where watchdog pings go (systemd's `NOTIFY_SOCKET`).
+        public var notifier: SystemdNotifier
+        /// The watchdog timeout (`WATCHDOG_USEC`); nil: no watchdog pings.
+        public var watchdogInterval: Duration?
+        /// Called with the address `metrics_listen` bound (port 0 picks a free one).
+        public var onMetricsReady: @Sendable (ListenAddress) async -> Void
         /// Called with `true` when a SIGHUP reload starts and `false` when it is over (applied
         /// or refused): the executable tells systemd `RELOADING=1` and `READY=1`.
         public var reloading: @Sendable (Bool) -> Void
 
         public init(
             configPath: String, allowBreakingSchema: Bool = false, compactionInterval: Duration = .seconds(3600),
-            now: @escaping @Sendable () -> Date = { Date() }, reloading: @escaping @Sendable (Bool) -> Void = { _ in }
+            now: @escaping @Sendable () -> Date = { Date() }, reloading: @escaping @Sendable (Bool) -> Void = { _ in },
+            notifier: SystemdNotifier = SystemdNotifier(), watchdogInterval: Duration? = WatchdogConfiguration.current(),
+            onMetricsReady: @escaping @Sendable (ListenAddress) async -> Void = { _ in }
         ) {
             self.configPath = configPath
             self.allowBreakingSchema = allowBreakingSchema
             self.compactionInterval = compactionInterval
             self.now = now
+            self.notifier = notifier
+            self.watchdogInterval = watchdogInterval
+            self.onMetricsReady = onMetricsReady
             self.reloading = reloading
         }
     }
@@ -173,15 +185,20 @@ public enum ServerApp {
         let endpoint = SyncEndpoint(service: service)
         let router = Router(context: BasicWebSocketRequestContext.self)
         AdminRoutes(control: control, dataDirectory: configuration.dataDirectory).register(on: router)
+        ObservabilityRoutes(service: service).register(on: router)
         router.ws("sync") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, context in
             await endpoint.handle(inbound: inbound, outbound: outbound, logger: context.logger)
         }
-        var server = HTTPServerBuilder.http1WebSocketUpgrade(
-            webSocketRouter: router,
-            configuration: .init(ws: .init(maxFrameSize: ProtocolLimits.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30)))))
+        let webSocket = HTTP1WebSocketUpgradeChannel.Configuration(
+            ws: .init(maxFrameSize: ProtocolLimits.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30))))
+        var server = HTTPServerBuilder.http1WebSocketUpgrade(webSocketRouter: router, configuration: webSocket)
+        // New connections take the box's context; SIGHUP replaces it (ReloadService).
+        var tlsBox: TLSContextBox? = nil
         if let tls = configuration.tls {
             do {
-                server = try .tls(server, tlsConfiguration: try tlsConfiguration(tls))
+                let box = TLSContextBox(try TLSContextBox.makeContext(tls))
+                server = .http1WebSocketUpgrade(webSocketRouter: router, configuration: webSocket, tls: box)
+                tlsBox = box
             } catch {
                 throw StartError.configuration(ConfigError(file: configuration.file, key: "tls_certificate", "cannot load TLS files: \(error)"))
             }
@@ -195,32 +212,32 @@ public enum ServerApp {
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.listen.port
                 let bound = ListenAddress(host: configuration.listen.host, port: port)
-                logger.notice("tether-server listening on \(bound) (\(scheme), sync at /sync, admin at /admin)")
+                logger.notice("tether-server listening on \(bound) (\(scheme), sync at /sync, admin at /admin, metrics at /metrics)")
                 await onReady(bound)
             },
             logger: logger)
-        var extra: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        if let service = extraService(control) { extra.append(.init(service: service)) }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: app),
+            .init(
+                service: CompactionService(control: control, interval: options.compactionInterval, clock: ContinuousClock(), logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
+                service: ReloadService(
+                    configPath: options.configPath, running: configuration, control: control, tls: tlsBox,
+                    reloading: options.reloading, logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
+                service: WatchdogService(
+                    interval: options.watchdogInterval, notifier: options.notifier, healthCheck: ServerHealthCheck(service: service),
+                    clock: ContinuousClock(), logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup),
+        ]
+        if let extra = extraService(control) { services.insert(.init(service: extra), at: 0) }
+        if let metricsListen = configuration.metricsListen {
+            services.append(.init(service: metricsApplication(metricsListen, service: service, logger: logger, onReady: options.onMetricsReady)))
+        }
         let group = ServiceGroup(configuration: .init(
-            services: extra + [
-                .init(service: app),
-                .init(
-                    service: CompactionService(control: control, interval: options.compactionInterval, clock: ContinuousClock(), logger: logger),
-                    successTerminationBehavior: .gracefullyShutdownGroup),
-                .init(
-                    service: ReloadService(
-                        configPath: options.configPath, running: configuration, control: control, reloading: options.reloading,
-                        logger: logger),
-                    successTerminationBehavior: .gracefullyShutdownGroup),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-    }
-
-    static func tlsConfiguration(_ files: ServerConfiguration.TLSFiles) throws -> TLSConfiguration {
-        let chain = try NIOSSLCertificate.fromPEMFile(files.certificate).map { NIOSSLCertificateSource.certificate($0) }
-        let key = try NIOSSLPrivateKey(file: files.key, format: .pem)
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
     }
 }

@@ -13,6 +13,12 @@ extension ServerConfiguration {
                 root.problem("listen", "\(text.debugDescription) is not host:port (port 0-65535)")
             }
         }
+        var metricsListen: ListenAddress? = nil
+        if let text = root.string("metrics_listen") {
+            if let parsed = ListenAddress(text) { metricsListen = parsed } else {
+                root.problem("metrics_listen", "\(text.debugDescription) is not host:port (port 0-65535)")
+            }
+        }
         let dataDirectory = root.absolutePath("data_dir") ?? "/var/lib/tether-server"
         let schemaFile = root.absolutePath("schema") ?? "/etc/tether/schema.toml"
         let adminTokenFile = root.absolutePath("admin_token_file", required: true) ?? ""
@@ -69,6 +75,7 @@ extension ServerConfiguration {
             adminTokenFile: adminTokenFile, clientRecovery: clientRecovery, tls: tls,
             historyHorizonDays: horizon, logLevel: logLevel, users: users, grants: grants)
         configuration.storage = storage
+        configuration.metricsListen = metricsListen
         return configuration
     }
 }

@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var grants: [Grant]
     /// `[storage]`: SQLite in `data_dir` (the default) or a shared PostgreSQL database.
     public var storage: StorageConfiguration = .sqlite
+    /// `metrics_listen`: a second listener serving only `/metrics` and `/healthz`; nil: none
+    /// (both are always on the sync listener too).
+    public var metricsListen: ListenAddress? = nil
 
     public static let defaultPath = "/etc/tether/tether-server.toml"
     public static let defaultHistoryHorizonDays = 30

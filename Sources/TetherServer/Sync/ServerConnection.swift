@@ -134,13 +134,16 @@ actor ServerConnection {
     }
 
     func send(_ message: ServerMessage) async {
+        if case .error(let error) = message { service.metrics.syncError(error.error.code) }
         if case .error(let error) = message, error.session == nil {
             logger.notice("closing connection with a protocol error", metadata: [
                 "code": "\(error.error.code.rawValue)", "reason": "\(error.error.message)",
             ])
         }
         do {
-            try await writer.writeBinaryMessage(ByteBuffer(bytes: message.encoded()))
+            let bytes = message.encoded()
+            try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
+            service.metrics.sent(bytes: bytes.count)
         } catch {
             logger.debug("write failed", metadata: ["message": "\(message.name)", "error": "\(error)"])
         }

@@ -61,7 +61,9 @@ struct SessionStreamer: Sendable {
                     return nil
                 }
                 let chunk = StateChunk(session: id, serverVersion: reader.version, progress: progress, isLast: isLast, rows: changeset)
-                try await writer.writeBinaryMessage(ByteBuffer(bytes: ServerMessage.state(chunk).encoded()))
+                let bytes = ServerMessage.state(chunk).encoded()
+                try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
+                connection.service.metrics.sent(bytes: bytes.count)
                 if isLast { break }
             }
             await reader.close()
@@ -103,7 +105,9 @@ struct SessionStreamer: Sendable {
                 }
                 guard await connection.isCurrent(id, generation: generation) else { return }
                 let download = Download(session: id, latestServerVersion: max(latest, last.version.version), entries: batch)
-                try await writer.writeBinaryMessage(ByteBuffer(bytes: ServerMessage.download(download).encoded()))
+                let bytes = ServerMessage.download(download).encoded()
+                try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
+                connection.service.metrics.sent(bytes: bytes.count)
                 cursor = last.version.version
             }
         }

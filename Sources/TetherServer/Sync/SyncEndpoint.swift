@@ -25,6 +25,7 @@ public struct SyncEndpoint: Sendable {
             var assembler = MessageAssembler()
             do {
                 reading: for try await frame in inbound {
+                    service.metrics.received(bytes: frame.data.readableBytes)
                     let kind: MessageAssembler.FrameKind =
                         switch frame.opcode {
                         case .text: .text

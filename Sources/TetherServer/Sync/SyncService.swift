@@ -13,10 +13,12 @@ public final class SyncService: Sendable {
     public let bus: (any ClusterBus)?
     let now: @Sendable () -> Date
     let logger: Logger
+    /// What `/metrics` exposes (docs/server.md).
+    public let metrics: ServerMetrics
 
     public init(
         storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
-        now: @escaping @Sendable () -> Date, logger: Logger
+        now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics()
     ) {
         self.storage = storage
         self.bus = bus
@@ -24,6 +26,7 @@ public final class SyncService: Sendable {
         self.policy = policy
         self.now = now
         self.logger = logger
+        self.metrics = metrics
     }
 
     public enum BindOutcome: Sendable {
@@ -122,8 +125,10 @@ public final class SyncService: Sendable {
             }
         }
         do {
+            let started = ContinuousClock.now
             let outcome = try await storage.integrate(
                 upload.changesets, from: session.clientFile, into: session.partition, now: now(), epoch: session.epoch)
+            metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)
             if outcome.accepted > 0 {
                 await hub.publish(session.partition)
                 await bus?.announce(.newVersion(session.partition))

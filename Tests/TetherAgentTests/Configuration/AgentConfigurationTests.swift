@@ -165,3 +165,15 @@ private func problems(_ body: () throws -> Void) -> [String] {
     #expect(found.count == 1)
     #expect(found.first?.contains("its directory") == true)
 }
+
+@Test func metricsTextfileIsOptionalAbsoluteAndEndsInProm() throws {
+    let fixture = try Fixture()
+    let partition = "[[partition]]\nname = \"p\"\n"
+    #expect(try fixture.parse(partition).metricsTextfile == nil)
+    let config = try fixture.parse("metrics_textfile = \"/var/lib/node_exporter/tether.prom\"\n" + partition)
+    #expect(config.metricsTextfile == "/var/lib/node_exporter/tether.prom")
+    let wrongSuffix = problems { _ = try fixture.parse("metrics_textfile = \"/tmp/tether.txt\"\n" + partition) }
+    #expect(wrongSuffix.count == 1 && wrongSuffix[0].contains("metrics_textfile") && wrongSuffix[0].contains(":1"), "\(wrongSuffix)")
+    let relative = problems { _ = try fixture.parse("metrics_textfile = \"tether.prom\"\n" + partition) }
+    #expect(relative.count == 1 && relative[0].contains("metrics_textfile"), "\(relative)")
+}

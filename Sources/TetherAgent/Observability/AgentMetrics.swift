@@ -1,0 +1,134 @@
+import Foundation
+import Prometheus
+import Synchronization
+import TetherProtocol
+
+/// The agent's metrics (docs/operations.md, "Metrics") for `tetherctl metrics` and
+/// `metrics_textfile`. Each exposition is rendered by swift-prometheus from a fresh registry
+/// filled with the current partition statuses, the reset records of the state database (so
+/// reset and hook counts survive restarts) and the connection events counted here; a
+/// partition removed by a reload therefore disappears from the next exposition.
+///
+/// Labels are partition names from the configuration, reset outcomes, hook events and hook
+/// results: never a token or row contents.
+public final class AgentMetrics: Sendable {
+    private struct Connection {
+        var connectedSince: Date?
+        var reconnects = 0
+        var lastSynced: [PartitionName: Date] = [:]
+    }
+
+    private let state = Mutex(Connection())
+
+    public init() {}
+
+    /// The WebSocket connection to the server is up.
+    func connected(at time: Date) { state.withLock { $0.connectedSince = time } }
+
+    /// The connection ended (or an attempt failed) and the agent will connect again.
+    func disconnected(reconnecting: Bool) {
+        state.withLock {
+            $0.connectedSince = nil
+            if reconnecting { $0.reconnects += 1 }
+        }
+    }
+
+    /// Since when the current connection is up; nil while not connected.
+    var connectedSince: Date? { state.withLock { $0.connectedSince } }
+
+    /// Remembers when each partition was last seen synced.
+    func observe(_ statuses: [PartitionStatus], at time: Date) {
+        state.withLock { state in
+            for status in statuses where status.isSynced { state.lastSynced[status.name] = time }
+        }
+    }
+
+    /// What one exposition is made of.
+    public struct Inputs: Sendable {
+        public var statuses: [PartitionStatus]
+        public var resets: [ResetRecord]
+        public var now: Date
+        public init(statuses: [PartitionStatus], resets: [ResetRecord], now: Date) {
+            self.statuses = statuses
+            self.resets = resets
+            self.now = now
+        }
+    }
+
+    /// The Prometheus text format of every agent metric.
+    public func exposition(_ inputs: Inputs) -> String {
+        observe(inputs.statuses, at: inputs.now)
+        let connection = state.withLock { $0 }
+        let registry = PrometheusCollectorRegistry()
+        func gauge(_ name: String, _ labels: [(String, String)] = []) -> Gauge {
+            registry.makeGauge(descriptor: Self.descriptor(name), labels: labels)
+        }
+        func counter(_ name: String, _ labels: [(String, String)] = []) -> Counter {
+            registry.makeCounter(descriptor: Self.descriptor(name), labels: labels)
+        }
+        let configured = Set(inputs.statuses.map(\.name))
+        for status in inputs.statuses {
+            let partition = ("partition", status.name.rawValue)
+            for state in PartitionState.allCases {
+                gauge("tether_agent_partition_state", [partition, ("state", state.rawValue)]).set(to: status.state == state ? 1.0 : 0.0)
+            }
+            gauge("tether_agent_unsynced_changes", [partition]).set(to: Double(status.unsyncedChanges))
+            gauge("tether_agent_server_version", [partition]).set(to: Double(status.serverVersion))
+            gauge("tether_agent_latest_server_version", [partition]).set(to: Double(status.latestServerVersion))
+            gauge("tether_agent_reset_pending", [partition]).set(to: status.pendingReset == nil ? 0.0 : 1.0)
+            gauge("tether_agent_last_synced_timestamp_seconds", [partition])
+                .set(to: connection.lastSynced[status.name].map { $0.timeIntervalSince1970 } ?? 0)
+            // Every outcome from the first scrape on, so that increase() sees the first reset.
+            for outcome in ResetOutcome.allCases {
+                _ = counter("tether_agent_resets_total", [partition, ("outcome", outcome.rawValue)])
+            }
+        }
+        for event in HookEvent.allCases {
+            for result in Self.hookResults {
+                _ = counter("tether_agent_hook_runs_total", [("hook", event.rawValue), ("result", result)])
+            }
+        }
+        for record in inputs.resets where configured.contains(record.partition) {
+            counter("tether_agent_resets_total", [("partition", record.partition.rawValue), ("outcome", record.outcome.rawValue)]).increment()
+            for run in record.hooks {
+                counter("tether_agent_hook_runs_total", [("hook", run.event.rawValue), ("result", Self.label(run.result))]).increment()
+            }
+        }
+        gauge("tether_agent_connected").set(to: connection.connectedSince == nil ? 0.0 : 1.0)
+        gauge("tether_agent_connected_since_timestamp_seconds").set(to: connection.connectedSince?.timeIntervalSince1970 ?? 0)
+        counter("tether_agent_reconnects_total").increment(by: Int64(connection.reconnects))
+        gauge("tether_agent_partitions").set(to: Double(inputs.statuses.count))
+        return registry.emitToString()
+    }
+
+    static func descriptor(_ name: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help[name] ?? "")
+    }
+
+    static let hookResults = ["succeeded", "failed", "killed", "timed-out", "not-started"]
+
+    static func label(_ result: HookResult) -> String {
+        switch result {
+        case .succeeded: "succeeded"
+        case .failed: "failed"
+        case .killedBySignal: "killed"
+        case .timedOut: "timed-out"
+        case .notStarted: "not-started"
+        }
+    }
+
+    static let help: [String: String] = [
+        "tether_agent_partition_state": "1 for the partition's current state, 0 for the others",
+        "tether_agent_unsynced_changes": "Local changes not yet acknowledged by the server",
+        "tether_agent_server_version": "Server version the partition's store holds",
+        "tether_agent_latest_server_version": "Newest server version the server has announced to the partition",
+        "tether_agent_reset_pending": "1 while a reset waits for an operator",
+        "tether_agent_last_synced_timestamp_seconds": "Unix time the partition was last seen synced; 0 if not since tetherd started",
+        "tether_agent_resets_total": "Client resets recorded in the state database, by outcome",
+        "tether_agent_hook_runs_total": "Reset hook runs recorded in the state database, by hook and result",
+        "tether_agent_connected": "1 while the WebSocket connection to the server is up",
+        "tether_agent_connected_since_timestamp_seconds": "Unix time the current connection came up; 0 while not connected",
+        "tether_agent_reconnects_total": "Connection attempts after a failed attempt or a lost connection since tetherd started",
+        "tether_agent_partitions": "Configured partitions",
+    ]
+}

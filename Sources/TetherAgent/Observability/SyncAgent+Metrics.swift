@@ -1,0 +1,29 @@
+import Foundation
+import TetherControl
+
+extension SyncAgent {
+    /// The agent's metrics in the Prometheus text format (`tetherctl metrics`, `metrics_textfile`).
+    public func metricsExposition(now: Date = Date()) async -> String {
+        let resets = (try? stateDatabase.resets()) ?? []
+        var current = await statuses()
+        // Before the sessions start (the first textfile write) every configured partition is
+        // still connecting: show it so, rather than not at all.
+        for settings in configuration.partitions where !current.contains(where: { $0.name == settings.name }) {
+            current.append(PartitionStatus(name: settings.name, state: .connecting))
+        }
+        return metrics.exposition(AgentMetrics.Inputs(statuses: current, resets: resets, now: now))
+    }
+
+    /// `status`'s connection details: the server URL, whether connected and since when.
+    func connectionJSON() -> JSONValue {
+        let since = metrics.connectedSince
+        return .object([
+            "server_url": .string(configuration.server.url),
+            "connected": .bool(since != nil),
+            "connected_since": since.map { .string(PartitionStatus.iso8601($0.timeIntervalSince1970)) } ?? .null,
+        ])
+    }
+
+    /// `metrics_textfile` from the configuration tetherd started with.
+    public var metricsTextfile: String? { configuration.metricsTextfile }
+}

@@ -1,0 +1,38 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import TetherProtocol
+import TetherSystemd
+
+extension ServerApp {
+    /// The `metrics_listen` listener: only `/healthz` and `/metrics`, plain HTTP, no token.
+    static func metricsApplication(
+        _ address: ListenAddress, service: SyncService, logger: Logger, onReady: @escaping @Sendable (ListenAddress) async -> Void
+    ) -> some Service {
+        let router = Router()
+        ObservabilityRoutes(service: service).register(on: router)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "tether-server/\(TetherVersion.release)"),
+            onServerRunning: { channel in
+                let bound = ListenAddress(host: address.host, port: channel.localAddress?.port ?? address.port)
+                logger.notice("metrics and health check listening on \(bound) (/metrics, /healthz)")
+                await onReady(bound)
+            },
+            logger: logger)
+    }
+}
+
+/// The server's watchdog check: progress means the storage answered a read and the session
+/// hub answered, each within the time the watchdog loop waits for them. A storage or actor
+/// that hangs stops the pings, so systemd restarts the server after `WatchdogSec=`; a storage
+/// that answers with an error does not (that is `/healthz`'s 503, for the load balancer).
+struct ServerHealthCheck: HealthCheck {
+    let service: SyncService
+
+    func isMakingProgress() async -> Bool {
+        _ = try? await service.storage.flags()
+        _ = await service.hub.connectionCount
+        return true
+    }
+}

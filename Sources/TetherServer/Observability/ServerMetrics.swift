@@ -1,0 +1,101 @@
+import CoreMetrics
+import Foundation
+public import Prometheus
+import TetherProtocol
+
+/// The server's metrics (docs/server.md, "Metrics"): counters and the integrate latency
+/// histogram are swift-metrics instruments recorded where the work happens; the gauges
+/// (connections, sessions, partition versions) are read from the hub and the storage when
+/// scraped. Everything goes to one swift-prometheus registry per server, never to the
+/// process-wide metrics system, so several servers in one test process stay apart.
+///
+/// No metric or label carries a token, a user's secret or row contents: labels are error
+/// codes and partition names.
+public final class ServerMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    private let changesIntegrated: CoreMetrics.Counter
+    private let uploadBytes: CoreMetrics.Counter
+    private let downloadBytes: CoreMetrics.Counter
+    private let integrateDuration: CoreMetrics.Timer
+
+    /// Integrate latency buckets: from a fraction of a millisecond to several seconds.
+    static let integrateBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+    ]
+
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets = ["tether_server_integrate_duration_seconds": Self.integrateBuckets]
+        self.factory = factory
+        changesIntegrated = CoreMetrics.Counter(label: "tether_server_changes_integrated_total", factory: factory)
+        uploadBytes = CoreMetrics.Counter(label: "tether_server_upload_bytes_total", factory: factory)
+        downloadBytes = CoreMetrics.Counter(label: "tether_server_download_bytes_total", factory: factory)
+        integrateDuration = CoreMetrics.Timer(label: "tether_server_integrate_duration_seconds", factory: factory)
+        // Present from the first scrape, before the first sync.
+        for name in ["tether_server_connected_devices", "tether_server_bound_sessions", "tether_server_sync_enabled"] {
+            _ = gauge(name)
+        }
+    }
+
+    /// Changesets accepted into a partition's history by one upload.
+    func integrated(changes: Int, duration: Duration) {
+        if changes > 0 { changesIntegrated.increment(by: Int64(changes)) }
+        integrateDuration.recordNanoseconds(Self.nanoseconds(duration))
+    }
+
+    /// Bytes of sync messages received from devices.
+    func received(bytes: Int) { uploadBytes.increment(by: Int64(bytes)) }
+
+    /// Bytes of sync messages sent to devices.
+    func sent(bytes: Int) { downloadBytes.increment(by: Int64(bytes)) }
+
+    /// A sync error sent to a device (session- or connection-level).
+    func syncError(_ code: SyncErrorCode) {
+        CoreMetrics.Counter(label: "tether_server_sync_errors_total", dimensions: [("code", String(code.rawValue))], factory: factory)
+            .increment()
+    }
+
+    /// The values read at scrape time.
+    public struct Snapshot: Sendable {
+        public var connectedDevices: Int
+        public var boundSessions: Int
+        public var syncEnabled: Bool
+        public var partitionVersions: [String: Int64]
+        public init(connectedDevices: Int, boundSessions: Int, syncEnabled: Bool, partitionVersions: [String: Int64]) {
+            self.connectedDevices = connectedDevices
+            self.boundSessions = boundSessions
+            self.syncEnabled = syncEnabled
+            self.partitionVersions = partitionVersions
+        }
+    }
+
+    /// The Prometheus text exposition after setting the gauges from `snapshot`.
+    public func exposition(_ snapshot: Snapshot) -> String {
+        gauge("tether_server_connected_devices").set(to: Double(snapshot.connectedDevices))
+        gauge("tether_server_bound_sessions").set(to: Double(snapshot.boundSessions))
+        gauge("tether_server_sync_enabled").set(to: snapshot.syncEnabled ? 1.0 : 0.0)
+        for (partition, version) in snapshot.partitionVersions {
+            gauge("tether_server_partition_version", [("partition", partition)]).set(to: Double(version))
+        }
+        return registry.emitToString()
+    }
+
+    private func gauge(_ name: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
+        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: Self.help[name] ?? ""), labels: labels)
+    }
+
+    static let help = [
+        "tether_server_connected_devices": "Open sync (WebSocket) connections",
+        "tether_server_bound_sessions": "Bound sync sessions over all connections",
+        "tether_server_sync_enabled": "0 after admin terminate-sync until enable-sync, else 1",
+        "tether_server_partition_version": "The partition's latest server version",
+    ]
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
