@@ -143,6 +143,8 @@ endif
 	install -d -m 0755 $(DESTDIR)$(SHAREDIR)/hooks $(DESTDIR)$(SHAREDIR)/examples $(DESTDIR)$(DOCDIR)
 	install -m 0755 hooks/* $(DESTDIR)$(SHAREDIR)/hooks/
 	install -m 0644 etc/*.toml $(DESTDIR)$(SHAREDIR)/examples/
+	install -d -m 0755 $(DESTDIR)$(SHAREDIR)/contrib
+	install -m 0644 contrib/* $(DESTDIR)$(SHAREDIR)/contrib/
 	install -m 0644 README.md BENCHMARKS.md CHANGELOG.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	install -d -m 0751 $(DESTDIR)$(SYSCONFDIR)
 	for f in etc/*.toml; do \
