@@ -271,3 +271,19 @@ import TetherProtocol
         }
     }
 }
+
+/// The one upload-sequencing rule both storages integrate by.
+@Suite struct UploadSequencingTests {
+    func batch(_ after: Int64, _ last: Int64) -> UploadChangeset {
+        UploadChangeset(afterSeq: after, firstSeq: after + 1, lastSeq: last, changeset: Changeset())
+    }
+
+    @Test func resendsAreSkippedFollowersTakenAndAGapStopsTheRest() {
+        let plan = UploadSequencing.plan([batch(0, 2), batch(2, 5), batch(5, 6), batch(8, 9), batch(6, 7)], integratedSeq: 5)
+        #expect(plan.ignored == 2)
+        #expect(plan.accepted == [batch(5, 6)])
+        #expect(plan.integratedSeq == 6)
+        #expect(plan.gap == UploadGap(afterSeq: 8, integratedSeq: 6))
+        #expect(UploadSequencing.plan([], integratedSeq: 3) == .init(accepted: [], ignored: 0, integratedSeq: 3, gap: nil))
+    }
+}

@@ -137,22 +137,9 @@ extension PostgresServerStorage {
             ).decode(Int64.self) {
                 integratedSeq = seq
             }
-            guard var integratedSeq else { throw StorageError.notFound("client file \(clientFile)") }
-            var accepted: [UploadChangeset] = []
-            var ignored = 0
-            var gap: UploadGap? = nil
-            for upload in uploads {
-                guard upload.lastSeq > integratedSeq else {
-                    ignored += 1
-                    continue
-                }
-                guard upload.afterSeq == integratedSeq else {
-                    gap = UploadGap(afterSeq: upload.afterSeq, integratedSeq: integratedSeq)
-                    break
-                }
-                accepted.append(upload)
-                integratedSeq = upload.lastSeq
-            }
+            guard let integratedSeq else { throw StorageError.notFound("client file \(clientFile)") }
+            let plan = UploadSequencing.plan(uploads, integratedSeq: integratedSeq)
+            let accepted = plan.accepted
             if !accepted.isEmpty {
                 try await Self.applyToState(accepted.flatMap(\.changeset.changes), partitionID: p.id, connection, logger)
                 var versions: [Int64] = [], salts: [Int64] = [], seqs: [Int64] = [], blobs: [ByteBuffer] = []
@@ -175,11 +162,12 @@ extension PostgresServerStorage {
                     logger: logger)
                 try await connection.query(
                     """
-                    UPDATE client_files SET integrated_seq = \(integratedSeq), integrated_version = \(p.head.latest.version),
+                    UPDATE client_files SET integrated_seq = \(plan.integratedSeq), integrated_version = \(p.head.latest.version),
                         last_seen = \(now.timeIntervalSince1970) WHERE id = \(clientFile)
                     """, logger: logger)
             }
-            return IntegrationOutcome(head: p.head, accepted: accepted.count, ignored: ignored, integratedSeq: integratedSeq, gap: gap)
+            return IntegrationOutcome(
+                head: p.head, accepted: accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq, gap: plan.gap)
         }
     }
 

@@ -82,18 +82,8 @@ extension SQLiteServerStorage {
             guard let file = try Row.fetchOne(
                 db, sql: "SELECT integrated_seq FROM client_files WHERE id = ? AND partition_id = ?", arguments: [clientFile, p.id])
             else { throw StorageError.notFound("client file \(clientFile)") }
-            var integratedSeq: Int64 = file["integrated_seq"]
-            var accepted = 0, ignored = 0
-            var gap: UploadGap? = nil
-            for upload in uploads {
-                guard upload.lastSeq > integratedSeq else {
-                    ignored += 1
-                    continue
-                }
-                guard upload.afterSeq == integratedSeq else {
-                    gap = UploadGap(afterSeq: upload.afterSeq, integratedSeq: integratedSeq)
-                    break
-                }
+            let plan = UploadSequencing.plan(uploads, integratedSeq: file["integrated_seq"])
+            for upload in plan.accepted {
                 for change in upload.changeset.changes {
                     try Self.apply(change, partitionID: p.id, db)
                 }
@@ -106,18 +96,17 @@ extension SQLiteServerStorage {
                     arguments: [p.id, version.version, version.salt, clientFile, upload.lastSeq, now.timeIntervalSince1970,
                                 Data(upload.changeset.encoded)])
                 p.head.latest = version
-                integratedSeq = upload.lastSeq
-                accepted += 1
             }
-            if accepted > 0 {
+            if !plan.accepted.isEmpty {
                 try db.execute(
                     sql: "UPDATE partitions SET latest_version = ?, latest_salt = ? WHERE id = ?",
                     arguments: [p.head.latest.version, p.head.latest.salt, p.id])
                 try db.execute(
                     sql: "UPDATE client_files SET integrated_seq = ?, integrated_version = ?, last_seen = ? WHERE id = ?",
-                    arguments: [integratedSeq, p.head.latest.version, now.timeIntervalSince1970, clientFile])
+                    arguments: [plan.integratedSeq, p.head.latest.version, now.timeIntervalSince1970, clientFile])
             }
-            return IntegrationOutcome(head: p.head, accepted: accepted, ignored: ignored, integratedSeq: integratedSeq, gap: gap)
+            return IntegrationOutcome(
+                head: p.head, accepted: plan.accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq, gap: plan.gap)
         }
     }
 
