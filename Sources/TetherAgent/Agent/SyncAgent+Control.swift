@@ -77,16 +77,21 @@ extension SyncAgent: ControlHandler {
         var confirmed = false
         while ContinuousClock.now < deadline {
             if Task.isCancelled { return .failure("the daemon is stopping") }
+            let seen = controller.statusChanges.generation
             let status = await controller.status
             if status.isSynced {
                 if confirmed {
                     return .success(["partition": .string(name.rawValue), "server_version": .number(Double(status.serverVersion))])
                 }
-                if let connection, (try? await connection.ping()) != nil { confirmed = true }
-                continue
+                if let connection, (try? await connection.ping()) != nil {
+                    confirmed = true
+                    continue
+                }
+            } else {
+                confirmed = false
             }
-            confirmed = false
-            try? await Task.sleep(for: .milliseconds(20))
+            // Woken by the next change of the partition's status (or the deadline).
+            await controller.statusChanges.wait(after: seen, timeout: deadline - ContinuousClock.now)
         }
         let status = await controller.status
         return .failure(

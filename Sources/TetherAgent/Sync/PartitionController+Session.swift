@@ -6,8 +6,20 @@ import TetherProtocol
 import TetherStore
 
 extension PartitionController {
-    /// One bind of the partition on `connection`, until the session ends.
-    func syncSession(on connection: SyncConnection) async -> SessionOutcome {
+    /// One bind of the partition on `link`, until the session ends; how it ended and how long
+    /// it had been bound.
+    func syncSession(on link: any PartitionLink) async -> (PartitionStateMachine.SessionEnd, Duration?) {
+        boundAt = nil
+        let end = await runSession(on: link)
+        let boundFor = boundAt.map { ContinuousClock.now - $0 }
+        boundAt = nil
+        if case .reset(let error, _) = end, error.action == .deleteStore {
+            return (.reset(error, storeEmptied: await storeIsAlreadyEmptied()), boundFor)
+        }
+        return (end, boundFor)
+    }
+
+    private func runSession(on link: any PartitionLink) async -> PartitionStateMachine.SessionEnd {
         let token: String
         do {
             token = try await context.readToken()
@@ -41,25 +53,25 @@ extension PartitionController {
             session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
             identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
             schemaVersion: store?.schema.version ?? 0)
-        let session: SyncSession
+        let session: any PartitionSession
         do {
-            session = try await connection.bind(request)
+            session = try await link.openSession(request)
         } catch {
-            return await connection.isClosed ? .connectionLost : .retry(nil)
+            return await link.isClosed ? .connectionLost : .retry(nil)
         }
-        setState(.connecting)
-        let outcome = await withTaskGroup(of: SessionOutcome?.self) { group in
+        sessionEvent(.bindSent)
+        let outcome = await withTaskGroup(of: PartitionStateMachine.SessionEnd?.self) { group in
             group.addTask { await self.processEvents(session) }
             group.addTask { await self.uploadOnCommits(session) }
             group.addTask {
-                // Pause and removal end the session at once (not at its next event).
+                // Pause, removal and a forced reset end the session at once (not at its next event).
                 while !Task.isCancelled {
                     await self.waitForWake()
                     if await self.shouldEndSession { return .interrupted }
                 }
                 return nil
             }
-            var outcome: SessionOutcome = .connectionLost
+            var outcome: PartitionStateMachine.SessionEnd = .connectionLost
             for await result in group {
                 if let result {
                     outcome = result
@@ -69,12 +81,13 @@ extension PartitionController {
             group.cancelAll()
             return outcome
         }
-        sessionReady = false
+        // The session is over whatever the server answers to the unbind (the connection may
+        // be gone already).
         try? await session.unbind()
         return outcome
     }
 
-    private func processEvents(_ session: SyncSession) async -> SessionOutcome {
+    private func processEvents(_ session: any PartitionSession) async -> PartitionStateMachine.SessionEnd {
         var events = session.events.makeAsyncIterator()
         while let event = await events.next(isolation: #isolation) {
             if shouldEndSession { return .interrupted }
@@ -120,12 +133,12 @@ extension PartitionController {
 
     /// The server accepted the bind: bootstrap a new store, or check the schema and go on.
     private func bound(_ reply: BindReply, events: inout AsyncStream<SessionEvent>.Iterator) async throws {
-        updateStatus { $0.latestServerVersion = reply.latestServerVersion.version }
+        sessionEvent(.bound(stateFollows: reply.stateFollows))
+        updateFigures { $0.latestServerVersion = reply.latestServerVersion.version }
         // The server is the authority on what it integrated for this identity (after a reset
         // the store's own counter belongs to the previous identity).
         uploadCursor = reply.integratedClientSeq
         if reply.stateFollows {
-            setState(.syncing)
             log.notice("bootstrapping \(settings.name) from the server (version \(reply.latestServerVersion.version))")
             let staging = await context.configuration().stateDir + "/staging/\(settings.name)-bootstrap.sqlite"
             let fetched = try await StateDownload.receive(
@@ -149,11 +162,10 @@ extension PartitionController {
             // repeat by the reset-loop guard.
             log.warning("could not record that the server accepted the store after its last reset: \(error)")
         }
-        updateStatus { $0.download = nil }
+        updateFigures { $0.download = nil }
         boundAt = .now
-        sessionReady = true
-        setState(.syncing)
         try await refreshCounts()
+        sessionBecameReady()
     }
 
     /// Makes the live store the downloaded state (creating it for a new device); any local
@@ -185,7 +197,7 @@ extension PartitionController {
 
     private func downloadProgress(_ progress: DownloadProgress) {
         lastProgress = .now
-        updateStatus {
+        updateFigures {
             $0.download = .init(rowsDone: progress.rowsDone, rowsTotal: progress.rowsTotal, bytesDone: progress.bytesDone, bytesTotal: progress.bytesTotal)
         }
     }
@@ -197,7 +209,7 @@ extension PartitionController {
             ServerChangeset(serverVersion: $0.serverVersion, integratedClientSeq: $0.integratedClientSeq, changeset: $0.changeset)
         }
         let report = try await store.apply(entries)
-        updateStatus { $0.latestServerVersion = max($0.latestServerVersion, download.latestServerVersion) }
+        updateFigures { $0.latestServerVersion = max($0.latestServerVersion, download.latestServerVersion) }
         log.trace("applied \(report.changesApplied) changes up to version \(report.serverVersion.version)")
         try await refreshCounts()
     }
@@ -212,29 +224,34 @@ extension PartitionController {
             try await store.setClientResetMarker(nil)
             log.notice("the server acknowledged the changes recovered by reset \(metadata.clientResetMarker ?? "")")
         }
-        updateStatus {
+        updateFigures {
             $0.serverVersion = metadata.serverVersion.version
             $0.unsyncedChanges = pending
         }
     }
 
-    /// Uploads after every commit another process (or the agent) makes to the store; ends the
-    /// session when an application altered the store's tables (checked at each commit).
-    private func uploadOnCommits(_ session: SyncSession) async -> SessionOutcome? {
-        while !Task.isCancelled {
-            guard sessionReady else {
-                try? await Task.sleep(for: .milliseconds(50))
-                continue
-            }
-            guard let notifier = try? StoreChangeNotifier(path: settings.storePath) else { return nil }
-            defer { notifier.stop() }
-            await uploadPending(session)  // what was committed before the notifier started
-            for await _ in notifier {
-                if let alteration = await checkStoreSchema() { return .storeAltered(alteration) }
-                if let damage = await uploadPending(session) { return .storeDamaged(damage) }
-                if Task.isCancelled { return nil }
-            }
-            return nil
+    /// Uploads after every commit another process (or the agent) makes to the store, once the
+    /// session is ready; ends the session when an application altered the store's tables
+    /// (checked at each commit) or the store turned out to be damaged.
+    private func uploadOnCommits(_ session: any PartitionSession) async -> PartitionStateMachine.SessionEnd? {
+        while !machine.sessionReady {
+            await readySignal.wait()
+            if Task.isCancelled { return nil }
+        }
+        let notifier: StoreChangeNotifier
+        do {
+            notifier = try StoreChangeNotifier(path: settings.storePath)
+        } catch {
+            // Without it no commit would ever be uploaded: bind again rather than sync half.
+            log.error("cannot watch the store \(settings.storePath) for commits, binding again: \(error)")
+            return .retry(nil)
+        }
+        defer { notifier.stop() }
+        if let damage = await uploadPending(session) { return .storeDamaged(damage) }  // committed before the notifier started
+        for await _ in notifier {
+            if let alteration = await checkStoreSchema() { return .storeAltered(alteration) }
+            if let damage = await uploadPending(session) { return .storeDamaged(damage) }
+            if Task.isCancelled { return nil }
         }
         return nil
     }
@@ -242,9 +259,11 @@ extension PartitionController {
     /// Sends every pending batch not yet sent in this session, whole (docs/sync-model.md).
     /// Returns the error when the store turned out to be damaged.
     @discardableResult
-    func uploadPending(_ session: SyncSession) async -> StoreError? {
-        guard sessionReady, !paused, !removed, let store, access == .readwrite else {
-            try? await refreshCounts()
+    func uploadPending(_ session: any PartitionSession) async -> StoreError? {
+        guard machine.sessionReady, !machine.sessionShouldEnd, let store, access == .readwrite else {
+            do { try await refreshCounts() } catch {
+                log.warning("cannot read the store's version and unsynced count; status may be stale: \(error)")
+            }
             return nil
         }
         if uploading {
@@ -275,7 +294,7 @@ extension PartitionController {
     }
 
     /// What docs/contract.md "Sync errors" says to do about `error`; logged once here, with its code and hint.
-    private func handle(_ error: SyncError) -> SessionOutcome {
+    private func handle(_ error: SyncError) -> PartitionStateMachine.SessionEnd {
         recordError(error)
         let reaction = SyncErrorReaction(error)
         var metadata: Logger.Metadata = ["tether.error_code": .stringConvertible(error.code.rawValue)]
@@ -293,10 +312,7 @@ extension PartitionController {
             return .stop(reason: "error \(error.code.rawValue): \(error.message)")
         case .reset:
             log.error("\(text)", metadata: metadata)
-            return .reset(error)
+            return .reset(error, storeEmptied: false)
         }
     }
-
-    var shouldEndSession: Bool { removed || paused || resetWaitsForRunLoop }
-
 }

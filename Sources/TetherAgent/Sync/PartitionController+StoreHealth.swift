@@ -76,8 +76,8 @@ extension PartitionController {
     /// Starts the manual reset of a store whose tables an application altered: recorded with
     /// its backup path, the manual hook runs, the store stays readable and writable but does
     /// not sync until `tetherctl reset initiate` or the next start (docs/contract.md: Manual resets and delete-store).
-    func beginAlteredStoreReset(_ alteration: StoreError) async throws {
-        if try context.stateDatabase.activeReset(partition: settings.name) != nil { return }
+    func beginAlteredStoreReset(_ alteration: StoreError) async throws -> PartitionStateMachine.ResetEnd {
+        if let active = try context.stateDatabase.activeReset(partition: settings.name) { return .waitsForOperator(.init(active)) }
         let error = SyncError(
             .badClientFile, "an application altered the store's schema: \(alteration)", action: .clientReset,
             hint: "applications must not change a store's tables (docs/contract.md: Partitions and stores); the reset backs the store up and rewrites it to the server's schema and state")
@@ -85,7 +85,7 @@ extension PartitionController {
             "\(alteration); syncing of \(settings.name) stops and a manual client reset is recorded; fix the application, then run `tetherctl reset initiate \(settings.name)` (the store is backed up first; unsynced changes stay in the backup)",
             metadata: ["tether.error_code": .stringConvertible(error.code.rawValue)])
         recordError(error)
-        try await beginReset(error, manualBecause: "an application altered the store's schema (\(alteration.schemaAlterationSummary))")
+        return try await beginReset(error, manualBecause: "an application altered the store's schema (\(alteration.schemaAlterationSummary))")
     }
 
     // MARK: Quarantine
@@ -149,6 +149,9 @@ extension PartitionController {
                 "tether.error_code": .stringConvertible(record.errorCode.rawValue), "tether.backup": .string(record.backupPath),
             ])
         recordError(SyncError(.badClientFile, message, action: .clientReset))
-        updateStatus { $0.pendingReset = nil; $0.serverVersion = 0; $0.unsyncedChanges = 0 }
+        updateFigures {
+            $0.serverVersion = 0
+            $0.unsyncedChanges = 0
+        }
     }
 }

@@ -4,51 +4,53 @@ import TetherClient
 import TetherProtocol
 import TetherStore
 
-/// One configured partition: its store, its session on the current server connection, its
-/// client resets and its status. Runs inside the agent's connection; everything mutable is
-/// in this actor.
+/// One configured partition: performs what its ``PartitionStateMachine`` decides — binds its
+/// session, applies downloads, uploads commits, drives its client resets and quarantines — and
+/// feeds back what happened. Runs inside the agent's connection; everything mutable is in this
+/// actor, and the lifecycle itself only in the machine.
 actor PartitionController {
+    typealias Event = PartitionStateMachine.Event
+    typealias Action = PartitionStateMachine.Action
+
     private(set) var settings: PartitionSettings
     let context: any AgentContext
     var store: PartitionStore?
-    private(set) var status: PartitionStatus
-    var backoff = Backoff()
-    /// Wakes a controller that waits (paused, stopped, reset pending, backing off).
+    private(set) var machine: PartitionStateMachine
+    /// The figures shown with the machine's state: versions, counts, last error, download.
+    private(set) var figures: PartitionStatus
+    private var published: PartitionStatus?
+    var backoff: Backoff
+    /// Wakes a controller that waits (paused, stopped, reset pending, backing off) and ends a
+    /// session the machine says must end.
     private let wakeSignal = WakeSignal()
-    private(set) var removed = false
-    private var initiateRequested = false
-    /// A pending manual reset is carried out at the next start of the daemon (docs/contract.md: Manual resets and delete-store).
-    private var initiateOnStart = true
-    var stoppedReason: String?
-    var paused: Bool
+    /// Signalled when a session becomes ready: its uploads start.
+    let readySignal = WakeSignal()
+    /// Every change of ``status`` (for `wait-synced`).
+    nonisolated let statusChanges = StatusChanges()
     /// Set while an event is being handled, for the watchdog (a wedged session stops pings).
     var busySince: ContinuousClock.Instant?
     var lastProgress = ContinuousClock.now
     /// Uploads resume after this local seq (the server's integrated seq, or what this session sent).
     var uploadCursor: Int64 = 0
-    /// When the current session was bound (for resetting the backoff after a healthy session).
+    /// When the current session was bound (how long it lasted decides the next backoff).
     var boundAt: ContinuousClock.Instant?
-    /// True once the session is bound and the store ready: uploads may flow.
-    var sessionReady = false
     var uploading = false
     /// What the server granted at the last bind.
     var access: PartitionAccess = .readwrite
     var uploadAgain = false
-    /// A reset recorded by `reset initiate` that the run loop has not picked up yet: it ends a
-    /// session in flight.
-    var resetWaitsForRunLoop = false
     /// Whether the last reset still waits for a bind to confirm it (nil: not looked up yet).
     var resetAwaitingBind: Bool?
     let log: Logger
 
     /// `persisted`: the partition's row of the state database (pause and last error survive a
     /// restart; a stop reason does not: a start retries, as a reload does).
-    init(settings: PartitionSettings, context: any AgentContext, persisted: PartitionStatusRow) {
+    init(settings: PartitionSettings, context: any AgentContext, persisted: PartitionStatusRow, backoff: Backoff = Backoff()) {
         self.settings = settings
         self.context = context
-        self.paused = persisted.paused
-        self.status = PartitionStatus(name: settings.name, state: persisted.paused ? .paused : .connecting)
-        self.status.lastError = persisted.lastError
+        self.machine = PartitionStateMachine(paused: persisted.paused)
+        self.figures = PartitionStatus(name: settings.name, state: .connecting)
+        self.figures.lastError = persisted.lastError
+        self.backoff = backoff
         var log = context.logger
         log[metadataKey: "tether.partition"] = .string(settings.name.rawValue)
         self.log = log
@@ -56,90 +58,103 @@ actor PartitionController {
 
     // MARK: Run loop
 
-    /// Keeps the partition in sync over `connection` until the connection ends or the
-    /// partition is removed.
-    func run(on connection: SyncConnection) async {
-        while !removed && !Task.isCancelled {
-            if paused {
-                setState(.paused)
-                await waitForWake()
-                continue
-            }
-            if let reason = stoppedReason {
-                setState(.stopped)
-                log.debug("stopped until the configuration is reloaded: \(reason)")
-                await waitForWake()
-                continue
-            }
+    /// Keeps the partition in sync over `link` until the connection ends or the partition is
+    /// removed: pass after pass, each started by what the state database says about resets.
+    func run(on link: any PartitionLink) async {
+        while !Task.isCancelled {
+            let event: Event
             do {
-                if try await continueReset() { continue }
+                event = .passStarted(pendingReset: machine.passLooksUpResets ? try await lookUpPendingReset() : nil)
             } catch is CancellationError {
                 return
             } catch {
                 log.error("client reset could not continue: \(error)")
-                await pauseForBackoff()
-                continue
+                event = .resetEnded(.failed)
             }
-            switch await syncSession(on: connection) {
-            case .connectionLost:
-                connectionLost()
-                return
-            case .retry(let error):
-                connectionLost()
-                // A session that stayed up a while was healthy: its end starts a new series.
-                if let boundAt, ContinuousClock.now - boundAt > .seconds(30) { backoff.reset() }
-                boundAt = nil
-                let delay = backoff.next(floor: .milliseconds(error?.retryAfterMilliseconds ?? 0))
-                log.debug("binding again in \(delay)")
-                await sleepOrWake(delay)
-            case .reset(let error):
-                if error.action == .deleteStore, await storeIsAlreadyEmptied() {
-                    // A delete-store already emptied this store: nothing left to protect, so
-                    // keep asking with backoff in case access is granted again (docs/contract.md: Manual resets and delete-store).
-                    connectionLost()
-                    await sleepOrWake(backoff.next())
-                    continue
-                }
-                do { try await resetGuarded(error) } catch is CancellationError {
-                    return
-                } catch {
-                    log.error("client reset could not start: \(error)")
-                    await pauseForBackoff()
-                }
-            case .stop(let reason):
-                stoppedReason = reason
-                persistStatus("why the partition stopped")
-            case .storeDamaged(let problem):
-                do { try await quarantine(because: problem) } catch {
-                    stoppedReason = "the damaged store could not be quarantined: \(error)"
-                    persistStatus("why the partition stopped")
-                }
-            case .storeAltered(let alteration):
-                do { try await beginAlteredStoreReset(alteration) } catch {
-                    log.error("client reset of the altered store could not start: \(error)")
-                    await pauseForBackoff()
-                }
-            case .interrupted:
-                continue
-            }
+            if await feed(event, on: link) { return }
         }
     }
 
-    /// Outcome of one bind: what the run loop does next.
-    enum SessionOutcome {
-        case connectionLost
-        case retry(SyncError?)
-        case reset(SyncError)
-        case stop(reason: String)
-        /// The store file is corrupt or not SQLite: quarantine it, then bootstrap.
-        case storeDamaged(StoreError)
-        /// An application altered the store's tables: a manual reset.
-        case storeAltered(StoreError)
-        /// Paused, removed or woken for a reset: loop again.
-        case interrupted
+    /// Hands `event` to the machine and performs the actions it returns, feeding each one's
+    /// result back in turn. True when the run loop must return.
+    private func feed(_ event: Event, on link: any PartitionLink) async -> Bool {
+        let actions = machine.handle(event)
+        publish()
+        for action in actions {
+            if action == .exit || Task.isCancelled { return true }
+            if let next = await perform(action, on: link), await feed(next, on: link) { return true }
+        }
+        return false
+    }
+
+    /// Performs one action; returns the event that reports its result, if it has one.
+    private func perform(_ action: Action, on link: any PartitionLink) async -> Event? {
+        switch action {
+        case .bind:
+            let (end, boundFor) = await syncSession(on: link)
+            return .sessionEnded(end, boundFor: boundFor)
+        case .driveReset(let initiate):
+            return await resetStep("client reset could not continue") { try await self.driveRecordedReset(initiate: initiate) }
+        case .startReset(let error):
+            return await resetStep("client reset could not start") { try await self.resetGuarded(error) }
+        case .startAlteredStoreReset(let alteration):
+            return await resetStep("client reset of the altered store could not start") {
+                try await self.beginAlteredStoreReset(alteration)
+            }
+        case .quarantine(let problem):
+            do {
+                try await quarantine(because: problem)
+                return nil
+            } catch {
+                return .quarantineFailed(reason: "\(error)")
+            }
+        case .waitForWake:
+            if machine.phase == .stopped, let reason = machine.stoppedReason {
+                log.debug("stopped until the configuration is reloaded: \(reason)")
+            }
+            await waitForWake()
+        case .backOff(let floor, let newSeries):
+            if newSeries { backoff.reset() }
+            let delay = backoff.next(floor: floor)
+            log.debug("binding again in \(delay)")
+            await sleepOrWake(delay)
+        case .sleep(let delay):
+            await sleepOrWake(delay)
+        case .resetBackoff, .persistStatus, .wake, .exit:
+            performAtOnce(action)
+        }
+        return nil
+    }
+
+    /// The actions that neither wait nor report a result (all that operator commands get).
+    private func performAtOnce(_ action: Action) {
+        switch action {
+        case .resetBackoff: backoff.reset()
+        case .persistStatus: persistStatus("the partition's pause, stop reason and last error")
+        case .wake: wake()
+        default: log.critical("internal error: action \(action) outside the run loop was ignored")
+        }
+    }
+
+    /// A reset step: its result, or `failed` after logging why (the loop backs off).
+    private func resetStep(_ what: String, _ body: () async throws -> PartitionStateMachine.ResetEnd) async -> Event? {
+        do {
+            return .resetEnded(try await body())
+        } catch is CancellationError {
+            return nil
+        } catch {
+            log.error("\(what): \(error)")
+            return .resetEnded(.failed)
+        }
     }
 
     // MARK: Control
+
+    /// Hands an operator's or the agent's event to the machine (never waits).
+    private func command(_ event: Event) {
+        for action in machine.handle(event) { performAtOnce(action) }
+        publish()
+    }
 
     /// Pauses syncing. The pause is recorded first (it outlives a restart); when it cannot be
     /// recorded (a full disk) nothing changes and the error goes to the operator.
@@ -147,8 +162,7 @@ actor PartitionController {
         var row = statusRow()
         row.paused = true
         try context.stateDatabase.update(row)
-        paused = true
-        wake()
+        command(.pauseRequested)
     }
 
     /// Resumes syncing; recorded first, like ``pause()``: a resume that was not recorded would
@@ -156,33 +170,28 @@ actor PartitionController {
     func resume() throws {
         // Resuming a partition that is not paused changes nothing (its session, and the state
         // it reports, go on).
-        guard paused else { return }
+        guard machine.paused else { return }
         var row = statusRow()
         row.paused = false
         try context.stateDatabase.update(row)
-        paused = false
-        setState(.connecting)
-        wake()
+        command(.resumeRequested)
     }
 
-    func remove() {
-        removed = true
-        wake()
-    }
+    func remove() { command(.removeRequested) }
 
-    /// A reload: new settings; a stopped partition gets another chance (docs/contract.md: Sync errors: 105/204
-    /// are retried only after a reload).
+    /// A reload: new settings; a stopped partition gets another chance (105 and 204 are
+    /// retried only after a reload).
     func update(_ settings: PartitionSettings) {
         self.settings = settings
-        stoppedReason = nil
-        wake()
+        command(.reloaded)
     }
 
-    /// `tetherctl reset initiate`.
-    func requestInitiate() {
-        initiateRequested = true
-        wake()
-    }
+    /// The agent's connection closed.
+    func connectionLost() { command(.connectionLost) }
+
+    func requestInitiate() { command(.initiateRequested) }
+
+    func recordForcedReset(_ id: String) { command(.resetForced(id: id)) }
 
     func wake() { wakeSignal.signal() }
 
@@ -191,50 +200,52 @@ actor PartitionController {
     /// Sleeps for `delay`, or less when woken.
     func sleepOrWake(_ delay: Duration) async { await wakeSignal.sleep(for: delay) }
 
-    func pauseForBackoff() async { await sleepOrWake(backoff.next()) }
+    var shouldEndSession: Bool { machine.sessionShouldEnd }
 
-    /// True the first time only: this is the daemon's start.
-    func consumeStart() -> Bool {
-        defer { initiateOnStart = false }
-        return initiateOnStart
+    /// Tells the machine a session is ready (uploads may flow).
+    func sessionBecameReady() {
+        _ = machine.handle(.sessionReady(caughtUp: figures.isCaughtUp))
+        publish()
+        readySignal.signal()
     }
 
-    func takeInitiateRequest(atStart: Bool) -> Bool {
-        defer { initiateRequested = false }
-        return initiateRequested || atStart
+    /// Tells the machine about a step of the bind.
+    func sessionEvent(_ event: Event) {
+        _ = machine.handle(event)
+        publish()
     }
 
     // MARK: Status
 
-    /// The session or the connection ended: a partition that was using it (connecting,
-    /// syncing, synced) is offline; one that waits for something else — an operator
-    /// (reset-pending), a reset under way, a pause, a reload (stopped) — keeps its state and
-    /// reason, so nothing an operator or a script keys on is hidden by a dropped connection.
-    func connectionLost() {
-        guard [.connecting, .syncing, .synced].contains(status.state) else { return }
-        setState(.offline)
+    /// What `tetherctl status` shows: the machine's state and pending reset with the figures.
+    var status: PartitionStatus {
+        var status = figures
+        status.state = machine.shownState
+        status.pendingReset = machine.pendingReset?.id
+        status.pendingResetReason = machine.pendingReset?.reason
+        if status.state != .syncing { status.download = nil }
+        return status
     }
 
-    func setState(_ state: PartitionState) {
-        var state = state
-        if state == .syncing && sessionReady && status.isCaughtUp { state = .synced }
-        guard status.state != state else { return }
-        status.state = state
-        if state != .syncing { status.download = nil }
+    /// Changes the figures; the machine learns whether the store caught up.
+    func updateFigures(_ change: (inout PartitionStatus) -> Void) {
+        change(&figures)
+        _ = machine.handle(.countsChanged(caughtUp: figures.isCaughtUp))
+        publish()
+    }
+
+    /// Signals a change of ``status`` (systemd's STATUS=, metrics, wait-synced) when there is one.
+    private func publish() {
+        let current = status
+        guard current != published else { return }
+        published = current
         context.statusChanged()
-    }
-
-    func updateStatus(_ change: (inout PartitionStatus) -> Void) {
-        let before = status
-        change(&status)
-        if status.state == .syncing && sessionReady && status.isCaughtUp { status.state = .synced }
-        if status.state == .synced && !status.isCaughtUp { status.state = .syncing }
-        if status != before { context.statusChanged() }
+        statusChanges.changed()
     }
 
     func recordError(_ error: SyncError) {
         let at = Date().timeIntervalSince1970
-        status.lastError = .init(code: error.code.rawValue, message: error.message, at: at)
+        updateFigures { $0.lastError = .init(code: error.code.rawValue, message: error.message, at: at) }
         persistStatus("the error")
     }
 
@@ -250,13 +261,7 @@ actor PartitionController {
     }
 
     func statusRow() -> PartitionStatusRow {
-        PartitionStatusRow(name: settings.name, paused: paused, stoppedReason: stoppedReason, lastError: status.lastError)
-    }
-
-    /// True for a store a delete-store action emptied: no identity and nothing unsynced.
-    func storeIsAlreadyEmptied() async -> Bool {
-        guard let store, let metadata = try? await store.metadata(), metadata.clientFile == nil else { return false }
-        return (try? await store.pendingChangeCount()) == 0
+        PartitionStatusRow(name: settings.name, paused: machine.paused, stoppedReason: machine.stoppedReason, lastError: figures.lastError)
     }
 
     /// Healthy unless an event has been handled for longer than `limit` without progress.

@@ -1,0 +1,25 @@
+import TetherClient
+import TetherProtocol
+
+/// What a partition needs of the server connection: a session per bind. The agent's
+/// ``SyncConnection`` in production; a scripted one in the controller's tests.
+protocol PartitionLink: Sendable {
+    /// Sends the bind; the outcome arrives on the session's events.
+    func openSession(_ request: BindRequest) async throws -> any PartitionSession
+    var isClosed: Bool { get async }
+}
+
+/// One bound partition on a ``PartitionLink`` (a ``SyncSession`` in production).
+protocol PartitionSession: Sendable {
+    var events: AsyncStream<SessionEvent> { get }
+    func upload(_ changesets: [UploadChangeset]) async throws
+    func unbind() async throws
+}
+
+extension SyncConnection: PartitionLink {
+    func openSession(_ request: BindRequest) async throws -> any PartitionSession {
+        try await bind(request)
+    }
+}
+
+extension SyncSession: PartitionSession {}
