@@ -16,6 +16,7 @@
 /// staged server state lost      → fetching again
 /// server refused the state       → manual-hook (access denied: waits for an operator)
 /// backup reused (a repeat of an unchanged store) → backing-up proceeds without a copy
+/// quarantine (a store that is corrupt or not SQLite): quarantining ─(moved)→ done, discarded
 /// ```
 public struct ClientResetCoordinator: Sendable, Hashable {
     /// The side effect of the current phase.
@@ -26,6 +27,8 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case runHook(HookEvent)
         case fetchServerState
         case rewrite(ResetStrategy)
+        /// Move the damaged store (and its companions) to `path`.
+        case quarantine(path: String)
         /// Stop: the reset waits for `tetherctl reset initiate` or the next start (`.initiated`).
         case awaitOperator
         /// The reset is over; sync resumes.
@@ -38,6 +41,8 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         /// A hook ran (nil: no hook is configured for that event).
         case hookFinished(HookEvent, HookResult?)
         case serverStateFetched
+        /// The damaged store was moved to the backup path.
+        case quarantined
         /// `serverVersion`: the server version the store now carries (nil for a delete-store).
         case rewriteCompleted(recovered: Int, dropped: Int, serverVersion: Int64? = nil)
         /// The recovery rules could not be applied (e.g. recovered changes do not fit the
@@ -71,6 +76,16 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         self.record = record
     }
 
+    /// The quarantine of a damaged store: the record (strategy discard, `quarantineReason` set,
+    /// backup path = where the store goes) starts in phase `quarantining`.
+    public init(quarantine record: ResetRecord) {
+        precondition(record.isQuarantine, "a quarantine has a reason")
+        var record = record
+        record.phase = .quarantining
+        record.outcome = .inProgress
+        self.record = record
+    }
+
     /// A reset read back from the state database after a restart.
     public init(resuming record: ResetRecord) {
         self.record = record
@@ -89,6 +104,7 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case .rewriting: .rewrite(record.strategy)
         case .afterHook: .runHook(.afterReset)
         case .done: .finished
+        case .quarantining: .quarantine(path: record.backupPath)
         }
     }
 
@@ -99,7 +115,7 @@ public struct ClientResetCoordinator: Sendable, Hashable {
     public mutating func handle(_ event: Event, now: Double) throws(InvalidTransition) {
         let invalid = InvalidTransition(phase: record.phase, event: event)
         if case .effectFailed(let reason) = event {
-            guard [.backingUp, .fetching, .rewriting].contains(record.phase) else { throw invalid }
+            guard [.backingUp, .fetching, .rewriting, .quarantining].contains(record.phase) else { throw invalid }
             lastFailure = reason
             return
         }
@@ -139,6 +155,10 @@ public struct ClientResetCoordinator: Sendable, Hashable {
                 record.phase = record.strategy == .deleteStore ? .rewriting : .fetching
             }
 
+        case (.quarantining, .quarantined):
+            record.phase = .done
+            record.outcome = .discarded
+            record.finishedAt = now
         case (.fetching, .serverStateFetched):
             record.phase = .rewriting
 

@@ -104,7 +104,8 @@ public struct ClientResetExecutor: Sendable {
 
     /// Drives `record` until it is done or waits for an operator, and returns it as persisted.
     /// `initiate` carries out a pending manual reset or delete-store action.
-    public func drive(_ record: ResetRecord, store: PartitionStore, context: ResetContext, initiate: Bool = false) async throws -> ResetRecord {
+    /// `store`: nil only for a quarantine (the damaged store is closed before it is moved).
+    public func drive(_ record: ResetRecord, store: PartitionStore?, context: ResetContext, initiate: Bool = false) async throws -> ResetRecord {
         var coordinator = ClientResetCoordinator(resuming: record)
         let log = logger(for: record)
         if initiate && coordinator.record.phase == .manualPending {
@@ -116,7 +117,7 @@ public struct ClientResetExecutor: Sendable {
             try stateDatabase.save(coordinator.record)  // the phase is on disk before its effect starts
             switch coordinator.effect {
             case .finished:
-                finish(coordinator.record, context: context, log: log)
+                if !coordinator.record.isQuarantine { finish(coordinator.record, context: context, log: log) }
                 return coordinator.record
             case .awaitOperator:
                 return coordinator.record
@@ -145,10 +146,12 @@ public struct ClientResetExecutor: Sendable {
         }
     }
 
-    private func perform(_ coordinator: ClientResetCoordinator, store: PartitionStore, context: ResetContext, log: Logger) async
+    private func perform(_ coordinator: ClientResetCoordinator, store: PartitionStore?, context: ResetContext, log: Logger) async
         -> ClientResetCoordinator.Event
     {
         let record = coordinator.record
+        if case .quarantine(let path) = coordinator.effect { return quarantine(record, to: path, context: context, log: log) }
+        guard let store else { return .effectFailed(reason: "the store is not open") }
         switch coordinator.effect {
         case .proceed:
             if coordinator.record.phase == .backingUp, let reused = coordinator.record.backupReusedFrom {
@@ -189,8 +192,8 @@ public struct ClientResetExecutor: Sendable {
             }
         case .rewrite(let strategy):
             return await rewrite(strategy, record: record, store: store, context: context, log: log)
-        case .awaitOperator, .finished:
-            return .proceed  // not reached: drive() returns before performing these
+        case .awaitOperator, .finished, .quarantine:
+            return .proceed  // not reached: drive() returns before performing these, quarantine above
         }
     }
 

@@ -19,6 +19,9 @@ public enum ResetPhase: String, Sendable, Hashable, Codable, CaseIterable {
     case afterHook = "after-hook"
     /// 7. Finished; sync resumes.
     case done
+    /// A store that is corrupt or not SQLite is moved to its backup path (quarantined); then
+    /// done, and the partition bootstraps again (docs/client-reset.md).
+    case quarantining
 }
 
 /// How a reset ended, as `tetherctl resets` shows it (docs/contract.md: tetherctl).

@@ -4,11 +4,11 @@ import TetherProtocol
 import TetherStore
 
 extension PartitionController {
-    private func executor() -> ClientResetExecutor {
+    func executor() -> ClientResetExecutor {
         ClientResetExecutor(stateDatabase: context.stateDatabase, fetcher: context.fetcher, logger: log)
     }
 
-    private func resetContext() async -> ResetContext {
+    func resetContext() async -> ResetContext {
         let configuration = await context.configuration()
         return ResetContext(partition: settings, stateDir: configuration.stateDir, serverURL: configuration.server.url)
     }

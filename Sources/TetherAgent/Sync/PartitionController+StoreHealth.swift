@@ -11,7 +11,7 @@ extension PartitionController {
     /// opened as it is and ``alteredStore`` says what differs (a manual reset follows).
     func openStoreIfPresent() async throws {
         guard store == nil else { return }
-        try completePendingQuarantines()
+        try await completePendingQuarantines()
         guard FileManager.default.fileExists(atPath: settings.storePath) else { return }
         do {
             store = try await openCheckedStore()
@@ -91,64 +91,36 @@ extension PartitionController {
     // MARK: Quarantine
 
     /// Moves the damaged store to `<recovery_dir>/<partition>/<UTC time>-quarantine-<id>.sqlite`
-    /// and records it like a discarding reset whose backup is that file. The record is written
-    /// first (outcome `in-progress`), the files moved, then the record completed: a crash at
-    /// any point is finished by ``completePendingQuarantines()`` at the next open.
+    /// through the reset machinery: recorded (phase `quarantining`, strategy discard, the
+    /// backup is that file), moved, done. A crash at any point is finished by
+    /// ``completePendingQuarantines()`` at the next open.
     func quarantine(because problem: StoreError) async throws {
         if let store {
-            try? store.close()
+            do { try store.close() } catch {
+                log.warning("closing the damaged store \(settings.storePath) failed (it is moved aside anyway): \(error)")
+            }
             self.store = nil
         }
-        let now = Date().timeIntervalSince1970
-        let id = ResetRecord.newID()
-        let path = ResetRecord.quarantinePath(recoveryDir: settings.reset.recoveryDir, partition: settings.name, id: id, at: now)
-        var record = ResetRecord(
-            id: id, partition: settings.name, errorCode: .badClientFile,
-            errorMessage: "the store file is damaged: \(problem)", mode: settings.reset.mode, strategy: .discard,
-            fallbackReason: "the store was quarantined: it is corrupt or not SQLite", backupPath: path, startedAt: now)
-        record.phase = .done
-        record.quarantineReason = problem.description
-        try context.stateDatabase.save(record)
-        await FaultInjection.resetGate("quarantine")
-        try completeQuarantine(record)
+        let record = try executor().recordQuarantine(because: problem, context: await resetContext())
+        try await completeQuarantine(record)
     }
 
     /// Finishes quarantines a crash interrupted (the store file, or part of it, still in place).
-    func completePendingQuarantines() throws {
+    /// A record written by an earlier version (phase done, outcome in-progress) is resumed too.
+    func completePendingQuarantines() async throws {
         for record in try context.stateDatabase.resets(partition: settings.name)
         where record.isQuarantine && record.outcome == .inProgress {
-            try completeQuarantine(record)
+            try await completeQuarantine(ClientResetCoordinator(quarantine: record).record)
         }
     }
 
-    private func completeQuarantine(_ pending: ResetRecord) throws {
-        var record = pending
-        do {
-            try StoreQuarantine.move(store: settings.storePath, to: record.backupPath)
-        } catch {
-            log.error("\(error); \(error.hint)", metadata: ["tether.reset_id": .string(record.id)])
-            throw error
-        }
-        // A reset that was under way on the damaged store cannot go on: it ends here.
-        if let active = try context.stateDatabase.activeReset(partition: settings.name) {
-            var ended = active
-            ended.phase = .done
-            ended.outcome = .discarded
-            ended.finishedAt = Date().timeIntervalSince1970
-            ended.fallbackReason = "the store was quarantined by reset \(record.id) before this reset finished"
-            try context.stateDatabase.save(ended)
-        }
-        record.outcome = .discarded
-        record.finishedAt = Date().timeIntervalSince1970
-        try context.stateDatabase.save(record)
-        let message = "store \(settings.storePath) is damaged (\(record.quarantineReason ?? "corrupt")); it was moved to \(record.backupPath) and the partition is bootstrapped again from the server"
-        log.error(
-            "\(message); the file may be salvaged with `sqlite3 \(record.backupPath) .recover`; unsynced changes in it are not recovered automatically",
-            metadata: [
-                "message_id": .string(TetherMessageID.storeQuarantined.rawValue), "tether.reset_id": .string(record.id),
-                "tether.error_code": .stringConvertible(record.errorCode.rawValue), "tether.backup": .string(record.backupPath),
-            ])
-        recordError(SyncError(.badClientFile, message, action: .clientReset))
+    private func completeQuarantine(_ pending: ResetRecord) async throws {
+        let record = try await executor().drive(pending, store: nil, context: await resetContext())
+        recordError(
+            SyncError(
+                .badClientFile,
+                "store \(settings.storePath) is damaged (\(record.quarantineReason ?? "corrupt")); it was moved to \(record.backupPath) and the partition is bootstrapped again from the server",
+                action: .clientReset))
         updateFigures {
             $0.serverVersion = 0
             $0.unsyncedChanges = 0

@@ -43,6 +43,7 @@ private func succeed(initiate: Bool = true, recovered: Int = 3) -> (Effect) -> E
             }
             return nil
         case .finished: return nil
+        case .quarantine: return .quarantined
         }
     }
 }
@@ -129,7 +130,7 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
 }
 
 @Test func transientFailuresRepeatThePhase() throws {
-    for phase in [ResetPhase.backingUp, .fetching, .rewriting] {
+    for phase in [ResetPhase.backingUp, .fetching, .rewriting, .quarantining] {
         var c = ClientResetCoordinator(resuming: { var r = record(.recover); r.phase = phase; return r }())
         let before = c.effect
         try c.handle(.effectFailed(reason: "disk full"), now: 1)
@@ -164,12 +165,14 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
         .proceed, .backupCompleted, .hookFinished(.beforeReset, .succeeded), .hookFinished(.afterReset, .succeeded),
         .hookFinished(.manualReset, .succeeded), .serverStateFetched, .rewriteCompleted(recovered: 0, dropped: 0),
         .recoveryImpossible(reason: "x"), .initiated, .effectFailed(reason: "x"), .serverStateLost, .fetchRefused(reason: "x"),
+        .quarantined,
     ]
     let valid: Set<String> = [
         "recorded/proceed", "manual-hook/hookFinished(manualReset)", "manual-pending/initiated",
         "backing-up/backupCompleted", "backing-up/effectFailed", "before-hook/hookFinished(beforeReset)",
         "fetching/serverStateFetched", "fetching/effectFailed", "fetching/fetchRefused", "rewriting/rewriteCompleted",
         "rewriting/recoveryImpossible", "rewriting/effectFailed", "rewriting/serverStateLost", "after-hook/hookFinished(afterReset)",
+        "quarantining/quarantined", "quarantining/effectFailed",
     ]
     func name(_ e: Event) -> String {
         switch e {
@@ -240,4 +243,26 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
     #expect(c.record.strategy == .manual)
     #expect(c.record.fallbackReason == "the server refused to send its state: error 206 (permission_denied): no grant")
     #expect(c.record.outcome == .manualPending)
+}
+
+/// A damaged store goes through the coordinator: recorded in phase quarantining, its effect
+/// moves the store to the backup path, then done and discarded; a restart moves it again.
+@Test func aQuarantineMovesTheStoreThenEndsDiscarded() throws {
+    var damaged = record(.discard)
+    damaged.quarantineReason = "SQLite error 11"
+    var c = ClientResetCoordinator(quarantine: damaged)
+    #expect(c.record.phase == .quarantining)
+    #expect(c.effect == .quarantine(path: damaged.backupPath))
+    #expect(ClientResetCoordinator(resuming: c.record).effect == c.effect, "a restart moves it again")
+    try c.handle(.effectFailed(reason: "read-only file system"), now: 1)
+    #expect(c.record.phase == .quarantining)
+    try c.handle(.quarantined, now: 2)
+    #expect(c.record.phase == .done)
+    #expect(c.record.outcome == .discarded)
+    #expect(c.record.finishedAt == 2)
+    #expect(c.effect == .finished)
+    // A record an earlier version wrote (phase done, outcome in-progress) is resumed as one.
+    var legacy = damaged
+    legacy.phase = .done
+    #expect(ClientResetCoordinator(quarantine: legacy).effect == .quarantine(path: damaged.backupPath))
 }
