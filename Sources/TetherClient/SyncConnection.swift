@@ -24,6 +24,7 @@ public actor SyncConnection {
     /// closed the connection with. A connection-level error the server sent is not one.
     public private(set) var protocolViolation: SyncError?
     private var closing = false
+    private nonisolated let ended = ConnectionEndSignal()
 
     init(writer: WebSocketOutboundWriter, logger: Logger) {
         self.writer = writer
@@ -64,6 +65,10 @@ public actor SyncConnection {
     }
 
     public var isClosed: Bool { machine.state == .closed }
+
+    /// Returns once the connection has ended (the server closed it, it broke, or ``close()``
+    /// was answered), or when the waiting task is cancelled.
+    public nonisolated func waitUntilClosed() async { await ended.wait() }
 
     func request(_ session: SessionID, _ event: ClientSessionStateMachine.Event) async throws {
         try await perform(machine.request(session, event))
@@ -132,6 +137,7 @@ public actor SyncConnection {
         sessions = [:]
         for waiter in pongWaiters.values { waiter.resume(throwing: SyncClientError.closed(closeReason)) }
         pongWaiters = [:]
+        ended.fire()
     }
 
     private func perform(_ actions: [ClientConnectionStateMachine.Action]) async throws {

@@ -60,13 +60,18 @@ extension SyncAgent {
             group.addTask {
                 // Keep-alive (a ping every 15 s) and liveness: ends the additions as soon as the
                 // connection is gone, so that the reconnect backoff starts at once.
-                var lastPing = ContinuousClock.now
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(250))
-                    if await connection.isClosed { break }
-                    guard ContinuousClock.now - lastPing >= .seconds(15) else { continue }
-                    lastPing = .now
-                    do { try await connection.ping() } catch { break }
+                await withTaskGroup(of: Void.self) { liveness in
+                    liveness.addTask { await connection.waitUntilClosed() }
+                    liveness.addTask {
+                        while !Task.isCancelled {
+                            do {
+                                try await Task.sleep(for: .seconds(15))
+                                try await connection.ping()
+                            } catch { return }
+                        }
+                    }
+                    await liveness.next()
+                    liveness.cancelAll()
                 }
                 continuation.finish()
             }

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+import TetherProtocol
+import TetherStore
+import TetherTestSupport
+@testable import TetherAgent
+
+/// The controller as the executor of ``PartitionStateMachine``: a real store and state
+/// database in a temporary directory, the server played by a ``ScriptedLink``, no process.
+@Suite struct PartitionControllerTests {
+    static let resetError = SyncError(.badServerVersion, "the server was restored from a backup", action: .clientReset)
+
+    /// Runs a controller for `fixture`'s partition on `link` while `body` plays the server.
+    func withController(
+        _ fixture: ResetFixture, link: ScriptedLink = ScriptedLink(),
+        _ body: (PartitionController, ScriptedLink) async throws -> Void
+    ) async throws {
+        let controller = PartitionController(
+            settings: fixture.context.partition, context: try ScriptedAgent(fixture),
+            persisted: try fixture.stateDatabase.status(of: ResetFixture.partition),
+            backoff: Backoff(initial: .milliseconds(10), maximum: .milliseconds(50)))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await controller.run(on: link) }
+            defer { group.cancelAll() }
+            try await body(controller, link)
+        }
+    }
+
+    func state(_ controller: PartitionController, is expected: PartitionState) async throws {
+        try await eventually("state \(expected.rawValue)", timeout: .seconds(20)) { await controller.status.state == expected }
+    }
+
+    @Test func bindsTheStoresIdentitySyncsUploadsCommitsAndGoesOfflineWithTheConnection() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        try await withController(fixture) { controller, link in
+            let session = try await link.bind(1)
+            #expect(session.request.identity == ClientFileIdentity(id: 1, salt: 1), "the store's identity, not a new device")
+            #expect(session.request.lastServerVersion == ServerVersion(version: 10, salt: 1))
+            #expect(await controller.status.state == .connecting)
+            session.acceptKnownStore(version: 10)
+            try await state(controller, is: .synced)
+            try await fixture.appWrite("INSERT INTO orders (id, customer, total) VALUES ('o2', 'bob', 2)")
+            try await eventually("the commit is uploaded") { !session.uploads.isEmpty }
+            #expect(await controller.status.unsyncedChanges == 1)
+            #expect(await controller.status.state == .syncing, "not synced while a change is unacknowledged")
+            link.close()
+            try await state(controller, is: .offline)
+        }
+    }
+
+    @Test func aPauseEndsTheSessionIsRecordedAndAResumeBindsAgain() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        try await withController(fixture) { controller, link in
+            let first = try await link.bind(1)
+            first.acceptKnownStore(version: 10)
+            try await state(controller, is: .synced)
+            try await controller.pause()
+            try await state(controller, is: .paused)
+            try await eventually("the session is unbound") { first.unbinds == 1 }
+            #expect(try fixture.stateDatabase.status(of: ResetFixture.partition).paused)
+            #expect(link.binds.count == 1, "a paused partition does not bind")
+            try await controller.resume()
+            #expect(try !fixture.stateDatabase.status(of: ResetFixture.partition).paused)
+            let second = try await link.bind(2)
+            second.acceptKnownStore(version: 10)
+            try await state(controller, is: .synced)
+        }
+    }
+
+    @Test func aPauseRecordedBeforeARestartKeepsThePartitionPaused() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        try fixture.stateDatabase.update(PartitionStatusRow(name: ResetFixture.partition, paused: true))
+        try await withController(fixture) { controller, link in
+            #expect(await controller.status.state == .paused)
+            try await controller.resume()
+            _ = try await link.bind(1)
+        }
+    }
+
+    @Test func aResetErrorRunsTheResetThenBindsWithTheNewIdentity() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        fixture.fetcher.serve([order("o1", "ann", 5), order("o3", "cy", 3)])
+        try await withController(fixture) { controller, link in
+            let first = try await link.bind(1)
+            first.acceptKnownStore(version: 10)
+            try await state(controller, is: .synced)
+            first.send(.error(Self.resetError))
+            let second = try await link.bind(2)
+            #expect(second.request.identity == ClientFileIdentity(id: 101, salt: 7), "the identity the reset fetched")
+            #expect(second.request.lastServerVersion == ServerVersion(version: 20, salt: 2))
+            let resets = try fixture.stateDatabase.resets(partition: ResetFixture.partition)
+            #expect(resets.map(\.phase) == [.done])
+            #expect(resets.first?.outcome == .recovered)
+            #expect(await controller.status.lastError?.code == Self.resetError.code.rawValue)
+            #expect(await controller.status.pendingReset == nil)
+            second.acceptKnownStore(version: 20, salt: 2)
+            try await state(controller, is: .synced)
+            #expect(try fixture.stateDatabase.resets(partition: ResetFixture.partition).first?.confirmedByBind == true)
+        }
+    }
+
+    @Test func aManualResetWaitsWithItsReasonUntilInitiated() async throws {
+        let fixture = try await ResetFixture(mode: .manual, synced: [order("o1", "ann", 1)])
+        try await withController(fixture) { controller, link in
+            let first = try await link.bind(1)
+            first.acceptKnownStore(version: 10)
+            try await state(controller, is: .synced)
+            first.send(.error(Self.resetError))
+            try await state(controller, is: .resetPending)
+            let status = await controller.status
+            #expect(status.pendingResetReason == "the partition's mode is manual")
+            #expect(link.binds.count == 1, "nothing binds while the reset waits")
+            let id = try await controller.initiate()
+            #expect(id == status.pendingReset)
+            let second = try await link.bind(2)
+            #expect(second.request.identity == ClientFileIdentity(id: 101, salt: 7))
+            #expect(try fixture.stateDatabase.resets(partition: ResetFixture.partition).first?.outcome == .manualDone)
+        }
+    }
+
+    @Test func aFatalErrorStopsThePartitionUntilAReload() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        try await withController(fixture) { controller, link in
+            let first = try await link.bind(1)
+            first.send(.error(SyncError(.otherSessionError, "the partition is gone", action: .fatal)))
+            try await state(controller, is: .stopped)
+            #expect(try fixture.stateDatabase.status(of: ResetFixture.partition).stoppedReason == "error 201: the partition is gone")
+            try await consistently("no bind while stopped", for: .milliseconds(300)) { link.binds.count == 1 }
+            await controller.update(fixture.context.partition)
+            _ = try await link.bind(2)
+        }
+    }
+
+    @Test func aRetryErrorBindsAgainAfterABackoff() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        try await withController(fixture) { controller, link in
+            let first = try await link.bind(1)
+            first.send(.error(SyncError(.otherSessionError, "busy", action: .retry)))
+            try await state(controller, is: .offline)
+            let second = try await link.bind(2)
+            #expect(second.request.identity == first.request.identity)
+        }
+    }
+
+    @Test func aDamagedStoreIsQuarantinedThroughTheResetCoordinatorThenBootstrapped() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        try fixture.store.close()
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: fixture.store.path + suffix) }
+        try "this is not a database, not even close to one".write(toFile: fixture.store.path, atomically: false, encoding: .utf8)
+        try await withController(fixture) { controller, link in
+            let first = try await link.bind(1)
+            #expect(first.request.identity == nil, "bound as a new device once the damaged store is moved aside")
+            let records = try fixture.stateDatabase.resets(partition: ResetFixture.partition)
+            #expect(records.count == 1)
+            let record = try #require(records.first)
+            #expect(record.isQuarantine)
+            #expect(record.phase == .done)
+            #expect(record.outcome == .discarded)
+            #expect(FileManager.default.fileExists(atPath: record.backupPath), "the damaged file is kept")
+            #expect(!FileManager.default.fileExists(atPath: fixture.store.path))
+            #expect(await controller.status.lastError?.code == SyncErrorCode.badClientFile.rawValue)
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import Synchronization
+import TetherClient
+import TetherProtocol
+import TetherStore
+import TetherTestSupport
+@testable import TetherAgent
+
+/// Plays the server side of a partition's sessions for ``PartitionController`` tests: records
+/// each bind, lets the test send the session's events, records uploads and unbinds.
+final class ScriptedLink: PartitionLink {
+    private let sessions = Mutex<[ScriptedSession]>([])
+    private let closed = Mutex(false)
+
+    func openSession(_ request: BindRequest) async throws -> any PartitionSession {
+        let session = ScriptedSession(request: request)
+        sessions.withLock { $0.append(session) }
+        return session
+    }
+
+    var isClosed: Bool { closed.withLock { $0 } }
+
+    var binds: [ScriptedSession] { sessions.withLock { $0 } }
+
+    /// Waits for bind number `count` (counting from 1).
+    func bind(_ count: Int) async throws -> ScriptedSession {
+        try await eventually("bind \(count)", timeout: .seconds(20)) {
+            let all = binds
+            return all.count >= count ? all[count - 1] : nil
+        }
+    }
+
+    /// Ends the connection: every open session sees it.
+    func close() {
+        closed.withLock { $0 = true }
+        for session in binds { session.send(.disconnected(nil)) }
+    }
+}
+
+final class ScriptedSession: PartitionSession {
+    let request: BindRequest
+    let events: AsyncStream<SessionEvent>
+    private let continuation: AsyncStream<SessionEvent>.Continuation
+    private let state = Mutex<(uploads: [UploadChangeset], unbinds: Int)>(([], 0))
+
+    init(request: BindRequest) {
+        self.request = request
+        (events, continuation) = AsyncStream.makeStream()
+    }
+
+    func send(_ event: SessionEvent) { continuation.yield(event) }
+
+    func upload(_ changesets: [UploadChangeset]) async throws {
+        state.withLock { $0.uploads += changesets }
+    }
+
+    func unbind() async throws {
+        state.withLock { $0.unbinds += 1 }
+        continuation.yield(.unbound)
+        continuation.finish()
+    }
+
+    var uploads: [UploadChangeset] { state.withLock { $0.uploads } }
+    var unbinds: Int { state.withLock { $0.unbinds } }
+
+    /// The server's bind answer for a store it knows, at `version`.
+    func acceptKnownStore(version: Int64, salt: Int64 = 1, schema: Schema = ResetFixture.schema) {
+        send(
+            .bound(
+                BindReply(
+                    session: request.session, identity: request.identity ?? ClientFileIdentity(id: 1, salt: 1), isNewIdentity: false,
+                    stateFollows: false, access: .readwrite, latestServerVersion: ServerVersion(version: version, salt: salt),
+                    integratedClientSeq: 0, schema: schema)))
+    }
+}
+
+/// The agent around a controller: its state database, configuration and token, without a
+/// network (the server's state for a reset comes from a ``StagedServer``).
+final class ScriptedAgent: AgentContext {
+    let stateDatabase: AgentStateDatabase
+    let logger: Logger
+    let fetcher: any ServerStateFetcher
+    let resetLoopLimits = ResetLoopGuard.Limits()
+    private let config: AgentConfiguration
+    private let counter = Mutex<SessionID>(0)
+    private let connectionErrors = Mutex<[SyncError]>([])
+
+    init(_ fixture: ResetFixture) throws {
+        stateDatabase = fixture.stateDatabase
+        logger = fixture.log.logger
+        fetcher = fixture.fetcher
+        try "t0ken\n".write(toFile: fixture.dir.appending("token"), atomically: false, encoding: .utf8)
+        chmod(fixture.dir.appending("token"), 0o600)
+        config = try AgentConfiguration.parse(
+            text: """
+                state_dir = "\(fixture.dir.path)"
+                [server]
+                url = "ws://127.0.0.1:1/sync"
+                token_file = "\(fixture.dir.appending("token"))"
+                [[partition]]
+                name = "\(ResetFixture.partition)"
+                store = "\(fixture.store.path)"
+                """, file: "tetherd.toml")
+    }
+
+    func configuration() async -> AgentConfiguration { config }
+    func nextSessionID() async -> SessionID { counter.withLock { $0 += 1; return $0 } }
+    func readToken() async throws -> String { "t0ken" }
+    func statusChanged() {}
+    func connectionFailed(_ error: SyncError) async { connectionErrors.withLock { $0.append(error) } }
+}
