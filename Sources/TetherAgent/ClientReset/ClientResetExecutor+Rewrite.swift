@@ -75,7 +75,14 @@ extension ClientResetExecutor {
         do {
             let records = try stateDatabase.resets(partition: partition)
             for var expired in BackupRetention.expired(records, keep: keep) {
-                try? FileManager.default.removeItem(atPath: expired.backupPath)
+                do {
+                    try FileManager.default.removeItem(atPath: expired.backupPath)
+                } catch where FileManager.default.fileExists(atPath: expired.backupPath) {
+                    // Recorded as kept: the next prune tries again, and `tetherctl resets` does
+                    // not call a file that is still there removed.
+                    log.warning("could not remove backup \(expired.backupPath) of reset \(expired.id) (\(keep) newer backups exist): \(error)")
+                    continue
+                }
                 expired.backupRemoved = true
                 try stateDatabase.save(expired)
                 log.info("removed backup \(expired.backupPath) of reset \(expired.id): \(keep) newer backups exist")
@@ -91,7 +98,11 @@ extension ClientResetExecutor {
     func removeStrayStagingFiles(of partition: PartitionName, stateDir: String, log: Logger) {
         let directory = stateDir + "/staging"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        guard let records = try? stateDatabase.resets(partition: partition) else { return }
+        let records: [ResetRecord]
+        do { records = try stateDatabase.resets(partition: partition) } catch {
+            log.warning("could not look for stray staging files of \(partition): \(error)")
+            return
+        }
         let active = Set(records.filter { $0.phase != .done }.map(\.id))
         let prefix = "\(partition)-", suffix = ".sqlite"
         for name in names where name.hasPrefix(prefix) && name.hasSuffix(suffix) {
