@@ -45,7 +45,12 @@ public actor SyncConnection {
             continuation.finish()
             throw error
         }
-        return SyncSession(id: request.session, partition: request.partition, events: stream, connection: self)
+        let id = request.session
+        let events = SessionEvents(stream) { [weak self] messages in
+            // A grant that cannot be sent: the connection is gone, and the session with it.
+            try? await self?.request(id, .creditRequested(messages))
+        }
+        return SyncSession(id: request.session, partition: request.partition, events: events, connection: self)
     }
 
     /// Sends a protocol ping and waits for the pong (or the end of the connection).

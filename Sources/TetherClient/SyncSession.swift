@@ -7,7 +7,7 @@ public import TetherProtocol
 public struct SyncSession: Sendable {
     public let id: SessionID
     public let partition: String
-    public let events: AsyncStream<SessionEvent>
+    public let events: SessionEvents
     let connection: SyncConnection
 
     /// Sends local changes; they are acknowledged by a download entry whose

@@ -18,6 +18,7 @@ import TetherProtocol
         ("error", .errorReceived(Fixtures.error)),
         ("unbound", .unboundReceived),
         ("lost", .connectionLost(nil)),
+        ("credit", .creditRequested(2)),
     ]
 
     static let expected: [String: (State, [String])] = [
@@ -32,6 +33,7 @@ import TetherProtocol
         "idle/error": (.closed, ["close:109"]),
         "idle/unbound": (.closed, ["close:109"]),
         "idle/lost": (.closed, ["forget"]),
+        "idle/credit": (.idle, []),
 
         "binding/bind": (.binding, ["refuse"]),
         "binding/upload": (.binding, ["refuse"]),
@@ -44,6 +46,7 @@ import TetherProtocol
         "binding/error": (.unbinding, ["deliver:error", "send:unbind"]),
         "binding/unbound": (.closed, ["close:109"]),
         "binding/lost": (.closed, ["deliver:disconnected", "forget"]),
+        "binding/credit": (.binding, []),
 
         "bootstrapping/bind": (.bootstrapping, ["refuse"]),
         "bootstrapping/upload": (.bootstrapping, ["refuse"]),
@@ -56,6 +59,7 @@ import TetherProtocol
         "bootstrapping/error": (.unbinding, ["deliver:error", "send:unbind"]),
         "bootstrapping/unbound": (.closed, ["close:109"]),
         "bootstrapping/lost": (.closed, ["deliver:disconnected", "forget"]),
+        "bootstrapping/credit": (.bootstrapping, ["send:credit"]),
 
         "active/bind": (.active, ["refuse"]),
         "active/upload": (.active, ["send:upload"]),
@@ -68,6 +72,7 @@ import TetherProtocol
         "active/error": (.unbinding, ["deliver:error", "send:unbind"]),
         "active/unbound": (.closed, ["close:109"]),
         "active/lost": (.closed, ["deliver:disconnected", "forget"]),
+        "active/credit": (.active, ["send:credit"]),
 
         "unbinding/bind": (.unbinding, ["refuse"]),
         "unbinding/upload": (.unbinding, ["refuse"]),
@@ -80,6 +85,7 @@ import TetherProtocol
         "unbinding/error": (.unbinding, []),
         "unbinding/unbound": (.closed, ["deliver:unbound", "forget"]),
         "unbinding/lost": (.closed, ["deliver:disconnected", "forget"]),
+        "unbinding/credit": (.unbinding, []),
 
         "closed/bind": (.closed, ["refuse"]),
         "closed/upload": (.closed, ["refuse"]),
@@ -92,6 +98,7 @@ import TetherProtocol
         "closed/error": (.closed, []),
         "closed/unbound": (.closed, []),
         "closed/lost": (.closed, []),
+        "closed/credit": (.closed, []),
     ]
 
     @Test func tableCoversEveryPair() {

@@ -17,6 +17,7 @@ import TetherProtocol
         ("lastChunk", .sendingStateChunk(isLast: true)),
         ("failed", .failed(SyncError(.permissionDenied, "revoked"))),
         ("closed", .connectionClosed),
+        ("credit", .creditReceived(3)),
     ]
 
     /// state/event → (next state, actions summarised).
@@ -31,6 +32,7 @@ import TetherProtocol
         "awaitingBind/lastChunk": (.awaitingBind, []),
         "awaitingBind/failed": (.closed, ["forget"]),
         "awaitingBind/closed": (.closed, []),
+        "awaitingBind/credit": (.closed, ["close:109"]),
 
         "binding/bind": (.closed, ["close:109"]),
         "binding/upload": (.closed, ["close:109"]),
@@ -42,6 +44,7 @@ import TetherProtocol
         "binding/lastChunk": (.binding, []),
         "binding/failed": (.closing, ["send:error:206"]),
         "binding/closed": (.closed, []),
+        "binding/credit": (.closed, ["close:109"]),
 
         "bootstrapping/bind": (.closed, ["release", "close:109"]),
         "bootstrapping/upload": (.closed, ["release", "close:109"]),
@@ -53,6 +56,7 @@ import TetherProtocol
         "bootstrapping/lastChunk": (.active, []),
         "bootstrapping/failed": (.closing, ["release", "send:error:206"]),
         "bootstrapping/closed": (.closed, ["release"]),
+        "bootstrapping/credit": (.bootstrapping, ["grant:3"]),
 
         "active/bind": (.closed, ["release", "close:109"]),
         "active/upload": (.active, ["integrate"]),
@@ -64,6 +68,7 @@ import TetherProtocol
         "active/lastChunk": (.active, []),
         "active/failed": (.closing, ["release", "send:error:206"]),
         "active/closed": (.closed, ["release"]),
+        "active/credit": (.active, ["grant:3"]),
 
         "closing/bind": (.closed, ["close:109"]),
         "closing/upload": (.closing, []),
@@ -75,6 +80,7 @@ import TetherProtocol
         "closing/lastChunk": (.closing, []),
         "closing/failed": (.closing, []),
         "closing/closed": (.closed, []),
+        "closing/credit": (.closing, []),
 
         "closed/bind": (.closed, []),
         "closed/upload": (.closed, []),
@@ -86,6 +92,7 @@ import TetherProtocol
         "closed/lastChunk": (.closed, []),
         "closed/failed": (.closed, []),
         "closed/closed": (.closed, []),
+        "closed/credit": (.closed, []),
     ]
 
     @Test func tableCoversEveryPair() {
@@ -126,6 +133,7 @@ import TetherProtocol
         _ = machine.handle(.sendingStateChunk(isLast: true))
         #expect(machine.state == .active)
         #expect(machine.handle(.uploadReceived(Fixtures.upload)).map(summary) == ["integrate"])
+        #expect(machine.handle(.creditReceived(1)).map(summary) == ["grant:1"])
         #expect(machine.handle(.unbindReceived).map(summary) == ["release", "send:unbound", "forget"])
     }
 }
@@ -137,6 +145,7 @@ func summary(_ action: ServerSessionStateMachine.Action) -> String {
     case .streamState: "state"
     case .streamDownloads: "downloads"
     case .integrate: "integrate"
+    case .grantCredit(let messages): "grant:\(messages)"
     case .release: "release"
     case .forget: "forget"
     case .closeConnection(let error): "close:\(error.code.rawValue)"

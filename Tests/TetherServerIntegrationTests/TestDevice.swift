@@ -40,7 +40,7 @@ final class TestDevice {
     let token: String
     var state: DeviceState
     private(set) var session: SyncSession?
-    private var events: AsyncStream<SessionEvent>.AsyncIterator?
+    private var events: SessionEvents.AsyncIterator?
     private var bootstrapRows: [RowRef: [String: FieldValue]] = [:]
 
     init(partition: String = "store-17", user: String = "pos-17", state: DeviceState = DeviceState()) {

@@ -132,7 +132,7 @@ extension PartitionController {
     }
 
     /// The server accepted the bind: bootstrap a new store, or check the schema and go on.
-    private func bound(_ reply: BindReply, events: inout AsyncStream<SessionEvent>.Iterator) async throws {
+    private func bound(_ reply: BindReply, events: inout SessionEvents.AsyncIterator) async throws {
         sessionEvent(.bound(stateFollows: reply.stateFollows))
         updateFigures { $0.latestServerVersion = reply.latestServerVersion.version }
         // The server is the authority on what it integrated for this identity (after a reset

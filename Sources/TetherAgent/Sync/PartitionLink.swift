@@ -11,7 +11,7 @@ protocol PartitionLink: Sendable {
 
 /// One bound partition on a ``PartitionLink`` (a ``SyncSession`` in production).
 protocol PartitionSession: Sendable {
-    var events: AsyncStream<SessionEvent> { get }
+    var events: SessionEvents { get }
     func upload(_ changesets: [UploadChangeset]) async throws
     func unbind() async throws
 }

@@ -14,7 +14,7 @@ enum SessionEnd: Error, Sendable {
 /// `stateFollows`) into a staging store, for a new store's bootstrap and a reset's step 4.
 enum StateDownload {
     static func receive(
-        reply: BindReply, events: inout AsyncStream<SessionEvent>.Iterator, partition: PartitionName, stagingPath: String,
+        reply: BindReply, events: inout SessionEvents.AsyncIterator, partition: PartitionName, stagingPath: String,
         isolation: isolated (any Actor)? = #isolation, progress: (DownloadProgress) async -> Void
     ) async throws -> FetchedState {
         PartitionStore.removeFiles(at: stagingPath)

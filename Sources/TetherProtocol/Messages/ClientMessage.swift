@@ -5,6 +5,9 @@ public enum ClientMessage: Sendable, Hashable {
     case upload(Upload)
     case unbind(SessionID)
     case ping(UInt64)
+    /// Flow control (protocol 2): the client may receive `messages` more state or download
+    /// messages for the session (docs/protocol.md, Flow control).
+    case credit(SessionID, messages: Int)
 
     /// The session a message concerns, nil for connection-level messages.
     public var session: SessionID? {
@@ -12,7 +15,7 @@ public enum ClientMessage: Sendable, Hashable {
         case .hello, .ping: nil
         case .bind(let bind): bind.session
         case .upload(let upload): upload.session
-        case .unbind(let session): session
+        case .unbind(let session), .credit(let session, _): session
         }
     }
 
@@ -24,6 +27,7 @@ public enum ClientMessage: Sendable, Hashable {
         case .upload: "upload"
         case .unbind: "unbind"
         case .ping: "ping"
+        case .credit: "credit"
         }
     }
 }

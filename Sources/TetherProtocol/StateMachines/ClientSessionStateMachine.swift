@@ -36,6 +36,8 @@ public struct ClientSessionStateMachine: Sendable {
         case bindRequested(BindRequest)
         case uploadRequested(Upload)
         case unbindRequested
+        /// The owner consumed state or download messages: the server may send `messages` more.
+        case creditRequested(Int)
         /// Messages from the server.
         case boundReceived(BindReply)
         case stateReceived(StateChunk)
@@ -107,6 +109,10 @@ public struct ClientSessionStateMachine: Sendable {
             return [.forget]
         case (_, .unbindRequested):
             return []
+        case (.bootstrapping, .creditRequested(let messages)), (.active, .creditRequested(let messages)):
+            return [.send(.credit(session, messages: messages))]
+        case (_, .creditRequested):
+            return []  // nothing more will arrive for this session
 
         // Server messages.
         case (.binding, .boundReceived(let reply)):

@@ -74,6 +74,9 @@ public struct ServerConnectionStateMachine: Sendable {
         case (.ready, .unbind(let session)):
             guard sessions[session] != nil else { return fail(.badMessageOrder("unbind", in: "unbound", session: session)) }
             return route(session, .unbindReceived)
+        case (.ready, .credit(let session, let messages)):
+            guard sessions[session] != nil else { return fail(.badMessageOrder("credit", in: "unbound", session: session)) }
+            return route(session, .creditReceived(messages))
         }
     }
 

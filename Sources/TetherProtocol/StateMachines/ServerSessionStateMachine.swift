@@ -22,6 +22,8 @@ public struct ServerSessionStateMachine: Sendable {
         case bindReceived(BindRequest)
         case uploadReceived(Upload)
         case unbindReceived
+        /// The client may receive `messages` more state or download messages (protocol 2).
+        case creditReceived(Int)
         /// From the server: the verdict on the bind (identity checked, client file reserved).
         case bindAccepted(BindReply, downloadAfter: ServerVersion)
         case bindRejected(SyncError)
@@ -43,6 +45,8 @@ public struct ServerSessionStateMachine: Sendable {
         case streamDownloads(after: ServerVersion)
         /// Validate and commit an upload (it is acknowledged through the download stream).
         case integrate(Upload)
+        /// Let the session's streamer send `messages` more state or download messages.
+        case grantCredit(Int)
         /// Stop streaming and release the client file reserved by the bind.
         case release
         /// Remove the session from the connection's table: its id may be bound again.
@@ -79,9 +83,11 @@ public struct ServerSessionStateMachine: Sendable {
         case (.closing, .unbindReceived):
             state = .closed
             return [.send(.unbound(session)), .forget]
-        case (.closing, .uploadReceived):
+        case (.closing, .uploadReceived), (.closing, .creditReceived):
             return []  // sent before the client saw our error
-        case (.closed, .bindReceived), (.closed, .uploadReceived), (.closed, .unbindReceived):
+        case (.bootstrapping, .creditReceived(let messages)), (.active, .creditReceived(let messages)):
+            return [.grantCredit(messages)]
+        case (.closed, .bindReceived), (.closed, .uploadReceived), (.closed, .unbindReceived), (.closed, .creditReceived):
             return []  // a forgotten session never receives these; the connection routes them
         case (_, .bindReceived):
             return violation("bind")
@@ -89,6 +95,8 @@ public struct ServerSessionStateMachine: Sendable {
             return violation("upload")
         case (_, .unbindReceived):
             return violation("unbind")
+        case (_, .creditReceived):
+            return violation("credit")
 
         // The bind verdict.
         case (.binding, .bindAccepted(let reply, let after)):

@@ -39,6 +39,10 @@ extension ClientMessage {
         case .ping(let nonce):
             w.byte(MessageType.ping.rawValue)
             w.varint(nonce)
+        case .credit(let session, let messages):
+            w.byte(MessageType.credit.rawValue)
+            w.varint(session)
+            w.varint(messages)
         }
         return w.bytes
     }
@@ -92,6 +96,9 @@ extension ClientMessage {
             message = .unbind(try r.uint32("session id"))
         case .ping:
             message = .ping(try r.varint("nonce"))
+        case .credit:
+            let session = try r.uint32("session id")
+            message = .credit(session, messages: try r.int("credit", in: 1...ProtocolLimits.maxCreditGrant))
         default:
             throw .unknownMessageType(typeByte)
         }

@@ -6,6 +6,7 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case upload = 0x03
     case unbind = 0x04
     case ping = 0x05
+    case credit = 0x06
 
     case welcome = 0x81
     case bound = 0x82

@@ -17,4 +17,10 @@ public enum ProtocolLimits {
     public static let maxColumns = 65536
     /// Target size of one download or state message the server sends.
     public static let targetBatchBytes = 512 << 10
+    /// Flow control (protocol 2): the state and download messages a session may receive
+    /// after its `bound` before the client grants more — what one session can have buffered
+    /// on the client is at most this many messages (about 2 MiB).
+    public static let initialSendWindow = 4
+    /// The largest grant one `credit` message may carry.
+    public static let maxCreditGrant = 1024
 }

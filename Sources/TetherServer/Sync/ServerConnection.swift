@@ -28,6 +28,8 @@ actor ServerConnection {
     private var machine: ServerConnectionStateMachine
     private var bound: [SessionID: Bound] = [:]
     private var pending: [SessionID: (AsyncStream<Void>, ServerVersion)] = [:]
+    /// Each bound session's flow control (protocol 2).
+    private var windows: [SessionID: SendWindow] = [:]
     private var nextGeneration: UInt64 = 1
 
     init(id: UInt64, service: SyncService, writer: WebSocketOutboundWriter, logger: Logger) {
@@ -54,6 +56,9 @@ actor ServerConnection {
         case .accepted(let reply, let after, let boundSession, let wakeups):
             bound[session] = Bound(session: boundSession, generation: nextGeneration)
             nextGeneration += 1
+            windows.removeValue(forKey: session)?.close()
+            let flowControl = (machine.negotiatedProtocolVersion ?? 0) >= TetherVersion.flowControl
+            windows[session] = SendWindow(initial: flowControl ? ProtocolLimits.initialSendWindow : nil)
             pending[session] = (wakeups, after)
             let work = await perform(machine.sessionEvent(session, .bindAccepted(reply, downloadAfter: after)))
             pending[session] = nil
@@ -112,14 +117,17 @@ actor ServerConnection {
                     work.append(.bind(request))
                 case .integrate(let upload):
                     if let session = bound[id]?.session { work.append(.integrate(upload, session)) }
+                case .grantCredit(let messages):
+                    windows[id]?.grant(messages)
                 case .streamState, .streamDownloads:
-                    guard let entry = bound[id], let (wakeups, after) = pending[id] else { continue }
+                    guard let entry = bound[id], let (wakeups, after) = pending[id], let window = windows[id] else { continue }
                     let bootstrap: Bool = if case .streamState = sessionAction { true } else { false }
                     work.append(.stream(SessionStreamer(
                         session: entry.session, generation: entry.generation, bootstrap: bootstrap, after: after,
-                        wakeups: wakeups, connection: self, storage: service.storage, policy: service.policy,
+                        wakeups: wakeups, window: window, connection: self, storage: service.storage, policy: service.policy,
                         writer: writer, logger: logger)))
                 case .release:
+                    windows.removeValue(forKey: id)?.close()
                     if let entry = bound.removeValue(forKey: id) {
                         await service.release(entry.session.key)
                     } else {

@@ -12,6 +12,8 @@ struct SessionStreamer: Sendable {
     let bootstrap: Bool
     let after: ServerVersion
     let wakeups: AsyncStream<Void>
+    /// Flow control: one unit per state or download message.
+    let window: SendWindow
     let connection: ServerConnection
     let storage: any ServerStorage
     let policy: ServerPolicy
@@ -56,7 +58,7 @@ struct SessionStreamer: Sendable {
                 progress.bytesDone = min(progress.bytesTotal, progress.bytesDone + Int64(changeset.encoded.count))
                 let isLast = rows.isEmpty || progress.rowsDone >= progress.rowsTotal
                 if isLast { progress.bytesDone = progress.bytesTotal }
-                guard await connection.sendingStateChunk(id, generation: generation, isLast: isLast) else {
+                guard await window.take(), await connection.sendingStateChunk(id, generation: generation, isLast: isLast) else {
                     await reader.close()
                     return nil
                 }
@@ -103,7 +105,7 @@ struct SessionStreamer: Sendable {
                         batch.append(DownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: entry.changeset))
                     }
                 }
-                guard await connection.isCurrent(id, generation: generation) else { return }
+                guard await window.take(), await connection.isCurrent(id, generation: generation) else { return }
                 let download = Download(session: id, latestServerVersion: max(latest, last.version.version), entries: batch)
                 let bytes = ServerMessage.download(download).encoded()
                 try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))

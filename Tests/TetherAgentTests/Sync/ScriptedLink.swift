@@ -40,14 +40,25 @@ final class ScriptedLink: PartitionLink {
 
 final class ScriptedSession: PartitionSession {
     let request: BindRequest
-    let events: AsyncStream<SessionEvent>
+    let events: SessionEvents
     private let continuation: AsyncStream<SessionEvent>.Continuation
     private let state = Mutex<(uploads: [UploadChangeset], unbinds: Int)>(([], 0))
+    private let granted = Granted()
+
+    final class Granted: Sendable {
+        let messages = Mutex(0)
+    }
 
     init(request: BindRequest) {
         self.request = request
-        (events, continuation) = AsyncStream.makeStream()
+        let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
+        self.continuation = continuation
+        let granted = self.granted
+        events = SessionEvents(stream) { messages in granted.messages.withLock { $0 += messages } }
     }
+
+    /// What the controller granted back (flow control), in messages.
+    var credit: Int { granted.messages.withLock { $0 } }
 
     func send(_ event: SessionEvent) { continuation.yield(event) }
 
