@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherControl
+import TetherProtocol
 import TetherTestSupport
 
 /// tetherd against a server that breaks the protocol (issue 9, bad inputs): it logs a clear
@@ -57,7 +58,7 @@ struct BadServerEndToEndTests {
             case .oversizeMessage: ["the sync server broke the protocol: error 104 (limits_exceeded)"]
             case .wrongOrder: ["the sync server broke the protocol: error 109 (bad_message_order): pong is not allowed"]
             case .unknownProtocolVersion:
-                ["error 105 (wrong_protocol_version): client speaks sync protocol 1, server speaks sync protocol 99; syncing with"]
+                ["error 105 (wrong_protocol_version): client speaks sync protocol \(TetherVersion.syncProtocol), server speaks sync protocol 99; syncing with"]
             }
         }
     }

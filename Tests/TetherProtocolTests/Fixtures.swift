@@ -57,7 +57,7 @@ enum Fixtures {
     static let clientMessages: [ClientMessage] = [
         .hello(Hello(software: "tetherd 0.1.0")),
         .bind(bind), .bind(newDeviceBind), .upload(upload), .unbind(7), .ping(UInt64.max),
-        .upload(Upload(session: 0, changesets: [])),
+        .upload(Upload(session: 0, changesets: [])), .credit(7, messages: 1), .credit(UInt32.max, messages: ProtocolLimits.maxCreditGrant),
     ]
 
     static let serverMessages: [ServerMessage] = [

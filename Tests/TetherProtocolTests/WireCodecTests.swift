@@ -67,6 +67,7 @@ import TetherProtocol
         #expect(hex(ServerMessage.pong(7).encoded()) == "86 07")
         #expect(hex(ClientMessage.unbind(1).encoded()) == "04 01")
         #expect(hex(ClientMessage.ping(7).encoded()) == "05 07")
+        #expect(hex(ClientMessage.credit(1, messages: 2).encoded()) == "06 01 02")
         let connectionError = ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "v", hint: "h", retryAfterMilliseconds: 1000))
         #expect(hex(ServerMessage.error(connectionError).encoded()) == "87 02 69 05 66 61 74 61 6c 01 76 01 68 e8 07")
     }
@@ -106,6 +107,9 @@ import TetherProtocol
         // Seq range reversed, and a batch that does not start after afterSeq.
         #expect(code { try ClientMessage.decode([0x03, 0x01, 0x01, 0x00, 0x05, 0x02, 0x00, 0x00, 0x00]) } == .badSyntax)
         #expect(code { try ClientMessage.decode([0x03, 0x01, 0x01, 0x05, 0x05, 0x06, 0x00, 0x00, 0x00]) } == .badSyntax)
+        // A credit of nothing, and one above the largest grant.
+        #expect(code { try ClientMessage.decode([0x06, 0x01, 0x00]) } == .badSyntax)
+        #expect(code { try ClientMessage.decode(ClientMessage.credit(1, messages: ProtocolLimits.maxCreditGrant + 1).encoded()) } == .badSyntax)
     }
 
     @Test func oversizeIs104() {

@@ -48,6 +48,26 @@ import TetherTestSupport
         }
     }
 
+    /// Flow control: the controller asks for the next event only once a download is applied
+    /// (committed), and each one it took is granted back to the server then.
+    @Test func eachAppliedDownloadIsGrantedBack() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        try await withController(fixture) { controller, link in
+            let session = try await link.bind(1)
+            session.acceptKnownStore(version: 10)
+            try await state(controller, is: .synced)
+            #expect(session.credit == 0, "a bound is not flow-controlled")
+            for version in Int64(11)...13 {
+                let change = RowChange(table: "orders", key: .text("o\(version)"), kind: .insert, fields: ["customer": .text("x"), "total": .real(1)])
+                session.send(.download(Download(session: session.request.session, latestServerVersion: version, entries: [
+                    DownloadEntry(serverVersion: ServerVersion(version: version, salt: 1), integratedClientSeq: 0, changeset: Changeset([change]))
+                ])))
+            }
+            try await eventually("three downloads applied") { await controller.status.serverVersion == 13 }
+            try await eventually("each granted back") { session.credit == 3 }
+        }
+    }
+
     @Test func aPauseEndsTheSessionIsRecordedAndAResumeBindsAgain() async throws {
         let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
         try await withController(fixture) { controller, link in
