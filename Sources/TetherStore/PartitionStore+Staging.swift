@@ -42,5 +42,12 @@ extension PartitionStore {
             try MetaTable.setServerVersion(db, serverVersion)
             try MetaTable.setClientFile(db, clientFile)
         }
+        // Everything into the database file itself, the WAL emptied: the file alone is the
+        // complete store (``installWithoutCopy(staging:at:)`` links just that file).
+        do {
+            try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
     }
 }

@@ -174,6 +174,12 @@ extension PartitionController {
         if store == nil {
             let directory = (settings.storePath as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o770])
+            // A new device: the downloaded store becomes the store, each row written once.
+            if PartitionStore.installWithoutCopy(staging: fetched.path, at: settings.storePath) {
+                store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
+                log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version)")
+                return
+            }
             Self.createStoreFile(settings.storePath)
             store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
         }
