@@ -41,7 +41,7 @@ import TetherTestSupport
             try await state(controller, is: .synced)
             try await fixture.appWrite("INSERT INTO orders (id, customer, total) VALUES ('o2', 'bob', 2)")
             try await eventually("the commit is uploaded") { !session.uploads.isEmpty }
-            #expect(await controller.status.unsyncedChanges == 1)
+            try await eventually("counted as unsynced") { await controller.status.unsyncedChanges == 1 }
             #expect(await controller.status.state == .syncing, "not synced while a change is unacknowledged")
             link.close()
             try await state(controller, is: .offline)
