@@ -47,7 +47,7 @@ extension PartitionStore {
         }
         let previous = schema
         do {
-            return try await write { db in
+            return try await writeAttaching(state.databasePath) { db in
                 var source = state
                 return try MetaTable.withApplyFlag(db) {
                     // Read inside the transaction: a change an application commits while the
@@ -67,7 +67,10 @@ extension PartitionStore {
                     if target != previous {
                         differences += try self.replaceSchema(db, from: previous, to: target)
                     }
-                    let rewrite = try StoreRewriter.rewrite(db, schema: target, source: &source)
+                    let rewrite =
+                        state.databasePath == nil
+                        ? try StoreRewriter.rewrite(db, schema: target, source: &source)
+                        : try StoreRewriter.rewrite(db, schema: target, attached: StoreRewriter.stagingSchema)
                     let recovery = try localChanges.map {
                         try RecoveryReplayer.replay(db, schema: target, changes: $0)
                     }
@@ -82,6 +85,32 @@ extension PartitionStore {
         } catch {
             setSchema(previous)
             throw error
+        }
+    }
+
+    /// One write transaction, with the SQLite file at `path` (if any) attached to the
+    /// connection as ``StoreRewriter/stagingSchema`` around it (SQLite attaches only outside a
+    /// transaction) and detached after, whatever happens.
+    func writeAttaching<T: Sendable>(
+        _ path: String?, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws(StoreError) -> T {
+        guard let path else { return try await write(body) }
+        do {
+            return try await pool.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS \(StoreSQL.quote(StoreRewriter.stagingSchema))", arguments: [path])
+                defer { try? db.execute(sql: "DETACH DATABASE \(StoreSQL.quote(StoreRewriter.stagingSchema))") }
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                guard let result else { throw StoreError.notAStore(path: path) }
+                return result
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.wrap(error, path: self.path)
         }
     }
 

@@ -23,6 +23,13 @@ public struct StateRow: Sendable, Hashable {
 public protocol StateSource: Sendable {
     /// The next row, or nil at the end.
     mutating func next() throws(StoreError) -> StateRow?
+    /// The SQLite file holding the state, when it is one: the rewrite then runs as SQL over
+    /// it attached (``StoreRewriter``), without reading its rows through ``next()``.
+    var databasePath: String? { get }
+}
+
+extension StateSource {
+    public var databasePath: String? { nil }
 }
 
 /// A state held in memory (tests, small partitions). Sorts its rows.
@@ -54,6 +61,8 @@ public struct StoreStateSource: StateSource {
     private var page: [StateRow] = []
     private var pageIndex = 0
     private var tableDone = false
+
+    public var databasePath: String? { path }
 
     /// Reads the tables of `schema` from the store file at `path`.
     public init(path: String, schema: Schema, pageSize: Int = 256) throws(StoreError) {

@@ -167,8 +167,10 @@ import TetherStore
         try store.close()
     }
 
-    @Test(arguments: [3, 99, 2718] as [UInt64])
-    func aRandomRewriteReachesTheStateWritingOnlyDifferences(seed: UInt64) async throws {
+    /// Both ways of rewriting — the merge join over rows read one by one, and SQL over a staged
+    /// store file attached to the connection — reach the state and count the same.
+    @Test(arguments: [3, 99, 2718] as [UInt64], [false, true])
+    func aRandomRewriteReachesTheStateWritingOnlyDifferences(seed: UInt64, fromStagedFile: Bool) async throws {
         var rng = SeededRandom(seed: seed)
         func randomItems() -> [RowKey: [String: FieldValue]] {
             var rows: [RowKey: [String: FieldValue]] = [:]
@@ -180,14 +182,23 @@ import TetherStore
             }
             return rows
         }
-        let dir = try TempDir("rewrite\(seed)")
+        let dir = try TempDir("rewrite\(seed)\(fromStagedFile)")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let existing = randomItems(), target = randomItems()
         try await store.apply([serverEntry(1, existing.map { .insert("items", $0.key, $0.value) })])
-        let report = try await store.resetInPlace(
-            to: ArrayStateSource(target.map { StateRow(table: "items", key: $0.key, fields: $0.value) }),
-            serverVersion: ServerVersion(version: 2, salt: 2))
+        let rows = target.map { StateRow(table: "items", key: $0.key, fields: $0.value) }
+        let report: ResetReport
+        if fromStagedFile {
+            let staging = try await makeStore(dir, name: "staging.sqlite")
+            try await staging.insertStateRows(rows)
+            try staging.close()
+            let source = try StoreStateSource(path: dir.file("staging.sqlite"), schema: testSchema)
+            #expect(source.databasePath != nil)
+            report = try await store.resetInPlace(to: source, serverVersion: ServerVersion(version: 2, salt: 2))
+        } else {
+            report = try await store.resetInPlace(to: ArrayStateSource(rows), serverVersion: ServerVersion(version: 2, salt: 2))
+        }
         #expect(try await store.canonicalDump() == CanonicalDump.dump(schema: testSchema, rows: ["items": target]))
         let kept = Set(existing.keys).intersection(target.keys)
         #expect(report.rewrite.inserted == target.count - kept.count, "seed \(seed)")
