@@ -96,11 +96,11 @@ extension PartitionStore {
             break
         }
         let local: [String: FieldValue] = change.kind == .delete ? [:] : pending?.fields ?? [:]
-        var kept = change
-        for name in local.keys where kept.fields.removeValue(forKey: name) != nil {
+        var remaining = change
+        for name in local.keys where remaining.fields.removeValue(forKey: name) != nil {
             report.fieldsKeptLocal += 1
         }
-        switch kept.write(rowExists: try RowWriter.exists(db, table, key: change.key)) {
+        switch remaining.write(rowExists: try RowWriter.exists(db, table, key: change.key)) {
         case .insert(let fields):
             // Pending local updates of this key (the server deleted the row) come later: they win.
             try RowWriter.insert(db, table, key: change.key, fields: fields.merging(local) { $1 })

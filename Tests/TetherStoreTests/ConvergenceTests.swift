@@ -30,13 +30,9 @@ struct SimulatedServer {
         // resumes from the integrated seq when it reconnects).
         guard batch.afterSeq == integrated[client, default: 0] else { return }
         for change in batch.changeset.changes {
-            var table = state[change.table, default: [:]]
-            switch change.kind {
-            case .insert: table[change.key, default: [:]].merge(change.fields) { $1 }
-            case .update: if table[change.key] != nil { table[change.key]!.merge(change.fields) { $1 } }
-            case .delete: table[change.key] = nil
-            }
-            state[change.table] = table
+            // The row-apply rules the real server's storages use.
+            let row = state[change.table]?[change.key]
+            state[change.table, default: [:]][change.key] = change.write(rowExists: row != nil).applied(to: row)
         }
         integrated[client] = batch.lastSeq
         history.append(Version(
