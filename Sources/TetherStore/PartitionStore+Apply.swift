@@ -26,10 +26,11 @@ extension PartitionStore {
     ///
     /// Per entry: entries at or below the store's server version are skipped (idempotent
     /// re-delivery); pending local changes with `seq <= integratedClientSeq` are dropped first;
-    /// then each change is applied by the row-apply rules (``RowWrite``) under the store's
-    /// pending local changes (docs/sync-model.md: fields with pending local changes keep their
-    /// local values; a delete of a row with a pending local insert, and an update or insert of
-    /// a row with a pending local delete, are skipped); then the server version and salt are recorded.
+    /// then each change is applied by the row-apply rules under the store's pending local
+    /// changes (``DownloadWrite``; docs/sync-model.md: fields with pending local changes keep
+    /// their local values; a delete of a row with a pending local insert, and an update or
+    /// insert of a row with a pending local insert or delete, are skipped); then the server
+    /// version and salt are recorded.
     ///
     /// Every change is validated against the schema first: a mismatch throws and nothing is applied.
     @discardableResult
@@ -75,42 +76,20 @@ extension PartitionStore {
         }
     }
 
-    /// One server change. The store's pending local changes of the row come later in server
-    /// order, so they win: what they set is left alone, and the rest of the change is written
-    /// by the row-apply rules (``RowChange/write(rowExists:)``).
+    /// One server change, written by the rules for a row with pending local changes
+    /// (``RowChange/write(rowExists:pending:)``).
     static func applyServerChange(
         _ change: RowChange, table: TableSchema, hasPending: Bool, db: Database, report: inout ApplyReport
     ) throws {
         let pending = hasPending ? try ChangeLog.pendingNet(db, table: change.table, key: change.key) : nil
-        switch (change.kind, pending?.kind) {
-        case (.delete, .insert?), (.insert, .delete?), (.update, .delete?):
-            // The local insert re-creates the row, or the local delete removes it, later.
-            report.changesSkipped += 1
-            return
-        case (.insert, .insert?), (.update, .insert?):
-            // A pending insert sets every field later.
-            report.changesSkipped += 1
-            report.fieldsKeptLocal += change.fields.count
-            return
-        default:
-            break
+        let decision = change.write(rowExists: try RowWriter.exists(db, table, key: change.key), pending: pending)
+        switch decision.write {
+        case .insert(let fields): try RowWriter.insert(db, table, key: change.key, fields: fields)
+        case .update(let fields): try RowWriter.update(db, table, key: change.key, fields: fields)
+        case .delete: try RowWriter.delete(db, table, key: change.key)
+        case .unchanged: break
         }
-        let local: [String: FieldValue] = change.kind == .delete ? [:] : pending?.fields ?? [:]
-        var remaining = change
-        for name in local.keys where remaining.fields.removeValue(forKey: name) != nil {
-            report.fieldsKeptLocal += 1
-        }
-        switch remaining.write(rowExists: try RowWriter.exists(db, table, key: change.key)) {
-        case .insert(let fields):
-            // Pending local updates of this key (the server deleted the row) come later: they win.
-            try RowWriter.insert(db, table, key: change.key, fields: fields.merging(local) { $1 })
-        case .update(let fields):
-            try RowWriter.update(db, table, key: change.key, fields: fields)
-        case .delete:
-            try RowWriter.delete(db, table, key: change.key)
-        case .unchanged:
-            break
-        }
-        report.changesApplied += 1
+        report.fieldsKeptLocal += decision.fieldsKeptLocal
+        if decision.isSkipped { report.changesSkipped += 1 } else { report.changesApplied += 1 }
     }
 }
