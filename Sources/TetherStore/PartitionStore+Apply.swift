@@ -1,21 +1,6 @@
 import GRDB
 import TetherProtocol
 
-/// One downloaded history entry (docs/sync-model.md): the changes of one server version,
-/// or none for this device's own changesets, with the device's integrated seq at that version.
-public struct ServerChangeset: Sendable, Hashable {
-    public var serverVersion: ServerVersion
-    /// The highest local seq of this store the server had integrated at `serverVersion`.
-    public var integratedClientSeq: Int64
-    public var changeset: Changeset
-
-    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: Changeset = Changeset()) {
-        self.serverVersion = serverVersion
-        self.integratedClientSeq = integratedClientSeq
-        self.changeset = changeset
-    }
-}
-
 /// What `apply` did, in counts (no row contents).
 public struct ApplyReport: Sendable, Hashable {
     /// Entries applied, and entries skipped because their version was already integrated.
@@ -35,18 +20,21 @@ public struct ApplyReport: Sendable, Hashable {
 }
 
 extension PartitionStore {
-    /// Applies downloaded entries in order, in one transaction, without capturing them.
+    /// Applies downloaded history entries in order, in one transaction, without capturing them.
+    /// An entry without changes acknowledges this store's own changes up to its
+    /// `integratedClientSeq`.
     ///
     /// Per entry: entries at or below the store's server version are skipped (idempotent
     /// re-delivery); pending local changes with `seq <= integratedClientSeq` are dropped first;
-    /// then each change is applied by the rules of docs/sync-model.md (upsert / update-if-exists
-    /// / delete; fields with pending local changes keep their local values; a delete of a row
-    /// with a pending local insert, and an update or insert of a row with a pending local
-    /// delete, are skipped); then the server version and salt are recorded.
+    /// then each change is applied by the row-apply rules under the store's pending local
+    /// changes (``DownloadWrite``; docs/sync-model.md: fields with pending local changes keep
+    /// their local values; a delete of a row with a pending local insert, and an update or
+    /// insert of a row with a pending local insert or delete, are skipped); then the server
+    /// version and salt are recorded.
     ///
     /// Every change is validated against the schema first: a mismatch throws and nothing is applied.
     @discardableResult
-    public func apply(_ entries: [ServerChangeset]) async throws(StoreError) -> ApplyReport {
+    public func apply(_ entries: [DownloadEntry]) async throws(StoreError) -> ApplyReport {
         let schema = self.schema
         var validated = entries
         for index in validated.indices {
@@ -88,48 +76,20 @@ extension PartitionStore {
         }
     }
 
-    /// One server change, by the pending-local-changes rules.
+    /// One server change, written by the rules for a row with pending local changes
+    /// (``RowChange/write(rowExists:pending:)``).
     static func applyServerChange(
         _ change: RowChange, table: TableSchema, hasPending: Bool, db: Database, report: inout ApplyReport
     ) throws {
         let pending = hasPending ? try ChangeLog.pendingNet(db, table: change.table, key: change.key) : nil
-        switch change.kind {
-        case .delete:
-            if pending?.kind == .insert {
-                report.changesSkipped += 1  // the local insert comes later in server order
-                return
-            }
-            try RowWriter.delete(db, table, key: change.key)
-            report.changesApplied += 1
-        case .insert, .update:
-            switch pending?.kind {
-            case .delete?:
-                report.changesSkipped += 1  // the local delete comes later in server order
-                return
-            case .insert?:
-                // A pending insert sets every field later in server order.
-                report.changesSkipped += 1
-                report.fieldsKeptLocal += change.fields.count
-                return
-            case .update?, nil:
-                break
-            }
-            let local = pending?.fields ?? [:]
-            var fields = change.fields
-            for name in local.keys where fields.removeValue(forKey: name) != nil {
-                report.fieldsKeptLocal += 1
-            }
-            if try RowWriter.exists(db, table, key: change.key) {
-                try RowWriter.update(db, table, key: change.key, fields: fields)
-                report.changesApplied += 1
-            } else if change.kind == .insert {
-                // Pending local updates of this key come later in server order: they win.
-                fields.merge(local) { $1 }
-                try RowWriter.insert(db, table, key: change.key, fields: fields)
-                report.changesApplied += 1
-            } else {
-                report.changesApplied += 1  // an update of a missing row is a no-op
-            }
+        let decision = change.write(rowExists: try RowWriter.exists(db, table, key: change.key), pending: pending)
+        switch decision.write {
+        case .insert(let fields): try RowWriter.insert(db, table, key: change.key, fields: fields)
+        case .update(let fields): try RowWriter.update(db, table, key: change.key, fields: fields)
+        case .delete: try RowWriter.delete(db, table, key: change.key)
+        case .unchanged: break
         }
+        report.fieldsKeptLocal += decision.fieldsKeptLocal
+        if decision.isSkipped { report.changesSkipped += 1 } else { report.changesApplied += 1 }
     }
 }

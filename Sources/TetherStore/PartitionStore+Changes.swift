@@ -1,40 +1,18 @@
 import GRDB
 import TetherProtocol
 
-/// A batch of captured local changes ready for upload.
-public struct PendingChanges: Sendable, Hashable {
-    /// The batch's changes collapsed to their net effect per row.
-    public var changeset: Changeset
-    /// The upload cursor the batch was read after. The batch holds every pending change with
-    /// `afterSeq < seq <= lastSeq`, collapsed, so the server must take it whole or not at all:
-    /// only when `afterSeq` is the seq it integrated last (see docs/store.md).
-    public var afterSeq: Int64
-    /// The seq range the batch covers: acknowledging `lastSeq` drops all of it.
-    public var firstSeq: Int64
-    public var lastSeq: Int64
-    /// How many log entries the batch covers (before collapsing).
-    public var capturedCount: Int
-
-    public init(changeset: Changeset, afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, capturedCount: Int) {
-        self.changeset = changeset
-        self.afterSeq = afterSeq
-        self.firstSeq = firstSeq
-        self.lastSeq = lastSeq
-        self.capturedCount = capturedCount
-    }
-}
-
 extension PartitionStore {
-    /// The next batch of local changes with `seq > after` (at most `limit` log entries),
-    /// collapsed per row, or nil when there is none. Reading does not remove anything.
-    public func pendingChanges(after seq: Int64, limit: Int = 1000) async throws(StoreError) -> PendingChanges? {
+    /// The next batch to upload: the local changes with `seq > after` (at most `limit` log
+    /// entries), collapsed per row, read after `after` — so the server must take it whole or not
+    /// at all (docs/store.md) — or nil when there is none. Acknowledging its `lastSeq` drops all
+    /// of it; reading does not remove anything.
+    public func pendingChanges(after seq: Int64, limit: Int = 1000) async throws(StoreError) -> UploadChangeset? {
         let limit = max(limit, 1)
         return try await read { db in
             let logged = try ChangeLog.read(db, after: seq, limit: limit)
             guard let first = logged.first, let last = logged.last else { return nil }
-            return PendingChanges(
-                changeset: Changeset(logged.map(\.change)).collapsed(), afterSeq: seq,
-                firstSeq: first.seq, lastSeq: last.seq, capturedCount: logged.count)
+            return UploadChangeset(
+                afterSeq: seq, firstSeq: first.seq, lastSeq: last.seq, changeset: Changeset(logged.map(\.change)).collapsed())
         }
     }
 

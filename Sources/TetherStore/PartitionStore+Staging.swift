@@ -10,7 +10,8 @@ extension PartitionStore {
     }
 
     /// Writes rows of a server state into this store (a staging store a download fills chunk
-    /// by chunk), without capturing them: a row already there is overwritten, so a chunk
+    /// by chunk), without capturing them. Each row is written as the insert of its fields
+    /// (``RowChange/write(rowExists:)``): a row already there gets them again, so a chunk
     /// received twice does no harm. Values are validated against the schema first.
     public func insertStateRows(_ rows: [StateRow]) async throws(StoreError) {
         let schema = self.schema
@@ -25,10 +26,10 @@ extension PartitionStore {
         try await write { db in
             try MetaTable.withApplyFlag(db) {
                 for (table, key, fields) in writes {
-                    if try RowWriter.exists(db, table, key: key) {
-                        try RowWriter.update(db, table, key: key, fields: fields)
-                    } else {
-                        try RowWriter.insert(db, table, key: key, fields: fields)
+                    switch RowChange.insert(table.name, key, fields).write(rowExists: try RowWriter.exists(db, table, key: key)) {
+                    case .insert(let fields): try RowWriter.insert(db, table, key: key, fields: fields)
+                    case .update(let fields): try RowWriter.update(db, table, key: key, fields: fields)
+                    case .delete, .unchanged: break  // an insert neither deletes nor is ignored
                     }
                 }
             }

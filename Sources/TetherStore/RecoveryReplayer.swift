@@ -28,7 +28,8 @@ public struct RecoveryReport: Sendable, Hashable {
 }
 
 /// Replays unsynced local changes onto the server's state (just written by the rewrite, in the
-/// same transaction) by the recovery rules of docs/contract.md "Recovery rules", and re-queues the kept ones in the
+/// same transaction) by the recovery rules of docs/contract.md "Recovery rules" — which are the
+/// row-apply rules (``RowWrite``) every change follows — and re-queues the kept ones in the
 /// change log for upload. Each row's changes are first collapsed to their net effect, so
 /// several local edits of one row replay as one change.
 ///
@@ -47,37 +48,25 @@ enum RecoveryReplayer {
         for change in collapsed {
             guard let table = schema.table(change.table) else { continue }  // validated above
             let server = try RowWriter.fetch(db, table, key: change.key)
-            switch change.kind {
-            case .insert:
-                if let server {
-                    let changed = change.fields.filter { server[$0.key] != $0.value }
-                    report.fieldsLocalWon += changed.count
-                    try RowWriter.update(db, table, key: change.key, fields: changed)
-                    report.insertsMerged += 1
-                } else {
-                    try RowWriter.insert(db, table, key: change.key, fields: change.fields)
-                    report.insertsKept += 1
-                }
-                try ChangeLog.append(db, change)
-            case .update:
-                guard let server else {
-                    report.updatesDropped += 1
-                    continue
-                }
-                let changed = change.fields.filter { server[$0.key] != $0.value }
+            switch change.write(rowExists: server != nil) {
+            case .insert(let fields):
+                try RowWriter.insert(db, table, key: change.key, fields: fields)
+                report.insertsKept += 1
+            case .update(let fields):
+                // Only the fields whose local value differs from the server's are written.
+                let changed = fields.filter { server?[$0.key] != $0.value }
                 report.fieldsLocalWon += changed.count
                 try RowWriter.update(db, table, key: change.key, fields: changed)
-                report.updatesKept += 1
-                try ChangeLog.append(db, change)
+                if change.kind == .insert { report.insertsMerged += 1 } else { report.updatesKept += 1 }
             case .delete:
-                guard server != nil else {
-                    report.deletesDropped += 1
-                    continue
-                }
                 try RowWriter.delete(db, table, key: change.key)
                 report.deletesKept += 1
-                try ChangeLog.append(db, change)
+            case .unchanged:
+                // An update or a delete of a row the server's state no longer has: dropped.
+                if change.kind == .delete { report.deletesDropped += 1 } else { report.updatesDropped += 1 }
+                continue
             }
+            try ChangeLog.append(db, change)
         }
         return report
     }

@@ -1,20 +1,6 @@
 import GRDB
 import TetherProtocol
 
-/// One row of a full partition state (what a client reset rewrites the store to).
-public struct StateRow: Sendable, Hashable {
-    public var table: String
-    public var key: RowKey
-    /// Every value column (the primary key excluded); a nullable column may be left out (null).
-    public var fields: [String: FieldValue]
-
-    public init(table: String, key: RowKey, fields: [String: FieldValue]) {
-        self.table = table
-        self.key = key
-        self.fields = fields
-    }
-}
-
 /// A pull iterator over a full state: rows sorted by table name, then strictly by primary key
 /// (integers before text, text by UTF-8 bytes: SQLite's order). The rewrite consumes it inside
 /// one SQLite write transaction, which is synchronous: a state arriving over the network is

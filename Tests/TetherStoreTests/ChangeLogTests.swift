@@ -17,7 +17,6 @@ import TetherStore
             DELETE FROM items WHERE sku = 2;
             """)
         let first = try #require(try await store.pendingChanges(after: 0, limit: 3))
-        #expect(first.capturedCount == 3)
         #expect(first.lastSeq - first.firstSeq == 2)
         // Collapsed: insert+update+update → one insert with the latest fields.
         #expect(first.changeset.changes == [.insert("items", .integer(1), ["name": .text("b"), "price": .real(2)])])

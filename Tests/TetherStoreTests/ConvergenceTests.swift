@@ -23,20 +23,16 @@ struct SimulatedServer {
     var history: [Version] = []
     var integrated: [Int: Int64] = [:]
 
-    mutating func upload(from client: Int, _ batch: PendingChanges, salt: Int64) {
+    mutating func upload(from client: Int, _ batch: UploadChangeset, salt: Int64) {
         // A batch is collapsed, so it is taken whole or not at all: only when it continues
         // exactly where the client file's integrated changes end. A re-sent batch
         // (`lastSeq <= integrated`) is ignored; one after a lost batch is refused (the device
         // resumes from the integrated seq when it reconnects).
         guard batch.afterSeq == integrated[client, default: 0] else { return }
         for change in batch.changeset.changes {
-            var table = state[change.table, default: [:]]
-            switch change.kind {
-            case .insert: table[change.key, default: [:]].merge(change.fields) { $1 }
-            case .update: if table[change.key] != nil { table[change.key]!.merge(change.fields) { $1 } }
-            case .delete: table[change.key] = nil
-            }
-            state[change.table] = table
+            // The row-apply rules the real server's storages use.
+            let row = state[change.table]?[change.key]
+            state[change.table, default: [:]][change.key] = change.write(rowExists: row != nil).applied(to: row)
         }
         integrated[client] = batch.lastSeq
         history.append(Version(
@@ -44,9 +40,9 @@ struct SimulatedServer {
             integrated: integrated))
     }
 
-    func download(for client: Int, after version: Int64) -> [ServerChangeset] {
+    func download(for client: Int, after version: Int64) -> [DownloadEntry] {
         history.filter { $0.number > version }.map { v in
-            ServerChangeset(
+            DownloadEntry(
                 serverVersion: ServerVersion(version: v.number, salt: v.salt),
                 integratedClientSeq: v.integrated[client, default: 0],
                 changeset: v.origin == client ? Changeset() : v.changeset)
@@ -113,7 +109,7 @@ struct SimulatedServer {
         }
         var server = SimulatedServer()
         var uploaded = Array(repeating: Int64(0), count: deviceCount)
-        var lastDownload = Array(repeating: [ServerChangeset](), count: deviceCount)
+        var lastDownload = Array(repeating: [DownloadEntry](), count: deviceCount)
 
         func upload(_ d: Int, limit: Int) async throws {
             guard let batch = try await stores[d].pendingChanges(after: uploaded[d], limit: limit) else { return }

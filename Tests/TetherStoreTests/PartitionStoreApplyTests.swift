@@ -4,8 +4,8 @@ import Testing
 import TetherProtocol
 import TetherStore
 
-func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange] = []) -> ServerChangeset {
-    ServerChangeset(
+func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange] = []) -> DownloadEntry {
+    DownloadEntry(
         serverVersion: ServerVersion(version: version, salt: version * 1000 + 7), integratedClientSeq: integrated,
         changeset: Changeset(changes))
 }

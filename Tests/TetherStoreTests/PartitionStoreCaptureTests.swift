@@ -151,7 +151,7 @@ import TetherStore
             #expect(error.message == "partition shop-1 is read-only")
         }
         // The agent still applies server changes.
-        try await store.apply([ServerChangeset(
+        try await store.apply([DownloadEntry(
             serverVersion: ServerVersion(version: 1, salt: 5), integratedClientSeq: 1,
             changeset: Changeset([.insert("items", .integer(2), ["name": .text("ink"), "price": .null])]))])
         #expect(try await sqlite3(store.path, "SELECT name FROM items WHERE sku = 2").stdout == "ink\n")

@@ -211,10 +211,7 @@ extension PartitionController {
     private func apply(_ download: Download) async throws {
         guard let store else { return }
         try FaultInjection.corruptionIfRequested(store: store.path)
-        let entries = download.entries.map {
-            ServerChangeset(serverVersion: $0.serverVersion, integratedClientSeq: $0.integratedClientSeq, changeset: $0.changeset)
-        }
-        let report = try await store.apply(entries)
+        let report = try await store.apply(download.entries)
         updateFigures { $0.latestServerVersion = max($0.latestServerVersion, download.latestServerVersion) }
         log.trace("applied \(report.changesApplied) changes up to version \(report.serverVersion.version)")
         try await refreshCounts()
@@ -282,9 +279,7 @@ extension PartitionController {
             uploadAgain = false
             do {
                 while let batch = try await store.pendingChanges(after: uploadCursor, limit: 500) {
-                    try await session.upload([
-                        UploadChangeset(afterSeq: batch.afterSeq, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq, changeset: batch.changeset)
-                    ])
+                    try await session.upload([batch])
                     uploadCursor = batch.lastSeq
                     lastProgress = .now
                 }

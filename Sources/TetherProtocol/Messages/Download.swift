@@ -1,4 +1,5 @@
-/// One server version of a partition's history, as seen by one store.
+/// One server version of a partition's history, as seen by one store: what the server sends
+/// and what the store applies (`PartitionStore.apply`), one type from the wire to the store.
 public struct DownloadEntry: Sendable, Hashable {
     public var serverVersion: ServerVersion
     /// The highest local sequence number of the receiving store integrated at this version.
@@ -6,7 +7,7 @@ public struct DownloadEntry: Sendable, Hashable {
     /// Empty for the receiving store's own changes (the acknowledgement).
     public var changeset: Changeset
 
-    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: Changeset) {
+    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: Changeset = Changeset()) {
         self.serverVersion = serverVersion
         self.integratedClientSeq = integratedClientSeq
         self.changeset = changeset

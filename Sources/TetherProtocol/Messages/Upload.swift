@@ -2,6 +2,7 @@
 /// per row, so the server takes it whole or not at all (docs/sync-model.md): it integrates
 /// the batch when `afterSeq` is the seq it integrated last for the store, ignores it when
 /// `lastSeq` is at or below that seq (a re-send), and refuses anything else (a gap).
+/// One type from the store (`PartitionStore.pendingChanges(after:limit:)`) to the wire.
 public struct UploadChangeset: Sendable, Hashable {
     /// The seq the batch was read after: the last seq of the previous batch.
     public var afterSeq: Int64

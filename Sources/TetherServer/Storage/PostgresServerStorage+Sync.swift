@@ -177,7 +177,7 @@ extension PostgresServerStorage {
     }
 
     /// Reads every row the changes touch in one query, applies the changes in order with
-    /// ``ServerOrderRules``, and writes the rows that changed in one upsert and one delete.
+    /// the row-apply rules (``RowWrite``), and writes the rows that changed in one upsert and one delete.
     private static func applyToState(_ changes: [RowChange], partitionID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
         guard !changes.isEmpty else { return }
         var order: [StateKey] = []
@@ -201,16 +201,10 @@ extension PostgresServerStorage {
         var dirty: Set<StateKey> = []
         for change in changes {
             let key = StateKey(table: change.table, key: change.key.encoded)
-            switch ServerOrderRules.apply(change, to: rows[key]) {
-            case .put(let fields):
-                rows[key] = fields
-                dirty.insert(key)
-            case .delete:
-                rows[key] = nil
-                dirty.insert(key)
-            case .unchanged:
-                break
-            }
+            let write = change.write(rowExists: rows[key] != nil)
+            guard write != .unchanged else { continue }
+            rows[key] = write.applied(to: rows[key])
+            dirty.insert(key)
         }
         let puts = order.filter { dirty.contains($0) && rows[$0] != nil }
         let deletes = order.filter { dirty.contains($0) && rows[$0] == nil }

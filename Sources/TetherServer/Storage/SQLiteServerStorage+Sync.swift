@@ -110,6 +110,7 @@ extension SQLiteServerStorage {
         }
     }
 
+    /// One change applied to the stored state by the row-apply rules (``RowWrite``).
     private static func apply(_ change: RowChange, partitionID: Int64, _ db: Database) throws {
         let key = Data(change.key.encoded)
         // Cached statements: preparing these three per row was most of the server's CPU time
@@ -124,18 +125,17 @@ extension SQLiteServerStorage {
         } else {
             fields = nil
         }
-        switch ServerOrderRules.apply(change, to: fields) {
-        case .put(let new):
+        let write = change.write(rowExists: fields != nil)
+        guard write != .unchanged else { return }
+        if let new = write.applied(to: fields) {
             try db.cachedStatement(sql: """
                 INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?)
                 ON CONFLICT(partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
                 """
             ).execute(arguments: [partitionID, change.table, key, Data(FieldValue.encodedFields(new))])
-        case .delete:
+        } else {
             try db.cachedStatement(sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
                 .execute(arguments: [partitionID, change.table, key])
-        case .unchanged:
-            break
         }
     }
 
