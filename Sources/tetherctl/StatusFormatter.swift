@@ -26,7 +26,9 @@ enum StatusFormatter {
             }
             var state = text(p["state"])
             if let download = p["download"], download != .null {
-                state += " (\(int(download["rows_done"]))/\(int(download["rows_total"])) rows)"
+                state += " (\(int(download["rows_done"]))/\(int(download["rows_total"])) rows"
+                if let rate = download["rows_per_second"]?.numberValue, rate > 0 { state += ", \(Int(rate)) rows/s" }
+                state += ")"
             }
             var error = "-"
             if let e = p["last_error"], e != .null {

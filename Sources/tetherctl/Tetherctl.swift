@@ -134,22 +134,6 @@ struct Reset: ParsableCommand {
     }
 }
 
-struct WaitSynced: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "wait-synced",
-        abstract: "Wait until every local change is uploaded and the store holds the server's latest version (--timeout, default 60 s).")
-    @OptionGroup var options: GlobalOptions
-    @Argument(help: "The partition.")
-    var partition: String
-    func run() throws {
-        let timeout = options.timeout ?? 60
-        // The daemon gives up after `timeout`; the client waits a little longer for that answer.
-        try options.perform(ControlRequest(command: .waitSynced, partition: partition, timeout: timeout), timeout: timeout + 10) { result in
-            "\(partition) synced at server version \(result["server_version"]?.numberValue.map { String(Int($0)) } ?? "?")"
-        }
-    }
-}
-
 struct Pause: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Stop syncing one partition (until resume; kept across restarts).")
     @OptionGroup var options: GlobalOptions

@@ -105,24 +105,35 @@ struct AgentStateFetcher: ServerStateFetcher {
     func fetchState(of partition: PartitionName, into stagingPath: String) async throws -> FetchedState {
         guard let connection = await agent.connection else { throw AgentError.noConnection }
         let token = try await agent.readToken()
+        // Its progress shows in the partition's status (`tetherctl status`, `wait-synced --progress`).
+        let controller = await agent.controllers[partition]
         let session = try await connection.bind(
             BindRequest(session: await agent.nextSessionID(), partition: partition.rawValue, token: token, identity: nil))
         do {
-            var events = session.events.makeAsyncIterator()
-            guard let first = await events.next() else { throw SessionEnd.disconnected(nil) }
-            switch first {
-            case .bound(let reply):
-                let fetched = try await StateDownload.receive(
-                    reply: reply, events: &events, partition: partition, stagingPath: stagingPath, progress: { _ in })
-                try? await session.unbind()
-                return fetched
-            case .error(let error): throw SessionEnd.serverError(error)
-            case .disconnected(let error): throw SessionEnd.disconnected(error)
-            default: throw SessionEnd.unbound
-            }
+            let fetched = try await receive(session, partition: partition, stagingPath: stagingPath, controller: controller)
+            await controller?.downloadEnded()
+            try? await session.unbind()
+            return fetched
         } catch {
+            await controller?.downloadEnded()
             try? await session.unbind()
             throw error
+        }
+    }
+
+    private func receive(
+        _ session: SyncSession, partition: PartitionName, stagingPath: String, controller: PartitionController?
+    ) async throws -> FetchedState {
+        var events = session.events.makeAsyncIterator()
+        guard let first = await events.next() else { throw SessionEnd.disconnected(nil) }
+        switch first {
+        case .bound(let reply):
+            return try await StateDownload.receive(
+                reply: reply, events: &events, partition: partition, stagingPath: stagingPath,
+                progress: { await controller?.downloadProgress($0) })
+        case .error(let error): throw SessionEnd.serverError(error)
+        case .disconnected(let error): throw SessionEnd.disconnected(error)
+        default: throw SessionEnd.unbound
         }
     }
 }

@@ -20,6 +20,7 @@ extension PartitionController {
     }
 
     private func runSession(on link: any PartitionLink) async -> PartitionStateMachine.SessionEnd {
+        downloadEnded()  // what an interrupted download left
         let token: String
         do {
             token = try await context.readToken()
@@ -201,12 +202,19 @@ extension PartitionController {
         Glibc.close(fd)
     }
 
-    private func downloadProgress(_ progress: DownloadProgress) {
+    /// A chunk of the server's state arrived (a bootstrap, or a reset's step 4).
+    func downloadProgress(_ progress: DownloadProgress) {
         lastProgress = .now
+        let now = Date().timeIntervalSince1970
         updateFigures {
-            $0.download = .init(rowsDone: progress.rowsDone, rowsTotal: progress.rowsTotal, bytesDone: progress.bytesDone, bytesTotal: progress.bytesTotal)
+            $0.download = .init(
+                rowsDone: progress.rowsDone, rowsTotal: progress.rowsTotal, bytesDone: progress.bytesDone,
+                bytesTotal: progress.bytesTotal, startedAt: $0.download?.startedAt ?? now, updatedAt: now)
         }
     }
+
+    /// The download is over (stored, or failed).
+    func downloadEnded() { updateFigures { $0.download = nil } }
 
     private func apply(_ download: Download) async throws {
         guard let store else { return }

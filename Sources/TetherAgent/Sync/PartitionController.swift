@@ -223,7 +223,8 @@ actor PartitionController {
         status.state = machine.shownState
         status.pendingReset = machine.pendingReset?.id
         status.pendingResetReason = machine.pendingReset?.reason
-        if status.state != .syncing { status.download = nil }
+        // A download is shown while it can be under way: a bootstrap, or a reset fetching.
+        if status.state != .syncing && status.state != .resetting { status.download = nil }
         return status
     }
 

@@ -4,11 +4,23 @@ public import TetherProtocol
 
 /// One partition's live status: what `tetherctl status` prints and `STATUS=` summarises.
 public struct PartitionStatus: Sendable, Hashable {
+    /// A bootstrap's or a reset's download of the server's state, as far as it got.
     public struct Progress: Sendable, Hashable {
         public var rowsDone: Int64
         public var rowsTotal: Int64
         public var bytesDone: Int64
         public var bytesTotal: Int64
+        /// When the download started, seconds since the epoch.
+        public var startedAt: Double
+        /// When the last chunk arrived.
+        public var updatedAt: Double
+
+        /// Rows and bytes per second since the start (0 before a second chunk).
+        public var rate: (rows: Double, bytes: Double) {
+            let elapsed = updatedAt - startedAt
+            guard elapsed > 0 else { return (0, 0) }
+            return (Double(rowsDone) / elapsed, Double(bytesDone) / elapsed)
+        }
     }
 
     public var name: PartitionName
@@ -51,9 +63,12 @@ public struct PartitionStatus: Sendable, Hashable {
             object["last_error"] = ["code": .number(Double(error.code)), "message": .string(error.message), "at": .string(Self.iso8601(error.at))]
         }
         if let download {
+            let rate = download.rate
             object["download"] = [
                 "rows_done": .number(Double(download.rowsDone)), "rows_total": .number(Double(download.rowsTotal)),
                 "bytes_done": .number(Double(download.bytesDone)), "bytes_total": .number(Double(download.bytesTotal)),
+                "started_at": .string(Self.iso8601(download.startedAt)),
+                "rows_per_second": .number(rate.rows.rounded()), "bytes_per_second": .number(rate.bytes.rounded()),
             ]
         }
         return .object(object)
