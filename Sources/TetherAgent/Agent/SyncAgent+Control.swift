@@ -74,6 +74,9 @@ extension SyncAgent: ControlHandler {
     /// version; a ping round trip first makes sure what the server had sent has arrived.
     private func waitSynced(_ name: PartitionName, _ controller: PartitionController, timeout: Double) async -> ControlResponse {
         let deadline = ContinuousClock.now + .seconds(timeout)
+        // Counted from the store itself first: a commit an application made just before asking
+        // may not have reached the partition's status yet (its notification is on the way).
+        await controller.recount()
         var confirmed = false
         while ContinuousClock.now < deadline {
             if Task.isCancelled { return .failure("the daemon is stopping") }

@@ -225,6 +225,14 @@ extension PartitionController {
         try await refreshCounts()
     }
 
+    /// Re-reads the counts for `wait-synced`; a store that cannot be read now leaves them as
+    /// they are (the journal says why).
+    func recount() async {
+        do { try await refreshCounts() } catch {
+            log.warning("cannot read the store's version and unsynced count; wait-synced judges by the last ones: \(error)")
+        }
+    }
+
     /// Re-reads the store's version and unsynced count; clears the reset-cycle marker once the
     /// server has acknowledged everything a reset recovered.
     func refreshCounts() async throws {

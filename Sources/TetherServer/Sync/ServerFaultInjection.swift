@@ -9,6 +9,11 @@ enum ServerFaultInjection {
     /// match its head would refuse it — so a test can drive an agent into a reset loop.
     static let refuseBindFile = ProcessInfo.processInfo.environment["TETHER_FAULT_REFUSE_BIND_FILE"]
 
+    /// `TETHER_FAULT_STATE_CHUNK_DELAY_MS=<n>`: each state chunk is sent `n` ms late, so a test
+    /// can watch a bootstrap's or a reset's download while it is under way.
+    static let stateChunkDelay: Duration? = ProcessInfo.processInfo.environment["TETHER_FAULT_STATE_CHUNK_DELAY_MS"]
+        .flatMap(Int64.init).map { .milliseconds($0) }
+
     static func refusal(_ request: BindRequest) -> SyncError? {
         guard let refuseBindFile, request.identity != nil, FileManager.default.fileExists(atPath: refuseBindFile) else { return nil }
         return SyncError(

@@ -58,6 +58,7 @@ struct SessionStreamer: Sendable {
                 progress.bytesDone = min(progress.bytesTotal, progress.bytesDone + Int64(changeset.encoded.count))
                 let isLast = rows.isEmpty || progress.rowsDone >= progress.rowsTotal
                 if isLast { progress.bytesDone = progress.bytesTotal }
+                if let delay = ServerFaultInjection.stateChunkDelay { try await Task.sleep(for: delay) }
                 guard await window.take(), await connection.sendingStateChunk(id, generation: generation, isLast: isLast) else {
                     await reader.close()
                     return nil

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import TetherControl
+import TetherTestSupport
+
+/// Issue 14: a bootstrap's and a reset's download show in `tetherctl status` (rows, bytes,
+/// totals, a rate) and in `tetherctl wait-synced --progress` while they run. The server sends
+/// each state chunk late (a test-only fault) so that the download lasts long enough to watch.
+@Suite(.timeLimit(.minutes(5)))
+struct DownloadProgressEndToEndTests {
+    @Test func aBootstrapShowsItsProgressInStatusAndWaitSynced() async throws {
+        try await withCluster(serverEnvironment: ["TETHER_FAULT_STATE_CHUNK_DELAY_MS": "400"]) { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            // 6,000 rows: three state chunks of at most 2,048 rows.
+            _ = try await a.sql("p", "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000) INSERT INTO orders (id, customer, total) SELECT 'o' || i, 'c', i FROM n")
+            try await a.waitSynced("p", timeout: 60)
+
+            let b = try cluster.agent("b", partitions: ["p"])
+            try await b.start()
+            let waiting = try ChildProcess.start(
+                try BuiltProducts.executable("tetherctl"), ["--socket", b.socket, "wait-synced", "--progress", "--timeout", "60", "p"])
+            let download = try await eventually("the bootstrap's download in status", timeout: .seconds(30)) { () -> JSONValue? in
+                guard let status = try await b.status("p"), let download = status["download"], download != .null else { return nil }
+                return download
+            }
+            #expect(download["rows_total"]?.numberValue == 6000)
+            #expect((download["bytes_total"]?.numberValue ?? 0) > 0)
+            #expect(download["started_at"]?.stringValue != nil)
+            let result = await waiting.wait(timeout: .seconds(90))
+            #expect(result.status == 0, "\(result)")
+            let lines = result.standardOutput.split(separator: "\n").map(String.init)
+            #expect(lines.contains { $0.hasPrefix("p: bootstrapping: ") && $0.contains(" of 6,000 rows (") }, "\(lines)")
+            #expect(lines.last?.hasPrefix("p synced at server version") == true, "\(lines)")
+            #expect(try await b.sql("p", "SELECT count(*) FROM orders") == "6000\n")
+        }
+    }
+
+    @Test func aResetShowsItsDownloadInStatus() async throws {
+        try await withCluster(serverEnvironment: ["TETHER_FAULT_STATE_CHUNK_DELAY_MS": "400"]) { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            _ = try await a.sql("p", "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000) INSERT INTO orders (id, customer, total) SELECT 'o' || i, 'c', i FROM n")
+            try await a.waitSynced("p", timeout: 60)
+            let snapshot = try await cluster.admin(["snapshot", "p"])
+            _ = try await a.sql("p", "UPDATE orders SET total = 0 WHERE id = 'o1'")
+            try await a.waitSynced("p")
+            try await cluster.admin(["restore", "p", snapshot])
+            let status = try await eventually("the reset's download in status", timeout: .seconds(30)) { () -> JSONValue? in
+                guard let status = try await a.status("p"), status["state"] == "resetting", status["download"] != .null else { return nil }
+                return status
+            }
+            #expect(status["download"]?["rows_total"]?.numberValue == 6000)
+            try await a.waitSynced("p", timeout: 60)
+            #expect(try await a.status("p")?["download"] == .null, "no download left once synced")
+        }
+    }
+
+    /// `wait-synced` right after an application's commit covers that commit: it counts from the
+    /// store, not from a status the commit's notification has not reached yet (it used to
+    /// answer at once, before the upload).
+    @Test func waitSyncedRightAfterACommitCoversIt() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            for round in 1...3 {
+                _ = try await a.sql("p", "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO orders (id, customer, total) SELECT 'r\(round)-' || i, 'c', i FROM n")
+                try await a.waitSynced("p", timeout: 60)
+                #expect(try await a.sql("p", "SELECT count(*) FROM _tether_changes") == "0\n", "round \(round): nothing left unacknowledged")
+            }
+        }
+    }
+}
