@@ -1,52 +1,39 @@
-import Synchronization
+import TetherClient
 
 /// Wakes whoever waits (a partition sleeping through a backoff, waiting while paused or for an
 /// operator). Unlike an `AsyncStream`, cancelling a waiter does not end the signal for later
-/// waits. A signal with nobody waiting is kept for the next wait.
-final class WakeSignal: Sendable {
-    private struct State {
+/// waits. A signal wakes every current waiter; with nobody waiting it is kept for the next wait.
+struct WakeSignal: Sendable {
+    private struct State: Sendable {
+        var generation: UInt64 = 0
+        var waiting = 0
         var pending = false
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = AwaitableValue(State())
 
     func signal() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            if state.waiters.isEmpty {
-                state.pending = true
-                return []
-            }
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
+        state.update { state in
+            state.generation &+= 1
+            if state.waiting == 0 { state.pending = true }
         }
-        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns at the next signal (or a pending one), or when the task is cancelled.
     func wait() async {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
+        var seen: UInt64 = 0
+        state.update { state in
+            seen = state.generation
+            state.waiting += 1
         }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.pending {
-                        state.pending = false
-                        return true
-                    }
-                    if Task.isCancelled { return true }
-                    state.waiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume()
+        let start = seen
+        await state.wait { state in
+            if state.generation != start { return true }
+            guard state.pending else { return false }
+            state.pending = false
+            return true
         }
+        state.update { $0.waiting -= 1 }
     }
 
     /// Sleeps for `delay`, or less when signalled or cancelled.
