@@ -8,14 +8,21 @@ import TetherTestSupport
 /// each state chunk late (a test-only fault) so that the download lasts long enough to watch.
 @Suite(.timeLimit(.minutes(5)))
 struct DownloadProgressEndToEndTests {
-    @Test func aBootstrapShowsItsProgressInStatusAndWaitSynced() async throws {
+    /// A cluster whose server sends state chunks late, and agent `a` with 6,000 synced rows in
+    /// partition `p` (three state chunks of at most 2,048 rows).
+    func withSyncedRows(_ body: (Cluster, Agent) async throws -> Void) async throws {
         try await withCluster(serverEnvironment: ["TETHER_FAULT_STATE_CHUNK_DELAY_MS": "400"]) { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
             try await a.start()
             try await a.waitSynced("p")
-            // 6,000 rows: three state chunks of at most 2,048 rows.
             _ = try await a.sql("p", "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000) INSERT INTO orders (id, customer, total) SELECT 'o' || i, 'c', i FROM n")
             try await a.waitSynced("p", timeout: 60)
+            try await body(cluster, a)
+        }
+    }
+
+    @Test func aBootstrapShowsItsProgressInStatusAndWaitSynced() async throws {
+        try await withSyncedRows { cluster, a in
 
             let b = try cluster.agent("b", partitions: ["p"])
             try await b.start()
@@ -38,12 +45,7 @@ struct DownloadProgressEndToEndTests {
     }
 
     @Test func aResetShowsItsDownloadInStatus() async throws {
-        try await withCluster(serverEnvironment: ["TETHER_FAULT_STATE_CHUNK_DELAY_MS": "400"]) { cluster in
-            let a = try cluster.agent("a", partitions: ["p"])
-            try await a.start()
-            try await a.waitSynced("p")
-            _ = try await a.sql("p", "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000) INSERT INTO orders (id, customer, total) SELECT 'o' || i, 'c', i FROM n")
-            try await a.waitSynced("p", timeout: 60)
+        try await withSyncedRows { cluster, a in
             let snapshot = try await cluster.admin(["snapshot", "p"])
             _ = try await a.sql("p", "UPDATE orders SET total = 0 WHERE id = 'o1'")
             try await a.waitSynced("p")
