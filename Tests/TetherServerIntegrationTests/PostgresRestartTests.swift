@@ -4,6 +4,7 @@ import TetherClient
 import TetherProtocol
 import TetherServer
 import TetherTestSupport
+import TetherTestTraits
 
 /// A PostgreSQL restart under running instances (its own PostgreSQL: the restart would disturb
 /// the other suites' tests).

@@ -4,6 +4,7 @@ import TetherClient
 import TetherProtocol
 import TetherServer
 import TetherTestSupport
+import TetherTestTraits
 #if canImport(Glibc)
 import Glibc
 #endif
