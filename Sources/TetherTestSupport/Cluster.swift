@@ -56,11 +56,11 @@ public final class Cluster: Sendable {
         } else {
             postgres = nil
         }
-        for instance in ports.indices {
-            try Self.write(serverConfig(instance, storageTable: storageTable), to: serverConfigPath(instance))
-        }
         do {
-            for instance in ports.indices { try await startServer(instance: instance) }
+            for instance in ports.indices {
+                try Self.write(serverConfig(instance, storageTable: storageTable), to: serverConfigPath(instance))
+                try await startServer(instance: instance)
+            }
         } catch {
             await shutdown()
             throw error
