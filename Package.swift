@@ -103,9 +103,14 @@ let package = Package(
             dependencies: ["TetherManual", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: settings),
 
-        // Helpers for test targets only: temp dirs, free ports, journald, child processes,
-        // a NOTIFY_SOCKET listener, a manual clock and poll-with-deadline.
-        .target(name: "TetherTestSupport", swiftSettings: settings),
+        // Helpers for test targets and `tether-bench` (never for the shipped programs): temp dirs,
+        // free ports, journald, child processes, a NOTIFY_SOCKET listener, a manual clock,
+        // poll-with-deadline, PostgreSQL, and the cluster harness (server and agents as processes).
+        .target(name: "TetherTestSupport", dependencies: ["TetherControl"], swiftSettings: settings),
+        // Swift Testing traits for test targets (a suite's PostgreSQL). Apart from
+        // TetherTestSupport: the static release build compiles every non-test target, and the
+        // toolchain has no static Testing library (the sources are empty without Testing).
+        .target(name: "TetherTestTraits", dependencies: ["TetherTestSupport"], swiftSettings: settings),
 
         // A partition's SQLite store: schema, trigger-based change capture, apply, reset primitives.
         .target(
@@ -231,7 +236,8 @@ let package = Package(
         .testTarget(
             name: "TetherServerTests",
             dependencies: [
-                "TetherServer", "TetherProtocol", "TetherTOML", "TetherTestSupport", .product(name: "Logging", package: "swift-log"),
+                "TetherServer", "TetherProtocol", "TetherTOML", "TetherTestSupport", "TetherTestTraits",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: settings),
@@ -239,7 +245,7 @@ let package = Package(
         .testTarget(
             name: "TetherServerIntegrationTests",
             dependencies: [
-                "TetherClient", "TetherServer", "TetherProtocol", "TetherTestSupport",
+                "TetherClient", "TetherServer", "TetherProtocol", "TetherTestSupport", "TetherTestTraits",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

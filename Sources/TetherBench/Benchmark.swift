@@ -1,4 +1,5 @@
 import Foundation
+import TetherTestSupport
 
 /// The whole benchmark: one server, agents as separate processes, every figure in turn. A
 /// figure that fails is reported as an error and the others still run; the run itself never
@@ -22,9 +23,9 @@ public struct Benchmark {
         let clock = ContinuousClock()
         let started = clock.now
         progress("tether-bench (\(report.mode)): \(report.machine); peak RSS = /proc/<pid>/status VmHWM, reset per phase")
-        let cluster: BenchCluster
+        let cluster: Cluster
         do {
-            cluster = try await BenchCluster(storage: options.storage, instances: options.instances)
+            cluster = try await Cluster(.bench(options))
         } catch {
             report.errors.append("cluster: \(error)")
             progress("tether-bench: cannot start the server: \(error)")
@@ -36,12 +37,12 @@ public struct Benchmark {
             report.errors.append("\(error)")
             progress("tether-bench: \(error)")
         }
-        await cluster.shutdown()
+        await cluster.shutdown(signal: SIGTERM)
         report.totalSeconds = started.duration(to: clock.now).seconds
         return report
     }
 
-    private func runFigures(_ cluster: BenchCluster, _ report: inout BenchReport) async throws {
+    private func runFigures(_ cluster: Cluster, _ report: inout BenchReport) async throws {
         let scalePartitions = wants("scale") ? options.scales.map(ScaleBench.partition) : []
         let shared = BulkPropagationBench.partitions(options) + [LatencyBench.partition]
         let writer = try cluster.agent("agent-a", partitions: scalePartitions + shared + [FanOutBench.partition])

@@ -5,9 +5,9 @@ import TetherTestSupport
 /// are in agent B's store. Floor: the same script into a plain SQLite file (WAL, no triggers).
 struct BulkPropagationBench {
     let options: BenchOptions
-    let cluster: BenchCluster
-    let writer: BenchAgent
-    let reader: BenchAgent
+    let cluster: Cluster
+    let writer: ClusterAgent
+    let reader: ClusterAgent
 
     static func partitions(_ options: BenchOptions) -> [String] { (1...options.bulkRuns).map { "bulk-\($0)" } }
 

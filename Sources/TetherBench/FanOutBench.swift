@@ -13,14 +13,15 @@ import TetherTestSupport
 /// Also: server memory per connected device, its RSS with every session bound minus before.
 struct FanOutBench {
     let options: BenchOptions
-    let cluster: BenchCluster
-    let writer: BenchAgent
+    let cluster: Cluster
+    let writer: ClusterAgent
     static let partition = "fan-out"
 
     func run() async throws -> [BenchFigure] {
         let recorder = DeliveryRecorder()
         let sessions = options.fanOutSessions
         let url = cluster.readerURL
+        let token = cluster.token
         let serverBefore = cluster.readerServerProbe?.residentBytes ?? 0
         var serverAfter = 0
         var logger = Logger(label: "tether-bench.fan-out")
@@ -29,7 +30,7 @@ struct FanOutBench {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<sessions {
                 group.addTask {
-                    await Self.session(index, url: url, logger: quietLogger, recorder: recorder)
+                    await Self.session(index, url: url, token: token, logger: quietLogger, recorder: recorder)
                 }
             }
             try await eventually("\(sessions) sessions bound", timeout: .seconds(300), pollInterval: .milliseconds(50)) {
@@ -73,12 +74,12 @@ struct FanOutBench {
         ]
     }
 
-    private static func session(_ index: Int, url: String, logger: Logger, recorder: DeliveryRecorder) async {
+    private static func session(_ index: Int, url: String, token: String, logger: Logger, recorder: DeliveryRecorder) async {
         do {
             try await SyncConnection.run(.init(url: url, software: "tether-bench"), logger: logger) { connection in
                 recorder.opened(connection)
                 let session = try await connection.bind(
-                    BindRequest(session: 1, partition: partition, token: BenchCluster.token, identity: nil))
+                    BindRequest(session: 1, partition: partition, token: token, identity: nil))
                 let clock = ContinuousClock()
                 for await event in session.events {
                     switch event {

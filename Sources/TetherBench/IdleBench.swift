@@ -6,7 +6,7 @@ import TetherTestSupport
 /// period (`/proc/<pid>/stat` utime + stime) and its RSS at the end (`VmRSS`, `VmHWM`).
 struct IdleBench {
     let options: BenchOptions
-    let cluster: BenchCluster
+    let cluster: Cluster
 
     func run() async throws -> BenchFigure {
         // The same agent with one partition first: the difference is the cost of a partition.

@@ -1,13 +1,14 @@
 import Foundation
 import GRDB
+import TetherTestSupport
 
 /// Single-change latency: single-row commits on A (a GRDB connection in the bench process),
 /// each timed from the end of its commit until the row is visible on B. B's store is watched by
 /// polling `PRAGMA data_version` every 0.2 ms and then looking the row up by primary key.
 struct LatencyBench {
     let options: BenchOptions
-    let writer: BenchAgent
-    let reader: BenchAgent
+    let writer: ClusterAgent
+    let reader: ClusterAgent
     static let partition = "latency"
 
     func run() async throws -> BenchFigure {

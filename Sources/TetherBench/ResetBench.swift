@@ -9,8 +9,8 @@ import TetherTestSupport
 /// (`sqlite3 .backup`) plus an in-place rewrite of the same rows in one transaction of a plain file.
 struct ResetBench {
     let options: BenchOptions
-    let cluster: BenchCluster
-    let agent: BenchAgent
+    let cluster: Cluster
+    let agent: ClusterAgent
     let partition: String
     let rows: Int
     /// A plain SQLite file holding the same rows (the bootstrap floor's), rewritten by the floor.

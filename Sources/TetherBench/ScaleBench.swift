@@ -7,8 +7,8 @@ import TetherTestSupport
 /// with 1 % of the rows changed offline, in recover mode and then in discard mode.
 struct ScaleBench {
     let options: BenchOptions
-    let cluster: BenchCluster
-    let uploader: BenchAgent
+    let cluster: Cluster
+    let uploader: ClusterAgent
     let rows: Int
 
     var partition: String { Self.partition(rows) }
@@ -49,7 +49,7 @@ struct ScaleBench {
         var bootFloors: [Double] = []
         var bootPeak = 0
         var bootCPU: [Double] = []
-        var last: BenchAgent?
+        var last: ClusterAgent?
         for run in 1...options.scaleRuns(rows) {
             let backupCopy = cluster.dir.appending("floor-server-copy.sqlite")
             bootFloors.append(try await SQLWorkload.backup(cluster.serverDatabase, to: backupCopy) + insertFloor)

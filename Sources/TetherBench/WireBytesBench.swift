@@ -7,7 +7,7 @@ import TetherTestSupport
 /// (`total`, a real) of N rows, then 100 single-field commits, each awaited on R before the next.
 struct WireBytesBench {
     let options: BenchOptions
-    let cluster: BenchCluster
+    let cluster: Cluster
     static let partition = "wire"
 
     func run() async throws -> BenchFigure {

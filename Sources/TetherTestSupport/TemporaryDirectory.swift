@@ -19,6 +19,14 @@ public final class TemporaryDirectory: Sendable {
     /// A path inside the directory.
     public func appending(_ name: String) -> String { path + "/" + name }
 
+    /// Writes `text` to the file `name` in the directory and returns its path.
+    @discardableResult
+    public func write(_ name: String, _ text: String) throws -> String {
+        let file = appending(name)
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
     /// Removes the directory and its contents now.
     public func remove() {
         try? FileManager.default.removeItem(atPath: path)

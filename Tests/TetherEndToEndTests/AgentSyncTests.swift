@@ -85,15 +85,15 @@ struct AgentSyncTests {
             try await a.start()
             try await a.waitSynced("p")
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('kept', 'x', 1)")
-            try Cluster.write(Agent.config(dir: a.dir, url: cluster.url, partitions: ["p", "q"], extra: ""), to: a.configPath)
+            try Cluster.write(ClusterAgent.config(dir: a.dir, url: cluster.url, partitions: ["p", "q"], extra: ""), to: a.configPath)
             a.signal(SIGHUP)
             try await eventually("q added") { try await a.status("q") != nil }
             try await a.waitSynced("q")
             try await a.waitSynced("p")
-            try Cluster.write(Agent.config(dir: a.dir, url: cluster.url, partitions: ["q"], extra: ""), to: a.configPath)
+            try Cluster.write(ClusterAgent.config(dir: a.dir, url: cluster.url, partitions: ["q"], extra: ""), to: a.configPath)
             a.signal(SIGHUP)
             try await eventually("p removed") { try await a.status("p") == nil }
-            try Cluster.write("colour = \"blue\"\n" + Agent.config(dir: a.dir, url: cluster.url, partitions: [], extra: ""), to: a.configPath)
+            try Cluster.write("colour = \"blue\"\n" + ClusterAgent.config(dir: a.dir, url: cluster.url, partitions: [], extra: ""), to: a.configPath)
             a.signal(SIGHUP)
             try await eventually("reload refused") { a.log.contains("reload refused, the running configuration is kept") && a.log.contains("colour: unknown key") }
             #expect(try await a.status("q") != nil, "the old configuration is kept")
@@ -217,7 +217,7 @@ struct AgentSyncTests {
                 try await a.status("p")?["last_error"]?["code"] == 203
             }
             #expect(!a.log.contains("wrong-token"), "tokens are never logged")
-            try Cluster.write(Cluster.token + "\n", to: a.dir + "/token", mode: 0o600)
+            try Cluster.write(ClusterSettings.defaultToken + "\n", to: a.dir + "/token", mode: 0o600)
             try await a.waitSynced("p", timeout: 90)
         }
     }
@@ -246,7 +246,7 @@ struct AgentSyncTests {
             if times.count >= 3 { #expect(times[2] - times[1] > times[1] - times[0], "\(times)") }
             let everything = try await Journald.records(matching: ["_PID=\(pid)"])
             #expect(!everything.contains { $0.description.contains("wrong-token") }, "tokens are never logged")
-            try Cluster.write(Cluster.token + "\n", to: a.dir + "/token", mode: 0o600)
+            try Cluster.write(ClusterSettings.defaultToken + "\n", to: a.dir + "/token", mode: 0o600)
             try await a.waitSynced("p", timeout: 90)
         }
     }

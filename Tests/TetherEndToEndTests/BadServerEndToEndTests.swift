@@ -75,7 +75,7 @@ struct BadServerEndToEndTests {
             let before = try await a.sql("p", ".dump")
             let fake = try FakeSyncServer(scenario.behaviour)
             defer { fake.stop() }
-            try Cluster.write(Agent.config(dir: a.dir, url: fake.url, partitions: ["p"], extra: ""), to: a.configPath)
+            try Cluster.write(ClusterAgent.config(dir: a.dir, url: fake.url, partitions: ["p"], extra: ""), to: a.configPath)
             try await a.start()
             try await eventually("a clear error is logged", timeout: .seconds(60)) {
                 scenario.expectedLog.contains { a.log.contains($0) }

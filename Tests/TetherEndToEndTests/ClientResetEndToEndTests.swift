@@ -9,7 +9,7 @@ import TetherTestSupport
 struct ClientResetEndToEndTests {
     /// Hooks that append their environment to `<agent dir>/<event>.env`; the before hook can be
     /// pinned on a FIFO (`<agent dir>/gate`) to crash the agent while it runs.
-    static func installHooks(_ agent: Agent, gate: Bool = false) throws -> String {
+    static func installHooks(_ agent: ClusterAgent, gate: Bool = false) throws -> String {
         let write: (String, String) throws -> Void = { name, body in
             try Cluster.write("#!/bin/sh\n" + body + "\n", to: agent.dir + "/hooks/" + name, mode: 0o755)
         }
@@ -24,7 +24,7 @@ struct ClientResetEndToEndTests {
             """
     }
 
-    static func environment(_ agent: Agent, _ event: String) -> [String: String] {
+    static func environment(_ agent: ClusterAgent, _ event: String) -> [String: String] {
         let text = (try? String(contentsOfFile: "\(agent.dir)/\(event).env", encoding: .utf8)) ?? ""
         return Dictionary(text.split(separator: "\n").compactMap { line in
             line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
@@ -34,7 +34,7 @@ struct ClientResetEndToEndTests {
     /// A and B synced; a snapshot; a synced write past it; B paused with offline edits covering
     /// the five recovery rules; the server restored to the snapshot; A (reset to it) makes the
     /// server-side edits. Returns once B is resumed.
-    static func restoreWithOfflineEdits(_ cluster: Cluster, _ a: Agent, _ b: Agent) async throws {
+    static func restoreWithOfflineEdits(_ cluster: Cluster, _ a: ClusterAgent, _ b: ClusterAgent) async throws {
         // Both stores exist before the application writes (sqlite3 would create an empty file).
         try await a.waitSynced("p")
         try await b.waitSynced("p")
@@ -72,7 +72,7 @@ struct ClientResetEndToEndTests {
         try await b.ctl(["resume", "p"])
     }
 
-    static func lastReset(_ agent: Agent) async throws -> JSONValue? {
+    static func lastReset(_ agent: ClusterAgent) async throws -> JSONValue? {
         try await agent.json(["resets"])["resets"]?.arrayValue?.last
     }
 
@@ -84,7 +84,7 @@ struct ClientResetEndToEndTests {
             let b = try cluster.agent("b", partitions: ["p"])
             try await a.start()
             try await b.start(environment: [:])
-            try Cluster.write(Agent.config(dir: b.dir, url: cluster.url, partitions: ["p"], extra: try Self.installHooks(b)), to: b.configPath)
+            try Cluster.write(ClusterAgent.config(dir: b.dir, url: cluster.url, partitions: ["p"], extra: try Self.installHooks(b)), to: b.configPath)
             b.signal(SIGHUP)
             try await eventually("b reloaded") { b.log.contains("configuration reloaded") }
             try await Self.restoreWithOfflineEdits(cluster, a, b)
@@ -120,7 +120,7 @@ struct ClientResetEndToEndTests {
                 "PATH", "TETHER_EVENT", "TETHER_RESET_ID", "TETHER_PARTITION", "TETHER_STORE", "TETHER_BACKUP",
                 "TETHER_RESET_MODE", "TETHER_RESET_OUTCOME", "TETHER_ERROR_CODE", "TETHER_ERROR_MESSAGE", "TETHER_SERVER_URL",
             ])
-            #expect(!after.values.contains(Cluster.token), "no token in the hook environment")
+            #expect(!after.values.contains(ClusterSettings.defaultToken), "no token in the hook environment")
             #expect(Self.environment(b, "before-reset")["TETHER_EVENT"] == "before-reset")
         }
     }
@@ -175,7 +175,7 @@ struct ClientResetEndToEndTests {
             try await a.start()
             try await b.start()
             #expect(mkfifo(b.dir + "/gate", 0o600) == 0)
-            try Cluster.write(Agent.config(dir: b.dir, url: cluster.url, partitions: ["p"], extra: try Self.installHooks(b, gate: true)), to: b.configPath)
+            try Cluster.write(ClusterAgent.config(dir: b.dir, url: cluster.url, partitions: ["p"], extra: try Self.installHooks(b, gate: true)), to: b.configPath)
             b.signal(SIGHUP)
             try await eventually("b reloaded") { b.log.contains("configuration reloaded") }
             try await Self.restoreWithOfflineEdits(cluster, a, b)
@@ -215,7 +215,7 @@ struct ClientResetEndToEndTests {
             let gates = cluster.dir.appending("gates")
             try FileManager.default.createDirectory(atPath: gates, withIntermediateDirectories: true)
             try await a.start()
-            try Cluster.write(Agent.config(dir: b.dir, url: cluster.url, partitions: ["p"], extra: try Self.installHooks(b)), to: b.configPath)
+            try Cluster.write(ClusterAgent.config(dir: b.dir, url: cluster.url, partitions: ["p"], extra: try Self.installHooks(b)), to: b.configPath)
             try await b.start(environment: ["TETHER_FAULT_RESET_GATE": gates])
             #expect(FileManager.default.createFile(atPath: gates + "/" + phase, contents: nil))
             try await Self.restoreWithOfflineEdits(cluster, a, b)

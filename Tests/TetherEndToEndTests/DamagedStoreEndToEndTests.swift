@@ -33,7 +33,7 @@ struct DamagedStoreEndToEndTests {
     }
 
     /// A synced partition with 300 rows (several pages), the agent stopped.
-    static func syncedThenStopped(_ cluster: Cluster, _ a: Agent) async throws -> String {
+    static func syncedThenStopped(_ cluster: Cluster, _ a: ClusterAgent) async throws -> String {
         try await a.start()
         try await a.waitSynced("p")
         let values = (1...300).map { "('r\($0)', 'customer \($0)', \($0))" }.joined(separator: ",")
@@ -43,7 +43,7 @@ struct DamagedStoreEndToEndTests {
         return try await a.sql("p", "SELECT count(*), sum(total) FROM orders")
     }
 
-    static func quarantineRecords(_ agent: Agent) async throws -> [JSONValue] {
+    static func quarantineRecords(_ agent: ClusterAgent) async throws -> [JSONValue] {
         try await agent.json(["resets"])["resets"]?.arrayValue?.filter { $0["quarantined"] == true } ?? []
     }
 
@@ -168,7 +168,7 @@ struct DamagedStoreEndToEndTests {
         try await withCluster { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
             try Cluster.write(
-                Agent.config(dir: a.dir, url: cluster.url, partitions: ["p"], extra: try ClientResetEndToEndTests.installHooks(a)),
+                ClusterAgent.config(dir: a.dir, url: cluster.url, partitions: ["p"], extra: try ClientResetEndToEndTests.installHooks(a)),
                 to: a.configPath)
             try await a.start()
             try await a.waitSynced("p")

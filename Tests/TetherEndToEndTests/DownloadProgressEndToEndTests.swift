@@ -10,8 +10,8 @@ import TetherTestSupport
 struct DownloadProgressEndToEndTests {
     /// A cluster whose server sends state chunks late, and agent `a` with 6,000 synced rows in
     /// partition `p` (three state chunks of at most 2,048 rows).
-    func withSyncedRows(_ body: (Cluster, Agent) async throws -> Void) async throws {
-        try await withCluster(serverEnvironment: ["TETHER_FAULT_STATE_CHUNK_DELAY_MS": "400"]) { cluster in
+    func withSyncedRows(_ body: (Cluster, ClusterAgent) async throws -> Void) async throws {
+        try await withCluster(ClusterSettings(serverEnvironment: ["TETHER_FAULT_STATE_CHUNK_DELAY_MS": "400"])) { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
             try await a.start()
             try await a.waitSynced("p")

@@ -7,41 +7,10 @@ import TetherTestSupport
 /// `tetherd` agents on different instances, applications played by `sqlite3`.
 @Suite struct MultiInstanceEndToEndTests {
     @Test func agentsOnTwoInstancesConvergeAndARestoreOnOneResetsAgentsOnTheOther() async throws {
-        let postgres = try await PostgresCluster.start()
-        do {
-            try await run(postgres)
-        } catch {
-            await postgres.stop()
-            throw error
-        }
-        await postgres.stop()
-    }
-
-    private func run(_ postgres: PostgresCluster) async throws {
-        let database = try await postgres.createDatabase()
-        let passwordDir = try TemporaryDirectory(prefix: "tether-e2e-pg")
-        let passwordFile = passwordDir.appending("pg.password")
-        try Cluster.write(postgres.password + "\n", to: passwordFile, mode: 0o600)
-        let storage = """
-            [storage]
-            kind = "postgresql"
-            url = "postgresql://\(postgres.user)@127.0.0.1:\(postgres.port)/\(database)?sslmode=disable"
-            password_file = "\(passwordFile)"
-            """
-        try await withCluster(serverConfig: storage) { cluster in
-            // Instance two: the same configuration, its own port and data_dir.
-            let secondPort = try LoopbackPort.free()
-            let secondConfig = try String(contentsOfFile: cluster.dir.appending("server.toml"), encoding: .utf8)
-                .replacingOccurrences(of: "127.0.0.1:\(cluster.port)\"", with: "127.0.0.1:\(secondPort)\"")
-                .replacingOccurrences(of: cluster.dir.appending("server-data"), with: cluster.dir.appending("server-data-2"))
-            try Cluster.write(secondConfig, to: cluster.dir.appending("server-2.toml"))
-            let second = try ChildProcess.start(try BuiltProducts.executable("tether-server"), ["--config", cluster.dir.appending("server-2.toml")])
-            defer { second.signal(SIGKILL) }
-            guard await second.waitForOutput("listening on", timeout: .seconds(30)) else {
-                throw TestSupportError("instance two did not start: \(second.standardError)")
-            }
+        // Two instances on one database of a PostgreSQL the cluster starts; agent b uses the second.
+        try await withCluster(ClusterSettings(storage: .postgresql, instances: 2)) { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
-            let b = try cluster.agent("b", partitions: ["p"], url: "ws://127.0.0.1:\(secondPort)/sync")
+            let b = try cluster.agent("b", partitions: ["p"], url: cluster.url(instance: 1))
             try await a.start()
             try await b.start()
             try await a.waitSynced("p")

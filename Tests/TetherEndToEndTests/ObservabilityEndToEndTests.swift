@@ -10,7 +10,7 @@ import TetherTestSupport
 /// hooks, and a lost server happen.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ObservabilityEndToEndTests {
-    static func agentMetrics(_ agent: Agent) async throws -> Exposition {
+    static func agentMetrics(_ agent: ClusterAgent) async throws -> Exposition {
         let result = try await agent.ctl(["metrics"])
         guard result.status == 0 else { throw TestSupportError("tetherctl metrics failed: \(result)") }
         return Exposition(result.standardOutput)
@@ -24,7 +24,7 @@ struct ObservabilityEndToEndTests {
 
     @Test func seriesMoveAsSyncsResetsAndErrorsHappen() async throws {
         let metricsPort = try LoopbackPort.free()
-        let cluster = try await Cluster(serverExtra: "metrics_listen = \"127.0.0.1:\(metricsPort)\"")
+        let cluster = try await Cluster(ClusterSettings(serverExtra: "metrics_listen = \"127.0.0.1:\(metricsPort)\""))
         do {
             try await run(cluster, metricsPort: metricsPort)
         } catch {
@@ -50,7 +50,7 @@ struct ObservabilityEndToEndTests {
         try Cluster.write("#!/bin/sh\nexit 0\n", to: a.dir + "/hooks/before", mode: 0o755)
         try Cluster.write("#!/bin/sh\nexit 3\n", to: a.dir + "/hooks/after", mode: 0o755)
         try Cluster.write(
-            Agent.config(dir: a.dir, url: cluster.url, partitions: ["p"], extra: """
+            ClusterAgent.config(dir: a.dir, url: cluster.url, partitions: ["p"], extra: """
                 metrics_textfile = "\(a.dir)/tether.prom"
                 [reset]
                 before_hook = "\(a.dir)/hooks/before"

@@ -11,7 +11,7 @@ import TetherTestSupport
 struct OperatorCommandsEndToEndTests {
     /// Runs every command against `partition` and checks each one ends by itself, promptly,
     /// with an answer. Pause is undone by resume.
-    static func everyCommandAnswers(_ agent: Agent, _ partition: String, in situation: String) async throws {
+    static func everyCommandAnswers(_ agent: ClusterAgent, _ partition: String, in situation: String) async throws {
         let commands: [[String]] = [
             ["status"], ["status", "--json"], ["resets"], ["resets", "--json"], ["pause", partition], ["resume", partition],
             ["wait-synced", partition, "--timeout", "1"], ["reset", "initiate", partition], ["log-level", "info"],
@@ -39,7 +39,7 @@ struct OperatorCommandsEndToEndTests {
             // A third partition whose store path is a directory: it cannot be opened (retried).
             try FileManager.default.createDirectory(atPath: a.dir + "/not-a-store", withIntermediateDirectories: true)
             try Cluster.write(
-                Agent.config(dir: a.dir, url: cluster.url, partitions: ["p", "q"], extra: "")
+                ClusterAgent.config(dir: a.dir, url: cluster.url, partitions: ["p", "q"], extra: "")
                     + "\n[[partition]]\nname = \"s\"\nstore = \"\(a.dir)/not-a-store\"\n", to: a.configPath)
             try await a.start(environment: ["TETHER_FAULT_RESET_GATE": gates])
             try await a.waitSynced("p")

@@ -7,7 +7,7 @@ import TetherTestSupport
 /// dropped connection that must not hide a pending reset.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ResetLoopEndToEndTests {
-    static func resets(_ agent: Agent, _ partition: String = "p") async throws -> [JSONValue] {
+    static func resets(_ agent: ClusterAgent, _ partition: String = "p") async throws -> [JSONValue] {
         try await agent.json(["resets"])["resets"]?.arrayValue?.filter { $0["partition"]?.stringValue == partition } ?? []
     }
 
@@ -55,7 +55,7 @@ struct ResetLoopEndToEndTests {
     }
 
     /// Agent `a` on partition `p`, synced, with row `x` written and synced.
-    static func agentWithOneSyncedRow(_ cluster: Cluster, environment: [String: String] = [:], logDestination: String = "stderr") async throws -> Agent {
+    static func agentWithOneSyncedRow(_ cluster: Cluster, environment: [String: String] = [:], logDestination: String = "stderr") async throws -> ClusterAgent {
         let a = try cluster.agent("a", partitions: ["p"])
         try await a.start(environment: environment, logDestination: logDestination)
         try await a.waitSynced("p")
@@ -80,7 +80,7 @@ struct ResetLoopEndToEndTests {
         let dir = try TemporaryDirectory(prefix: "tether-loop")
         defer { dir.remove() }
         let refuse = dir.appending("refuse")
-        try await withCluster(serverEnvironment: ["TETHER_FAULT_REFUSE_BIND_FILE": refuse]) { cluster in
+        try await withCluster(ClusterSettings(serverEnvironment: ["TETHER_FAULT_REFUSE_BIND_FILE": refuse])) { cluster in
             let a = try await Self.agentWithOneSyncedRow(
                 cluster, environment: ["TETHER_FAULT_RESET_LOOP_FIRST_DELAY": "0.5"], logDestination: "journal")
             let snapshot = try await Self.snapshot(cluster)

@@ -16,7 +16,7 @@ struct SecurityEndToEndTests {
 
     /// Hooks that save the environment they were executed with, exactly as execve() passed it
     /// (`/proc/$$/environ`, before the shell adds variables of its own), and print a line.
-    static func installEnvironmentHooks(_ agent: Agent) throws -> String {
+    static func installEnvironmentHooks(_ agent: ClusterAgent) throws -> String {
         for event in ["before-reset", "after-reset", "manual-reset"] {
             try Cluster.write(
                 "#!/bin/sh\ntr '\\0' '\\n' < /proc/$$/environ > \(agent.dir)/\(event).environ\necho \"\(event) hook ran\"\n",
@@ -30,7 +30,7 @@ struct SecurityEndToEndTests {
             """
     }
 
-    static func hookEnvironment(_ agent: Agent, _ event: String) -> [String: String]? {
+    static func hookEnvironment(_ agent: ClusterAgent, _ event: String) -> [String: String]? {
         guard let text = try? String(contentsOfFile: "\(agent.dir)/\(event).environ", encoding: .utf8) else { return nil }
         return Dictionary(text.split(separator: "\n").compactMap { line in
             line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
@@ -38,7 +38,7 @@ struct SecurityEndToEndTests {
     }
 
     /// Every `tetherctl` command an operator reads, as text and as JSON.
-    static func tetherctlOutputs(_ agent: Agent) async throws -> [String] {
+    static func tetherctlOutputs(_ agent: ClusterAgent) async throws -> [String] {
         var outputs: [String] = []
         for command in [["status"], ["resets"], ["status", "--json"], ["resets", "--json"], ["resets", "--partition", "p", "--json"]] {
             let result = try await agent.ctl(command)
@@ -57,12 +57,12 @@ struct SecurityEndToEndTests {
         try await Journald.ensureRunning()
         let token = "tok-\(UInt64.random(in: 1...UInt64.max))-secret"
         let wrongToken = "wrong-\(UInt64.random(in: 1...UInt64.max))-secret"
-        try await withCluster(token: token) { cluster in
+        try await withCluster(ClusterSettings(token: token)) { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
             let b = try cluster.agent("b", partitions: ["p"])
             for agent in [a, b] {
                 try Cluster.write(
-                    Agent.config(dir: agent.dir, url: cluster.url, partitions: ["p"], extra: try Self.installEnvironmentHooks(agent)),
+                    ClusterAgent.config(dir: agent.dir, url: cluster.url, partitions: ["p"], extra: try Self.installEnvironmentHooks(agent)),
                     to: agent.configPath)
             }
             try await a.start(logDestination: "journal")

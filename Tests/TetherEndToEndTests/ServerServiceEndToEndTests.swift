@@ -12,7 +12,7 @@ struct ServerServiceEndToEndTests {
         let notify = try NotifySocketListener(directory: notifyDir)
         defer { notify.stop() }
         // A 2 s watchdog: pings every second.
-        let cluster = try await Cluster(serverEnvironment: notify.environment.merging(["WATCHDOG_USEC": "2000000"]) { $1 })
+        let cluster = try await Cluster(ClusterSettings(serverEnvironment: notify.environment.merging(["WATCHDOG_USEC": "2000000"]) { $1 }))
         do {
             #expect(await notify.first(timeout: .seconds(30)) { $0 == "READY=1" } != nil)
             #expect(await notify.waitForCount(3, timeout: .seconds(30)) { $0 == "WATCHDOG=1" }, "\(notify.messages)")

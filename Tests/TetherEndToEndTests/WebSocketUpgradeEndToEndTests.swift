@@ -15,7 +15,7 @@ struct WebSocketUpgradeEndToEndTests {
             let a = try cluster.agent("a", partitions: ["p"])
             let fake = try FakeSyncServer(.init(bytes: { [] }, closeAfter: false, upgrade: .halfClose))
             defer { fake.stop() }
-            try Cluster.write(Agent.config(dir: a.dir, url: fake.url, partitions: ["p"], extra: ""), to: a.configPath)
+            try Cluster.write(ClusterAgent.config(dir: a.dir, url: fake.url, partitions: ["p"], extra: ""), to: a.configPath)
             try await a.start()
             do {
                 try await eventually("the attempt fails with a clear reason", timeout: .seconds(30)) {
@@ -29,7 +29,7 @@ struct WebSocketUpgradeEndToEndTests {
             #expect(!a.log.contains("has hung for more than"))
             #expect(try await a.status("p")?["state"] == "offline")
             // Pointed at the real server (a reload), it syncs without a restart.
-            try Cluster.write(Agent.config(dir: a.dir, url: cluster.url, partitions: ["p"], extra: ""), to: a.configPath)
+            try Cluster.write(ClusterAgent.config(dir: a.dir, url: cluster.url, partitions: ["p"], extra: ""), to: a.configPath)
             a.signal(SIGHUP)
             try await a.waitSynced("p", timeout: 60)
         }
@@ -42,7 +42,7 @@ struct WebSocketUpgradeEndToEndTests {
             let a = try cluster.agent("a", partitions: ["p"])
             let fake = try FakeSyncServer(.init(bytes: { [] }, closeAfter: false, upgrade: .silence))
             defer { fake.stop() }
-            try Cluster.write(Agent.config(dir: a.dir, url: fake.url, partitions: ["p"], extra: ""), to: a.configPath)
+            try Cluster.write(ClusterAgent.config(dir: a.dir, url: fake.url, partitions: ["p"], extra: ""), to: a.configPath)
             try await a.start()
             try await eventually("the attempt ends at the deadline", timeout: .seconds(40)) {
                 a.log.contains("no answer to the WebSocket upgrade within 10 s")
@@ -61,7 +61,7 @@ struct WebSocketUpgradeEndToEndTests {
             defer { proxy.stop() }
             let a = try cluster.agent("a", partitions: ["p"])
             try Cluster.write(
-                Agent.config(dir: a.dir, url: "ws://127.0.0.1:\(proxy.port)/sync", partitions: ["p"], extra: ""), to: a.configPath)
+                ClusterAgent.config(dir: a.dir, url: "ws://127.0.0.1:\(proxy.port)/sync", partitions: ["p"], extra: ""), to: a.configPath)
             proxy.mode = .stall
             try await a.start()
             try await eventually("the agent's connection reached the proxy") { proxy.acceptedConnections > 0 }

@@ -3,6 +3,7 @@ import Testing
 import TetherClient
 import TetherProtocol
 import TetherServer
+import TetherTestSupport
 
 /// `tether-server admin …`, `restore-backup` and `--check-config` as an operator runs them.
 @Suite struct AdminCLITests {
@@ -207,7 +208,7 @@ import TetherServer
             // The server takes the file's new token at its reload, and never logs it.
             let newest = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
             server.signal(SIGHUP)
-            _ = try await poll("the reloaded token to be accepted", timeout: .seconds(20)) { () async throws -> Bool? in
+            _ = try await eventually("the reloaded token to be accepted", timeout: .seconds(20)) { () async throws -> Bool? in
                 try await Self.bindAccepted(server, token: newest) ? true : nil
             }
             #expect(!server.log.contains(newest))

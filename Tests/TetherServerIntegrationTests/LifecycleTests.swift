@@ -3,6 +3,7 @@ import Testing
 import TetherClient
 import TetherProtocol
 import TetherServer
+import TetherTestSupport
 import NIOSSL
 #if canImport(Glibc)
 import Glibc
@@ -35,7 +36,7 @@ import Glibc
             let original = try String(contentsOfFile: server.configPath, encoding: .utf8)
             try (original + "\nbogus = 1\n").write(toFile: server.configPath, atomically: true, encoding: .utf8)
             server.signal(SIGHUP)
-            _ = try await poll("reload refusal to be logged", timeout: .seconds(10)) { server.log.contains("reload refused") ? true : nil }
+            _ = try await eventually("reload refusal to be logged", timeout: .seconds(10)) { server.log.contains("reload refused") ? true : nil }
             let reply = try await withConnection(server) { connection in
                 try await TestDevice().bind(on: connection)
             }
@@ -58,7 +59,7 @@ import Glibc
                 }
             }
             #expect(disconnected)
-            _ = try await poll("server to exit", timeout: .seconds(20)) { process.isRunning ? nil : true }
+            _ = try await eventually("server to exit", timeout: .seconds(20)) { process.isRunning ? nil : true }
             #expect(process.terminationStatus == 0)
             #expect(server.log.contains("tether-server stopped"))
             try await server.start()

@@ -1,40 +1,9 @@
 import Foundation
-import Testing
 import TetherTestSupport
+import TetherTestTraits
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The PostgreSQL server of a suite run under ``PostgresClusterTrait`` (one per suite; each
-/// test makes its own database).
-enum TestPostgres {
-    @TaskLocal static var cluster: PostgresCluster?
-
-    static func current() throws -> PostgresCluster {
-        guard let cluster else { throw ServerFailure("this suite needs the .postgresCluster trait") }
-        return cluster
-    }
-}
-
-/// Starts a real PostgreSQL 15 for a suite and stops it afterwards (never skipped).
-struct PostgresClusterTrait: SuiteTrait, TestScoping {
-    var isRecursive: Bool { false }
-
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        let cluster = try await PostgresCluster.start()
-        do {
-            try await TestPostgres.$cluster.withValue(cluster) { try await function() }
-        } catch {
-            await cluster.stop()
-            throw error
-        }
-        await cluster.stop()
-    }
-}
-
-extension Trait where Self == PostgresClusterTrait {
-    static var postgresCluster: Self { PostgresClusterTrait() }
-}
 
 /// A fresh database of the suite's PostgreSQL and the `[storage]` table that names it, with the
 /// password in a file of its own (mode 600), as a deployment has it.

@@ -4,6 +4,7 @@ import TetherClient
 import TetherProtocol
 import TetherServer
 import TetherTestSupport
+import TetherTestTraits
 
 /// A PostgreSQL restart under running instances (its own PostgreSQL: the restart would disturb
 /// the other suites' tests).
@@ -28,7 +29,7 @@ import TetherTestSupport
             let writer = TestDevice(state: state)
             writer.write(.insert("orders", .text("o2"), ["customer": .text("B"), "total": .real(2)]))
             let withWrite = writer.state
-            state = try await poll("an upload after the restart", timeout: .seconds(30)) {
+            state = try await eventually("an upload after the restart", timeout: .seconds(30)) {
                 try? await withConnection(one, deadline: .seconds(10)) { connection in
                     let device = TestDevice(state: withWrite)
                     try await device.bind(on: connection)
@@ -39,7 +40,7 @@ import TetherTestSupport
             }
             #expect(state.rows.count == 2 && state.pending.isEmpty && state.lastServerVersion.version == 2)
             // The other instance serves both rows (its pool and LISTEN connection came back).
-            let fresh = try await poll("instance two after the restart", timeout: .seconds(30)) {
+            let fresh = try await eventually("instance two after the restart", timeout: .seconds(30)) {
                 try? await withConnection(two, deadline: .seconds(10)) { connection in
                     let device = TestDevice()
                     try await device.bind(on: connection)

@@ -4,6 +4,7 @@ import TetherClient
 import TetherProtocol
 import TetherServer
 import TetherTestSupport
+import TetherTestTraits
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -157,7 +158,7 @@ import Glibc
             #expect(try await two.admin.status().server.syncTerminated)
             _ = try await one.admin.enableSync()
             _ = try await one.admin.setRecovery(false)
-            _ = try await poll("instance two to see the flags", timeout: .seconds(3)) {
+            _ = try await eventually("instance two to see the flags", timeout: .seconds(3)) {
                 let status = try await two.admin.status()
                 return !status.server.syncTerminated && !status.server.clientRecovery ? true : nil
             }

@@ -1,5 +1,6 @@
 import Foundation
 import TetherServer
+import TetherTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -100,7 +101,7 @@ final class ServerProcess: @unchecked Sendable {
         try process.run()
         self.process = process
         let pattern = "listening on 127.0.0.1:"
-        port = try await poll("server to listen", timeout: .seconds(30)) {
+        port = try await eventually("server to listen", timeout: .seconds(30)) {
             guard process.isRunning else { throw ServerFailure("server exited with \(process.terminationStatus):\n\(self.log)") }
             let text = String(self.log.dropFirst(self.logOffset))
             guard let range = text.range(of: pattern) else { return nil }
@@ -127,7 +128,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     private func waitForExit(_ process: Process) async throws {
-        _ = try await poll("server to exit", timeout: .seconds(20)) { process.isRunning ? nil : true }
+        _ = try await eventually("server to exit", timeout: .seconds(20)) { process.isRunning ? nil : true }
         self.process = nil
     }
 
@@ -165,7 +166,7 @@ struct CLIResult: Sendable {
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
         try process.run()
-        _ = try await poll("\(arguments.prefix(3).joined(separator: " ")) to finish", timeout: .seconds(60)) { process.isRunning ? nil : true }
+        _ = try await eventually("\(arguments.prefix(3).joined(separator: " ")) to finish", timeout: .seconds(60)) { process.isRunning ? nil : true }
         return CLIResult(
             status: process.terminationStatus,
             stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
@@ -176,17 +177,6 @@ struct CLIResult: Sendable {
 struct ServerFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Polls `condition` until it returns a value, failing after `timeout`: how tests wait for
-/// things that have no event to await (a process starting or exiting).
-func poll<T>(_ what: String, timeout: Duration, _ condition: () async throws -> T?) async throws -> T {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if let value = try await condition() { return value }
-        guard ContinuousClock.now < deadline else { throw ServerFailure("timed out waiting for \(what)") }
-        try await Task.sleep(for: .milliseconds(20))
-    }
 }
 
 /// Starts a server for `body` and always shuts it down (killing it and removing its directory).

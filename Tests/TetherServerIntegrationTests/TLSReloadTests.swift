@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherClient
 import TetherProtocol
+import TetherTestSupport
 import NIOSSL
 #if canImport(Glibc)
 import Glibc
@@ -56,7 +57,7 @@ import Glibc
                     try await device.bind(on: connection)
                     try Self.install(dir, "new")
                     server.signal(SIGHUP)
-                    _ = try await poll("the certificate reload", timeout: .seconds(20)) {
+                    _ = try await eventually("the certificate reload", timeout: .seconds(20)) {
                         server.log.contains("TLS certificate and key reloaded") ? true : nil
                     }
                     // A new connection gets the renewed certificate ...

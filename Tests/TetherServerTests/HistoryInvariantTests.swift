@@ -93,7 +93,7 @@ import TetherProtocol
         var random = SeededRandom(seed: UInt64(seed) &* 0x9E37_79B9 &+ 1)
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        var storage = try SQLiteServerStorage(directory: dir.file("db"))
+        var storage = try SQLiteServerStorage(directory: dir.appending("db"))
         var clock = Date(timeIntervalSince1970: 1_700_000_000)
         var rows: [String: Int64] = [:]
         var snapshots: [Snapshot] = []
@@ -143,7 +143,7 @@ import TetherProtocol
                 let cutoff = clock - TimeInterval(Int.random(in: 0...2000, using: &random))
                 _ = try await storage.compact(olderThan: cutoff)
             case .backupReopen:
-                let copy = dir.file("copy-\(step)")
+                let copy = dir.appending("copy-\(step)")
                 try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
                 try await storage.backup(to: copy + "/" + SQLiteServerStorage.fileName)
                 try await storage.close()

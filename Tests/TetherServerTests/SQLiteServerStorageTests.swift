@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherProtocol
+import TetherTestSupport
 @testable import TetherServer
 
 /// What only the SQLite storage does (an online backup reopened as the database); every other
@@ -24,9 +25,9 @@ import TetherProtocol
             try await storage.setRuntimeGrant(RuntimeGrant(user: "pos", pattern: pattern, access: nil))
             #expect(try await storage.runtimeGrants() == [RuntimeGrant(user: "pos", pattern: pattern, access: nil)])
             _ = try await storage.registerClientFile(in: partition, now: now)
-            let copy = dir.file("backup.sqlite")
+            let copy = dir.appending("backup.sqlite")
             try await storage.backup(to: copy)
-            let restoredDir = dir.file("restored")
+            let restoredDir = dir.appending("restored")
             try FileManager.default.createDirectory(atPath: restoredDir, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: copy, toPath: restoredDir + "/" + SQLiteServerStorage.fileName)
             let restored = try SQLiteServerStorage(directory: restoredDir)

@@ -2,6 +2,7 @@ import Testing
 import TetherProtocol
 import TetherServer
 import TetherTOML
+import TetherTestSupport
 
 @Suite struct ServerConfigurationTests {
     @Test func theSpecExampleParses() throws {
@@ -155,7 +156,7 @@ import TetherTOML
         let empty = try dir.write("e", "\n")
         #expect(throws: TokenFileError.self) { try TokenFile.read(empty).get() }
         do {
-            _ = try TokenFile.read(dir.file("missing")).get()
+            _ = try TokenFile.read(dir.appending("missing")).get()
         } catch {
             #expect(error.description.contains("no such file"))
         }

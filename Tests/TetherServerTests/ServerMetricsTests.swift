@@ -4,6 +4,7 @@ import Testing
 import TetherProtocol
 @testable import TetherServer
 import TetherTOML
+import TetherTestSupport
 
 @Suite struct ServerMetricsTests {
     static func value(_ text: String, _ series: String) -> Double? {

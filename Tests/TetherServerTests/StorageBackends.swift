@@ -3,6 +3,7 @@ import Logging
 import Testing
 import TetherServer
 import TetherTestSupport
+import TetherTestTraits
 
 /// The storage backends every conformance test runs against.
 enum StorageBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -10,39 +11,6 @@ enum StorageBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
     case postgresql
 
     var testDescription: String { rawValue }
-}
-
-/// The PostgreSQL server of the suite that runs under the ``PostgresClusterTrait`` (started
-/// once for the suite, stopped after it; each test makes its own database).
-enum TestPostgres {
-    @TaskLocal static var cluster: PostgresCluster?
-
-    static func current() throws -> PostgresCluster {
-        guard let cluster else { throw TestSupportError("this suite needs the .postgresCluster trait") }
-        return cluster
-    }
-}
-
-/// Starts a real PostgreSQL 15 for a suite (never skipped: a missing PostgreSQL fails the suite).
-struct PostgresClusterTrait: SuiteTrait, TestScoping {
-    var isRecursive: Bool { false }
-
-    func provideScope(
-        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
-    ) async throws {
-        let cluster = try await PostgresCluster.start()
-        do {
-            try await TestPostgres.$cluster.withValue(cluster) { try await function() }
-        } catch {
-            await cluster.stop()
-            throw error
-        }
-        await cluster.stop()
-    }
-}
-
-extension Trait where Self == PostgresClusterTrait {
-    static var postgresCluster: Self { PostgresClusterTrait() }
 }
 
 /// One place a test's storage lives (a directory, or a database of the suite's PostgreSQL),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherProtocol
+import TetherTestTraits
 @testable import TetherServer
 
 /// What every ``ServerStorage`` must do, run against SQLite and against a real PostgreSQL 15:

@@ -3,10 +3,11 @@ import GRDB
 import Testing
 import TetherProtocol
 import TetherStore
+import TetherTestSupport
 
 @Suite struct ChangeLogTests {
     @Test func readsPendingChangesInBatchesWithTheirSeqRange() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, """
@@ -34,7 +35,7 @@ import TetherStore
     }
 
     @Test func seqsAreNeverReusedAfterTrimming() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'a', NULL)")
@@ -48,7 +49,7 @@ import TetherStore
     }
 
     @Test func collapsesAWeekOfOfflineChangesToTheirNetEffect() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let app = try appConnection(store.path)
@@ -88,13 +89,13 @@ import TetherStore
     }
 
     @Test func readsThePendingChangesOfABackupFile() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'a', NULL)")
         try store.close()
-        let changes = try PartitionStore.pendingChanges(ofStoreAt: dir.file("store.sqlite"))
+        let changes = try PartitionStore.pendingChanges(ofStoreAt: dir.appending("store.sqlite"))
         #expect(changes.map(\.change) == [.insert("items", .integer(1), ["name": .text("a"), "price": .null])])
-        #expect(throws: StoreError.self) { try PartitionStore.pendingChanges(ofStoreAt: dir.file("missing.sqlite")) }
+        #expect(throws: StoreError.self) { try PartitionStore.pendingChanges(ofStoreAt: dir.appending("missing.sqlite")) }
     }
 }

@@ -97,7 +97,7 @@ struct SimulatedServer {
     func randomInterleavingsConverge(seed: UInt64) async throws {
         print("ConvergenceTests seed \(seed)")
         var rng = SeededRandom(seed: seed)
-        let dir = try TempDir("converge\(seed)")
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let deviceCount = 3
         var stores: [PartitionStore] = []

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import TetherProtocol
 import TetherStore
+import TetherTestSupport
 
 func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange] = []) -> DownloadEntry {
     DownloadEntry(
@@ -12,7 +13,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
 
 @Suite struct PartitionStoreApplyTests {
     @Test func appliesServerChangesWithoutCapturingThem() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let report = try await store.apply([
@@ -37,7 +38,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
     }
 
     @Test func applyingTheSameChangesTwiceGivesTheSameState() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let changes: [RowChange] = [
@@ -58,7 +59,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
     }
 
     @Test func anInsertOfAnExistingKeyMergesFieldByField() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen"), "price": .real(1)])])])
@@ -77,7 +78,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
         (.delete("items", .text("1")), "items.sku"),  // text key for an integer key column
     ] as [(RowChange, String)])
     func aChangeThatDoesNotFitTheSchemaAppliesNothing(bad: RowChange, named: String) async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen")])])])
@@ -95,7 +96,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
     // MARK: Pending local changes (docs/sync-model.md)
 
     @Test func fieldsWithPendingLocalChangesKeepTheirLocalValues() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, [.insert("orders", .text("A"), order(total: 1, qty: 1))])])
@@ -114,7 +115,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
     }
 
     @Test func aServerDeleteOfALocallyInsertedRowIsSkipped() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'mine', NULL)")
@@ -127,7 +128,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
     }
 
     @Test func serverWritesToALocallyDeletedRowAreSkipped() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen")])])])
@@ -140,7 +141,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
     }
 
     @Test func aServerDeleteWinsOverAPendingLocalUpdate() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen"), "price": .real(1)])])])
@@ -154,7 +155,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
     }
 
     @Test func trimsIntegratedLocalChangesInTheSameTransaction() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'a', NULL); INSERT INTO items VALUES (2, 'b', NULL)")

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TetherProtocol
 import TetherStore
+import TetherTestSupport
 
 final class StopFlag: Sendable {
     let value = Atomic<Bool>(false)
@@ -11,12 +12,12 @@ final class StopFlag: Sendable {
 
 @Suite struct PartitionStoreBackupTests {
     @Test func backsUpConsistentlyWhileAnApplicationWrites() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let app = try appConnection(store.path)
         let stop = StopFlag()
-        let backups = [dir.file("backup-1.sqlite"), dir.file("backup-2.sqlite"), dir.file("backup-3.sqlite")]
+        let backups = [dir.appending("backup-1.sqlite"), dir.appending("backup-2.sqlite"), dir.appending("backup-3.sqlite")]
 
         let written = try await withThrowingTaskGroup(of: Int.self) { group in
             // The writer commits pairs of rows in one transaction, until the backups are done.
@@ -36,7 +37,7 @@ final class StopFlag: Sendable {
                 return Int(sku)
             }
             for path in backups {
-                _ = try await eventually { try await store.pendingChangeCount() > 20 }
+                try await eventually("more than 20 pending changes") { try await store.pendingChangeCount() > 20 }
                 try await store.backup(to: path)
             }
             stop.value.store(true, ordering: .relaxed)
@@ -62,10 +63,10 @@ final class StopFlag: Sendable {
     }
 
     @Test func aBackupReplacesAnEarlierFileAtTheSamePath() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
-        let path = dir.file("backup.sqlite")
+        let path = dir.appending("backup.sqlite")
         try await store.backup(to: path)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', NULL)")
         try await store.backup(to: path)

@@ -3,10 +3,11 @@ import GRDB
 import Testing
 import TetherProtocol
 import TetherStore
+import TetherTestSupport
 
 @Suite struct PartitionStoreCaptureTests {
     @Test func capturesExactlyTheCommittedChangesOfAnotherProcess() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let path = store.path
@@ -47,7 +48,7 @@ import TetherStore
     }
 
     @Test func capturesValuesExactly() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let app = try appConnection(store.path)
@@ -74,7 +75,7 @@ import TetherStore
     }
 
     @Test func capturesAnAutoAssignedIntegerKey() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         #expect(try await sqlite3(store.path, "INSERT INTO items (name) VALUES ('auto')").status == 0)
@@ -84,7 +85,7 @@ import TetherStore
     }
 
     @Test func capturesAKeyChangeAsDeleteAndInsert() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO orders (id, customer, total, qty, paid, note, photo) VALUES ('A', 'ann', 1.5, 2, 0, NULL, NULL)")
@@ -98,7 +99,7 @@ import TetherStore
     }
 
     @Test func capturesInsertOrReplaceAsAnInsertOfEveryField() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', 0.5)")
@@ -109,7 +110,7 @@ import TetherStore
     }
 
     @Test func capturesUpsertsAndDeletesOfWholeTables() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, """
@@ -127,7 +128,7 @@ import TetherStore
     }
 
     @Test func aReadOnlyStoreRejectsApplicationWrites() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', 0.5)")
@@ -164,10 +165,10 @@ import TetherStore
     }
 
     @Test func triggersDroppedByAnApplicationAreRestoredOnOpen() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         try await makeStore(dir).close()
-        let path = dir.file("store.sqlite")
+        let path = dir.appending("store.sqlite")
         try await sqlite3(path, "DROP TRIGGER _tether_trg_items_ins")
         let store = try await makeStore(dir)
         try await sqlite3(path, "INSERT INTO items VALUES (1, 'pen', 0.5)")

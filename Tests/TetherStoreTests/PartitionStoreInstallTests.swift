@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherProtocol
 import TetherStore
+import TetherTestSupport
 
 /// The write-once bootstrap: a complete staging store becomes a new device's store without a
 /// second copy of its rows, and never over a file that is already at the store's path.
@@ -10,9 +11,9 @@ import TetherStore
     static let version = ServerVersion(version: 12, salt: 3)
 
     /// A complete staging store with `rows` orders, closed.
-    static func staging(_ dir: TempDir, rows: Int) async throws -> String {
-        let path = dir.file("staging/shop-1-bootstrap.sqlite")
-        try FileManager.default.createDirectory(atPath: dir.file("staging"), withIntermediateDirectories: true)
+    static func staging(_ dir: TemporaryDirectory, rows: Int) async throws -> String {
+        let path = dir.appending("staging/shop-1-bootstrap.sqlite")
+        try FileManager.default.createDirectory(atPath: dir.appending("staging"), withIntermediateDirectories: true)
         let staging = try await PartitionStore.open(path: path, partition: testPartition, schema: testSchema)
         try await staging.insertStateRows((0..<rows).map { row in
             StateRow(table: "orders", key: .text("o\(row)"), fields: [
@@ -25,11 +26,10 @@ import TetherStore
     }
 
     @Test func aCompleteStagingStoreBecomesTheStore() async throws {
-        let dir = try TempDir()
-        defer { dir.remove() }
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         let staging = try await Self.staging(dir, rows: 50)
-        let path = dir.file("stores/shop-1.sqlite")
-        try FileManager.default.createDirectory(atPath: dir.file("stores"), withIntermediateDirectories: true)
+        let path = dir.appending("stores/shop-1.sqlite")
+        try FileManager.default.createDirectory(atPath: dir.appending("stores"), withIntermediateDirectories: true)
         #expect(PartitionStore.installWithoutCopy(staging: staging, at: path))
         #expect(!FileManager.default.fileExists(atPath: staging), "the staging name is gone")
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -47,10 +47,9 @@ import TetherStore
     }
 
     @Test func aFileAlreadyAtThePathIsNeverReplaced() async throws {
-        let dir = try TempDir()
-        defer { dir.remove() }
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         let staging = try await Self.staging(dir, rows: 3)
-        let path = dir.file("shop-1.sqlite")
+        let path = dir.appending("shop-1.sqlite")
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         #expect(!PartitionStore.installWithoutCopy(staging: staging, at: path))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)).isEmpty, "the application's file is untouched")
@@ -58,11 +57,10 @@ import TetherStore
     }
 
     @Test func aStagingStoreWithAWALNotCheckpointedIsNotInstalled() async throws {
-        let dir = try TempDir()
-        defer { dir.remove() }
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         let staging = try await Self.staging(dir, rows: 3)
         #expect(FileManager.default.createFile(atPath: staging + "-wal", contents: Data([1, 2, 3])))
-        let path = dir.file("shop-1.sqlite")
+        let path = dir.appending("shop-1.sqlite")
         #expect(!PartitionStore.installWithoutCopy(staging: staging, at: path))
         #expect(!FileManager.default.fileExists(atPath: path), "no store rather than one without its journal")
     }
@@ -70,10 +68,9 @@ import TetherStore
     /// A crash after the link and before the staging name is removed: the store is complete,
     /// and the next download removes the staging name (it starts by removing its files).
     @Test func aCrashBetweenLinkAndUnlinkLeavesACompleteStore() async throws {
-        let dir = try TempDir()
-        defer { dir.remove() }
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         let staging = try await Self.staging(dir, rows: 7)
-        let path = dir.file("shop-1.sqlite")
+        let path = dir.appending("shop-1.sqlite")
         #expect(link(staging, path) == 0)  // what install does first, then it "crashed"
         let store = try await PartitionStore.open(path: path, partition: testPartition, schema: testSchema)
         #expect(try await store.metadata().clientFile == Self.identity)

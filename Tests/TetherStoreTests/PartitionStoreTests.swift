@@ -3,10 +3,11 @@ import GRDB
 import Testing
 import TetherProtocol
 import TetherStore
+import TetherTestSupport
 
 @Suite struct PartitionStoreTests {
     @Test func createsAWalStoreWithTypedTables() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let meta = try await store.metadata()
@@ -42,7 +43,7 @@ import TetherStore
     }
 
     @Test func reopensWithTheSameSchema() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items (sku, name) VALUES (1, 'pen')")
@@ -60,9 +61,9 @@ import TetherStore
         ("CREATE TABLE notes (id INTEGER PRIMARY KEY)", "notes", nil),
     ] as [(String, String, String?)])
     func openingAStoreWhoseTablesWereAlteredFails(sql: String, table: String, column: String?) async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
-        let path = dir.file("store.sqlite")
+        let path = dir.appending("store.sqlite")
         try await makeStore(dir).close()
         #expect(try await sqlite3(path, sql).status == 0)
         let error = await #expect(throws: StoreError.self) { try await makeStore(dir) }
@@ -78,9 +79,9 @@ import TetherStore
     }
 
     @Test func refusesAForeignDatabaseWithoutTouchingIt() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
-        let path = dir.file("app.sqlite")
+        let path = dir.appending("app.sqlite")
         try await sqlite3(path, "CREATE TABLE orders (id TEXT PRIMARY KEY, whatever BLOB)")
         let error = await #expect(throws: StoreError.self) {
             try await PartitionStore.open(path: path, partition: testPartition, schema: testSchema)
@@ -91,9 +92,9 @@ import TetherStore
     }
 
     @Test func adoptsMatchingApplicationTablesAndCapturesTheirRows() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
-        let path = dir.file("app.sqlite")
+        let path = dir.appending("app.sqlite")
         try await sqlite3(path, """
             CREATE TABLE items (sku INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, price REAL);
             INSERT INTO items VALUES (1, 'pen', 0.5), (2, 'ink', NULL);
@@ -108,17 +109,17 @@ import TetherStore
     }
 
     @Test func refusesAStoreOfAnotherPartition() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         try await makeStore(dir).close()
         let error = await #expect(throws: StoreError.self) {
-            try await PartitionStore.open(path: dir.file("store.sqlite"), partition: PartitionName("other")!, schema: testSchema)
+            try await PartitionStore.open(path: dir.appending("store.sqlite"), partition: PartitionName("other")!, schema: testSchema)
         }
-        #expect(error == .partitionMismatch(path: dir.file("store.sqlite"), expected: "other", found: "shop-1"))
+        #expect(error == .partitionMismatch(path: dir.appending("store.sqlite"), expected: "other", found: "shop-1"))
     }
 
     @Test func rejectsAnInvalidSchema() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let bad = Schema(version: 1, tables: [TableSchema(name: "t", primaryKey: "nope", columns: [ColumnSchema(name: "a", type: .text)])])
         await #expect(throws: StoreError.self) { try await makeStore(dir, schema: bad) }
@@ -138,7 +139,7 @@ import TetherStore
     } + [TableSchema(name: "staff", primaryKey: "name", columns: [ColumnSchema(name: "name", type: .text)])])
 
     @Test func appliesANonBreakingUpgradeInPlace() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO orders (id, customer, total, qty, paid, note, photo) VALUES ('A', 'ann', 1.5, 2, 1, NULL, NULL)")
@@ -167,7 +168,7 @@ import TetherStore
     }
 
     @Test func opensWithANewerNonBreakingSchema() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         try await makeStore(dir).close()
         let store = try await makeStore(dir, schema: Self.v2)
@@ -176,7 +177,7 @@ import TetherStore
     }
 
     @Test func refusesABreakingUpgrade() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         var tables = testSchema.tables

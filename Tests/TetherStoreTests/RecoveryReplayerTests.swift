@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import TetherProtocol
 import TetherStore
+import TetherTestSupport
 
 /// One recovery scenario: the device's synced state is `base`; it then makes `local` changes
 /// (unsynced); the server's state at reset time is `server`.
@@ -95,7 +96,7 @@ let recoveryCases: [RecoveryCase] = [
 @Suite struct RecoveryReplayerTests {
     @Test(arguments: recoveryCases)
     func replaysUnsyncedChangesByTheRecoveryRules(_ scenario: RecoveryCase) async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, RecoveryCase.rows(RecoveryCase.base).map { .insert($0.table, $0.key, $0.fields) })])
@@ -119,7 +120,7 @@ let recoveryCases: [RecoveryCase] = [
     }
 
     @Test func aLocalChangeThatNoLongerFitsTheSchemaMakesRecoveryImpossible() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', 1.0)")
@@ -141,7 +142,7 @@ let recoveryCases: [RecoveryCase] = [
     /// transaction — the change was gone. The pending changes are now read inside the
     /// transaction, so a change is either replayed or committed after the rewrite.
     @Test func seed1AChangeCommittedWhileTheResetWaitsForTheLockIsReplayed() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'pen', 1.0)")

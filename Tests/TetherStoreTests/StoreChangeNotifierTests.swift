@@ -4,6 +4,7 @@ import GRDB
 import Synchronization
 import Testing
 import TetherProtocol
+import TetherTestSupport
 @testable import TetherStore
 
 /// Collects the notices a consumer task receives.
@@ -23,7 +24,7 @@ func cpuTime(_ clock: clockid_t) -> Duration {
 
 @Suite struct StoreChangeNotifierTests {
     @Test func noticesCommitsOfAnotherProcessPromptly() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let notifier = try StoreChangeNotifier(path: store.path)
@@ -36,7 +37,7 @@ func cpuTime(_ clock: clockid_t) -> Duration {
                 let result = try await sqlite3(store.path, "INSERT INTO items VALUES (\(round), 'x', NULL)")
                 let exited = ContinuousClock.now
                 #expect(result.status == 0)
-                #expect(await eventually(timeout: .seconds(2)) { recorder.count > before }, "commit \(round) not noticed")
+                try await eventually("commit \(round) noticed", timeout: .seconds(2)) { recorder.count > before }
                 if let noticed = recorder.last { latencies.append(noticed - exited) }
             }
             // The commit happens before the process exits, so the notice may even come first.
@@ -45,12 +46,12 @@ func cpuTime(_ clock: clockid_t) -> Duration {
             group.cancelAll()
         }
         // Cancelling the consumer stops the watcher and releases its descriptors.
-        #expect(await eventually { notifier.watcher.isClosed })
+        try await eventually("watcher closed") { notifier.watcher.isClosed }
         try store.close()
     }
 
     @Test func noticesTheAgentsOwnAndInProcessCommitsToo() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let notifier = try StoreChangeNotifier(path: store.path)
@@ -60,10 +61,10 @@ func cpuTime(_ clock: clockid_t) -> Duration {
             group.addTask { for await notice in notifier { recorder.record(notice) } }
             let start = ContinuousClock.now
             try await app.write { db in try db.execute(sql: "INSERT INTO items VALUES (1, 'x', NULL)") }
-            #expect(await eventually(timeout: .seconds(2)) { recorder.count == 1 })
+            try await eventually("one notice", timeout: .seconds(2)) { recorder.count == 1 }
             if let noticed = recorder.last { print("StoreChangeNotifier latency after in-process commit: \(noticed - start)") }
             try await store.apply([serverEntry(1, [.insert("items", .integer(2), ["name": .text("y")])])])
-            #expect(await eventually(timeout: .seconds(2)) { recorder.count == 2 })
+            try await eventually("two notices", timeout: .seconds(2)) { recorder.count == 2 }
             group.cancelAll()
         }
         try app.close()
@@ -71,7 +72,7 @@ func cpuTime(_ clock: clockid_t) -> Duration {
     }
 
     @Test func staysQuietAndIdleWithoutCommits() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'x', NULL)")
@@ -79,14 +80,14 @@ func cpuTime(_ clock: clockid_t) -> Duration {
         let recorder = NoticeRecorder()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { for await notice in notifier { recorder.record(notice) } }
-            #expect(await eventually { notifier.watcher.cpuClock != nil })
+            try await eventually("watcher CPU clock") { notifier.watcher.cpuClock != nil }
             let clock = try #require(notifier.watcher.cpuClock)
             // Reads, a checkpoint that truncates the WAL, a rolled-back write, and files of
             // another store in the same directory: file events, but no commit.
             #expect(try await sqlite3(store.path, "SELECT count(*) FROM items").status == 0)
             #expect(try await sqlite3(store.path, "PRAGMA wal_checkpoint(TRUNCATE)").status == 0)
             #expect(try await sqlite3(store.path, "BEGIN; DELETE FROM items; ROLLBACK;").status == 0)
-            #expect(try await sqlite3(dir.file("other.sqlite"), "CREATE TABLE t (x); INSERT INTO t VALUES (1)").status == 0)
+            #expect(try await sqlite3(dir.appending("other.sqlite"), "CREATE TABLE t (x); INSERT INTO t VALUES (1)").status == 0)
             // Asserting an absence needs a wait: nothing may arrive within 300 ms.
             try await Task.sleep(for: .milliseconds(300))
             #expect(recorder.count == 0)
@@ -97,14 +98,14 @@ func cpuTime(_ clock: clockid_t) -> Duration {
             #expect(idle < .milliseconds(5), "watcher used \(idle) of CPU while idle")
             // And it still notices the next real commit.
             try await sqlite3(store.path, "DELETE FROM items")
-            #expect(await eventually(timeout: .seconds(2)) { recorder.count == 1 })
+            try await eventually("one notice", timeout: .seconds(2)) { recorder.count == 1 }
             group.cancelAll()
         }
         try store.close()
     }
 
     @Test func stopEndsTheSequence() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let notifier = try StoreChangeNotifier(path: store.path)
@@ -112,15 +113,15 @@ func cpuTime(_ clock: clockid_t) -> Duration {
         var count = 0
         for await _ in notifier { count += 1 }
         #expect(count == 0)
-        #expect(await eventually { notifier.watcher.isClosed })
+        try await eventually("watcher closed") { notifier.watcher.isClosed }
         try store.close()
     }
 
     @Test func watchingAMissingStoreIsAnErrorAndCreatesNothing() throws {
         #expect(throws: StoreError.self) { try StoreChangeNotifier(path: "/nonexistent/dir/store.sqlite") }
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
-        #expect(throws: StoreError.self) { try StoreChangeNotifier(path: dir.file("missing.sqlite")) }
-        #expect(!FileManager.default.fileExists(atPath: dir.file("missing.sqlite")))
+        #expect(throws: StoreError.self) { try StoreChangeNotifier(path: dir.appending("missing.sqlite")) }
+        #expect(!FileManager.default.fileExists(atPath: dir.appending("missing.sqlite")))
     }
 }

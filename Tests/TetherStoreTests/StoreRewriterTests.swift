@@ -12,7 +12,7 @@ import TetherStore
     }
 
     @Test func rewritesInPlaceWritingOnlyDifferingRowsWhileAnApplicationStaysConnected() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, Self.initialItems() + [.insert("orders", .text("A"), order())])])
@@ -64,7 +64,7 @@ import TetherStore
     }
 
     @Test func rewritingToTheSameStateWritesNothing() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, Self.initialItems())])
@@ -77,7 +77,7 @@ import TetherStore
     }
 
     @Test func rewritesFromAnotherStoreFile() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let staging = try await makeStore(dir, name: "staging.sqlite")
         try await staging.apply([serverEntry(1, Self.initialItems() + [.insert("orders", .text("Z"), order(photo: [1, 2]))])])
@@ -86,7 +86,7 @@ import TetherStore
 
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, [.insert("items", .integer(3), ["name": .text("old")])])])
-        let source = try StoreStateSource(path: dir.file("staging.sqlite"), schema: testSchema, pageSize: 50)
+        let source = try StoreStateSource(path: dir.appending("staging.sqlite"), schema: testSchema, pageSize: 50)
         let report = try await store.resetInPlace(to: source, serverVersion: ServerVersion(version: 5, salt: 5))
         #expect(report.rewrite.inserted == 601 && report.rewrite.deleted == 1)
         #expect(try await store.canonicalDump() == expected)
@@ -106,7 +106,7 @@ import TetherStore
             var rows: [StateRow]
             mutating func next() throws(StoreError) -> StateRow? { rows.isEmpty ? nil : rows.removeFirst() }
         }
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, [.insert("items", .integer(7), ["name": .text("seven")])])])
@@ -122,7 +122,7 @@ import TetherStore
     }
 
     @Test func aResetCanReplaceTheSchemaInPlace() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen")])])])
@@ -150,7 +150,7 @@ import TetherStore
     }
 
     @Test func emptiesTheStoreInPlace() async throws {
-        let dir = try TempDir()
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         try await store.setClientFile(ClientFileIdentity(id: 4, salt: 44))
@@ -182,7 +182,7 @@ import TetherStore
             }
             return rows
         }
-        let dir = try TempDir("rewrite\(seed)\(fromStagedFile)")
+        let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         let store = try await makeStore(dir)
         let existing = randomItems(), target = randomItems()
@@ -193,7 +193,7 @@ import TetherStore
             let staging = try await makeStore(dir, name: "staging.sqlite")
             try await staging.insertStateRows(rows)
             try staging.close()
-            let source = try StoreStateSource(path: dir.file("staging.sqlite"), schema: testSchema)
+            let source = try StoreStateSource(path: dir.appending("staging.sqlite"), schema: testSchema)
             #expect(source.databasePath != nil)
             report = try await store.resetInPlace(to: source, serverVersion: ServerVersion(version: 2, salt: 2))
         } else {

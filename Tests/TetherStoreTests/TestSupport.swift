@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import TetherProtocol
 import TetherStore
+import TetherTestSupport
 
 /// The schema most store tests use: a text-keyed table with every column type, and an
 /// integer-keyed one.
@@ -23,23 +24,6 @@ let testSchema = Schema(version: 1, tables: [
 ])
 
 let testPartition = PartitionName("shop-1")!
-
-/// A private temporary directory, removed by `remove()`.
-struct TempDir {
-    let path: String
-
-    init(_ label: String = #function) throws {
-        let base = FileManager.default.temporaryDirectory.path
-        let safe = label.filter { $0.isLetter || $0.isNumber }.prefix(40)
-        var template = Array("\(base)/tether-store-\(safe)-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        path = String(cString: made)
-    }
-
-    func file(_ name: String) -> String { "\(path)/\(name)" }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
 
 struct ProcessResult {
     var status: Int32
@@ -80,8 +64,8 @@ func appConnection(_ path: String) throws -> DatabaseQueue {
 }
 
 /// Opens a fresh store with `testSchema` in `dir`.
-func makeStore(_ dir: TempDir, name: String = "store.sqlite", schema: Schema = testSchema) async throws -> PartitionStore {
-    try await PartitionStore.open(path: dir.file(name), partition: testPartition, schema: schema)
+func makeStore(_ dir: TemporaryDirectory, name: String = "store.sqlite", schema: Schema = testSchema) async throws -> PartitionStore {
+    try await PartitionStore.open(path: dir.appending(name), partition: testPartition, schema: schema)
 }
 
 /// A full `orders` row.
@@ -93,17 +77,4 @@ func order(
         "customer": .text(customer), "total": .real(total), "qty": .integer(qty), "paid": .integer(paid ? 1 : 0),
         "note": note.map { .text($0) } ?? .null, "photo": photo.map { .blob($0) } ?? .null,
     ]
-}
-
-/// Polls `condition` until it holds or `timeout` passes (no fixed sleeps as synchronisation).
-func eventually(
-    timeout: Duration = .seconds(5), _ condition: @Sendable () async throws -> Bool
-) async rethrows -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return try await condition()
 }

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TetherAgent
 import TetherProtocol
+import TetherTestSupport
 
 /// Collects log records so tests can read what a hook printed.
 final class RecordingLog: Sendable {
@@ -37,12 +38,9 @@ final class RecordingLog: Sendable {
 
 /// A temp dir holding hook scripts.
 struct HookDir: ~Copyable {
-    let path: String
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hooks-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    let directory: TemporaryDirectory
+    var path: String { directory.path }
+    init() throws { directory = try TemporaryDirectory(prefix: "tether-hooks") }
 
     func script(_ name: String, _ body: String) throws -> String {
         let file = path + "/" + name
@@ -68,15 +66,6 @@ private func alive(_ pid: Int32) -> Bool {
     // A zombie has exited; only its exit status is left for a parent that is gone.
     let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
     return !stat.contains(") Z ")
-}
-
-private func eventually(_ deadline: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let end = ContinuousClock.now + deadline
-    while ContinuousClock.now < end {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
 }
 
 @Test func hookGetsExactlyTheGivenEnvironmentWithoutAShell() async throws {
@@ -120,7 +109,7 @@ private func eventually(_ deadline: Duration = .seconds(10), _ condition: () -> 
     #expect(!log.all.contains { $0.message.contains("SIGKILL") }, "SIGTERM to the group was enough")
     for file in ["child.pid", "hook.pid"] {
         let pid = Int32(try String(contentsOfFile: "\(dir.path)/\(file)", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
-        #expect(await eventually { !alive(pid) }, "\(file) \(pid) still running")
+        try await eventually("\(file) \(pid) ended") { !alive(pid) }
     }
 }
 

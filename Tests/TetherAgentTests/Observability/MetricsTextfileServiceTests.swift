@@ -24,20 +24,14 @@ import TetherTestSupport
             clock.advance(by: .seconds(14))
             #expect(clock.sleeperCount == 1 && renders.load(ordering: .relaxed) == 1, "not before 15 s")
             clock.advance(by: .seconds(1))
-            try await waitUntil { renders.load(ordering: .relaxed) == 2 && clock.sleeperCount == 1 }
+            try await eventually("two renders, one sleeper", timeout: .seconds(30), pollInterval: .milliseconds(5)) {
+                renders.load(ordering: .relaxed) == 2 && clock.sleeperCount == 1
+            }
             #expect(try String(contentsOfFile: path, encoding: .utf8) == "tether_agent_test 2\n")
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o644, "node_exporter runs as another user")
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["tether.prom"], "no temporary file left")
             group.cancelAll()
-        }
-    }
-
-    private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition() {
-            try #require(ContinuousClock.now < deadline, "condition not met in 30 s")
-            try await Task.sleep(for: .milliseconds(5))
         }
     }
 }

@@ -17,7 +17,7 @@ struct CampaignModel: Sendable {
         var total: Int
         var note: String?
 
-        /// As `Agent.rows` prints it: `id|customer|total|note` (`-` for null).
+        /// As `ClusterAgent.rows` prints it: `id|customer|total|note` (`-` for null).
         func line(id: String) -> String { "\(id)|\(customer)|\(total).0|\(note ?? "-")" }
         var description: String { "\(customer)|\(total)|\(note ?? "-")" }
     }
@@ -203,7 +203,7 @@ struct CampaignModel: Sendable {
 }
 
 extension CampaignModel.Row {
-    /// Parses `Agent.rows` output into rows by id.
+    /// Parses `ClusterAgent.rows` output into rows by id.
     static func parse(_ text: String) -> [String: CampaignModel.Row] {
         var rows: [String: CampaignModel.Row] = [:]
         for line in text.split(separator: "\n") {

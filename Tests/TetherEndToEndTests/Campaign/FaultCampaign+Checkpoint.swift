@@ -129,7 +129,7 @@ extension FaultCampaign {
     /// Carries out a reset waiting for an operator (manual mode or fallback, delete-store) the
     /// way an operator would, with `tetherctl reset initiate`; a stopped partition is a finding
     /// and is forced the same way.
-    private func settleReset(_ agent: Agent, _ status: JSONValue) async throws {
+    private func settleReset(_ agent: ClusterAgent, _ status: JSONValue) async throws {
         let partition = status["name"]?.stringValue ?? ""
         let state = status["state"]?.stringValue ?? ""
         let pending = status["pending_reset"]?.stringValue != nil
@@ -146,7 +146,7 @@ extension FaultCampaign {
         }
     }
 
-    private func checkBackup(of reset: JSONValue, on agent: Agent) async throws {
+    private func checkBackup(of reset: JSONValue, on agent: ClusterAgent) async throws {
         guard let path = reset["backup_path"]?.stringValue else {
             finding("\(agent.name): reset \(reset["id"]?.stringValue ?? "?") has no backup path")
             return

@@ -30,7 +30,7 @@ struct CampaignSettings: Sendable {
 final class FaultCampaign: Sendable {
     let settings: CampaignSettings
     let cluster: Cluster
-    let agents: [Agent]
+    let agents: [ClusterAgent]
     let proxies: [LoopbackProxy]
     /// The state dir of the last agent is a small tmpfs, for disk-full faults (nil: not possible here).
     let smallDisk: SmallDisk?
@@ -66,7 +66,7 @@ final class FaultCampaign: Sendable {
     init(settings: CampaignSettings) async throws {
         self.settings = settings
         cluster = try await Cluster()
-        var agents: [Agent] = []
+        var agents: [ClusterAgent] = []
         var proxies: [LoopbackProxy] = []
         for name in settings.agentNames {
             proxies.append(try LoopbackProxy(targetPort: cluster.port))

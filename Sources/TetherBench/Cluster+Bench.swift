@@ -1,0 +1,30 @@
+import TetherTestSupport
+
+/// The bench's cluster: release programs, the device token of its own, quiet agents, patient
+/// timeouts; readers on the second instance when there are two.
+extension ClusterSettings {
+    static func bench(_ options: BenchOptions) -> ClusterSettings {
+        ClusterSettings(
+            token: "bench-device-secret", serverExtra: "log_level = \"info\"", storage: options.storage == .postgresql ? .postgresql : .sqlite,
+            instances: options.instances, agentLogLevel: "warn", timing: .bench, directoryPrefix: "tether-bench")
+    }
+}
+
+extension Cluster {
+    /// Where readers (agent B, the fan-out sessions) connect: the last instance.
+    var readerURL: String { url(instance: ports.count - 1) }
+    /// The first instance's SQLite database (SQLite storage).
+    var serverDatabase: String { serverDataDirectory() + "/server.sqlite" }
+    var serverProbe: ProcessProbe? { serverProcesses.first?.map { ProcessProbe(processID: $0.processID) } }
+    var readerServerProbe: ProcessProbe? { serverProcesses.last?.map { ProcessProbe(processID: $0.processID) } }
+}
+
+extension ClusterAgent {
+    var probe: ProcessProbe? { processID.map(ProcessProbe.init(processID:)) }
+
+    /// Changes every partition's reset mode and reloads the running daemon (SIGHUP).
+    func reload(resetMode: String) async throws {
+        try reconfigure { $0.extra = "[reset]\nmode = \"\(resetMode)\"" }
+        try await reload()
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Synchronization
+
+/// The server instances: start, signal, stop, and `tether-server admin`.
+extension Cluster {
+    /// The running first instance's process (for its log and signals).
+    public var serverProcess: ChildProcess? { serverProcess(instance: 0) }
+
+    public func serverProcess(instance: Int) -> ChildProcess? { servers.withLock { $0[instance] } }
+
+    /// Every instance's process, the first instance's first (nil for one not running).
+    public var serverProcesses: [ChildProcess?] { servers.withLock { $0 } }
+
+    /// Starts an instance (again, after ``killServer(instance:)``) and waits until it listens.
+    public func startServer(instance: Int = 0) async throws {
+        let process = try ChildProcess.start(
+            try BuiltProducts.executable("tether-server"), ["--config", serverConfigPath(instance)],
+            environment: ChildProcess.inheritedEnvironment(adding: settings.serverEnvironment))
+        servers.withLock { $0[instance] = process }
+        guard await process.waitForOutput("listening on", timeout: settings.timing.start) else {
+            process.signal(SIGKILL)
+            _ = await process.wait(timeout: settings.timing.stop)
+            throw TestSupportError("tether-server did not start: \(process.standardError)")
+        }
+    }
+
+    public func signalServer(_ number: Int32, instance: Int = 0) { serverProcess(instance: instance)?.signal(number) }
+
+    /// Kills an instance (a crash) and waits for it to end.
+    public func killServer(instance: Int = 0) async { await stopServer(SIGKILL, instance: instance) }
+
+    /// Signals an instance and waits for it to end.
+    public func stopServer(_ number: Int32 = SIGTERM, instance: Int = 0) async {
+        let process = serverProcess(instance: instance)
+        process?.signal(number)
+        _ = await process?.wait(timeout: settings.timing.stop)
+    }
+
+    /// `tether-server admin …` against the first instance; its standard output, trimmed.
+    @discardableResult
+    public func admin(_ arguments: [String]) async throws -> String {
+        let result = try await ChildProcess.run(
+            try BuiltProducts.executable("tether-server"),
+            ["admin", "--url", "http://127.0.0.1:\(port)", "--token-file", dir.appending("admin.token")] + arguments,
+            timeout: settings.timing.command)
+        guard result.status == 0 else { throw TestSupportError("admin \(arguments) failed: \(result)") }
+        return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Synchronization
+
+/// A real `tether-server` (or several instances sharing a PostgreSQL the cluster starts) on
+/// free loopback ports with its own data dir, and `tetherd` agents (``ClusterAgent``) as child
+/// processes, each with its own state dir, token and control socket; every program from the
+/// build next to the running test or `tether-bench`. Applications are played by the `sqlite3`
+/// CLI. The end-to-end tests, the fault campaign and `tether-bench` all run on it.
+///
+/// The server grants the one device user every partition; its admin token is in `admin.token`.
+public final class Cluster: Sendable {
+    /// The schema every cluster serves: one `orders` table.
+    public static let schema = """
+        version = 1
+        [tables.orders]
+        primary_key = "id"
+        [tables.orders.columns]
+        id = "text"
+        customer = "text"
+        total = "real"
+        note = "text?"
+        """
+
+    public let settings: ClusterSettings
+    public let dir: TemporaryDirectory
+    /// Each server instance's port, the first instance's first.
+    public let ports: [UInt16]
+    /// The PostgreSQL of ``ClusterSettings/Storage/postgresql`` storage.
+    public let postgres: PostgresCluster?
+    let servers: Mutex<[ChildProcess?]>
+    let agents = Mutex<[ClusterAgent]>([])
+
+    /// Writes the configuration of every instance and starts them in turn.
+    public init(_ settings: ClusterSettings = ClusterSettings()) async throws {
+        guard settings.instances >= 1, settings.instances == 1 || settings.storage == .postgresql else {
+            throw TestSupportError("a cluster of \(settings.instances) instances needs PostgreSQL storage")
+        }
+        self.settings = settings
+        dir = try TemporaryDirectory(prefix: settings.directoryPrefix)
+        chmod(dir.path, 0o755)
+        ports = try (0..<settings.instances).map { _ in try LoopbackPort.free() }
+        servers = Mutex(Array(repeating: nil, count: settings.instances))
+        try Self.write(Self.schema, to: dir.appending("schema.toml"))
+        try Self.write("admin-secret\n", to: dir.appending("admin.token"), mode: 0o600)
+        try Self.write(settings.token + "\n", to: dir.appending("device.token"), mode: 0o600)
+        var storageTable = ""
+        if settings.storage == .postgresql {
+            let postgres = try await PostgresCluster.start()
+            self.postgres = postgres
+            do {
+                storageTable = try await Self.storageTable(postgres, in: dir)
+            } catch {
+                await postgres.stop()
+                throw error
+            }
+        } else {
+            postgres = nil
+        }
+        do {
+            for instance in ports.indices {
+                try Self.write(serverConfig(instance, storageTable: storageTable), to: serverConfigPath(instance))
+                try await startServer(instance: instance)
+            }
+        } catch {
+            await shutdown()
+            throw error
+        }
+    }
+
+    /// The first instance's port and sync URL (where agents connect unless told otherwise).
+    public var port: UInt16 { ports[0] }
+    public var url: String { url(instance: 0) }
+    public var token: String { settings.token }
+
+    public func url(instance: Int) -> String { "ws://127.0.0.1:\(ports[instance])/sync" }
+
+    /// `server.toml`, `server-2.toml`, …
+    public func serverConfigPath(_ instance: Int = 0) -> String {
+        dir.appending("server\(Self.suffix(instance)).toml")
+    }
+
+    /// `server-data`, `server-data-2`, …
+    public func serverDataDirectory(_ instance: Int = 0) -> String {
+        dir.appending("server-data\(Self.suffix(instance))")
+    }
+
+    /// A new agent (not started) on `partitions`, its directory named `name`. `url`: another
+    /// server than the first instance (another instance, a proxy, a fake server). `extra` goes
+    /// among the config's top-level keys (before `[server]`).
+    public func agent(_ name: String, partitions: [String], extra: String = "", url: String? = nil) throws -> ClusterAgent {
+        let agent = try ClusterAgent(
+            directory: dir.appending(name), name: name, token: settings.token, timing: settings.timing,
+            config: .init(url: url ?? self.url, partitions: partitions, extra: extra, logLevel: settings.agentLogLevel))
+        agents.withLock { $0.append(agent) }
+        return agent
+    }
+
+    /// Stops every agent and server with `signal` (SIGKILL: at once; SIGTERM: as an operator
+    /// would, waiting for each), stops the PostgreSQL and removes the directory.
+    public func shutdown(signal: Int32 = SIGKILL) async {
+        for agent in agents.withLock({ $0 }) { await agent.stop(signal) }
+        for instance in ports.indices { await stopServer(signal, instance: instance) }
+        await postgres?.stop()
+        dir.remove()
+    }
+
+    /// Writes `text` to `path` with `mode` (tokens: 0600).
+    public static func write(_ text: String, to path: String, mode: mode_t = 0o644) throws {
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        chmod(path, mode)
+    }
+
+    private func serverConfig(_ instance: Int, storageTable: String) -> String {
+        """
+        listen = "127.0.0.1:\(ports[instance])"
+        data_dir = "\(serverDataDirectory(instance))"
+        schema = "\(dir.appending("schema.toml"))"
+        admin_token_file = "\(dir.appending("admin.token"))"
+        client_recovery = \(settings.clientRecovery)
+        \(settings.serverExtra)
+        [[user]]
+        name = "device"
+        token_file = "\(dir.appending("device.token"))"
+        [[grant]]
+        user = "device"
+        partitions = ["*"]
+        access = "readwrite"
+        \(storageTable)
+        \(settings.serverConfig)
+        """
+    }
+
+    /// A database of `postgres` for the cluster and the `[storage]` table that names it, with
+    /// the password in a file of its own (mode 600), as a deployment has it.
+    private static func storageTable(_ postgres: PostgresCluster, in dir: TemporaryDirectory) async throws -> String {
+        let database = try await postgres.createDatabase()
+        try write(postgres.password + "\n", to: dir.appending("pg.password"), mode: 0o600)
+        return """
+            [storage]
+            kind = "postgresql"
+            url = "postgresql://\(postgres.user)@127.0.0.1:\(postgres.port)/\(database)?sslmode=disable"
+            password_file = "\(dir.appending("pg.password"))"
+            """
+    }
+
+    private static func suffix(_ instance: Int) -> String { instance == 0 ? "" : "-\(instance + 1)" }
+}
+
+/// Runs `body` with a cluster, always tearing it down (with the agents it started).
+public func withCluster(
+    _ settings: ClusterSettings = ClusterSettings(), _ body: (Cluster) async throws -> Void
+) async throws {
+    let cluster = try await Cluster(settings)
+    do {
+        try await body(cluster)
+    } catch {
+        await cluster.shutdown()
+        throw error
+    }
+    await cluster.shutdown()
+}

@@ -1,0 +1,44 @@
+import Foundation
+import TetherControl
+
+/// `tetherctl` against the agent's control socket.
+extension ClusterAgent {
+    /// Runs `tetherctl --socket <socket> …` (within `timeout`, or the cluster's command timeout).
+    @discardableResult
+    public func ctl(_ arguments: [String], timeout: Duration? = nil) async throws -> ChildProcess.Result {
+        try await ChildProcess.run(
+            try BuiltProducts.executable("tetherctl"), ["--socket", socket] + arguments, timeout: timeout ?? timing.command)
+    }
+
+    /// A command's `--json` answer; throws when the command fails.
+    public func json(_ arguments: [String]) async throws -> JSONValue {
+        let result = try await ctl(arguments + ["--json"])
+        guard result.status == 0 else { throw TestSupportError("tetherctl \(arguments) failed: \(result)") }
+        return try JSONDecoder().decode(JSONValue.self, from: Data(result.standardOutput.utf8))
+    }
+
+    /// `tetherctl wait-synced`: every local change uploaded, the server's latest version
+    /// integrated, within `timeout` seconds (the cluster's default when nil).
+    public func waitSynced(_ partition: String, timeout: Int? = nil) async throws {
+        let seconds = timeout ?? timing.waitSynced
+        let result = try await ctl(["wait-synced", partition, "--timeout", String(seconds)], timeout: .seconds(seconds + 30))
+        guard result.status == 0 else {
+            throw TestSupportError("\(name): wait-synced \(partition) failed: \(result)\n\(log.suffix(3000))")
+        }
+    }
+
+    /// Per-partition status objects.
+    public func partitions() async throws -> [JSONValue] {
+        try await json(["status"])["partitions"]?.arrayValue ?? []
+    }
+
+    /// One partition's status object.
+    public func status(_ partition: String) async throws -> JSONValue? {
+        try await partitions().first { $0["name"]?.stringValue == partition }
+    }
+
+    /// Every reset the agent recorded, oldest first.
+    public func resets() async throws -> [JSONValue] {
+        try await json(["resets"])["resets"]?.arrayValue ?? []
+    }
+}
