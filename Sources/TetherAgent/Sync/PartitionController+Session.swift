@@ -35,7 +35,9 @@ extension PartitionController {
             log.error("cannot open the store \(settings.storePath), retrying: \(error)")
             return .retry(nil)
         } catch {
-            log.error("cannot open the store \(settings.storePath): \(error)")
+            log.error("cannot open the store \(settings.storePath); syncing of \(settings.name) stops until a reload: \(error)")
+            // Shown as the partition's last error: a stopped partition always says why.
+            recordError(SyncError(.badClientFile, "the store \(settings.storePath) cannot be opened: \(error)", action: .fatal))
             return .stop(reason: "the store cannot be opened: \(error)")
         }
         if let alteration = alteredStore { return .storeAltered(alteration) }

@@ -106,6 +106,8 @@ actor PartitionController {
                 try await quarantine(because: problem)
                 return nil
             } catch {
+                log.error("the damaged store \(settings.storePath) could not be quarantined; syncing of \(settings.name) stops until a reload: \(error)")
+                recordError(SyncError(.badClientFile, "the damaged store could not be quarantined: \(error)", action: .fatal))
                 return .quarantineFailed(reason: "\(error)")
             }
         case .waitForWake:
