@@ -66,7 +66,7 @@ struct ResetBench {
             name: "client reset, \(discard ? "discard" : "recover") \(rows) rows",
             workload: "\(rows)-row store, \(unsynced) unsynced changes, server restored; \(mode)",
             value: median, unit: "s", runs: times, seconds: median, floorSeconds: Statistics.median(floors), peakResidentBytes: peak,
-            target: discard ? "≤ 1.5× floor" : "≤ 2× floor, peak RSS ≤ 150 MB",
+            target: discard ? "≤ 1.5× floor, peak RSS ≤ 64 MB" : "≤ 2× floor, peak RSS ≤ 64 MB",
             extra: ["resume_to_synced_s": Statistics.median(totals) ?? 0],
             notes: ["seconds: the reset's started_at → finished_at (tetherctl resets)"])
     }

@@ -70,7 +70,7 @@ struct ScaleBench {
         let bootstrap = BenchFigure(
             name: "bootstrap \(rows) rows", workload: "new agent downloads the \(rows)-row partition (start to synced)",
             value: Statistics.median(bootTimes) ?? 0, unit: "s", runs: bootTimes, seconds: Statistics.median(bootTimes),
-            floorSeconds: Statistics.median(bootFloors), peakResidentBytes: bootPeak, target: "≤ 3× floor, peak RSS ≤ 150 MB",
+            floorSeconds: Statistics.median(bootFloors), peakResidentBytes: bootPeak, target: "≤ 1.5× floor, peak RSS ≤ 64 MB",
             extra: ["agent_cpu_s": Statistics.median(bootCPU) ?? 0])
         report.addScale(
             "bootstrap", .init(rows: rows, seconds: bootstrap.seconds ?? 0, floorSeconds: bootstrap.floorSeconds, peakResidentBytes: bootPeak))
@@ -85,7 +85,7 @@ struct ScaleBench {
             "reset discard", .init(rows: rows, seconds: discard.seconds ?? 0, floorSeconds: discard.floorSeconds, peakResidentBytes: discard.peakResidentBytes))
         await agent.stop()
         SQLWorkload.removeDatabase(plain)
-        return Outcome(upload: upload, bootstrap: judged(bootstrap, ratio: 3, rss: 150), recover: judged(recover, ratio: 2, rss: 150), discard: judged(discard, ratio: 1.5, rss: nil))
+        return Outcome(upload: upload, bootstrap: judged(bootstrap, ratio: 1.5, rss: 64), recover: judged(recover, ratio: 2, rss: 64), discard: judged(discard, ratio: 1.5, rss: 64))
     }
 
     private func judged(_ figure: BenchFigure, ratio limit: Double, rss: Int?) -> BenchFigure {
