@@ -10,9 +10,12 @@ extension PartitionStore {
     }
 
     /// Writes rows of a server state into this store (a staging store a download fills chunk
-    /// by chunk), without capturing them. Each row is written as the insert of its fields
-    /// (``RowChange/write(rowExists:)``): a row already there gets them again, so a chunk
-    /// received twice does no harm. Values are validated against the schema first.
+    /// by chunk), without capturing them. A state row is a whole row: it is written with one
+    /// prepared upsert per table, every column bound in schema order (a nullable column the
+    /// row leaves out is null), so a row already there — a chunk received twice — becomes the
+    /// same row again. Values are validated against the schema first. The capture triggers are
+    /// dropped while the store fills (a staging store captures nothing) and put back by
+    /// ``completeState(serverVersion:clientFile:)``.
     public func insertStateRows(_ rows: [StateRow]) async throws(StoreError) {
         let schema = self.schema
         var validated: [(TableSchema, RowKey, [String: FieldValue])] = []
@@ -24,22 +27,38 @@ extension PartitionStore {
         }
         let writes = validated
         try await write { db in
-            try MetaTable.withApplyFlag(db) {
-                for (table, key, fields) in writes {
-                    switch RowChange.insert(table.name, key, fields).write(rowExists: try RowWriter.exists(db, table, key: key)) {
-                    case .insert(let fields): try RowWriter.insert(db, table, key: key, fields: fields)
-                    case .update(let fields): try RowWriter.update(db, table, key: key, fields: fields)
-                    case .delete, .unchanged: break  // an insert neither deletes nor is ignored
-                    }
+            try Self.dropCaptureTriggers(db)
+            var statements: [String: Statement] = [:]
+            for (table, key, fields) in writes {
+                let statement: Statement
+                if let prepared = statements[table.name] {
+                    statement = prepared
+                } else {
+                    statement = try db.cachedStatement(sql: StoreSQL.upsertWholeRow(table))
+                    statements[table.name] = statement
                 }
+                var arguments: [(any DatabaseValueConvertible)?] = [key.databaseValue]
+                arguments.reserveCapacity(table.valueColumns.count + 1)
+                for column in table.valueColumns { arguments.append(fields[column.name]?.databaseValue ?? DatabaseValue.null) }
+                try statement.execute(arguments: StatementArguments(arguments))
             }
         }
+    }
+
+    /// Drops the capture triggers (a staging store while it fills).
+    static func dropCaptureTriggers(_ db: Database) throws {
+        let names = try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND substr(name, 1, ?) = ?",
+            arguments: [StoreSQL.triggerPrefix.count, StoreSQL.triggerPrefix])
+        for name in names { try db.execute(sql: "DROP TRIGGER \(StoreSQL.quote(name))") }
     }
 
     /// Marks a staging store complete: the server version its rows represent and the identity
     /// the server assigned. Until this is written, the staging store is not used.
     public func completeState(serverVersion: ServerVersion, clientFile: ClientFileIdentity) async throws(StoreError) {
+        let schema = self.schema
         try await write { db in
+            _ = try self.installTriggers(db, schema: schema)
             try MetaTable.setServerVersion(db, serverVersion)
             try MetaTable.setClientFile(db, clientFile)
         }

@@ -41,6 +41,16 @@ enum StoreSQL {
         return "CREATE TABLE \(quote(table.name)) (\n  " + columns.joined(separator: ",\n  ") + "\n)"
     }
 
+    /// Writes a whole row (key, then every value column in schema order): inserted, or the
+    /// existing row with the same key made equal to it.
+    static func upsertWholeRow(_ table: TableSchema) -> String {
+        let values = table.valueColumns.map { quote($0.name) }
+        let columns = ([quote(table.primaryKey)] + values).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: values.count + 1).joined(separator: ", ")
+        let onConflict = values.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + values.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return "INSERT INTO \(quote(table.name)) (\(columns)) VALUES (\(marks)) ON CONFLICT(\(quote(table.primaryKey))) \(onConflict)"
+    }
+
     static func addColumn(_ column: ColumnSchema, to table: String) -> String {
         "ALTER TABLE \(quote(table)) ADD COLUMN \(columnDefinition(column, isPrimaryKey: false))"
     }
