@@ -46,8 +46,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .io: true
         case .sqlite(_, let code, _):
-            // SQLITE_BUSY, LOCKED, NOMEM, IOERR, FULL, CANTOPEN, PROTOCOL (with extended codes).
-            [5, 6, 7, 10, 13, 14, 15].contains(code & 0xFF)
+            // SQLITE_BUSY, LOCKED, NOMEM, INTERRUPT (a cancelled task: a stopping daemon, a
+            // closed connection), IOERR, FULL, CANTOPEN, PROTOCOL (with extended codes).
+            [5, 6, 7, 9, 10, 13, 14, 15].contains(code & 0xFF)
         default: false
         }
     }

@@ -9,6 +9,7 @@ struct StoreErrorTests {
         (Int32(4874), true),  // SQLITE_IOERR_SHMSIZE: the -shm file could not grow (full tmpfs)
         (Int32(5), true),     // SQLITE_BUSY
         (Int32(14), true),    // SQLITE_CANTOPEN
+        (Int32(9), true),     // SQLITE_INTERRUPT: the task was cancelled (a closed connection), not the store
         (Int32(11), false),   // SQLITE_CORRUPT needs a reset
         (Int32(26), false),   // SQLITE_NOTADB needs a reset
         (Int32(19), false),   // SQLITE_CONSTRAINT is a bug or bad data, not weather

@@ -30,6 +30,10 @@ extension PartitionController {
         }
         do {
             try await openStoreIfPresent()
+        } catch where Task.isCancelled {
+            // The connection or the daemon is going away: an open it interrupted says nothing
+            // about the store.
+            return .connectionLost
         } catch let error as StoreError where error.isTransient {
             // A full disk, an I/O error, a lock: it may pass, so try again with backoff.
             log.error("cannot open the store \(settings.storePath), retrying: \(error)")

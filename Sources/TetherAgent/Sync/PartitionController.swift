@@ -78,6 +78,10 @@ actor PartitionController {
     /// Hands `event` to the machine and performs the actions it returns, feeding each one's
     /// result back in turn. True when the run loop must return.
     private func feed(_ event: Event, on link: any PartitionLink) async -> Bool {
+        // Cancelled (the connection closed, the daemon stops): what a step reports now is how
+        // it was interrupted, not its outcome — the machine must not act on it (a store open
+        // interrupted by the cancellation once stopped the partition until a reload).
+        guard !Task.isCancelled else { return true }
         let actions = machine.handle(event)
         publish()
         for action in actions {
