@@ -151,6 +151,32 @@ import TetherTestSupport
         }
     }
 
+    /// Soak seed 541356954: the connection closed while the partition opened its store; the
+    /// open, interrupted by the cancellation, was taken for a store that cannot be opened and
+    /// the partition stopped until a reload.
+    @Test func aStepInterruptedByTheConnectionClosingDoesNotStopThePartition() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        let agent = try ScriptedAgent(fixture)
+        let controller = PartitionController(
+            settings: fixture.context.partition, context: agent,
+            persisted: try fixture.stateDatabase.status(of: ResetFixture.partition),
+            backoff: Backoff(initial: .milliseconds(10), maximum: .milliseconds(50)))
+        agent.cancelDuringNextBind()
+        await controller.run(on: ScriptedLink())  // returns: its task was cancelled mid-step
+        await controller.connectionLost()
+        #expect(await controller.status.state == .offline)
+        #expect(await controller.machine.stoppedReason == nil)
+        #expect(await controller.status.lastError == nil, "an interruption is not an error of the store")
+        let link = ScriptedLink()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await controller.run(on: link) }
+            defer { group.cancelAll() }
+            let session = try await link.bind(1)
+            session.acceptKnownStore(version: 10)
+            try await state(controller, is: .synced)
+        }
+    }
+
     @Test func aRetryErrorBindsAgainAfterABackoff() async throws {
         let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
         try await withController(fixture) { controller, link in

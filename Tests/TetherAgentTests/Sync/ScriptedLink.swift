@@ -96,6 +96,11 @@ final class ScriptedAgent: AgentContext {
     private let config: AgentConfiguration
     private let counter = Mutex<SessionID>(0)
     private let connectionErrors = Mutex<[SyncError]>([])
+    private let cancelNextBind = Mutex(false)
+
+    /// The next bind's task is cancelled right after it read the token, as when the connection
+    /// closes while the partition opens its store.
+    func cancelDuringNextBind() { cancelNextBind.withLock { $0 = true } }
 
     init(_ fixture: ResetFixture) throws {
         stateDatabase = fixture.stateDatabase
@@ -117,7 +122,14 @@ final class ScriptedAgent: AgentContext {
 
     func configuration() async -> AgentConfiguration { config }
     func nextSessionID() async -> SessionID { counter.withLock { $0 += 1; return $0 } }
-    func readToken() async throws -> String { "t0ken" }
+    func readToken() async throws -> String {
+        let cancel = cancelNextBind.withLock { flag in
+            defer { flag = false }
+            return flag
+        }
+        if cancel { withUnsafeCurrentTask { task in task?.cancel() } }
+        return "t0ken"
+    }
     func statusChanged() {}
     func connectionFailed(_ error: SyncError) async { connectionErrors.withLock { $0.append(error) } }
 }
