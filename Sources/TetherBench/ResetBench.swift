@@ -24,7 +24,9 @@ struct ResetBench {
         var floors: [Double] = []
         var peak = 0
         for run in 1...options.scaleRuns(rows) {
-            let marker = Double(1_000_000 + run) + (discard ? 0.5 : 0)
+            // Negative: the workload's totals are row numbers, which reach any positive marker at
+            // 1M rows and more (at 5M rows row 1,000,001 has total 1000001).
+            let marker = -Double(1_000_000 + run) - (discard ? 0.5 : 0)
             let snapshot = try await cluster.admin(["snapshot", partition])
             try await SQLWorkload.run(
                 agent.store(partition), "UPDATE orders SET customer = 'past snapshot \(mode) \(run)' WHERE id = '\(partition)-000000000';")
