@@ -1,3 +1,5 @@
+import TetherProtocol
+
 /// Fires once, when a connection has ended; any number of tasks wait for it (a waiter that is
 /// cancelled returns at once), so nobody polls `isClosed`.
 struct ConnectionEndSignal: Sendable {

@@ -11,16 +11,8 @@ final class ServerProcess: @unchecked Sendable {
     static let adminToken = "admin-secret"
     static let tokens = ["pos-17": "pos17-secret", "reader": "reader-secret", "nobody": "nobody-secret"]
 
-    static let schemaV1 = """
-        version = 1
-        [tables.orders]
-        primary_key = "id"
-        [tables.orders.columns]
-        id = "text"
-        customer = "text"
-        total = "real"
-        note = "text?"
-        """
+    /// The same `orders` schema the cluster harness serves.
+    static let schemaV1 = Cluster.schema
 
     let directory: String
     let configPath: String

@@ -50,25 +50,16 @@ public struct ClientResetExecutor: Sendable {
         }
     }
 
-    /// Records a new reset of `store` for `error` (step 1) and drives it.
+    /// Step 1: chooses the strategy and the backup path and saves the record (phase
+    /// `recorded`); ``drive(_:store:context:initiate:)`` carries it out. The partition's run
+    /// loop drives it after telling its state machine the reset started; `reset initiate`
+    /// records a forced reset and answers at once, whatever the reset then meets.
     /// - Parameter forced: `tetherctl reset initiate` on a partition stuck in an error state.
     /// - Parameter manualBecause: a manual reset whatever the mode, for this reason (a store
     ///   whose tables an application altered).
     /// - Parameter repeats: what ``ResetLoopGuard`` counted (resets before this one that ended
     ///   without a successful bind in between); a repeat on an unchanged store reuses the
     ///   previous reset's backup instead of writing another copy of the same data.
-    public func begin(
-        error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
-        repeats: Int = 0
-    ) async throws -> ResetRecord {
-        let record = try await record(
-            error: error, store: store, context: context, forced: forced, manualBecause: manualBecause, repeats: repeats)
-        return try await drive(record, store: store, context: context)
-    }
-
-    /// Step 1 alone: chooses the strategy and the backup path and saves the record (phase
-    /// `recorded`), for a caller that lets the partition's run loop drive it (`reset initiate`
-    /// must answer at once, whatever the reset then meets).
     public func record(
         error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
         repeats: Int = 0

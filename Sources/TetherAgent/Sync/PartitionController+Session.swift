@@ -231,11 +231,11 @@ extension PartitionController {
         try await refreshCounts()
     }
 
-    /// Re-reads the counts for `wait-synced`; a store that cannot be read now leaves them as
-    /// they are (the journal says why).
+    /// Re-reads the counts (for `wait-synced`, and when nothing can be uploaded); a store that
+    /// cannot be read now leaves them as they are (the journal says why).
     func recount() async {
         do { try await refreshCounts() } catch {
-            log.warning("cannot read the store's version and unsynced count; wait-synced judges by the last ones: \(error)")
+            log.warning("cannot read the store's version and unsynced count; the status shows the last ones: \(error)")
         }
     }
 
@@ -286,9 +286,7 @@ extension PartitionController {
     @discardableResult
     func uploadPending(_ session: any PartitionSession) async -> StoreError? {
         guard machine.sessionReady, !machine.sessionShouldEnd, let store, access == .readwrite else {
-            do { try await refreshCounts() } catch {
-                log.warning("cannot read the store's version and unsynced count; status may be stale: \(error)")
-            }
+            await recount()
             return nil
         }
         if uploading {

@@ -1,4 +1,4 @@
-import TetherClient
+import TetherProtocol
 
 /// Lets any number of tasks wait for a partition's status to change (`wait-synced`) without
 /// polling: each change moves a generation on, and a waiter returns once the generation moved

@@ -1,4 +1,4 @@
-import TetherClient
+import TetherProtocol
 
 /// Wakes whoever waits (a partition sleeping through a backoff, waiting while paused or for an
 /// operator). Unlike an `AsyncStream`, cancelling a waiter does not end the signal for later

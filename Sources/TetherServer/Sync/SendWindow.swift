@@ -1,69 +1,44 @@
-import Synchronization
 import TetherProtocol
 
 /// Flow control of one session (protocol 2, docs/protocol.md "Flow control"): how many state or
 /// download messages its streamer may still send before the client grants more with `credit`.
 /// A session that does not read stops its own streamer only: the connection and its other
 /// sessions go on. Unlimited on a protocol-1 connection.
-final class SendWindow: Sendable {
-    private struct State {
+struct SendWindow: Sendable {
+    private struct State: Sendable {
+        /// Messages that may still be sent; nil: no flow control.
         var available: Int?
         var closed = false
-        var waiter: CheckedContinuation<Bool, Never>?
     }
 
-    private let state: Mutex<State>
+    private let state: AwaitableValue<State>
 
     /// `initial`: messages allowed before the first grant; nil: no flow control.
     init(initial: Int?) {
-        state = Mutex(State(available: initial))
+        state = AwaitableValue(State(available: initial))
     }
 
     /// The client consumed messages: `messages` more may be sent.
     func grant(_ messages: Int) {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            guard let available = state.available else { return nil }
-            state.available = available + messages
-            guard let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            state.available = available + messages - 1
-            return waiter
-        }
-        waiter?.resume(returning: true)
+        state.update { state in state.available = state.available.map { $0 + messages } }
     }
 
     /// The session ended: a waiting streamer stops.
-    func close() {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            state.closed = true
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: false)
-    }
+    func close() { state.update { $0.closed = true } }
 
     /// Takes one message's worth of the window, waiting while none is left. False when the
     /// session ended (or the task was cancelled) first.
     func take() async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let now = state.withLock { state -> Bool? in
-                    if state.closed || Task.isCancelled { return false }
-                    guard let available = state.available else { return true }
-                    if available > 0 {
-                        state.available = available - 1
-                        return true
-                    }
-                    state.waiter = continuation
-                    return nil
-                }
-                if let now { continuation.resume(returning: now) }
-            }
-        } onCancel: {
-            close()
+        await state.wait { state in
+            if state.closed { return true }
+            guard let available = state.available else { return true }
+            guard available > 0 else { return false }
+            state.available = available - 1
+            return true
         }
+        return !Task.isCancelled && !state.value.closed
     }
 
     /// Messages that may still be sent (nil: unlimited), for tests.
-    var available: Int? { state.withLock { $0.available } }
+    var available: Int? { state.value.available }
 }

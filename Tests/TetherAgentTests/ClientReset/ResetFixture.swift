@@ -118,3 +118,15 @@ func order(_ id: String, _ customer: String, _ total: Double, note: String? = ni
         "customer": .text(customer), "total": .real(total), "note": note.map(FieldValue.text) ?? .null,
     ])
 }
+
+extension ClientResetExecutor {
+    /// Records a new reset of `store` for `error` and drives it, as the partition's run loop does.
+    func begin(
+        error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
+        repeats: Int = 0
+    ) async throws -> ResetRecord {
+        let record = try await record(
+            error: error, store: store, context: context, forced: forced, manualBecause: manualBecause, repeats: repeats)
+        return try await drive(record, store: store, context: context)
+    }
+}

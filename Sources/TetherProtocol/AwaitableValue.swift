@@ -3,8 +3,9 @@ import Synchronization
 /// A value tasks can wait on: ``wait(until:)`` returns once a condition on the value holds —
 /// checked when the wait starts and after every ``update(_:)`` — or when the waiting task is
 /// cancelled. The condition may change the value (consume a signal). The one waiting primitive
-/// of the agent's runtime: the connection's end, a partition's status changes and its wake
-/// signal are built on it.
+/// of the runtime: the connection's end, a partition's status changes and wake signal in the
+/// agent, and a session's flow-control window on the server are built on it. (Here because
+/// the client, the agent and the server all depend on this module; it does no I/O.)
 public final class AwaitableValue<Value: Sendable>: Sendable {
     public typealias Condition = @Sendable (inout Value) -> Bool
 
