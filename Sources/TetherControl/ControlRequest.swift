@@ -9,6 +9,8 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         case resume
         case logLevel = "log-level"
         case metrics
+        /// The kept events; with `follow`, then every new one, one JSON object per line.
+        case events
     }
 
     public var command: Command
@@ -17,12 +19,15 @@ public struct ControlRequest: Sendable, Hashable, Codable {
     public var timeout: Double?
     /// `log-level`: the new level.
     public var level: String?
+    /// `events`: after the kept events, stream new ones until the client closes.
+    public var follow: Bool?
 
-    public init(command: Command, partition: String? = nil, timeout: Double? = nil, level: String? = nil) {
+    public init(command: Command, partition: String? = nil, timeout: Double? = nil, level: String? = nil, follow: Bool? = nil) {
         self.command = command
         self.partition = partition
         self.timeout = timeout
         self.level = level
+        self.follow = follow
     }
 }
 

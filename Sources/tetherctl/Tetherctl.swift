@@ -12,7 +12,7 @@ struct Tetherctl: AsyncParsableCommand {
         abstract: "Operator CLI for a running tetherd (through its control socket).",
         discussion: "Exit status: 0 success, 1 runtime error or timeout, 2 usage error, 3 daemon unreachable.",
         version: "tetherctl \(TetherVersion.release)",
-        subcommands: [Status.self, Resets.self, Reset.self, WaitSynced.self, Pause.self, Resume.self, LogLevel.self, Metrics.self]
+        subcommands: [Status.self, Resets.self, Reset.self, WaitSynced.self, Pause.self, Resume.self, LogLevel.self, Metrics.self, Events.self]
     )
 
     /// Accepted before the command too: `tetherctl --socket PATH status` (docs/contract.md: tetherctl).

@@ -26,6 +26,7 @@ extension SyncAgent {
                 return
             } catch {
                 logger.warning("cannot sync with \(configuration.server.url): \(error)")
+                if !Task.isCancelled { announceConnectionError(Self.transportFailure(error)) }
             }
             connectingSince = nil
             connection = nil
@@ -50,6 +51,7 @@ extension SyncAgent {
             if ContinuousClock.now - connectedAt > .seconds(30) { connectionBackoff.reset() }
         }
         logger.notice("connected to \(configuration.server.url)")
+        reconnectRequested = false
         let (added, continuation) = AsyncStream.makeStream(of: PartitionController.self)
         additions = continuation
         let initial = Array(controllers.values)
@@ -82,7 +84,16 @@ extension SyncAgent {
             group.cancelAll()
         }
         additions = nil
+        let closedByServer = !Task.isCancelled && !reconnectRequested
         await connection.close()
+        // Once per connection: the connection-level error it ended with, or that it was cut.
+        if let reason = await connection.closeReason {
+            announceConnectionError(SyncErrorReport(reason, partition: "", store: ""))
+        } else if closedByServer {
+            announceConnectionError(SyncErrorReport(
+                partition: "", store: "", code: nil, name: "connection_closed",
+                message: "the server closed the connection without an error (a restart, a proxy, or a cut)", action: "transient"))
+        }
         // A welcome with another protocol version arrives before any session may exist.
         if let violation = await connection.protocolViolation, violation.code == .wrongProtocolVersion {
             await connectionFailed(violation)
@@ -91,9 +102,34 @@ extension SyncAgent {
 
     /// Closes the connection (server settings changed) so the loop connects anew.
     func reconnect() async {
+        reconnectRequested = true
         additions?.finish()
         await connection?.close()
         connectionWake.signal()
+    }
+}
+
+extension SyncAgent {
+    /// A sync error of the whole connection: an event, and the error hook of `[events]`.
+    func announceConnectionError(_ report: SyncErrorReport) {
+        events.syncError(report, settings: configuration.events)
+    }
+
+    /// A failed connection attempt as the error hook sees it: no code, action `transient`.
+    static func transportFailure(_ error: any Error) -> SyncErrorReport {
+        if case SyncClientError.closed(let reason?) = error {
+            return SyncErrorReport(reason, partition: "", store: "")
+        }
+        let text = "\(error)"
+        let lowered = text.lowercased()
+        let name =
+            lowered.contains("refused") ? "connection_refused"
+            : lowered.contains("timed out") || lowered.contains("timeout") || lowered.contains("deadline") ? "timeout"
+            : lowered.contains("tls") || lowered.contains("certificate") || lowered.contains("handshake") ? "tls_failure"
+            : lowered.contains("upgrade") ? "upgrade_failed"
+            : lowered.contains("resolve") || lowered.contains("name or service") ? "name_resolution"
+            : "unreachable"
+        return SyncErrorReport(partition: "", store: "", code: nil, name: name, message: text, action: "transient")
     }
 }
 
@@ -111,11 +147,11 @@ struct AgentStateFetcher: ServerStateFetcher {
             BindRequest(session: await agent.nextSessionID(), partition: partition.rawValue, token: token, identity: nil))
         do {
             let fetched = try await receive(session, partition: partition, stagingPath: stagingPath, controller: controller)
-            await controller?.downloadEnded()
+            await controller?.downloadEnded(complete: true)
             try? await session.unbind()
             return fetched
         } catch {
-            await controller?.downloadEnded()
+            await controller?.downloadEnded(complete: false)
             try? await session.unbind()
             throw error
         }

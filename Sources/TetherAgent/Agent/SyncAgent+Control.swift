@@ -47,6 +47,13 @@ extension SyncAgent: ControlHandler {
             do { try await controller.resume() } catch { return .failure("cannot resume \(name): \(error)") }
             logger.notice("partition \(name) resumed by the operator", metadata: ["tether.partition": .string(name.rawValue)])
             return .success(["partition": .string(name.rawValue), "state": "connecting"])
+        case .events:
+            if let raw = request.partition {
+                guard let name = PartitionName(raw) else { return .failure("illegal partition name \(raw)", exitCode: 2) }
+                guard controllers[name] != nil else { return unknown(raw) }
+            }
+            if request.follow == true { return .success(["follow": true]) }
+            return .success(["events": .array(events.log.recent(partition: request.partition).map(\.jsonValue))])
         case .logLevel:
             guard let name = request.level, let level = TetherLogLevel(rawValue: name) else {
                 return .failure("unknown log level \(request.level ?? "")", exitCode: 2)
@@ -56,6 +63,8 @@ extension SyncAgent: ControlHandler {
             return .success(["log_level": .string(level.rawValue)])
         }
     }
+
+    public nonisolated var eventLog: EventLog? { events.log }
 
     private func lookup(_ raw: String?) -> (PartitionName, PartitionController)? {
         guard let raw, let name = PartitionName(raw), let controller = controllers[name] else { return nil }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TetherControl
 import TetherProtocol
 import TetherSystemd
 import TetherTOML
@@ -17,12 +18,16 @@ extension SyncAgent {
             next = try AgentConfiguration.load(path: path)
         } catch {
             for problem in error.problems { logger.error("reload refused, the running configuration is kept: \(problem)") }
+            events.emit(AgentEvent(
+                .reload, message: error.problems.map { "\($0)" }.joined(separator: "; ") + "; the running configuration is kept",
+                outcome: "refused"))
             return
         }
         TetherLogging.level = next.logLevel
         let old = configuration
         configuration = next
         configuration.file = path
+        events.configure(serverURL: next.server.url, workingDirectory: next.stateDir)
         for settings in old.partitions {
             let kept = next.partition(named: settings.name)
             if kept == nil || kept?.storePath != settings.storePath, let controller = controllers.removeValue(forKey: settings.name) {
@@ -46,6 +51,7 @@ extension SyncAgent {
             await reconnect()
         }
         logger.notice("configuration reloaded from \(path): \(next.partitions.count) partitions, log level \(next.logLevel.rawValue)")
+        events.emit(AgentEvent(.reload, message: "\(next.partitions.count) partitions from \(path)", outcome: "applied"))
         statusSignal.yield()
     }
 }

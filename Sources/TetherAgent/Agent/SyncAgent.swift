@@ -22,6 +22,8 @@ public actor SyncAgent {
     /// Set by a connection-level error that needs a reload (105).
     var connectionStopped: SyncError?
     var connectionBackoff = Backoff()
+    /// The agent closes the connection itself (a reload changed the server): not a sync error.
+    var reconnectRequested = false
     /// Controllers added by a reload while connected: the connection's task group picks them up.
     var additions: AsyncStream<PartitionController>.Continuation?
     /// Signals status changes to the status task (STATUS=, READY=).
@@ -31,7 +33,9 @@ public actor SyncAgent {
     /// Ends a reconnect backoff early (a reload) or the wait after a fatal connection error.
     nonisolated let connectionWake = WakeSignal()
     /// Connection events and last-synced times for `tetherctl metrics` and `metrics_textfile`.
-    public nonisolated let metrics = AgentMetrics()
+    public nonisolated let metrics: AgentMetrics
+    /// Every event, for `tetherctl events` and the error hook (docs/events.md).
+    public nonisolated let events: AgentEvents
 
     public init(configuration: AgentConfiguration, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
         self.configuration = configuration
@@ -40,6 +44,9 @@ public actor SyncAgent {
         try FileManager.default.createDirectory(atPath: configuration.stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
         try FileManager.default.createDirectory(atPath: configuration.storesDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o770])
         self.stateDatabase = try AgentStateDatabase(path: configuration.stateDatabasePath)
+        let metrics = AgentMetrics()
+        self.metrics = metrics
+        self.events = AgentEvents(metrics: metrics, serverURL: configuration.server.url, workingDirectory: configuration.stateDir)
         (statusSignals, statusSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -66,15 +73,18 @@ public actor SyncAgent {
         return PartitionController(settings: settings, context: self, persisted: persisted)
     }
 
-    /// Runs until cancelled: the connection loop and the status task.
+    /// Runs until cancelled: the connection loop, the status task and the error hook's runs.
     public func run() async {
         startControllers()
+        let hooks = ErrorHookService(events: events, clock: ContinuousClock(), logger: logger, metrics: metrics)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.statusLoop() }
             group.addTask { await self.connectionLoop() }
+            group.addTask { await hooks.run() }
             await group.next()
             group.cancelAll()
         }
+        events.finish()
     }
 
     // MARK: Status

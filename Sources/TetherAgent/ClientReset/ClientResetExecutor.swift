@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import TetherControl
 public import TetherProtocol
 public import TetherStore
 
@@ -32,12 +33,15 @@ public struct ClientResetExecutor: Sendable {
     let now: @Sendable () -> Double
     /// Waits before an effect that failed transiently is tried again (`attempt` counts from 1).
     let pause: @Sendable (_ attempt: Int) async throws -> Void
+    /// Where the reset's phases, outcome and hook runs are announced (`tetherctl events`).
+    let events: AgentEvents?
 
     public init(
         stateDatabase: AgentStateDatabase, hooks: HookRunner = HookRunner(), fetcher: any ServerStateFetcher, logger: Logger,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
-        pause: (@Sendable (Int) async throws -> Void)? = nil
+        pause: (@Sendable (Int) async throws -> Void)? = nil, events: AgentEvents? = nil
     ) {
+        self.events = events
         self.stateDatabase = stateDatabase
         self.hooks = hooks
         self.fetcher = fetcher
@@ -85,6 +89,7 @@ public struct ClientResetExecutor: Sendable {
         }
         record.phase = .recorded
         try stateDatabase.save(record)
+        announcePhase(record)
         let log = logger(for: record)
         let messageID: TetherMessageID = decision.strategy == .deleteStore ? .permissionDenied : .resetStarted
         log.error(
@@ -109,6 +114,9 @@ public struct ClientResetExecutor: Sendable {
             switch coordinator.effect {
             case .finished:
                 if !coordinator.record.isQuarantine { finish(coordinator.record, context: context, log: log) }
+                events?.emit(AgentEvent(
+                    .resetOutcome, partition: record.partition.rawValue, code: coordinator.record.errorCode.rawValue,
+                    resetID: record.id, outcome: coordinator.record.outcome.rawValue))
                 return coordinator.record
             case .awaitOperator:
                 return coordinator.record
@@ -129,6 +137,7 @@ public struct ClientResetExecutor: Sendable {
             }
             let before = coordinator.record
             try coordinator.handle(event, now: now())
+            if coordinator.record.phase != before.phase { announcePhase(coordinator.record) }
             if coordinator.record.phase == .manualHook && before.phase != .manualHook {
                 log.error(
                     "client reset \(record.id) of \(record.partition) waits for an operator: \(coordinator.record.fallbackReason ?? (coordinator.record.strategy == .deleteStore ? "access was denied (delete-store action)" : "the partition's mode is manual")); run `tetherctl reset initiate \(record.partition)` or restart tetherd",
@@ -203,6 +212,7 @@ public struct ClientResetExecutor: Sendable {
         case .beforeReset: settings.beforeHook
         case .afterReset: settings.afterHook
         case .manualReset: settings.manualHook
+        case .syncError: nil  // never a reset step
         }
         guard let path else { return nil }
         // Checked at start and reload; checked again here because the file may have changed since.
@@ -213,6 +223,7 @@ public struct ClientResetExecutor: Sendable {
         case .beforeReset: nil
         case .afterReset: coordinator.afterHookOutcome
         case .manualReset: "manual"
+        case .syncError: nil
         }
         let invocation = HookInvocation(
             event: event, executable: path,
@@ -224,6 +235,9 @@ public struct ClientResetExecutor: Sendable {
     }
 
     private func report(_ result: HookResult, event: HookEvent, path: String, record: ResetRecord, log: Logger) -> HookResult {
+        events?.emit(AgentEvent(
+            .hook, partition: record.partition.rawValue, resetID: record.id, outcome: result.outcomeName, hook: event.rawValue,
+            exitStatus: result.exitStatus))
         if result.isSuccess {
             log.info("hook \(event.rawValue) \(path) succeeded", metadata: ["tether.hook": .string(event.rawValue)])
         } else {
@@ -231,11 +245,20 @@ public struct ClientResetExecutor: Sendable {
             case .beforeReset: "the reset becomes a manual reset"
             case .afterReset: "recorded; the data stays reset"
             case .manualReset: "the reset still waits for an operator"
+            case .syncError: "sync is not affected"
             }
             log.error(
                 "hook \(event.rawValue) \(path) failed (\(result.summary)): \(consequence)",
                 metadata: ["message_id": .string(TetherMessageID.hookFailed.rawValue), "tether.hook": .string(event.rawValue)])
         }
         return result
+    }
+
+    /// A `reset-phase` event: the phase the record is in now, with its strategy.
+    private func announcePhase(_ record: ResetRecord) {
+        events?.emit(AgentEvent(
+            .resetPhase, partition: record.partition.rawValue, code: record.errorCode.rawValue,
+            message: record.strategy.rawValue + (record.fallbackReason.map { ", because \($0)" } ?? ""), resetID: record.id,
+            phase: record.phase.rawValue))
     }
 }

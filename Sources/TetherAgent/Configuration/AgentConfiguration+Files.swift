@@ -15,9 +15,16 @@ extension AgentConfiguration {
                 if let problem = Self.hookProblem(path) { parser.problem("\(prefix)\(key)", problem) }
             }
         }
+        func checkErrorHook(_ events: EventSettings, key: String) {
+            if let path = events.errorHook, checked.insert(path).inserted, let problem = Self.hookProblem(path) {
+                parser.problem(key, problem)
+            }
+        }
         checkHooks(reset, prefix: "reset.")
+        checkErrorHook(events, key: "events.error_hook")
         for (index, partition) in partitions.enumerated() {
             checkHooks(partition.reset, prefix: "partition[\(index)].reset.")
+            checkErrorHook(partition.events, key: "partition[\(index)].events.error_hook")
         }
     }
 

@@ -18,6 +18,9 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var server: ServerSettings
     /// The `[reset]` defaults (each partition holds its own inherited copy).
     public var reset: ResetSettings
+    /// The `[events]` defaults (each partition holds its own inherited copy); connection-level
+    /// errors use these.
+    public var events = EventSettings()
     public var partitions: [PartitionSettings]
     /// `metrics_textfile`: where tetherd writes its metrics every 15 s for node_exporter's
     /// textfile collector; nil: not written.
@@ -74,6 +77,7 @@ public struct AgentConfiguration: Sendable, Hashable {
         let server = root.table("server", required: true).flatMap(buildServer)
         let resetDefaults = ResetSettings(recoveryDir: stateDir + "/recovery")
         let reset = root.table("reset").map { buildReset($0, inheriting: resetDefaults) } ?? resetDefaults
+        let events = root.table("events").map { buildEvents($0, inheriting: EventSettings()) } ?? EventSettings()
 
         var partitions: [PartitionSettings] = []
         var names: Set<PartitionName> = []
@@ -93,13 +97,15 @@ public struct AgentConfiguration: Sendable, Hashable {
                 table.problem("name", "partition \(name) is configured twice")
             } else if !stores.insert(store).inserted { table.problem("store", "\(store) is already the store of another partition") }
             let partitionReset = table.table("reset").map { buildReset($0, inheriting: reset) } ?? reset
-            partitions.append(PartitionSettings(name: name, storePath: store, reset: partitionReset))
+            let partitionEvents = table.table("events").map { buildEvents($0, inheriting: events) } ?? events
+            partitions.append(PartitionSettings(name: name, storePath: store, reset: partitionReset, events: partitionEvents))
         }
         guard let server else { return nil }
         var configuration = AgentConfiguration(
             file: "", stateDir: stateDir, logLevel: logLevel, controlSocket: controlSocket, server: server,
             reset: reset, partitions: partitions)
         configuration.metricsTextfile = metricsTextfile
+        configuration.events = events
         return configuration
     }
 
@@ -115,6 +121,15 @@ public struct AgentConfiguration: Sendable, Hashable {
         }
         guard let url, let tokenFile else { return nil }
         return ServerSettings(url: url, tokenFile: tokenFile, caFile: caFile)
+    }
+
+    private static func buildEvents(_ table: ConfigTable, inheriting base: EventSettings) -> EventSettings {
+        var events = base
+        events.errorHook = table.absolutePath("error_hook") ?? base.errorHook
+        events.errorHookMinIntervalSeconds =
+            table.integer("error_hook_min_interval_seconds", range: 0...86_400) ?? base.errorHookMinIntervalSeconds
+        events.hookTimeoutSeconds = table.integer("hook_timeout_seconds", range: 1...86_400) ?? base.hookTimeoutSeconds
+        return events
     }
 
     private static func buildReset(_ table: ConfigTable, inheriting base: ResetSettings) -> ResetSettings {

@@ -7,6 +7,12 @@ public import ServiceLifecycle
 public protocol ControlHandler: Sendable {
     /// Must return promptly when the task is cancelled (the daemon is stopping).
     func handle(_ request: ControlRequest) async -> ControlResponse
+    /// The events `events` with `follow` streams after the handler's answer; nil: none.
+    var eventLog: EventLog? { get }
+}
+
+extension ControlHandler {
+    public var eventLog: EventLog? { nil }
 }
 
 /// The control socket as a service: a listener thread accepts and authenticates clients,
@@ -34,11 +40,20 @@ public struct ControlServer: Service {
         thread.start()
         logger.info("control socket listening", metadata: ["tether.socket": .string(path)])
         let handler = self.handler
+        let followers = EventFollowers()
         await withTaskCancellationOrGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 for await connection in connections {
                     group.addTask {
                         switch connection.request {
+                        case .success(let request) where request.command == .events && request.follow == true:
+                            // The answer is the stream's first line; the events follow on a thread.
+                            let answer = await handler.handle(request)
+                            if answer.ok, let log = handler.eventLog {
+                                followers.start(connection, header: answer, log: log, partition: request.partition)
+                            } else {
+                                connection.respond(answer.ok ? .failure("this daemon keeps no events") : answer)
+                            }
                         case .success(let request): connection.respond(await handler.handle(request))
                         case .failure(let error): connection.respond(.failure(error.message, exitCode: 2))
                         case nil: break
@@ -49,6 +64,7 @@ public struct ControlServer: Service {
             }
         } onCancelOrGracefulShutdown: {
             listener.shutdown()
+            followers.closeAll()
         }
     }
 }

@@ -45,4 +45,24 @@ public struct HookInvocation: Sendable, Hashable {
         if let outcome { env["TETHER_RESET_OUTCOME"] = outcome }
         return env
     }
+
+    /// The error hook's environment (docs/events.md "The error hook"): only these variables and
+    /// PATH. `TETHER_ERROR_CODE` is empty for a transport failure, `TETHER_PARTITION` and
+    /// `TETHER_STORE` for an error of the whole connection, `TETHER_RESET_ID` when the error
+    /// started no reset.
+    public static func environment(forError report: SyncErrorReport, repeats: Int, serverURL: String) -> [String: String] {
+        [
+            "PATH": path,
+            "TETHER_EVENT": HookEvent.syncError.rawValue,
+            "TETHER_PARTITION": report.partition,
+            "TETHER_STORE": report.store,
+            "TETHER_ERROR_CODE": report.code.map(String.init) ?? "",
+            "TETHER_ERROR_NAME": report.name,
+            "TETHER_ERROR_MESSAGE": report.message,
+            "TETHER_ERROR_ACTION": report.action,
+            "TETHER_ERROR_REPEATS": String(repeats),
+            "TETHER_RESET_ID": report.resetID ?? "",
+            "TETHER_SERVER_URL": serverURL,
+        ]
+    }
 }

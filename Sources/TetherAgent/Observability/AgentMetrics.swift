@@ -16,6 +16,10 @@ public final class AgentMetrics: Sendable {
         var connectedSince: Date?
         var reconnects = 0
         var lastSynced: [PartitionName: Date] = [:]
+        /// Error hook runs since the start, by result.
+        var errorHookRuns: [String: Int] = [:]
+        /// Sync errors since the start, by action.
+        var syncErrors: [String: Int] = [:]
     }
 
     private let state = Mutex(Connection())
@@ -32,6 +36,12 @@ public final class AgentMetrics: Sendable {
             if reconnecting { $0.reconnects += 1 }
         }
     }
+
+    /// A run of the error hook ended (`result`: one of ``hookResults``).
+    func errorHookRan(_ result: HookResult) { state.withLock { $0.errorHookRuns[Self.label(result), default: 0] += 1 } }
+
+    /// The agent met a sync error that asks for `action`.
+    func syncErrorMet(action: String) { state.withLock { $0.syncErrors[action, default: 0] += 1 } }
 
     /// Since when the current connection is up; nil while not connected.
     var connectedSince: Date? { state.withLock { $0.connectedSince } }
@@ -88,6 +98,13 @@ public final class AgentMetrics: Sendable {
                 _ = counter("tether_agent_hook_runs_total", [("hook", event.rawValue), ("result", result)])
             }
         }
+        // The error hook's runs are counted since the start (they are not in reset records).
+        for (result, count) in connection.errorHookRuns {
+            counter("tether_agent_hook_runs_total", [("hook", HookEvent.syncError.rawValue), ("result", result)]).increment(by: Int64(count))
+        }
+        for action in Self.errorActions {
+            counter("tether_agent_sync_errors_total", [("action", action)]).increment(by: Int64(connection.syncErrors[action] ?? 0))
+        }
         for record in inputs.resets where configured.contains(record.partition) {
             counter("tether_agent_resets_total", [("partition", record.partition.rawValue), ("outcome", record.outcome.rawValue)]).increment()
             for run in record.hooks {
@@ -106,6 +123,8 @@ public final class AgentMetrics: Sendable {
     }
 
     static let hookResults = ["succeeded", "failed", "killed", "timed-out", "not-started"]
+    /// `TETHER_ERROR_ACTION`'s values.
+    static let errorActions = ["retry", "reauth", "client_reset", "client_reset_no_recovery", "delete_store", "fatal", "transient"]
 
     static func label(_ result: HookResult) -> String {
         switch result {
@@ -125,7 +144,8 @@ public final class AgentMetrics: Sendable {
         "tether_agent_reset_pending": "1 while a reset waits for an operator",
         "tether_agent_last_synced_timestamp_seconds": "Unix time the partition was last seen synced; 0 if not since tetherd started",
         "tether_agent_resets_total": "Client resets recorded in the state database, by outcome",
-        "tether_agent_hook_runs_total": "Reset hook runs recorded in the state database, by hook and result",
+        "tether_agent_hook_runs_total": "Hook runs by hook and result: reset hooks as recorded in the state database, the error hook (sync-error) since the start",
+        "tether_agent_sync_errors_total": "Sync errors met since the start, by the action they ask for (transient: a transport failure)",
         "tether_agent_connected": "1 while the WebSocket connection to the server is up",
         "tether_agent_connected_since_timestamp_seconds": "Unix time the current connection came up; 0 while not connected",
         "tether_agent_reconnects_total": "Connection attempts after a failed attempt or a lost connection since tetherd started",

@@ -22,4 +22,6 @@ protocol AgentContext: Sendable {
     var fetcher: any ServerStateFetcher { get }
     /// When a repeated client reset waits, and when a loop becomes manual.
     var resetLoopLimits: ResetLoopGuard.Limits { get }
+    /// Where events go (`tetherctl events`, the error hook).
+    var events: AgentEvents { get }
 }

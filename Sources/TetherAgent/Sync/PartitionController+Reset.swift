@@ -5,7 +5,7 @@ import TetherStore
 
 extension PartitionController {
     func executor() -> ClientResetExecutor {
-        ClientResetExecutor(stateDatabase: context.stateDatabase, fetcher: context.fetcher, logger: log)
+        ClientResetExecutor(stateDatabase: context.stateDatabase, fetcher: context.fetcher, logger: log, events: context.events)
     }
 
     func resetContext() async -> ResetContext {
@@ -41,6 +41,7 @@ extension PartitionController {
         case .start(let repeats):
             return try await beginReset(error, repeats: repeats)
         case .wait(let until, _, let reason):
+            announceHeldError()
             let seconds = max(until - now, 0)
             log.warning(
                 "\(reason): the client reset of \(settings.name) waits \(Int(seconds.rounded(.up))) s",
@@ -66,6 +67,7 @@ extension PartitionController {
         guard let store else { throw StoreError.notAStore(path: settings.storePath) }
         let context = await resetContext()
         let record = try await executor().record(error: error, store: store, context: context, manualBecause: manualBecause, repeats: repeats)
+        announceHeldError(resetID: record.id)
         sessionEvent(.resetStarted(id: record.id))
         return finished(try await executor().drive(record, store: store, context: context))
     }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import TetherClient
+import TetherControl
 import TetherProtocol
 import TetherStore
 
@@ -20,7 +21,7 @@ extension PartitionController {
     }
 
     private func runSession(on link: any PartitionLink) async -> PartitionStateMachine.SessionEnd {
-        downloadEnded()  // what an interrupted download left
+        downloadEnded(complete: false)  // what an interrupted download left
         let token: String
         do {
             token = try await context.readToken()
@@ -169,7 +170,7 @@ extension PartitionController {
             // repeat by the reset-loop guard.
             log.warning("could not record that the server accepted the store after its last reset: \(error)")
         }
-        updateFigures { $0.download = nil }
+        downloadEnded(complete: true)
         boundAt = .now
         try await refreshCounts()
         sessionBecameReady()
@@ -211,6 +212,7 @@ extension PartitionController {
     /// A chunk of the server's state arrived (a bootstrap, or a reset's step 4).
     func downloadProgress(_ progress: DownloadProgress) {
         lastProgress = .now
+        announceDownload(progress)
         let now = Date().timeIntervalSince1970
         updateFigures {
             $0.download = .init(
@@ -219,8 +221,30 @@ extension PartitionController {
         }
     }
 
-    /// The download is over (stored, or failed).
-    func downloadEnded() { updateFigures { $0.download = nil } }
+    /// The download is over: stored (`complete`), or failed.
+    func downloadEnded(complete: Bool) {
+        if let download = figures.download {
+            context.events.emit(AgentEvent(
+                .download, partition: settings.name.rawValue, phase: "finished", outcome: complete ? "complete" : "interrupted",
+                rows: download.rowsDone, bytes: download.bytesDone))
+        }
+        downloadTenths = -1
+        updateFigures { $0.download = nil }
+    }
+
+    /// A `download` event when a download starts and at each further tenth of it.
+    private func announceDownload(_ progress: DownloadProgress) {
+        let fraction: Double? =
+            progress.rowsTotal > 0 ? Double(progress.rowsDone) / Double(progress.rowsTotal)
+            : progress.bytesTotal > 0 ? Double(progress.bytesDone) / Double(progress.bytesTotal) : nil
+        let tenths = fraction.map { min(Int($0 * 10), 10) } ?? 0
+        let started = figures.download == nil
+        guard started || tenths > downloadTenths else { return }
+        downloadTenths = max(tenths, 0)
+        context.events.emit(AgentEvent(
+            .download, partition: settings.name.rawValue, message: fraction.map { "\(Int($0 * 100)) %" },
+            phase: started ? "started" : "progress", rows: progress.rowsDone, bytes: progress.bytesDone))
+    }
 
     private func apply(_ download: Download) async throws {
         guard let store else { return }
@@ -316,7 +340,7 @@ extension PartitionController {
 
     /// What docs/contract.md "Sync errors" says to do about `error`; logged once here, with its code and hint.
     private func handle(_ error: SyncError) -> PartitionStateMachine.SessionEnd {
-        recordError(error)
+        recordError(error, announce: SyncErrorReaction(error) != .reset)
         let reaction = SyncErrorReaction(error)
         var metadata: Logger.Metadata = ["tether.error_code": .stringConvertible(error.code.rawValue)]
         if error.code == .wrongProtocolVersion { metadata["message_id"] = .string(TetherMessageID.protocolMismatch.rawValue) }
@@ -333,6 +357,8 @@ extension PartitionController {
             return .stop(reason: "error \(error.code.rawValue): \(error.message)")
         case .reset:
             log.error("\(text)", metadata: metadata)
+            // Announced with the id of the reset it starts (beginReset), or without one.
+            unannouncedError = error
             return .reset(error, storeEmptied: false)
         }
     }

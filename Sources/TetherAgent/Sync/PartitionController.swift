@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TetherClient
+import TetherControl
 import TetherProtocol
 import TetherStore
 
@@ -40,6 +41,11 @@ actor PartitionController {
     var uploadAgain = false
     /// Whether the last reset still waits for a bind to confirm it (nil: not looked up yet).
     var resetAwaitingBind: Bool?
+    /// A reset-causing error not announced yet: its sync-error event (and error hook run)
+    /// carries the id of the reset it starts, known once the reset is recorded.
+    var unannouncedError: SyncError?
+    /// The last tenth of a download announced as an event (-1: none yet).
+    var downloadTenths = -1
     let log: Logger
 
     /// `persisted`: the partition's row of the state database (pause and last error survive a
@@ -84,6 +90,7 @@ actor PartitionController {
         guard !Task.isCancelled else { return true }
         let actions = machine.handle(event)
         publish()
+        defer { announceHeldError() }
         for action in actions {
             if action == .exit || Task.isCancelled { return true }
             if let next = await perform(action, on: link), await feed(next, on: link) { return true }
@@ -245,15 +252,38 @@ actor PartitionController {
     private func publish() {
         let current = status
         guard current != published else { return }
+        if current.state != published?.state {
+            let reason = machine.stoppedReason ?? machine.pendingReset?.reason
+            context.events.emit(AgentEvent(
+                .state, partition: settings.name.rawValue, state: current.state.rawValue, message: reason, resetID: current.pendingReset))
+        }
         published = current
         context.statusChanged()
         statusChanges.changed()
     }
 
-    func recordError(_ error: SyncError) {
+    /// Records `error` as the partition's last error and announces it (event, error hook);
+    /// `announce: false` leaves the announcement to ``announce(_:resetID:)``.
+    func recordError(_ error: SyncError, announce: Bool = true) {
         let at = Date().timeIntervalSince1970
         updateFigures { $0.lastError = .init(code: error.code.rawValue, message: error.message, at: at) }
         persistStatus("the error")
+        if announce { self.announce(error) }
+    }
+
+    /// The sync-error event and the error hook's run for `error` (docs/events.md).
+    func announce(_ error: SyncError, resetID: String? = nil) {
+        context.events.syncError(
+            SyncErrorReport(error, partition: settings.name.rawValue, store: settings.storePath, resetID: resetID),
+            settings: settings.events)
+    }
+
+    /// Announces a held reset-causing error that started no reset (deferred by the loop
+    /// guard, a store already emptied, the session ended first).
+    func announceHeldError(resetID: String? = nil) {
+        guard let error = unannouncedError else { return }
+        unannouncedError = nil
+        announce(error, resetID: resetID)
     }
 
     /// Writes the partition's row of the state database (pause, stop reason, last error), so a

@@ -93,6 +93,7 @@ final class ScriptedAgent: AgentContext {
     let logger: Logger
     let fetcher: any ServerStateFetcher
     let resetLoopLimits = ResetLoopGuard.Limits()
+    let events = AgentEvents()
     private let config: AgentConfiguration
     private let counter = Mutex<SessionID>(0)
     private let connectionErrors = Mutex<[SyncError]>([])

@@ -1,0 +1,160 @@
+import Foundation
+public import TetherControl
+
+/// The agent's recent events in memory (the last ``historyLimit``) and the readers following
+/// them (`tetherctl events`). Appending never waits for a reader: each reader has a bounded
+/// queue, and a reader so far behind that its queue is full misses events, counted and
+/// reported to it as one `dropped` event when it catches up.
+///
+/// Readers run on threads of their own (they write to sockets with blocking calls), so the log
+/// waits with a condition variable; every field is guarded by `condition`.
+public final class EventLog: @unchecked Sendable {
+    public static let historyLimit = 1000
+    /// Events queued for one reader before it starts missing them.
+    public static let readerQueueLimit = 512
+
+    private let condition = NSCondition()
+    private var history: [AgentEvent] = []
+    private var nextSeq: UInt64 = 1
+    private var readers: [Int: Reader] = [:]
+    private var nextReaderID = 0
+    private var closed = false
+
+    struct Reader {
+        var partition: String?
+        var queue: [AgentEvent] = []
+        var skipped = 0
+    }
+
+    public init() {}
+
+    /// Numbers `event`, keeps it, and queues it for every following reader it concerns.
+    @discardableResult
+    public func append(_ event: AgentEvent) -> AgentEvent {
+        condition.lock()
+        defer { condition.unlock() }
+        var event = event
+        event.seq = nextSeq
+        nextSeq += 1
+        history.append(event)
+        if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
+        for id in readers.keys where Self.concerns(event, readers[id]!.partition) {
+            if readers[id]!.queue.count >= Self.readerQueueLimit {
+                readers[id]!.skipped += 1
+                continue
+            }
+            if readers[id]!.skipped > 0 {
+                readers[id]!.queue.append(Self.dropped(readers[id]!.skipped))
+                readers[id]!.skipped = 0
+            }
+            readers[id]!.queue.append(event)
+        }
+        if !readers.isEmpty { condition.broadcast() }
+        return event
+    }
+
+    /// The kept events `partition` concerns (all when nil), oldest first.
+    public func recent(partition: String? = nil) -> [AgentEvent] {
+        condition.lock()
+        defer { condition.unlock() }
+        return history.filter { Self.concerns($0, partition) }
+    }
+
+    /// The kept events, and a subscription to every later one (nil once the log is closed).
+    public func follow(partition: String? = nil) -> (backlog: [AgentEvent], subscription: EventSubscription?) {
+        condition.lock()
+        defer { condition.unlock() }
+        let backlog = history.filter { Self.concerns($0, partition) }
+        guard !closed else { return (backlog, nil) }
+        let id = nextReaderID
+        nextReaderID += 1
+        readers[id] = Reader(partition: partition)
+        return (backlog, EventSubscription(log: self, id: id))
+    }
+
+    /// How many readers follow the log now.
+    public var readerCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return readers.count
+    }
+
+    /// Ends every subscription (the daemon is stopping): their readers get what is queued, then the end.
+    public func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// An event with a partition concerns that partition's readers; one without (a reload, a
+    /// connection error) concerns every reader.
+    static func concerns(_ event: AgentEvent, _ partition: String?) -> Bool {
+        guard let partition else { return true }
+        guard let own = event.partition, !own.isEmpty else { return true }
+        return own == partition
+    }
+
+    static func dropped(_ count: Int) -> AgentEvent {
+        AgentEvent(.dropped, message: "this reader fell behind: \(count) events were skipped for it", skipped: count)
+    }
+
+    // MARK: For subscriptions
+
+    func next(_ id: Int, until deadline: Date) -> EventSubscription.Next {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            guard var reader = readers[id] else { return .ended }
+            if !reader.queue.isEmpty {
+                let event = reader.queue.removeFirst()
+                readers[id] = reader
+                return .event(event)
+            }
+            if reader.skipped > 0 {
+                let count = reader.skipped
+                reader.skipped = 0
+                readers[id] = reader
+                return .event(Self.dropped(count))
+            }
+            if closed {
+                readers[id] = nil
+                return .ended
+            }
+            if !condition.wait(until: deadline) { return .timedOut }
+        }
+    }
+
+    func cancel(_ id: Int) {
+        condition.lock()
+        readers[id] = nil
+        condition.unlock()
+    }
+}
+
+/// One reader's place in the ``EventLog``: the events after the ones it was given at the start.
+public final class EventSubscription: Sendable {
+    public enum Next: Sendable, Equatable {
+        case event(AgentEvent)
+        /// Nothing new before the deadline.
+        case timedOut
+        /// The log was closed (or the subscription cancelled): no more events.
+        case ended
+    }
+
+    private let log: EventLog
+    private let id: Int
+
+    init(log: EventLog, id: Int) {
+        self.log = log
+        self.id = id
+    }
+
+    /// The next event, waiting until `deadline` at the most (blocks the calling thread).
+    public func next(until deadline: Date) -> Next { log.next(id, until: deadline) }
+
+    /// Stops queueing events for this reader.
+    public func cancel() { log.cancel(id) }
+
+    deinit { log.cancel(id) }
+}

@@ -1,0 +1,40 @@
+import TetherProtocol
+
+/// One sync error the agent met, as the error hook and the event stream see it: a session
+/// error of a partition, a connection-level error, or a transport failure (no code).
+public struct SyncErrorReport: Sendable, Hashable {
+    /// Empty for a connection-level error or a transport failure.
+    public var partition: String
+    /// The partition's store; empty with the partition.
+    public var store: String
+    /// nil for a transport failure (refused, timed out, closed without an error).
+    public var code: Int?
+    /// The code's snake_case name, or the kind of transport failure (`connection_refused`, …).
+    public var name: String
+    public var message: String
+    /// `retry`, `reauth`, `client_reset`, `client_reset_no_recovery`, `delete_store`, `fatal`
+    /// or `transient` (a transport failure).
+    public var action: String
+    /// The reset this error started, if it started one.
+    public var resetID: String?
+
+    public init(partition: String, store: String, code: Int?, name: String, message: String, action: String, resetID: String? = nil) {
+        self.partition = partition
+        self.store = store
+        self.code = code
+        self.name = name
+        self.message = message
+        self.action = action
+        self.resetID = resetID
+    }
+
+    /// A session or connection-level error the server sent.
+    public init(_ error: SyncError, partition: String, store: String, resetID: String? = nil) {
+        self.init(
+            partition: partition, store: store, code: error.code.rawValue, name: error.code.name, message: error.message,
+            action: error.action.rawValue, resetID: resetID)
+    }
+
+    /// Identical errors are folded by this: the code, or the kind of transport failure.
+    public var foldingKey: String { code.map(String.init) ?? name }
+}

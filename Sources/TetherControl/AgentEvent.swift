@@ -1,0 +1,118 @@
+import Foundation
+
+/// One thing the agent did or met, as `tetherctl events` shows it (docs/events.md): a partition
+/// changed state, a sync error, a reset phase or outcome, a hook that finished, a download's
+/// progress, a reload, or a note that a slow reader missed events. Encoded as one JSON object
+/// per line with snake_case keys; fields that do not apply are left out.
+public struct AgentEvent: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        case state
+        case syncError = "sync-error"
+        case resetPhase = "reset-phase"
+        case resetOutcome = "reset-outcome"
+        case hook
+        case download
+        case reload
+        case dropped
+    }
+
+    /// A number that grows by one with every event the agent emits (since its start).
+    public var seq: UInt64
+    /// When, as RFC 3339 UTC with milliseconds (`2026-11-24T14:50:01.123Z`).
+    public var at: String
+    public var event: Kind
+    public var partition: String?
+    public var state: String?
+    public var code: Int?
+    public var name: String?
+    public var message: String?
+    public var action: String?
+    public var resetID: String?
+    public var phase: String?
+    public var outcome: String?
+    public var hook: String?
+    public var exitStatus: Int?
+    public var rows: Int64?
+    public var bytes: Int64?
+    /// `dropped`: how many events this reader missed.
+    public var skipped: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case seq, at, event, partition, state, code, name, message, action, phase, outcome, hook, rows, bytes, skipped
+        case resetID = "reset_id"
+        case exitStatus = "exit_status"
+    }
+
+    public init(
+        _ event: Kind, at date: Date = Date(), partition: String? = nil, state: String? = nil, code: Int? = nil,
+        name: String? = nil, message: String? = nil, action: String? = nil, resetID: String? = nil, phase: String? = nil,
+        outcome: String? = nil, hook: String? = nil, exitStatus: Int? = nil, rows: Int64? = nil, bytes: Int64? = nil,
+        skipped: Int? = nil
+    ) {
+        self.seq = 0
+        self.at = Self.timestamp(date)
+        self.event = event
+        self.partition = partition
+        self.state = state
+        self.code = code
+        self.name = name
+        self.message = message
+        self.action = action
+        self.resetID = resetID
+        self.phase = phase
+        self.outcome = outcome
+        self.hook = hook
+        self.exitStatus = exitStatus
+        self.rows = rows
+        self.bytes = bytes
+        self.skipped = skipped
+    }
+
+    /// RFC 3339, UTC, milliseconds.
+    public static func timestamp(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let milliseconds = Int((date.timeIntervalSince1970 - Double(time)) * 1000) % 1000
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), milliseconds)
+    }
+
+    /// One line of JSON (no newline), keys in a stable order.
+    public var jsonLine: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? #"{"event":"dropped"}"#
+    }
+
+    /// The event as a JSON document (for answers that carry several).
+    public var jsonValue: JSONValue {
+        (try? JSONEncoder().encode(self)).flatMap { try? JSONDecoder().decode(JSONValue.self, from: $0) } ?? .null
+    }
+
+    /// The event a JSON document describes, if it is one.
+    public init?(_ value: JSONValue) {
+        guard let data = try? JSONEncoder().encode(value), let event = try? JSONDecoder().decode(Self.self, from: data) else { return nil }
+        self = event
+    }
+
+    /// One line for people: time, event, partition, then the fields that apply.
+    public var humanLine: String {
+        var parts = [at, event.rawValue, partition.map { $0.isEmpty ? "-" : $0 } ?? "-"]
+        if let state { parts.append("state=\(state)") }
+        if let phase { parts.append("phase=\(phase)") }
+        if let code { parts.append("code=\(code)") }
+        if let name { parts.append("name=\(name)") }
+        if let action { parts.append("action=\(action)") }
+        if let hook { parts.append("hook=\(hook)") }
+        if let exitStatus { parts.append("exit_status=\(exitStatus)") }
+        if let outcome { parts.append("outcome=\(outcome)") }
+        if let resetID { parts.append("reset=\(resetID)") }
+        if let rows { parts.append("rows=\(rows)") }
+        if let bytes { parts.append("bytes=\(bytes)") }
+        if let skipped { parts.append("skipped=\(skipped)") }
+        if let message, !message.isEmpty { parts.append("— \(message)") }
+        return parts.joined(separator: " ")
+    }
+}

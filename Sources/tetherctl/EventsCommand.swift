@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import TetherControl
+
+/// `tetherctl events`: the events tetherd keeps (the last 1,000), then new ones as they happen.
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the agent's recent events, then follow new ones until interrupted.",
+        discussion: """
+            Events: state, sync-error, reset-phase, reset-outcome, hook, download, reload and dropped \
+            (this reader fell behind and missed events). With --json, one JSON object per line.
+            """)
+    @OptionGroup var options: GlobalOptions
+    @Option(name: .long, help: "Only this partition's events (and those of the whole agent: reloads, connection errors).")
+    var partition: String?
+    @Flag(name: .long, help: "Print the kept events and exit instead of following new ones.")
+    var noFollow = false
+
+    func run() throws {
+        let request = ControlRequest(command: .events, partition: partition, follow: !noFollow)
+        if noFollow {
+            let result = try options.send(request)
+            for value in result["events"]?.arrayValue ?? [] {
+                if let event = AgentEvent(value) { Self.emit(format(event)) }
+            }
+            return
+        }
+        let path = try options.socketPath()
+        let client = ControlClient(socketPath: path, timeout: .milliseconds(Int64((options.timeout ?? GlobalOptions.defaultTimeout) * 1000)))
+        let answer: ControlResponse
+        do {
+            answer = try client.stream(request) { line in
+                if options.json {
+                    Self.emit(line)
+                } else if let data = line.data(using: .utf8), let event = try? JSONDecoder().decode(AgentEvent.self, from: data) {
+                    Self.emit(event.humanLine)
+                }
+                return true
+            }
+        } catch {
+            FileHandle.standardError.write(Data("tetherctl: \(error)\n".utf8))
+            throw ExitCode(error.isTimeout ? 1 : 3)
+        }
+        guard answer.ok else {
+            FileHandle.standardError.write(Data("tetherctl: \(answer.error ?? "the daemon refused the request")\n".utf8))
+            throw ExitCode(answer.exitCode ?? 1)
+        }
+        FileHandle.standardError.write(Data("tetherctl: tetherd closed the event stream (it is stopping or restarting)\n".utf8))
+        throw ExitCode(1)
+    }
+
+    private func format(_ event: AgentEvent) -> String { options.json ? event.jsonLine : event.humanLine }
+
+    /// Writes one line at once (unbuffered): a pipe gets each event as it happens.
+    private static func emit(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
