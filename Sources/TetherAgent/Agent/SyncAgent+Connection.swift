@@ -26,7 +26,7 @@ extension SyncAgent {
                 return
             } catch {
                 logger.warning("cannot sync with \(configuration.server.url): \(error)")
-                if !Task.isCancelled { announceConnectionError(Self.transportFailure(error)) }
+                if !Task.isCancelled { announceConnectionError(Self.transportFailure(error, url: configuration.server.url)) }
             }
             connectingSince = nil
             connection = nil
@@ -115,19 +115,23 @@ extension SyncAgent {
         events.syncError(report, settings: configuration.events)
     }
 
-    /// A failed connection attempt as the error hook sees it: no code, action `transient`.
-    static func transportFailure(_ error: any Error) -> SyncErrorReport {
+    /// A failed connection attempt as the error hook sees it: no code, action `transient`. The
+    /// kind is read from the failure's description with the server's URL taken out (a host
+    /// name must not decide it); the WebSocket upgrade is looked at first (its refusal is no
+    /// refused TCP connection).
+    static func transportFailure(_ error: any Error, url: String) -> SyncErrorReport {
         if case SyncClientError.closed(let reason?) = error {
             return SyncErrorReport(reason, partition: "", store: "")
         }
         let text = "\(error)"
-        let lowered = text.lowercased()
+        let lowered = text.replacingOccurrences(of: url, with: "").lowercased()
         let name =
-            lowered.contains("refused") ? "connection_refused"
+            lowered.contains("upgrade") ? "upgrade_failed"
+            : lowered.contains("connection refused") || lowered.contains("econnrefused") ? "connection_refused"
             : lowered.contains("timed out") || lowered.contains("timeout") || lowered.contains("deadline") ? "timeout"
             : lowered.contains("tls") || lowered.contains("certificate") || lowered.contains("handshake") ? "tls_failure"
-            : lowered.contains("upgrade") ? "upgrade_failed"
             : lowered.contains("resolve") || lowered.contains("name or service") ? "name_resolution"
+            : lowered.contains("refused") ? "connection_refused"
             : "unreachable"
         return SyncErrorReport(partition: "", store: "", code: nil, name: name, message: text, action: "transient")
     }

@@ -15,8 +15,10 @@ extension AgentConfiguration {
                 if let problem = Self.hookProblem(path) { parser.problem("\(prefix)\(key)", problem) }
             }
         }
+        // Checked apart from the reset hooks: a path shared with one is reported under both keys.
+        var checkedErrorHooks: Set<String> = []
         func checkErrorHook(_ events: EventSettings, key: String) {
-            if let path = events.errorHook, checked.insert(path).inserted, let problem = Self.hookProblem(path) {
+            if let path = events.errorHook, checkedErrorHooks.insert(path).inserted, let problem = Self.hookProblem(path) {
                 parser.problem(key, problem)
             }
         }

@@ -18,13 +18,16 @@ final class EventFollowers: Sendable {
     /// client closes, the log closes or ``closeAll()``. False when refused (answered already).
     @discardableResult
     func start(_ connection: ControlConnection, header: ControlResponse, log: EventLog, partition: String?) -> Bool {
-        let admitted = state.withLock { state -> Bool in
-            guard !state.closed, state.connections.count < Self.limit else { return false }
+        let refusal = state.withLock { state -> String? in
+            if state.closed { return "tetherd is stopping" }
+            guard state.connections.count < Self.limit else {
+                return "too many readers follow the events already (\(Self.limit)); try again later or use --no-follow"
+            }
             state.connections.insert(connection.fd)
-            return true
+            return nil
         }
-        guard admitted else {
-            connection.respond(.failure("too many readers follow the events already (\(Self.limit)); try again later or use --no-follow"))
+        if let refusal {
+            connection.respond(.failure(refusal))
             return false
         }
         let (backlog, subscription) = log.follow(partition: partition)

@@ -95,9 +95,10 @@ struct ErrorHookService<C: Clock>: Sendable where C.Duration == Duration {
         if result.isSuccess {
             log.info("hook sync-error \(request.hook) succeeded", metadata: ["tether.hook": "sync-error"])
         } else {
+            // No MESSAGE_ID: the catalog's hook-failed entry is about reset hooks.
             log.error(
                 "hook sync-error \(request.hook) failed (\(result.summary)); sync is not affected",
-                metadata: ["message_id": .string(TetherMessageID.hookFailed.rawValue), "tether.hook": "sync-error"])
+                metadata: ["tether.hook": "sync-error"])
         }
         events.emit(AgentEvent(
             .hook, partition: report.partition, code: report.code, name: report.name, resetID: report.resetID,

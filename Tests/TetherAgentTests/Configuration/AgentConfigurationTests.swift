@@ -177,3 +177,50 @@ private func problems(_ body: () throws -> Void) -> [String] {
     let relative = problems { _ = try fixture.parse("metrics_textfile = \"tether.prom\"\n" + partition) }
     #expect(relative.count == 1 && relative[0].contains("metrics_textfile"), "\(relative)")
 }
+
+@Test func eventsInheritAndOverridePerPartition() throws {
+    let fixture = try Fixture()
+    let config = try fixture.parse("""
+        [events]
+        error_hook = "\(fixture.dir)/hooks/before"
+        error_hook_min_interval_seconds = 30
+
+        [[partition]]
+        name = "store-17"
+
+        [[partition]]
+        name = "catalog-eu"
+        [partition.events]
+        hook_timeout_seconds = 5
+        error_hook_min_interval_seconds = 0
+        """)
+    #expect(config.events == EventSettings(errorHook: fixture.dir + "/hooks/before", errorHookMinIntervalSeconds: 30, hookTimeoutSeconds: 60))
+    #expect(config.partitions[0].events == config.events)
+    #expect(config.partitions[1].events == EventSettings(errorHook: fixture.dir + "/hooks/before", errorHookMinIntervalSeconds: 0, hookTimeoutSeconds: 5))
+    let none = try fixture.parse("[[partition]]\nname = \"a\"")
+    #expect(none.events == EventSettings() && none.events.errorHook == nil && none.events.errorHookMinIntervalSeconds == 60)
+}
+
+@Test func badErrorHooksAreRefusedWithKeyAndLine() throws {
+    let fixture = try Fixture()
+    try fixture.write("hooks/world", "#!/bin/sh\n", mode: 0o757)
+    let found = problems {
+        _ = try fixture.parse("""
+            [events]
+            error_hook = "\(fixture.dir)/hooks/missing"
+            error_hook_min_interval_seconds = -1
+            [[partition]]
+            name = "a"
+            [partition.events]
+            error_hook = "\(fixture.dir)/hooks/world"
+            [[partition]]
+            name = "b"
+            [reset]
+            before_hook = "\(fixture.dir)/hooks/world"
+            """)
+    }
+    #expect(found.contains("tetherd.toml:2: events.error_hook: hook \(fixture.dir)/hooks/missing: No such file or directory"), "\(found)")
+    #expect(found.contains { $0.hasPrefix("tetherd.toml:3: events.error_hook_min_interval_seconds:") }, "\(found)")
+    #expect(found.contains("tetherd.toml:7: partition[0].events.error_hook: hook \(fixture.dir)/hooks/world is refused: \(fixture.dir)/hooks/world is writable by group or others (mode 757)"), "\(found)")
+    #expect(found.contains { $0.hasPrefix("tetherd.toml:11: reset.before_hook:") }, "a path shared with a reset hook is reported under both keys: \(found)")
+}

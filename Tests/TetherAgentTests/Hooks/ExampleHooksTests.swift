@@ -116,3 +116,32 @@ private func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent
     let missing = try await ChildProcess.run(script, [fixture.dir.appending("nope.sqlite"), fixture.store.path])
     #expect(missing.status == 2)
 }
+
+@Test func onErrorSummarisesAndFlagsThePartition() async throws {
+    let dir = try TemporaryDirectory(prefix: "tether-hooks")
+    defer { dir.remove() }
+    // The example writes its flags under /run/tether/errors; the copy under test writes in dir.
+    let script = try String(contentsOfFile: hooksDir + "/on-error", encoding: .utf8)
+        .replacingOccurrences(of: "flag_dir=/run/tether/errors", with: "flag_dir=\(dir.appending("errors"))")
+    try script.write(toFile: dir.appending("on-error"), atomically: false, encoding: .utf8)
+    chmod(dir.appending("on-error"), 0o755)
+    func run(_ report: SyncErrorReport, repeats: Int) async -> (HookResult, RecordingLog) {
+        let log = RecordingLog()
+        let invocation = HookInvocation(
+            event: .syncError, executable: dir.appending("on-error"),
+            environment: HookInvocation.environment(forError: report, repeats: repeats, serverURL: "ws://127.0.0.1:1/sync"),
+            workingDirectory: dir.path, timeout: .seconds(30))
+        return (await HookRunner().run(invocation, logger: log.logger), log)
+    }
+    let revoked = SyncErrorReport(
+        partition: "store-17", store: dir.appending("store.sqlite"), code: 206, name: "permission_denied", message: "access revoked",
+        action: "delete_store", resetID: "0123456789abcdef")
+    let (result, _) = await run(revoked, repeats: 2)
+    #expect(result == .succeeded)
+    let flag = try String(contentsOfFile: dir.appending("errors/store-17.flag"), encoding: .utf8)
+    #expect(flag.hasSuffix(" delete_store 206 permission_denied 2\n"), "\(flag)")
+    let refused = SyncErrorReport(partition: "", store: "", code: nil, name: "connection_refused", message: "refused", action: "transient")
+    let (again, _) = await run(refused, repeats: 0)
+    #expect(again == .succeeded)
+    #expect(try String(contentsOfFile: dir.appending("errors/_connection.flag"), encoding: .utf8).hasSuffix(" transient none connection_refused 0\n"))
+}
