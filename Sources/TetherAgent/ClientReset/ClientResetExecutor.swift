@@ -64,9 +64,11 @@ public struct ClientResetExecutor: Sendable {
     /// - Parameter repeats: what ``ResetLoopGuard`` counted (resets before this one that ended
     ///   without a successful bind in between); a repeat on an unchanged store reuses the
     ///   previous reset's backup instead of writing another copy of the same data.
+    /// - Parameter recorded: called once the record is saved, before its first phase is
+    ///   announced: the error that caused it is announced first, with the reset's id.
     public func record(
         error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
-        repeats: Int = 0
+        repeats: Int = 0, recorded: (@Sendable (ResetRecord) async -> Void)? = nil
     ) async throws -> ResetRecord {
         let metadata = try await store.metadata()
         let decision = manualBecause.map { ResetPolicy.Decision(strategy: .manual, fallbackReason: $0) }
@@ -89,6 +91,7 @@ public struct ClientResetExecutor: Sendable {
         }
         record.phase = .recorded
         try stateDatabase.save(record)
+        await recorded?(record)
         announcePhase(record)
         let log = logger(for: record)
         let messageID: TetherMessageID = decision.strategy == .deleteStore ? .permissionDenied : .resetStarted

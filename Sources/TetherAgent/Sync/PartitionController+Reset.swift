@@ -66,8 +66,9 @@ extension PartitionController {
         try await openStoreIfPresent()
         guard let store else { throw StoreError.notAStore(path: settings.storePath) }
         let context = await resetContext()
-        let record = try await executor().record(error: error, store: store, context: context, manualBecause: manualBecause, repeats: repeats)
-        announceHeldError(resetID: record.id)
+        let record = try await executor().record(
+            error: error, store: store, context: context, manualBecause: manualBecause, repeats: repeats,
+            recorded: { record in await self.announceHeldError(resetID: record.id) })
         sessionEvent(.resetStarted(id: record.id))
         return finished(try await executor().drive(record, store: store, context: context))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherControl
 import TetherProtocol
 import TetherStore
 import TetherTestSupport
@@ -12,11 +13,11 @@ import TetherTestSupport
 
     /// Runs a controller for `fixture`'s partition on `link` while `body` plays the server.
     func withController(
-        _ fixture: ResetFixture, link: ScriptedLink = ScriptedLink(),
+        _ fixture: ResetFixture, link: ScriptedLink = ScriptedLink(), agent: ScriptedAgent? = nil,
         _ body: (PartitionController, ScriptedLink) async throws -> Void
     ) async throws {
         let controller = PartitionController(
-            settings: fixture.context.partition, context: try ScriptedAgent(fixture),
+            settings: fixture.context.partition, context: try agent ?? ScriptedAgent(fixture),
             persisted: try fixture.stateDatabase.status(of: ResetFixture.partition),
             backoff: Backoff(initial: .milliseconds(10), maximum: .milliseconds(50)))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -116,6 +117,34 @@ import TetherTestSupport
             second.acceptKnownStore(version: 20, salt: 2)
             try await state(controller, is: .synced)
             #expect(try fixture.stateDatabase.resets(partition: ResetFixture.partition).first?.confirmedByBind == true)
+        }
+    }
+
+    /// The error that starts a reset is announced once, with the reset's id, before the
+    /// reset's phases; the reset's phases, outcome and the partition's states follow.
+    @Test func aResetErrorIsAnnouncedWithItsResetBeforeThePhases() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        fixture.fetcher.serve([order("o1", "ann", 5)])
+        let agent = try ScriptedAgent(fixture)
+        try await withController(fixture, agent: agent) { controller, link in
+            let first = try await link.bind(1)
+            first.acceptKnownStore(version: 10)
+            try await state(controller, is: .synced)
+            first.send(.error(Self.resetError))
+            _ = try await link.bind(2)
+            let reset = try #require(try fixture.stateDatabase.resets(partition: ResetFixture.partition).first)
+            let events = agent.events.log.recent()
+            let errors = events.filter { $0.event == .syncError }
+            #expect(errors.count == 1)
+            #expect(errors.first?.resetID == reset.id && errors.first?.code == 209 && errors.first?.action == "client_reset")
+            let errorAt = try #require(events.firstIndex { $0.event == .syncError })
+            let phaseAt = try #require(events.firstIndex { $0.event == .resetPhase })
+            #expect(errorAt < phaseAt, "\(events.map(\.humanLine))")
+            let phases = events.filter { $0.event == .resetPhase }.compactMap(\.phase)
+            #expect(phases.first == "recorded" && phases.last == "done", "\(phases)")
+            #expect(events.contains { $0.event == .resetOutcome && $0.outcome == "recovered" && $0.resetID == reset.id })
+            let states = events.filter { $0.event == .state && $0.partition == ResetFixture.partition.rawValue }.compactMap(\.state)
+            #expect(states.starts(with: ["connecting", "synced"]) && states.contains("resetting"), "\(states)")
         }
     }
 
