@@ -25,25 +25,14 @@ struct Events: ParsableCommand {
             }
             return
         }
-        let path = try options.socketPath()
-        let client = ControlClient(socketPath: path, timeout: .milliseconds(Int64((options.timeout ?? GlobalOptions.defaultTimeout) * 1000)))
-        let answer: ControlResponse
-        do {
-            answer = try client.stream(request) { line in
-                if options.json {
-                    Self.emit(line)
-                } else if let data = line.data(using: .utf8), let event = try? JSONDecoder().decode(AgentEvent.self, from: data) {
-                    Self.emit(event.humanLine)
-                }
-                return true
+        // The timeout bounds the wait for the daemon's answer only: a quiet stream is no timeout.
+        _ = try options.stream(request) { line in
+            if options.json {
+                Self.emit(line)
+            } else if let data = line.data(using: .utf8), let event = try? JSONDecoder().decode(AgentEvent.self, from: data) {
+                Self.emit(event.humanLine)
             }
-        } catch {
-            FileHandle.standardError.write(Data("tetherctl: \(error)\n".utf8))
-            throw ExitCode(error.isTimeout ? 1 : 3)
-        }
-        guard answer.ok else {
-            FileHandle.standardError.write(Data("tetherctl: \(answer.error ?? "the daemon refused the request")\n".utf8))
-            throw ExitCode(answer.exitCode ?? 1)
+            return true
         }
         FileHandle.standardError.write(Data("tetherctl: tetherd closed the event stream (it is stopping or restarting)\n".utf8))
         throw ExitCode(1)

@@ -73,11 +73,25 @@ struct GlobalOptions: ParsableArguments {
     /// Sends `request` and returns its result; prints the error and exits as docs/contract.md "Programs" says
     /// (3 daemon unreachable, 1 no answer within the timeout).
     func send(_ request: ControlRequest, timeout clientTimeout: Double? = nil) throws -> JSONValue {
+        try exchange(timeout: clientTimeout) { client throws(ControlClientError) in try client.send(request) }
+    }
+
+    /// Sends a streaming `request`: each line after the answer goes to `line`; returns the
+    /// answer's result once the daemon ends the stream. Errors as ``send(_:timeout:)``.
+    func stream(_ request: ControlRequest, line: (String) -> Bool) throws -> JSONValue {
+        try exchange(timeout: nil) { client throws(ControlClientError) in try client.stream(request, line: line) }
+    }
+
+    /// One exchange with the daemon through `body`; prints the error and exits as docs/contract.md
+    /// "Programs" says (3 daemon unreachable, 1 no answer within the timeout, the daemon's code).
+    private func exchange(
+        timeout clientTimeout: Double?, _ body: (ControlClient) throws(ControlClientError) -> ControlResponse
+    ) throws -> JSONValue {
         let response: ControlResponse
         let limit = clientTimeout ?? timeout ?? Self.defaultTimeout
         let path = try socketPath()
         do {
-            response = try ControlClient(socketPath: path, timeout: .milliseconds(Int64(limit * 1000))).send(request)
+            response = try body(ControlClient(socketPath: path, timeout: .milliseconds(Int64(limit * 1000))))
         } catch {
             FileHandle.standardError.write(Data("tetherctl: \(error)\n".utf8))
             throw ExitCode(error.isTimeout ? 1 : 3)

@@ -34,8 +34,12 @@ final class EventFollowers: Sendable {
         let thread = Thread { [self] in
             defer {
                 subscription?.cancel()
-                state.withLock { _ = $0.connections.remove(connection.fd) }
-                close(connection.fd)
+                // Removed and closed under the lock: closeAll never shuts down a descriptor
+                // number the system has given to something else since.
+                state.withLock { state in
+                    state.connections.remove(connection.fd)
+                    close(connection.fd)
+                }
             }
             var size = Self.sendBufferBytes
             setsockopt(connection.fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -63,11 +67,10 @@ final class EventFollowers: Sendable {
 
     /// Ends every follower (the daemon is stopping); a blocked write returns at once.
     func closeAll() {
-        let open = state.withLock { state in
+        state.withLock { state in
             state.closed = true
-            return state.connections
+            for fd in state.connections { shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private var isClosed: Bool { state.withLock { $0.closed } }

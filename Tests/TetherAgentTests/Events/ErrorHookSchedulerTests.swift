@@ -112,8 +112,8 @@ import TetherTestSupport
                 }
             }
         }
-        for second in 0..<600 {
-            let now = Duration.seconds(second)
+        /// Ends the runs and fires the wakes that are due at `now`.
+        func advance(to now: Duration) {
             for (partition, end) in running where end <= now {
                 running[partition] = nil
                 perform(scheduler.runFinished(partition: partition, at: now), now: now)
@@ -122,6 +122,10 @@ import TetherTestSupport
                 wakes.removeAll { $0 <= now }
                 perform(scheduler.timerFired(at: now), now: now)
             }
+        }
+        for second in 0..<600 {
+            let now = Duration.seconds(second)
+            advance(to: now)
             if random.next() % 3 == 0 {
                 sent += 1
                 perform(scheduler.errorArrived(kinds[Int(random.next() % 3)], interval: interval, at: now), now: now)
@@ -131,14 +135,7 @@ import TetherTestSupport
         var now = Duration.seconds(600)
         while !running.isEmpty || !wakes.isEmpty {
             now += .seconds(1)
-            for (partition, end) in running where end <= now {
-                running[partition] = nil
-                perform(scheduler.runFinished(partition: partition, at: now), now: now)
-            }
-            if wakes.contains(where: { $0 <= now }) {
-                wakes.removeAll { $0 <= now }
-                perform(scheduler.timerFired(at: now), now: now)
-            }
+            advance(to: now)
         }
         #expect(counted == sent)
         #expect(lastRun.count <= 3)
