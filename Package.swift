@@ -49,7 +49,7 @@ let package = Package(
             swiftSettings: settings),
 
         // Linux calls Swift's Glibc module does not show (SO_PEERCRED, accept4).
-        .target(name: "CTetherShims"),
+        .target(name: "CTetherShims", linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // Exit statuses of docs/contract.md "Programs" for the three programs.
         .target(
@@ -115,13 +115,13 @@ let package = Package(
         // A partition's SQLite store: schema, trigger-based change capture, apply, reset primitives.
         .target(
             name: "TetherStore",
-            dependencies: ["TetherProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TetherProtocol", "CTetherShims", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: settings),
 
         .executableTarget(
             name: "tetherd",
             dependencies: [
-                "TetherProtocol", "TetherAgent", "TetherCommandLine", "TetherTOML",
+                "TetherProtocol", "TetherAgent", "TetherCommandLine", "TetherTOML", "TetherStore",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "TetherSystemd",

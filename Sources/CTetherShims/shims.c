@@ -16,3 +16,9 @@ int tether_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
 int tether_accept_cloexec(int fd) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 }
+
+#include <sqlite3.h>
+
+int tether_sqlite_no_bulk_page_cache(void) {
+    return sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
+}

@@ -90,7 +90,9 @@ final class CommitWatcher: Sendable {
         if pthread_getcpuclockid(pthread_self(), &clock) == 0 { state.withLock { $0.cpuClock = clock } }
         var last = initialProbe
         var settleIndex: Int?  // index into settleDelays while re-checking after an event
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // Only whether something changed matters, not each event: a small buffer read until
+        // empty does (it was 64 KiB per store, a tenth of an idle partition's memory).
+        var buffer = [UInt8](repeating: 0, count: 4 * 1024)
         while !state.withLock({ $0.stopRequested }) {
             var fds = [
                 pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),

@@ -4,6 +4,7 @@ import Logging
 import TetherAgent
 import TetherCommandLine
 import TetherProtocol
+import TetherStore
 import TetherSystemd
 import TetherTOML
 import ServiceLifecycle
@@ -38,6 +39,8 @@ struct Tetherd: AsyncParsableCommand {
     static func main() async { await CommandLineExit.main(Self.self) }
 
     func run() async throws {
+        // Before anything opens SQLite (the configuration check opens nothing, but the agent does).
+        let lean = StoreMemory.configureProcess()
         if checkConfig {
             do {
                 let loaded = try AgentConfiguration.load(path: config)
@@ -62,6 +65,7 @@ struct Tetherd: AsyncParsableCommand {
         let decision = TetherLogging.bootstrap(identifier: "tetherd", level: configuration.logLevel, destination: logDestination)
         let logger = Logger(label: "tether.agent")
         logger.info("log destination: \(decision)")
+        if !lean { logger.warning("SQLite was initialised before its memory settings could be applied; idle stores use more memory") }
         logger.notice(
             "tetherd \(TetherVersion.release) starting",
             metadata: ["tether.version": "\(TetherVersion.release)", "tether.config": "\(config)"])

@@ -9,4 +9,10 @@ int tether_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// accept4(2) with SOCK_CLOEXEC. Returns the new descriptor, or -1 with errno set.
 int tether_accept_cloexec(int fd);
 
+/// Turns off the initial bulk page-cache allocation of every SQLite connection opened
+/// afterwards (sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0); variadic, so not callable
+/// from Swift): pages are then allocated as they are used. Must run before SQLite is
+/// initialised (the first connection). Returns an SQLite result code (0 is SQLITE_OK).
+int tether_sqlite_no_bulk_page_cache(void);
+
 #endif
