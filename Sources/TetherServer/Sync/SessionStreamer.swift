@@ -37,7 +37,7 @@ struct SessionStreamer: Sendable {
             return
         } catch StorageError.fenced(let what) {
             guard await connection.isCurrent(id, generation: generation) else { return }
-            await connection.fail(id, generation: generation, with: ServerControl.rebind("\(what) was restored to an earlier snapshot"))
+            await connection.fail(id, generation: generation, with: ServerControl.fencedRebind(what))
         } catch {
             guard await connection.isCurrent(id, generation: generation) else { return }
             logger.error("download stream failed", metadata: ["partition": "\(session.partition)", "error": "\(error)"])
