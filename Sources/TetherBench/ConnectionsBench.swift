@@ -10,7 +10,8 @@ import TetherTestSupport
 /// stay bound, spread over 100 partitions. The figure is the server's memory per connected
 /// device — its `VmRSS` with every session bound minus before the first connected, divided
 /// by N — and that all N are bound at once (each received its bind reply and its state).
-/// Devices connect in waves of ``wave`` so the listen backlog never overflows.
+/// Devices connect in waves of ``wave`` so the listen backlog never overflows; a bind refused
+/// with a retry delay is retried after it, as the agent does (counted: `binds_retried`).
 struct ConnectionsBench {
     let options: BenchOptions
     let cluster: Cluster
@@ -64,34 +65,49 @@ struct ConnectionsBench {
                 "devices_bound": Double(bound), "server_rss_before_mb": Double(serverBefore) / 1_048_576,
                 "server_rss_after_mb": Double(serverAfter) / 1_048_576, "connect_seconds": connectSeconds,
                 "bench_kib_per_device": Double(benchAfter - benchBefore) / Double(devices) / 1024,
+                "binds_retried": Double(recorder.retryCount),
             ],
             notes: ["server memory = VmRSS with every session bound minus before the first connected, / devices"])
     }
 
+    /// One device: binds, waits for its state, stays bound. A refusal with a retry delay (a
+    /// transient storage error) is retried after that delay, as the agent does, and counted.
     private static func device(_ index: Int, url: String, token: String, logger: Logger, recorder: ConnectionRecorder) async {
         let partition = String(format: "conn-%03d", index % partitions)
-        do {
-            try await SyncConnection.run(.init(url: url, software: "tether-bench"), logger: logger) { connection in
-                recorder.opened(connection)
-                let session = try await connection.bind(BindRequest(session: 1, partition: partition, token: token, identity: nil))
-                for await event in session.events {
-                    switch event {
-                    case .bound(let reply):
-                        if !reply.stateFollows { recorder.ready(index) }
-                    case .state(let chunk):
-                        if chunk.isLast { recorder.ready(index) }
-                    case .download:
-                        continue
-                    case .error(let error):
-                        recorder.failed(index, "\(error)")
-                        return
-                    case .unbound, .disconnected:
-                        return
+        while !Task.isCancelled {
+            let retryAfter: Int?
+            do {
+                retryAfter = try await SyncConnection.run(.init(url: url, software: "tether-bench"), logger: logger) { connection -> Int? in
+                    recorder.opened(connection)
+                    let session = try await connection.bind(BindRequest(session: 1, partition: partition, token: token, identity: nil))
+                    for await event in session.events {
+                        switch event {
+                        case .bound(let reply):
+                            if !reply.stateFollows { recorder.ready(index) }
+                        case .state(let chunk):
+                            if chunk.isLast { recorder.ready(index) }
+                        case .download:
+                            continue
+                        case .error(let error):
+                            guard let delay = error.retryAfterMilliseconds else {
+                                recorder.failed(index, "\(error)")
+                                return nil
+                            }
+                            recorder.retried()
+                            return delay
+                        case .unbound, .disconnected:
+                            return nil
+                        }
                     }
+                    return nil
                 }
+            } catch {
+                if !Task.isCancelled { recorder.failed(index, "\(error)") }
+                return
             }
-        } catch {
-            if !Task.isCancelled { recorder.failed(index, "\(error)") }
+            guard let retryAfter else { return }
+            // The agent's backoff after a refusal that names its delay.
+            try? await Task.sleep(for: .milliseconds(max(retryAfter, 100)))
         }
     }
 
@@ -111,7 +127,10 @@ final class ConnectionRecorder: Sendable {
     private let ready = Mutex(Set<Int>())
     private let problems = Mutex<[String]>([])
     private let connections = Mutex<[SyncConnection]>([])
+    private let retries = Mutex(0)
 
+    func retried() { retries.withLock { $0 += 1 } }
+    var retryCount: Int { retries.withLock { $0 } }
     func opened(_ connection: SyncConnection) { connections.withLock { $0.append(connection) } }
     func ready(_ device: Int) { ready.withLock { _ = $0.insert(device) } }
     func failed(_ device: Int, _ why: String) { problems.withLock { $0.append("device \(device): \(why)") } }
