@@ -12,6 +12,8 @@ public struct BenchOptions: Sendable {
     public var idleSeconds: Int
     public var fanOutSessions: Int
     public var fanOutWrites: Int
+    /// Devices connected at once to one instance (the connected-devices figure).
+    public var connectedDevices: Int
     /// Fields changed in the bytes-on-the-wire workload.
     public var wireFields: Int
     public var resultsPath: String
@@ -33,6 +35,7 @@ public struct BenchOptions: Sendable {
         idleSeconds = quick ? 10 : 60
         fanOutSessions = quick ? 50 : 200
         fanOutWrites = quick ? 10 : 30
+        connectedDevices = quick ? 500 : 5_000
         wireFields = quick ? 1_000 : 10_000
     }
 

@@ -6,7 +6,7 @@ import TetherTestSupport
 /// fails (it is not a test).
 public struct Benchmark {
     public let options: BenchOptions
-    /// Figures to run (`scale`, `bulk`, `latency`, `wire`, `fanout`, `idle`); empty: all.
+    /// Figures to run (`connections`, `scale`, `bulk`, `latency`, `wire`, `fanout`, `idle`); empty: all.
     public let only: Set<String>
 
     public init(options: BenchOptions, only: Set<String> = []) {
@@ -23,6 +23,9 @@ public struct Benchmark {
         let clock = ContinuousClock()
         let started = clock.now
         progress("tether-bench (\(report.mode)): \(report.machine); peak RSS = /proc/<pid>/status VmHWM, reset per phase")
+        if wants("connections") {
+            progress("open-file limit raised to \(ConnectionsBench.raiseOpenFileLimit()) (the server inherits it)")
+        }
         let cluster: Cluster
         do {
             cluster = try await Cluster(.bench(options))
@@ -43,6 +46,11 @@ public struct Benchmark {
     }
 
     private func runFigures(_ cluster: Cluster, _ report: inout BenchReport) async throws {
+        // First, while no agent is connected: the server's memory is the devices' alone.
+        if wants("connections") {
+            await phase("connections", &report) { report in report.add(try await ConnectionsBench(options: options, cluster: cluster).run()) }
+        }
+        if only == ["connections"] { return }
         let scalePartitions = wants("scale") ? options.scales.map(ScaleBench.partition) : []
         let shared = BulkPropagationBench.partitions(options) + [LatencyBench.partition]
         let writer = try cluster.agent("agent-a", partitions: scalePartitions + shared + [FanOutBench.partition])

@@ -88,6 +88,9 @@ struct UnitFileTests {
                 #expect(!file.values(key).contains { $0.contains("/var/lib") }, "\(unit): \(key)=")
             }
         }
+        // A descriptor per connected device: far above systemd's default soft limit of 1024.
+        let server = try UnitFile(path: installed.path(Installation.unitdir + "/tether-server.service"))
+        #expect(server.value("LimitNOFILE").flatMap { Int($0) }.map { $0 >= 65536 } == true, "LimitNOFILE=\(server.value("LimitNOFILE") ?? "")")
         let agent = try UnitFile(path: installed.path(Installation.unitdir + "/tetherd.service"))
         // tetherd reads /proc/<pid>/status of control-socket clients for their supplementary
         // groups; hidepid (ProtectProc=invisible/noaccess/ptraceable) hides other users' processes.

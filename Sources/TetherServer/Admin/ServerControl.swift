@@ -202,6 +202,12 @@ public final class ServerControl: Sendable {
         }
     }
 
+    /// A session fenced by its partition's epoch (``StorageError/fenced``): another instance
+    /// restored the partition or terminated sync since the session bound.
+    static func fencedRebind(_ what: String) -> SyncError {
+        rebind("\(what) was restored, or sync was terminated, since this session bound")
+    }
+
     static func rebind(_ reason: String) -> SyncError {
         SyncError(
             .otherSessionError, "\(reason); bind again",

@@ -4,8 +4,14 @@ import PostgresNIO
 public import TetherProtocol
 
 extension PostgresServerStorage {
+    /// Also increments every partition's epoch under its row lock (in id order, as compaction
+    /// takes them): an upload or history read of a session bound before this, on any instance,
+    /// is refused with ``StorageError/fenced`` from the commit on — also one whose bind raced
+    /// this command and registered a client file after the client files were forgotten.
     public func terminateSync() async throws -> Int {
         try await transaction { connection in
+            try await connection.query("SELECT id FROM partitions ORDER BY id FOR UPDATE", logger: self.logger)
+            try await connection.query("UPDATE partitions SET epoch = epoch + 1", logger: self.logger)
             var flags = try await Self.readFlags(connection, self.logger)
             flags.syncTerminated = true
             try await Self.write(flags, connection, self.logger)

@@ -59,9 +59,10 @@ public protocol ServerStorage: Sendable {
     func close() async throws
 
     // Fencing, where several server instances share the storage (PostgreSQL). A restore
-    // increments the partition's epoch; a session records it when it binds, and its uploads
-    // and history reads are refused with ``StorageError/fenced`` once it changed, even before
-    // the restoring instance's notification reaches the session's instance.
+    // increments the partition's epoch, terminate-sync every partition's; a session records it
+    // when it binds, and its uploads and history reads are refused with ``StorageError/fenced``
+    // once it changed, even before the instance that ran the command reaches the session's
+    // instance with its notification.
     /// The partition's epoch (0 for a partition never bound or restored).
     func epoch(of partition: PartitionName) async throws -> Int64
     /// ``integrate(_:from:into:now:)``, refused when the partition's epoch is no longer `epoch`.
@@ -107,7 +108,8 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// An upload read after a seq the server has not integrated (an earlier batch was lost).
     case uploadGap(integrated: Int64, after: Int64)
-    /// The partition was restored since the session bound (its epoch changed): bind again.
+    /// The partition was restored, or sync terminated, since the session bound (its epoch
+    /// changed): bind again.
     case fenced(String)
 
     public var isTransient: Bool {
@@ -121,7 +123,7 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
         case .corrupt(let what): "stored data is corrupt: \(what)"
         case .unavailable(let what): "storage unavailable: \(what)"
         case .uploadGap(let integrated, let after): "upload after seq \(after), but seq \(integrated) is the last integrated"
-        case .fenced(let what): "\(what) was restored since this session bound"
+        case .fenced(let what): "\(what) was restored, or sync terminated, since this session bound"
         }
     }
 }

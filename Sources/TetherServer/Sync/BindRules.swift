@@ -24,12 +24,7 @@ public enum BindRules {
         guard let user = users.authenticate(request.token) else {
             return .failure(SyncError(.badUserAuthentication, "the access token for partition \(partition) was not accepted"))
         }
-        if flags.syncTerminated {
-            return .failure(SyncError(
-                .otherSessionError, "sync is terminated on the server; an operator must run `tether-server admin enable-sync`",
-                hint: "sync was terminated on the server; binds are retried with backoff until it is enabled again",
-                retryAfterMilliseconds: 5000))
-        }
+        if flags.syncTerminated { return .failure(syncTerminated) }
         guard let access = policy.access(user: user, partition: partition) else {
             return .failure(SyncError(.permissionDenied, "user \(user) has no grant for partition \(partition)"))
         }
@@ -37,6 +32,14 @@ public enum BindRules {
             return .failure(problem)
         }
         return .success(Authorized(partition: partition, user: user, access: access))
+    }
+
+    /// The refusal of every bind while sync is terminated (201 class, retried with backoff).
+    public static var syncTerminated: SyncError {
+        SyncError(
+            .otherSessionError, "sync is terminated on the server; an operator must run `tether-server admin enable-sync`",
+            hint: "sync was terminated on the server; binds are retried with backoff until it is enabled again",
+            retryAfterMilliseconds: 5000)
     }
 
     /// Checks a known store's identity and position against the partition's history.

@@ -29,7 +29,8 @@ struct SessionStreamer: Sendable {
         do {
             var cursor = after
             if bootstrap {
-                guard let version = try await streamState() else { return }
+                // In a task of its own, as each batch of downloads below: see ShortLivedTask.
+                guard let version = try await ShortLivedTask.run({ try await streamState() }) else { return }
                 cursor = version
             }
             try await streamDownloads(after: cursor)
@@ -37,7 +38,7 @@ struct SessionStreamer: Sendable {
             return
         } catch StorageError.fenced(let what) {
             guard await connection.isCurrent(id, generation: generation) else { return }
-            await connection.fail(id, generation: generation, with: ServerControl.rebind("\(what) was restored to an earlier snapshot"))
+            await connection.fail(id, generation: generation, with: ServerControl.fencedRebind(what))
         } catch {
             guard await connection.isCurrent(id, generation: generation) else { return }
             logger.error("download stream failed", metadata: ["partition": "\(session.partition)", "error": "\(error)"])
@@ -89,30 +90,43 @@ struct SessionStreamer: Sendable {
 
     private func streamDownloads(after start: ServerVersion) async throws {
         var cursor = start.version
-        var integrated = try await storage.integratedSeq(of: session.clientFile, in: session.partition, atOrBefore: cursor)
-        for await _ in wakeups {
-            while true {
-                let entries = try await storage.history(
-                    of: session.partition, after: cursor, maxEntries: Self.maxEntriesPerBatch, maxBytes: ProtocolLimits.targetBatchBytes,
-                    epoch: session.epoch)
-                guard let last = entries.last else { break }
-                let latest = try await storage.head(of: session.partition)?.latest.version ?? last.version.version
-                var batch: [DownloadEntry] = []
-                for entry in entries {
-                    if entry.originFile == session.clientFile {
-                        integrated = max(integrated, entry.originSeq)
-                        batch.append(DownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: Changeset()))
-                    } else {
-                        batch.append(DownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: entry.changeset))
-                    }
-                }
-                guard await window.take(), await connection.isCurrent(id, generation: generation) else { return }
-                let download = Download(session: id, latestServerVersion: max(latest, last.version.version), entries: batch)
-                let bytes = ServerMessage.download(download).encoded()
-                try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
-                connection.service.metrics.sent(bytes: bytes.count)
-                cursor = last.version.version
-            }
+        var integrated = try await ShortLivedTask.run {
+            try await storage.integratedSeq(of: session.clientFile, in: session.partition, atOrBefore: start.version)
         }
+        for await _ in wakeups {
+            let (from, acknowledged) = (cursor, integrated)
+            guard let next = try await ShortLivedTask.run({ try await sendNewEntries(after: from, integrated: acknowledged) }) else { return }
+            (cursor, integrated) = next
+        }
+    }
+
+    /// Sends every history entry after `cursor` in batches; returns the new cursor and
+    /// integrated seq, nil when the session ended.
+    private func sendNewEntries(after start: Int64, integrated seq: Int64) async throws -> (cursor: Int64, integrated: Int64)? {
+        var cursor = start
+        var integrated = seq
+        while true {
+            let entries = try await storage.history(
+                of: session.partition, after: cursor, maxEntries: Self.maxEntriesPerBatch, maxBytes: ProtocolLimits.targetBatchBytes,
+                epoch: session.epoch)
+            guard let last = entries.last else { break }
+            let latest = try await storage.head(of: session.partition)?.latest.version ?? last.version.version
+            var batch: [DownloadEntry] = []
+            for entry in entries {
+                if entry.originFile == session.clientFile {
+                    integrated = max(integrated, entry.originSeq)
+                    batch.append(DownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: Changeset()))
+                } else {
+                    batch.append(DownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: entry.changeset))
+                }
+            }
+            guard await window.take(), await connection.isCurrent(id, generation: generation) else { return nil }
+            let download = Download(session: id, latestServerVersion: max(latest, last.version.version), entries: batch)
+            let bytes = ServerMessage.download(download).encoded()
+            try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
+            connection.service.metrics.sent(bytes: bytes.count)
+            cursor = last.version.version
+        }
+        return (cursor, integrated)
     }
 }

@@ -17,8 +17,11 @@ public struct SyncEndpoint: Sendable {
 
     public func handle(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger baseLogger: Logger) async {
         let id = await service.hub.openConnection()
-        var logger = baseLogger
-        logger[metadataKey: "connection"] = "\(id)"
+        let logger = {
+            var logger = baseLogger
+            logger[metadataKey: "connection"] = "\(id)"
+            return logger
+        }()
         let connection = ServerConnection(id: id, service: service, writer: outbound, logger: logger)
         logger.debug("sync connection opened")
         await withDiscardingTaskGroup { group in
@@ -32,19 +35,17 @@ public struct SyncEndpoint: Sendable {
                         case .continuation: .continuation
                         default: .binary
                         }
-                    let work: [ServerConnection.Work]
+                    let input: Input
                     switch assembler.append(kind, frame.data.readableBytesView, fin: frame.fin) {
-                    case .incomplete:
-                        continue
-                    case .failure(let error):
-                        work = await connection.decodeFailed(error)
-                    case .message(let bytes):
-                        switch Result(catching: { () throws(WireDecodeError) in try ClientMessage.decode(bytes) }) {
-                        case .success(let message): work = await connection.received(message)
-                        case .failure(let error): work = await connection.decodeFailed(error)
-                        }
+                    case .incomplete: continue
+                    case .failure(let error): input = .undecodable(error)
+                    case .message(let bytes): input = .message(bytes)
                     }
-                    if await run(work, connection: connection, group: &group, logger: logger) { break reading }
+                    // Each message's work runs in a task of its own: see ShortLivedTask.
+                    let outcome = (try? await ShortLivedTask.run { await process(input, connection: connection) })
+                        ?? Outcome(streamers: [], close: true)
+                    for streamer in outcome.streamers { group.addTask { await streamer.run() } }
+                    if outcome.close { break reading }
                 }
             } catch {
                 logger.debug("sync connection read failed", metadata: ["error": "\(error)"])
@@ -56,32 +57,52 @@ public struct SyncEndpoint: Sendable {
         logger.debug("sync connection closed")
     }
 
-    /// Runs the reader's work; true when the connection must close.
-    private func run(
-        _ initial: [ServerConnection.Work], connection: ServerConnection, group: inout DiscardingTaskGroup, logger: Logger
-    ) async -> Bool {
-        var queue = initial
+    /// A complete message from the reader, or why it is not one.
+    private enum Input: Sendable {
+        case message([UInt8])
+        case undecodable(WireDecodeError)
+    }
+
+    /// What a message's work leaves to the reader: streamers to start, and whether to close.
+    private struct Outcome: Sendable {
+        var streamers: [SessionStreamer] = []
         var close = false
+    }
+
+    /// Decodes a message and runs the work it causes: binds, uploads (committed before the
+    /// next message is read), and the streamers of sessions that bound.
+    private func process(_ input: Input, connection: ServerConnection) async -> Outcome {
+        var queue: [ServerConnection.Work]
+        switch input {
+        case .undecodable(let error):
+            queue = await connection.decodeFailed(error)
+        case .message(let bytes):
+            switch Result(catching: { () throws(WireDecodeError) in try ClientMessage.decode(bytes) }) {
+            case .success(let message): queue = await connection.received(message)
+            case .failure(let error): queue = await connection.decodeFailed(error)
+            }
+        }
+        var outcome = Outcome()
         while !queue.isEmpty {
             let item = queue.removeFirst()
             switch item {
             case .close:
-                close = true
+                outcome.close = true
             case .bind(let request):
                 let key = SessionKey(connection: connection.id, session: request.session)
                 let session = request.session
-                let outcome = await service.bind(request, key: key) { [weak connection] error in
+                let decision = await service.bind(request, key: key) { [weak connection] error in
                     await connection?.fail(session, generation: nil, with: error)
                 }
-                queue += await connection.bindDecided(session, outcome)
+                queue += await connection.bindDecided(session, decision)
             case .integrate(let upload, let session):
                 if let error = await service.integrate(upload, for: session) {
                     await connection.fail(upload.session, generation: nil, with: error)
                 }
             case .stream(let streamer):
-                group.addTask { await streamer.run() }
+                outcome.streamers.append(streamer)
             }
         }
-        return close
+        return outcome
     }
 }

@@ -56,7 +56,8 @@ public final class SyncService: Sendable {
         }
         let partition = authorized.partition
         do {
-            // Read first: a restore after this point fences the session's uploads and downloads.
+            // Read first: a restore or terminate-sync after this point fences the session's
+            // uploads and downloads.
             let epoch = try await storage.epoch(of: partition)
             let identity: ClientFileIdentity
             let head: PartitionHead
@@ -99,6 +100,15 @@ public final class SyncService: Sendable {
                 key: key, partition: partition, clientFile: identity.id, user: authorized.user,
                 tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch, fail: fail)
             let wakeups = await hub.register(session)
+            // With other instances, this instance's flags may lag a terminate-sync another one
+            // committed: read them again now the session is registered. One committed before
+            // this read is refused here; one committed after it fences the session's uploads
+            // and downloads by the epoch and reaches the session by its notification (or the
+            // resync), which finds it registered.
+            if bus != nil, try await storage.flags().syncTerminated {
+                await release(key)
+                return .rejected(BindRules.syncTerminated)
+            }
             return .accepted(reply, downloadAfter: downloadAfter, session: session, wakeups: wakeups)
         } catch {
             await release(key)
@@ -146,7 +156,7 @@ public final class SyncService: Sendable {
             ])
             return nil
         } catch StorageError.fenced(let what) {
-            return ServerControl.rebind("\(what) was restored to an earlier snapshot")
+            return ServerControl.fencedRebind(what)
         } catch StorageError.notFound(let what) {
             let error = SyncError(.badClientFileIdentifier, "\(what): the store's identity was forgotten (sync terminated or partition restored)")
             return BindRules.applyRecoveryPolicy(error, recoveryEnabled: snapshot.recoveryEnabled)

@@ -1,0 +1,143 @@
+import Foundation
+import Logging
+import Synchronization
+import TetherClient
+import TetherProtocol
+import TetherTestSupport
+
+/// Concurrently connected devices: N new devices (`TetherClient`, one WebSocket connection and
+/// one bound session each, in this process) connect to one server instance on loopback and
+/// stay bound, spread over 100 partitions. The figure is the server's memory per connected
+/// device — its `VmRSS` with every session bound minus before the first connected, divided
+/// by N — and that all N are bound at once (each received its bind reply and its state).
+/// Devices connect in waves of ``wave`` so the listen backlog never overflows; a bind refused
+/// with a retry delay is retried after it, as the agent does (counted: `binds_retried`).
+struct ConnectionsBench {
+    let options: BenchOptions
+    let cluster: Cluster
+    static let wave = 250
+    static let partitions = 100
+
+    func run() async throws -> BenchFigure {
+        let devices = options.connectedDevices
+        let recorder = ConnectionRecorder()
+        let url = cluster.url(instance: 0)
+        let token = cluster.token
+        let probe = cluster.serverProbe
+        let own = ProcessProbe(processID: getpid())
+        var logger = Logger(label: "tether-bench.connections")
+        logger.logLevel = .critical
+        let quietLogger = logger
+        let serverBefore = probe?.residentBytes ?? 0
+        let benchBefore = own.residentBytes ?? 0
+        let clock = ContinuousClock()
+        let started = clock.now
+        var serverAfter = 0, benchAfter = 0, bound = 0
+        var connectSeconds = 0.0
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var opened = 0
+            while opened < devices {
+                let wave = min(Self.wave, devices - opened)
+                for index in opened..<(opened + wave) {
+                    group.addTask { await Self.device(index, url: url, token: token, logger: quietLogger, recorder: recorder) }
+                }
+                opened += wave
+                let target = opened
+                try await eventually("\(target) devices bound", timeout: .seconds(120), pollInterval: .milliseconds(20)) {
+                    if let failure = recorder.failures.first { throw TestSupportError(failure) }
+                    return recorder.readyCount == target
+                }
+            }
+            connectSeconds = started.duration(to: clock.now).seconds
+            bound = recorder.readyCount
+            serverAfter = probe?.residentBytes ?? 0
+            benchAfter = own.residentBytes ?? 0
+            await recorder.closeAll()
+            group.cancelAll()
+        }
+        let perDevice = Double(serverAfter - serverBefore) / Double(devices)
+        return BenchFigure(
+            name: "connected devices", workload: "\(devices) devices (TetherClient, one connection and one bound session each) on one instance, \(Self.partitions) partitions",
+            value: perDevice / 1024, unit: "KiB/device", runs: [perDevice / 1024],
+            target: "≥ 5,000 devices bound at once, ≤ 48 KiB server memory each",
+            met: devices >= 5_000 && bound == devices && perDevice <= 48 * 1024,
+            extra: [
+                "devices_bound": Double(bound), "server_rss_before_mb": Double(serverBefore) / 1_048_576,
+                "server_rss_after_mb": Double(serverAfter) / 1_048_576, "connect_seconds": connectSeconds,
+                "bench_kib_per_device": Double(benchAfter - benchBefore) / Double(devices) / 1024,
+                "binds_retried": Double(recorder.retryCount),
+            ],
+            notes: ["server memory = VmRSS with every session bound minus before the first connected, / devices"])
+    }
+
+    /// One device: binds, waits for its state, stays bound. A refusal with a retry delay (a
+    /// transient storage error) is retried after that delay, as the agent does, and counted.
+    private static func device(_ index: Int, url: String, token: String, logger: Logger, recorder: ConnectionRecorder) async {
+        let partition = String(format: "conn-%03d", index % partitions)
+        while !Task.isCancelled {
+            let retryAfter: Int?
+            do {
+                retryAfter = try await SyncConnection.run(.init(url: url, software: "tether-bench"), logger: logger) { connection -> Int? in
+                    recorder.opened(connection)
+                    let session = try await connection.bind(BindRequest(session: 1, partition: partition, token: token, identity: nil))
+                    for await event in session.events {
+                        switch event {
+                        case .bound(let reply):
+                            if !reply.stateFollows { recorder.ready(index) }
+                        case .state(let chunk):
+                            if chunk.isLast { recorder.ready(index) }
+                        case .download:
+                            continue
+                        case .error(let error):
+                            guard let delay = error.retryAfterMilliseconds else {
+                                recorder.failed(index, "\(error)")
+                                return nil
+                            }
+                            recorder.retried()
+                            return delay
+                        case .unbound, .disconnected:
+                            return nil
+                        }
+                    }
+                    return nil
+                }
+            } catch {
+                if !Task.isCancelled { recorder.failed(index, "\(error)") }
+                return
+            }
+            guard let retryAfter else { return }
+            // The agent's backoff after a refusal that names its delay.
+            try? await Task.sleep(for: .milliseconds(max(retryAfter, 100)))
+        }
+    }
+
+    /// Raises this process's open-file limit to its hard limit: each device is a socket here
+    /// and one in the server, which inherits the limit.
+    static func raiseOpenFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return -1 }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        return Int(limit.rlim_cur)
+    }
+}
+
+/// Which devices are bound, and their connections (to close them at the end).
+final class ConnectionRecorder: Sendable {
+    private let ready = Mutex(Set<Int>())
+    private let problems = Mutex<[String]>([])
+    private let connections = Mutex<[SyncConnection]>([])
+    private let retries = Mutex(0)
+
+    func retried() { retries.withLock { $0 += 1 } }
+    var retryCount: Int { retries.withLock { $0 } }
+    func opened(_ connection: SyncConnection) { connections.withLock { $0.append(connection) } }
+    func ready(_ device: Int) { ready.withLock { _ = $0.insert(device) } }
+    func failed(_ device: Int, _ why: String) { problems.withLock { $0.append("device \(device): \(why)") } }
+    var readyCount: Int { ready.withLock { $0.count } }
+    var failures: [String] { problems.withLock { $0 } }
+
+    func closeAll() async {
+        for connection in connections.withLock({ $0 }) { await connection.close() }
+    }
+}
