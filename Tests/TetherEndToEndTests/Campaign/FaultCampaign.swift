@@ -4,7 +4,8 @@ import TetherControl
 import TetherTestSupport
 
 /// How long and with which seed a campaign runs: `TETHER_CAMPAIGN_SEED` and
-/// `TETHER_CAMPAIGN_DURATION` (seconds; `make soak DURATION=…` sets it) or the CI defaults.
+/// `TETHER_CAMPAIGN_DURATION` (seconds; `make soak DURATION=…` sets it) or the CI defaults
+/// (a random seed, 90 s: about two minutes with both storages' convergence).
 struct CampaignSettings: Sendable {
     var seed: UInt64
     var duration: Duration
@@ -22,13 +23,16 @@ struct CampaignSettings: Sendable {
     var storage: ClusterSettings.Storage = .sqlite
     var instances = 1
 
+    /// One seed for both storages' campaigns of a run, when none is given.
+    static let randomSeed = UInt64.random(in: 1...999_999_999)
+
     /// The settings of the campaign on `storage`: `TETHER_CAMPAIGN_STORAGE` = `sqlite`,
     /// `postgresql` or `both` (default) says which storages share the duration; with both,
     /// PostgreSQL (two instances) gets 30 % of it. Zero seconds: this storage does not run.
     static func fromEnvironment(storage: ClusterSettings.Storage) -> CampaignSettings {
         let environment = ProcessInfo.processInfo.environment
-        let seed = environment["TETHER_CAMPAIGN_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...999_999_999)
-        let seconds = environment["TETHER_CAMPAIGN_DURATION"].flatMap { Int($0) } ?? 100
+        let seed = environment["TETHER_CAMPAIGN_SEED"].flatMap { UInt64($0) } ?? randomSeed
+        let seconds = environment["TETHER_CAMPAIGN_DURATION"].flatMap { Int($0) } ?? 90
         let postgresShare: Double = switch environment["TETHER_CAMPAIGN_STORAGE"] ?? "both" {
         case "sqlite": 0
         case "postgresql": 1
