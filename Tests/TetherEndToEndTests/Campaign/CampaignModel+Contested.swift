@@ -57,8 +57,11 @@ extension CampaignModel {
             actual: actual?.description ?? "absent", history: history)
     }
 
-    /// Contested rows checked by a server-order replay this round (for the summary).
-    func contestedRows(of name: String) -> Int { partitions[name]?.contested.count ?? 0 }
+    /// Contested rows changed this round, and those changed by more than one agent (for the summary).
+    func contestedRows(of name: String) -> (changed: Int, bySeveral: Int) {
+        let rows = partitions[name]?.contested.values.map(\.count) ?? []
+        return (rows.count, rows.filter { $0 > 1 }.count)
+    }
 }
 
 extension CampaignModel.Operation {

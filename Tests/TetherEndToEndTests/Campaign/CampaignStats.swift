@@ -19,6 +19,8 @@ struct CampaignStats: Sendable {
     var rowsChecked = 0
     /// Contested rows (written by several agents) changed in a round and checked against every server order.
     var contestedChecked = 0
+    /// Of those, rows changed by more than one agent in the round (real same-row conflicts).
+    var contestedBySeveral = 0
     var roundsByCertainty: [String: Int] = [:]
     /// Rows whose store value the model does not allow: changes lost (or invented).
     var violations: [CampaignModel.Violation] = []
@@ -35,7 +37,7 @@ struct CampaignStats: Sendable {
         line += " | faults: \(list(faults))"
         if !unavailable.isEmpty { line += " (unavailable: \(unavailable.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")))" }
         line += " | resets: \(list(resets)) forced=\(forced) loops-cut=\(loopsCut) stuck-connecting=\(stuckConnecting)"
-        line += " | rounds checked: \(list(roundsByCertainty)) rows checked=\(rowsChecked) contested=\(contestedChecked)"
+        line += " | rounds checked: \(list(roundsByCertainty)) rows checked=\(rowsChecked) contested=\(contestedChecked) by-several=\(contestedBySeveral)"
         line += " | changes lost=\(violations.count) findings=\(findings.count)"
         return line
     }

@@ -45,7 +45,8 @@ extension FaultCampaign {
             stats.withLock { stats in
                 stats.roundsByCertainty[certainty.rawValue, default: 0] += 1
                 stats.rowsChecked += actual.count
-                stats.contestedChecked += contested
+                stats.contestedChecked += contested.changed
+                stats.contestedBySeveral += contested.bySeveral
                 stats.violations += violations
             }
             if !violations.isEmpty {
