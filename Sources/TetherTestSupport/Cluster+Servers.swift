@@ -36,12 +36,13 @@ extension Cluster {
         _ = await process?.wait(timeout: settings.timing.stop)
     }
 
-    /// `tether-server admin …` against the first instance; its standard output, trimmed.
+    /// `tether-server admin …` against an instance (the first unless told); its standard
+    /// output, trimmed.
     @discardableResult
-    public func admin(_ arguments: [String]) async throws -> String {
+    public func admin(_ arguments: [String], instance: Int = 0) async throws -> String {
         let result = try await ChildProcess.run(
             try BuiltProducts.executable("tether-server"),
-            ["admin", "--url", "http://127.0.0.1:\(port)", "--token-file", dir.appending("admin.token")] + arguments,
+            ["admin", "--url", "http://127.0.0.1:\(ports[instance])", "--token-file", dir.appending("admin.token")] + arguments,
             timeout: settings.timing.command)
         guard result.status == 0 else { throw TestSupportError("admin \(arguments) failed: \(result)") }
         return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -2,8 +2,8 @@
 /// computed only from the application writes that `sqlite3` committed (the *accepted*
 /// operations), the faults injected and how each reset ended — never from the stores.
 ///
-/// Every row belongs to one agent (its id starts with the agent's name), so concurrent
-/// writers never touch the same row and the last accepted write of a row is its value —
+/// Most rows belong to one agent (their id starts with the agent's name), so concurrent
+/// writers never touch them and the last accepted write of such a row is its value —
 /// unless a fault may legitimately have undone it:
 /// - a server **restore** to a snapshot loses what the server accepted after the snapshot
 ///   (in recover modes, rows first inserted after the restore returned are still certain);
@@ -11,6 +11,10 @@
 ///   not yet synced — it is in that reset's backup.
 /// For such rows the model keeps every value each field could have (the round's base, the
 /// snapshot's, each write of the round) and the store's value must be one of them.
+///
+/// **Contested rows** (ids `s-…`, `CampaignModel+Contested.swift`) are written by every agent;
+/// the model records each agent's captured changes in order and the store's row must be what
+/// some server order of them produces (``ServerOrderReplay``).
 struct CampaignModel: Sendable {
     struct Row: Hashable, Sendable, CustomStringConvertible {
         var customer: String
@@ -97,10 +101,12 @@ struct CampaignModel: Sendable {
         var history: [String: [String]] = [:]
         /// Snapshots taken at checkpoints: id → contents then.
         var snapshots: [(id: String, rows: [String: Row])] = []
+        /// Contested rows changed this round: id → agent → the changes its statements captured, in order.
+        var contested: [String: [String: [ContestedChange]]] = [:]
     }
 
-    private(set) var partitions: [String: Partition]
-    /// Every row id ever used (ids are never reused, so "fresh" is well defined).
+    var partitions: [String: Partition]
+    /// Every owned row id ever used (ids are never reused, so "fresh" is well defined).
     private var usedIDs: Set<String> = []
 
     init(partitions names: [String]) {
@@ -177,6 +183,12 @@ struct CampaignModel: Sendable {
         let certainty: Certainty = !discardedOwners.isEmpty ? .discarding : partition.restored ? .restored : .exact
         var violations: [Violation] = []
         for id in Set(actual.keys).union(partition.current.keys).union(partition.possibilities.keys).sorted() {
+            if Self.isContested(id) {
+                if let violation = checkContested(name, id: id, actual: actual[id], discardedOwners: discardedOwners) {
+                    violations.append(violation)
+                }
+                continue
+            }
             let owner = String(id.prefix { $0 != "-" })
             let uncertain = (partition.restored && !partition.freshSinceRestore.contains(id)) || discardedOwners.contains(owner)
             let expected = partition.current[id]
@@ -199,6 +211,7 @@ struct CampaignModel: Sendable {
         partitions[name]?.history = [:]
         partitions[name]?.freshSinceRestore = []
         partitions[name]?.restored = false
+        partitions[name]?.contested = [:]
     }
 }
 

@@ -1,6 +1,8 @@
 /// What a campaign did and found, for its one-line summary and its assertions.
 struct CampaignStats: Sendable {
     var seed: UInt64
+    /// The server's storage: `sqlite` or `postgresql/<instances>`.
+    var storage = "sqlite"
     var rounds = 0
     var accepted = 0
     var rejected = 0
@@ -15,6 +17,10 @@ struct CampaignStats: Sendable {
     /// Resets the agent's loop guard made manual (reason `reset loop`).
     var loopsCut = 0
     var rowsChecked = 0
+    /// Contested rows (written by several agents) changed in a round and checked against every server order.
+    var contestedChecked = 0
+    /// Of those, rows changed by more than one agent in the round (real same-row conflicts).
+    var contestedBySeveral = 0
     var roundsByCertainty: [String: Int] = [:]
     /// Rows whose store value the model does not allow: changes lost (or invented).
     var violations: [CampaignModel.Violation] = []
@@ -27,11 +33,11 @@ struct CampaignStats: Sendable {
         func list(_ counts: [String: Int]) -> String {
             counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
-        var line = "fault campaign seed=\(seed) rounds=\(rounds) writes accepted=\(accepted) refused=\(rejected)"
+        var line = "fault campaign seed=\(seed) storage=\(storage) rounds=\(rounds) writes accepted=\(accepted) refused=\(rejected)"
         line += " | faults: \(list(faults))"
         if !unavailable.isEmpty { line += " (unavailable: \(unavailable.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")))" }
         line += " | resets: \(list(resets)) forced=\(forced) loops-cut=\(loopsCut) stuck-connecting=\(stuckConnecting)"
-        line += " | rounds checked: \(list(roundsByCertainty)) rows checked=\(rowsChecked)"
+        line += " | rounds checked: \(list(roundsByCertainty)) rows checked=\(rowsChecked) contested=\(contestedChecked) by-several=\(contestedBySeveral)"
         line += " | changes lost=\(violations.count) findings=\(findings.count)"
         return line
     }

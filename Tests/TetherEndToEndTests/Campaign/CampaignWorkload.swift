@@ -29,6 +29,25 @@ struct CampaignWorkload: Sendable {
         return operations
     }
 
+    /// Whether the next transaction on the contested partition writes contested rows.
+    mutating func contests() -> Bool { random.chance(0.4) }
+
+    /// A transaction on contested rows `s-1` … `s-<keys>` (every agent writes them): upserts,
+    /// field updates and deletes, whatever the store holds (an update or delete of a missing
+    /// row changes nothing).
+    mutating func nextContested(keys: Int) -> [CampaignModel.Operation] {
+        let count = random.chance(0.3) ? Int.random(in: 2...3, using: &random) : 1
+        return (0..<count).map { _ in
+            let id = CampaignModel.contestedPrefix + "\(Int.random(in: 1...keys, using: &random))"
+            switch random.weighted([(Kind.upsert, 35), (.note, 25), (.total, 25), (.delete, 15)]) {
+            case .note: return .setNote(id: id, randomNote())
+            case .total: return .setTotal(id: id, Int.random(in: 0..<100_000, using: &random))
+            case .delete: return .delete(id: id)
+            default: return .upsert(id: id, randomRow())
+            }
+        }
+    }
+
     /// One of `items` (the partition to write next).
     mutating func pick<T>(_ items: [T]) -> T { items.randomElement(using: &random)! }
 

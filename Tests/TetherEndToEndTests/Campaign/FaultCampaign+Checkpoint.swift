@@ -9,6 +9,7 @@ extension FaultCampaign {
     /// backups, integrity and the model, and makes the converged contents the next base.
     func checkpoint(knownResets: [String: Set<String>] = [:]) async throws {
         let converged = try await converge()
+        try await checkServerRows(converged)
         var discardedOwners: [String: Set<String>] = [:]
         let bound = Self.resetBound(serverFaults: shared.withLock { $0.roundServerFaults })
         for agent in agents {
@@ -37,12 +38,15 @@ extension FaultCampaign {
         }
         for (partition, text) in converged {
             let actual = CampaignModel.Row.parse(text)
-            let (certainty, violations) = shared.withLock {
-                $0.model.check(partition, actual: actual, discardedOwners: discardedOwners[partition] ?? [])
+            let (certainty, violations, contested) = shared.withLock {
+                let (certainty, violations) = $0.model.check(partition, actual: actual, discardedOwners: discardedOwners[partition] ?? [])
+                return (certainty, violations, $0.model.contestedRows(of: partition))
             }
             stats.withLock { stats in
                 stats.roundsByCertainty[certainty.rawValue, default: 0] += 1
                 stats.rowsChecked += actual.count
+                stats.contestedChecked += contested.changed
+                stats.contestedBySeveral += contested.bySeveral
                 stats.violations += violations
             }
             if !violations.isEmpty {
@@ -143,6 +147,21 @@ extension FaultCampaign {
         // when the reset is still pending afterwards.
         if result.status != 0, try await agent.status(partition)?["pending_reset"]?.stringValue != nil {
             finding("\(agent.name)/\(partition): reset initiate failed: \(result.standardOutput) \(result.standardError)")
+        }
+    }
+
+    /// Every server instance must report as many rows of each partition as the converged
+    /// stores hold (the stores are equal to each other; this ties them to the server's state).
+    private func checkServerRows(_ converged: [String: String]) async throws {
+        for instance in cluster.ports.indices {
+            let text = try await cluster.admin(["status", "--json"], instance: instance)
+            let status = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            for partition in status["partitions"]?.arrayValue ?? [] {
+                guard let name = partition["name"]?.stringValue, let stores = converged[name] else { continue }
+                let server = Int(partition["rows"]?.numberValue ?? -1)
+                let held = CampaignModel.Row.parse(stores).count
+                if server != held { finding("\(serverName(instance)) holds \(server) rows of \(name), the converged stores \(held)") }
+            }
         }
     }
 

@@ -13,6 +13,18 @@ extension FaultCampaign {
         /// SIGSTOP of an agent or of the server (undone by SIGCONT), and a route that loses one
         /// direction only (held, as TCP would keep retransmitting it).
         case freezeAgent = "freeze-agent", freezeServer = "freeze-server", oneWayCut = "one-way-cut"
+        /// With several server instances (PostgreSQL): kill -9 of one instance (restarted later);
+        /// it replaces `kill-server`, and `freeze-server` freezes one instance.
+        case killInstance = "kill-instance"
+
+        /// Whether the fault applies to a cluster of `instances` server instances.
+        func applies(instances: Int) -> Bool {
+            switch self {
+            case .killServer: instances == 1
+            case .killInstance: instances > 1
+            default: true
+            }
+        }
 
         /// Faults after which a reset may legitimately discard unsynced changes.
         var mayDiscard: Bool { isRestore || self == .recoveryOff || self == .revoke }
@@ -22,7 +34,7 @@ extension FaultCampaign {
         var weight: Int {
             switch self {
             case .killAgent, .cut, .reload: 10
-            case .killServer, .stall, .restore, .pause: 6
+            case .killServer, .killInstance, .stall, .restore, .pause: 6
             case .restoreForward, .restoreAgain: 4
             case .freezeAgent, .freezeServer, .oneWayCut: 5
             case .diskFull: 5
@@ -34,8 +46,8 @@ extension FaultCampaign {
 
     /// How a fault with a duration ends; all of them run when the round's faults stop.
     enum Undo: Sendable {
-        case restartServer, freeDisk, restartAgent(Int), pass(Int), enableSync, recoveryOn, grant, resume(Int, String)
-        case thawServer, thawAgent(Int)
+        case restartServer(Int), freeDisk, restartAgent(Int), pass(Int), enableSync, recoveryOn, grant, resume(Int, String)
+        case thawServer(Int), thawAgent(Int)
 
         /// Healing order: the server and disk first, then agents, then server-side settings.
         var order: Int {
@@ -62,7 +74,8 @@ extension FaultCampaign {
     /// Half the rounds inject only faults that never discard, so the model can vouch for every row.
     func injectFaults(until end: ContinuousClock.Instant) async throws {
         let lossless = shared.withLock { $0.faultRandom.chance(0.5) }
-        let faults = Fault.allCases.filter { !lossless || !$0.mayDiscard }.map { ($0, $0.weight) }
+        let faults = Fault.allCases.filter { (!lossless || !$0.mayDiscard) && $0.applies(instances: settings.instances) }
+            .map { ($0, $0.weight) }
         var scheduled: [(at: ContinuousClock.Instant, undo: Undo)] = []
         while clock.now < end {
             let (gap, fault, duration) = shared.withLock { state in
@@ -101,23 +114,26 @@ extension FaultCampaign {
 
     /// Injects `fault` if it applies now.
     private func inject(_ fault: Fault) async throws -> Injection {
-        let serverUp = !isDown("server")
+        let up = upInstances
+        let serverUp = !up.isEmpty
         let upAgents = agents.indices.filter { !isDown(agents[$0].name) }
-        let (agentIndex, partition, anyAgent) = shared.withLock { state in
+        let (agentIndex, partition, anyAgent, instance) = shared.withLock { state in
             (upAgents.randomElement(using: &state.faultRandom), settings.partitions.randomElement(using: &state.faultRandom)!,
-             Int.random(in: 0..<agents.count, using: &state.faultRandom))
+             Int.random(in: 0..<agents.count, using: &state.faultRandom), up.randomElement(using: &state.faultRandom))
         }
+        // Admin commands go to a running instance (any: they share the storage).
+        let admin = up.first ?? 0
         switch fault {
         case .killAgent:
             guard let index = agentIndex else { return .skipped }
             shared.withLock { _ = $0.down.insert(agents[index].name) }
             await agents[index].stop(SIGKILL)
             return .lasting(.restartAgent(index))
-        case .killServer:
-            guard serverUp else { return .skipped }
-            shared.withLock { _ = $0.down.insert("server") }
-            await cluster.killServer()
-            return .lasting(.restartServer)
+        case .killServer, .killInstance:
+            guard let instance else { return .skipped }
+            shared.withLock { _ = $0.down.insert(serverName(instance)) }
+            await cluster.killServer(instance: instance)
+            return .lasting(.restartServer(instance))
         case .cut, .stall, .oneWayCut:
             guard proxies[anyAgent].mode == .pass else { return .skipped }
             let upstream = shared.withLock { Bool.random(using: &$0.faultRandom) }
@@ -134,10 +150,10 @@ extension FaultCampaign {
             agents[index].signal(SIGSTOP)
             return .lasting(.thawAgent(index))
         case .freezeServer:
-            guard serverUp else { return .skipped }
-            shared.withLock { _ = $0.down.insert("server") }
-            cluster.signalServer(SIGSTOP)
-            return .lasting(.thawServer)
+            guard let instance else { return .skipped }
+            shared.withLock { _ = $0.down.insert(serverName(instance)) }
+            cluster.signalServer(SIGSTOP, instance: instance)
+            return .lasting(.thawServer(instance))
         case .restore, .restoreForward, .restoreAgain:
             let snapshots = shared.withLock { $0.model.snapshots(of: partition) }
             let last = shared.withLock { $0.lastRestore[partition] }
@@ -154,7 +170,7 @@ extension FaultCampaign {
                 state.model.restore(partition, to: snapshot)
                 return state.restoresBegun[partition, default: 0]
             }
-            try await cluster.admin(["restore", partition, snapshot])
+            try await cluster.admin(["restore", partition, snapshot], instance: admin)
             event("restored \(partition) to \(snapshot)")
             shared.withLock { $0.restoresSettled[partition] = begun }
             return .instant
@@ -166,13 +182,13 @@ extension FaultCampaign {
             }
             switch fault {
             case .terminateSync:
-                try await cluster.admin(["terminate-sync"])
+                try await cluster.admin(["terminate-sync"], instance: admin)
                 return .lasting(.enableSync)
             case .recoveryOff:
-                try await cluster.admin(["recovery", "off"])
+                try await cluster.admin(["recovery", "off"], instance: admin)
                 return .lasting(.recoveryOn)
             default:
-                try await cluster.admin(["revoke", "device", "*"])
+                try await cluster.admin(["revoke", "device", "*"], instance: admin)
                 return .lasting(.grant)
             }
         case .reload:
@@ -200,18 +216,19 @@ extension FaultCampaign {
     /// Undoes a fault; `false` when it cannot be done yet (the server is down, or an agent
     /// cannot start while its disk is full) and must be retried.
     private func perform(_ undo: Undo) async throws -> Bool {
-        if undo.needsServer && isDown("server") { return false }
+        let admin = upInstances.first
+        if undo.needsServer && admin == nil { return false }
         event("undo \(undo)")
         switch undo {
-        case .thawServer:
-            cluster.signalServer(SIGCONT)
-            shared.withLock { _ = $0.down.remove("server") }
+        case .thawServer(let instance):
+            cluster.signalServer(SIGCONT, instance: instance)
+            shared.withLock { _ = $0.down.remove(serverName(instance)) }
         case .thawAgent(let index):
             agents[index].signal(SIGCONT)
             shared.withLock { _ = $0.down.remove(agents[index].name) }
-        case .restartServer:
-            try await cluster.startServer()
-            shared.withLock { _ = $0.down.remove("server") }
+        case .restartServer(let instance):
+            try await cluster.startServer(instance: instance)
+            shared.withLock { _ = $0.down.remove(serverName(instance)) }
         case .freeDisk:
             smallDisk?.free()
         case .restartAgent(let index):
@@ -225,9 +242,9 @@ extension FaultCampaign {
             proxies[index].mode = .pass
         case .enableSync, .recoveryOn, .grant:
             switch undo {
-            case .enableSync: try await cluster.admin(["enable-sync"])
-            case .recoveryOn: try await cluster.admin(["recovery", "on"])
-            default: try await cluster.admin(["grant", "device", "*", "readwrite"])
+            case .enableSync: try await cluster.admin(["enable-sync"], instance: admin ?? 0)
+            case .recoveryOn: try await cluster.admin(["recovery", "on"], instance: admin ?? 0)
+            default: try await cluster.admin(["grant", "device", "*", "readwrite"], instance: admin ?? 0)
             }
             let name = undo.faultName
             shared.withLock { _ = $0.serverFaults.remove(name) }

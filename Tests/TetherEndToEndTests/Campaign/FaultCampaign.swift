@@ -4,21 +4,45 @@ import TetherControl
 import TetherTestSupport
 
 /// How long and with which seed a campaign runs: `TETHER_CAMPAIGN_SEED` and
-/// `TETHER_CAMPAIGN_DURATION` (seconds; `make soak DURATION=…` sets it) or the CI defaults.
+/// `TETHER_CAMPAIGN_DURATION` (seconds; `make soak DURATION=…` sets it) or the CI defaults
+/// (a random seed, 90 s: about two minutes with both storages' convergence).
 struct CampaignSettings: Sendable {
     var seed: UInt64
     var duration: Duration
     var roundLength: Duration = .seconds(8)
     var agentNames = ["a0", "a1", "a2"]
     var partitions = ["p0", "p1", "p2"]
+    /// The partition whose rows `s-1` … `s-<contestedKeys>` every agent writes (same-row conflicts).
+    var contestedPartition = "p0"
+    var contestedKeys = 6
     /// Each agent's reset mode (the last partition's is swapped by reloads).
     var modes = ["recover_unsynced_changes", "discard_unsynced_changes", "recover_or_discard_unsynced_changes"]
 
-    static func fromEnvironment() -> CampaignSettings {
+    /// The server's storage; PostgreSQL runs `instances` server instances sharing it, the
+    /// agents spread over them, and the fault `kill-instance` instead of `kill-server`.
+    var storage: ClusterSettings.Storage = .sqlite
+    var instances = 1
+
+    /// One seed for both storages' campaigns of a run, when none is given.
+    static let randomSeed = UInt64.random(in: 1...999_999_999)
+
+    /// The settings of the campaign on `storage`: `TETHER_CAMPAIGN_STORAGE` = `sqlite`,
+    /// `postgresql` or `both` (default) says which storages share the duration; with both,
+    /// PostgreSQL (two instances) gets 30 % of it. Zero seconds: this storage does not run.
+    static func fromEnvironment(storage: ClusterSettings.Storage) -> CampaignSettings {
         let environment = ProcessInfo.processInfo.environment
-        let seed = environment["TETHER_CAMPAIGN_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...999_999_999)
-        let seconds = environment["TETHER_CAMPAIGN_DURATION"].flatMap { Int($0) } ?? 100
-        return CampaignSettings(seed: seed, duration: .seconds(seconds))
+        let seed = environment["TETHER_CAMPAIGN_SEED"].flatMap { UInt64($0) } ?? randomSeed
+        let seconds = environment["TETHER_CAMPAIGN_DURATION"].flatMap { Int($0) } ?? 90
+        let postgresShare: Double = switch environment["TETHER_CAMPAIGN_STORAGE"] ?? "both" {
+        case "sqlite": 0
+        case "postgresql": 1
+        default: 0.3
+        }
+        let share = storage == .postgresql ? postgresShare : 1 - postgresShare
+        var settings = CampaignSettings(seed: seed, duration: .seconds(Int((Double(seconds) * share).rounded())))
+        settings.storage = storage
+        settings.instances = storage == .postgresql ? 2 : 1
+        return settings
     }
 }
 
@@ -46,7 +70,8 @@ final class FaultCampaign: Sendable {
         var restoresSettled: [String: Int] = [:]
         var workloads: [CampaignWorkload]
         var faultRandom: SeededRandom
-        /// Processes the campaign killed and has not restarted yet ("server" or an agent's name).
+        /// Processes the campaign killed or froze and has not restarted yet (``serverName(_:)``
+        /// or an agent's name).
         var down: Set<String> = []
         /// Server-side faults in effect (terminate-sync, recovery-off, revoke).
         var serverFaults: Set<String> = []
@@ -65,11 +90,12 @@ final class FaultCampaign: Sendable {
 
     init(settings: CampaignSettings) async throws {
         self.settings = settings
-        cluster = try await Cluster()
+        cluster = try await Cluster(ClusterSettings(storage: settings.storage, instances: settings.instances, directoryPrefix: "tether-campaign"))
         var agents: [ClusterAgent] = []
         var proxies: [LoopbackProxy] = []
-        for name in settings.agentNames {
-            proxies.append(try LoopbackProxy(targetPort: cluster.port))
+        for (index, name) in settings.agentNames.enumerated() {
+            // Agents spread over the instances.
+            proxies.append(try LoopbackProxy(targetPort: cluster.ports[index % cluster.ports.count]))
             agents.append(try cluster.agent(name, partitions: settings.partitions))
         }
         self.agents = agents
@@ -82,6 +108,7 @@ final class FaultCampaign: Sendable {
             unavailable = "\(error)"
         }
         var stats = CampaignStats(seed: settings.seed)
+        stats.storage = settings.storage == .sqlite ? "sqlite" : "postgresql/\(settings.instances)"
         if let unavailable { stats.unavailable["disk-full"] = unavailable }
         self.stats = Mutex(stats)
         shared = Mutex(Shared(
@@ -128,22 +155,33 @@ final class FaultCampaign: Sendable {
         stats.withLock { $0.rounds += 1 }
     }
 
-    /// One agent's application: random transactions on its own rows until `end`.
+    /// One agent's application: random transactions on its own rows, and on the contested
+    /// partition sometimes on the rows every agent writes, until `end`.
     private func write(_ index: Int, until end: ContinuousClock.Instant) async throws {
         let agent = agents[index]
         while clock.now < end {
-            let (partition, operations, begun, settled, pause) = shared.withLock { state in
+            let (partition, operations, contested, begun, settled, pause) = shared.withLock { state in
                 let partition = state.workloads[index].pick(settings.partitions)
+                let contested = partition == settings.contestedPartition && state.workloads[index].contests()
                 let own = state.model.rows(of: partition).filter { $0.key.hasPrefix(agent.name + "-") }
-                let operations = state.workloads[index].nextTransaction(ownRows: own)
-                return (partition, operations, state.restoresBegun[partition, default: 0],
+                let operations = contested
+                    ? state.workloads[index].nextContested(keys: settings.contestedKeys)
+                    : state.workloads[index].nextTransaction(ownRows: own)
+                return (partition, operations, contested, state.restoresBegun[partition, default: 0],
                         state.restoresSettled[partition, default: 0], state.workloads[index].pause())
             }
-            let statement = "BEGIN;\n" + operations.map(\.sql).joined(separator: "\n") + "\nCOMMIT;"
+            let statement = contested
+                ? CampaignModel.Operation.contestedScript(operations)
+                : "BEGIN;\n" + operations.map(\.sql).joined(separator: "\n") + "\nCOMMIT;"
             let result = try await ChildProcess.run(
                 "/usr/bin/sqlite3", ["-bail", "-cmd", ".timeout 5000", agent.store(partition), statement], timeout: .seconds(60))
             if result.succeeded {
                 shared.withLock { state in
+                    if contested {
+                        let steps = CampaignModel.Operation.contestedSteps(operations, output: result.standardOutput)
+                        state.model.acceptContested(steps, by: agent.name, in: partition, note: self.elapsed)
+                        return
+                    }
                     let afterRestore = begun == settled && state.restoresBegun[partition, default: 0] == begun
                     state.model.accept(operations, in: partition, afterRestore: afterRestore, note: self.elapsed)
                 }
@@ -191,6 +229,12 @@ final class FaultCampaign: Sendable {
     }
 
     func isDown(_ name: String) -> Bool { shared.withLock { $0.down.contains(name) } }
+
+    /// A server instance's name in `down`: `server`, `server-2`, …
+    func serverName(_ instance: Int) -> String { instance == 0 ? "server" : "server-\(instance + 1)" }
+
+    /// The server instances running (neither killed nor frozen).
+    var upInstances: [Int] { cluster.ports.indices.filter { !isDown(serverName($0)) } }
 
     func resetIDs() async throws -> [String: Set<String>] {
         var ids: [String: Set<String>] = [:]

@@ -5,12 +5,27 @@ import TetherTestSupport
 
 /// The randomised fault campaign (see `docs/reliability.md`). `make test` runs about two
 /// minutes of it; `make soak DURATION=3600` runs longer. `TETHER_CAMPAIGN_SEED=N` replays the
-/// choices of an earlier run (the seed is in the summary line).
+/// choices of an earlier run (the seed is in the summary line). The duration is shared between
+/// a server on SQLite and two server instances on PostgreSQL (`TETHER_CAMPAIGN_STORAGE`:
+/// `both`, the default, gives PostgreSQL 30 %; `sqlite` or `postgresql` runs one of them).
 @Suite(.serialized, .timeLimit(.minutes(720)))
 struct FaultCampaignTests {
     @Test func randomFaultsLoseNoChangeAndEveryStoreConverges() async throws {
-        let settings = CampaignSettings.fromEnvironment()
-        print("fault campaign: seed \(settings.seed), \(settings.duration)")
+        try await Self.run(.fromEnvironment(storage: .sqlite))
+    }
+
+    /// Two instances share a PostgreSQL; the agents are spread over them, and `kill-instance`
+    /// kills one with SIGKILL (restarted later) while the others go on.
+    @Test func onPostgreSQLWithInstancesKilledNoChangeIsLost() async throws {
+        try await Self.run(.fromEnvironment(storage: .postgresql))
+    }
+
+    static func run(_ settings: CampaignSettings) async throws {
+        guard settings.duration > .zero else {
+            print("fault campaign on \(settings.storage): not run (TETHER_CAMPAIGN_STORAGE)")
+            return
+        }
+        print("fault campaign: seed \(settings.seed), \(settings.storage) with \(settings.instances) instance(s), \(settings.duration)")
         let campaign = try await FaultCampaign(settings: settings)
         let stats: CampaignStats
         do {
@@ -34,5 +49,6 @@ struct FaultCampaignTests {
         #expect(stats.violations.isEmpty, "changes lost (seed \(settings.seed))")
         #expect(stats.findings.isEmpty, "findings (seed \(settings.seed))")
         #expect(stats.rounds > 0 && stats.accepted > 0, "the campaign ran")
+        #expect(stats.contestedBySeveral > 0, "several agents wrote the same rows")
     }
 }
