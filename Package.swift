@@ -239,6 +239,7 @@ let package = Package(
                 "TetherServer", "TetherProtocol", "TetherTOML", "TetherTestSupport", "TetherTestTraits",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: settings),
         // Starts the real tether-server executable on loopback and talks to it with TetherClient.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import Testing
 import TetherProtocol
 import TetherTestTraits
@@ -46,6 +47,46 @@ import TetherTestTraits
             #expect(after > bound)
             let outcome = try await storage.integrate(upload(1, 2), from: late.id, into: partition, now: now, epoch: after)
             #expect(outcome.accepted == 1)
+        }
+    }
+
+    /// An instance stalled in the middle of an upload (frozen with its partition locks held)
+    /// does not hold up terminate-sync on another instance for ever: PostgreSQL ends the
+    /// stalled transaction (`idle_in_transaction_session_timeout`) and the command goes on.
+    /// When the stalled instance wakes, its next statement fails at once instead of waiting for
+    /// ever on the closed connection (PostgresNIO loses a query written to one).
+    /// Found by the fault campaign: `freeze-server` of one instance, then `terminate-sync`.
+    @Test(.timeLimit(.minutes(2))) func aStalledInstancesLocksDoNotHoldTerminateSync() async throws {
+        try await withStorage(.postgresql) { storage, place in
+            let stalledInstance = try #require(storage as? PostgresServerStorage)
+            _ = try await storage.registerClientFile(in: partition, now: now)
+            let steps = AsyncStream.makeStream(of: String.self)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        try await stalledInstance.transaction { connection in
+                            try await connection.guardedQuery("SELECT id FROM partitions ORDER BY id FOR UPDATE", logger: stalledInstance.logger)
+                            steps.continuation.yield("locked")
+                            // Frozen mid-transaction for longer than PostgreSQL lets it idle.
+                            try await Task.sleep(for: PostgresServerStorage.stalledTransactionLimit + .seconds(5))
+                            try await connection.guardedQuery("SELECT 1", logger: stalledInstance.logger)
+                        }
+                        steps.continuation.yield("committed")
+                    } catch {
+                        steps.continuation.yield("failed")
+                    }
+                    steps.continuation.finish()
+                }
+                var step = steps.stream.makeAsyncIterator()
+                let locked = await step.next()
+                try #require(locked == "locked", "the stalled transaction did not take the locks")
+                let started = ContinuousClock.now
+                try await place.withInstance { other in _ = try await other.terminateSync() }
+                #expect(ContinuousClock.now - started < .seconds(60), "terminate-sync waited for the stalled instance")
+                // The stalled instance wakes to a closed connection: its statement fails, it does not hang.
+                let woken = await step.next()
+                #expect(woken == "failed")
+            }
         }
     }
 

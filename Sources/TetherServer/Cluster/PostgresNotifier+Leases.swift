@@ -23,7 +23,7 @@ extension PostgresServerStorage {
     func acquireLease(clientFile: Int64, instance: String, holderKey: Int32) async throws -> Bool {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                let rows = try await connection.query(
+                let rows = try await connection.guardedQuery(
                     """
                     INSERT INTO client_file_leases(client_file, instance, holder_key) VALUES (\(clientFile), \(instance), \(holderKey))
                     ON CONFLICT (client_file) DO UPDATE SET instance = excluded.instance, holder_key = excluded.holder_key, taken_at = now()
@@ -42,7 +42,7 @@ extension PostgresServerStorage {
     func releaseLeases(clientFiles: [Int64], instance: String) async throws {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                try await connection.query(
+                try await connection.guardedQuery(
                     "DELETE FROM client_file_leases WHERE client_file = ANY(\(clientFiles)::bigint[]) AND instance = \(instance)",
                     logger: logger)
             }
@@ -52,7 +52,7 @@ extension PostgresServerStorage {
     /// Marks this instance alive on `connection` for as long as it stays open.
     func holdInstanceLock(_ holderKey: Int32, on connection: PostgresConnection) async throws {
         try await withStorageErrors {
-            try await connection.query("SELECT pg_advisory_lock(\(Self.instanceLockClass), \(holderKey))", logger: logger)
+            try await connection.guardedQuery("SELECT pg_advisory_lock(\(Self.instanceLockClass), \(holderKey))", logger: logger)
         }
     }
 }

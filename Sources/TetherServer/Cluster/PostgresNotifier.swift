@@ -47,7 +47,7 @@ extension PostgresServerStorage {
     func notify(channel: String, payload: String) async throws {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                try await connection.query("SELECT pg_notify(\(channel), \(payload))", logger: logger)
+                try await connection.guardedQuery("SELECT pg_notify(\(channel), \(payload))", logger: logger)
             }
         }
     }

@@ -10,13 +10,13 @@ extension PostgresServerStorage {
     /// this command and registered a client file after the client files were forgotten.
     public func terminateSync() async throws -> Int {
         try await transaction { connection in
-            try await connection.query("SELECT id FROM partitions ORDER BY id FOR UPDATE", logger: self.logger)
-            try await connection.query("UPDATE partitions SET epoch = epoch + 1", logger: self.logger)
+            try await connection.guardedQuery("SELECT id FROM partitions ORDER BY id FOR UPDATE", logger: self.logger)
+            try await connection.guardedQuery("UPDATE partitions SET epoch = epoch + 1", logger: self.logger)
             var flags = try await Self.readFlags(connection, self.logger)
             flags.syncTerminated = true
             try await Self.write(flags, connection, self.logger)
             var forgotten = 0
-            for try await count in try await connection.query(
+            for try await count in try await connection.guardedQuery(
                 "WITH gone AS (DELETE FROM client_files RETURNING 1) SELECT count(*) FROM gone", logger: self.logger
             ).decode(Int64.self) {
                 forgotten = Int(count)
@@ -31,16 +31,16 @@ extension PostgresServerStorage {
             // The partition's lock: no upload commits between the copies of state and client files.
             let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: true, connection, logger)
             let id = SQLiteServerStorage.snapshotID()
-            try await connection.query(
+            try await connection.guardedQuery(
                 """
                 INSERT INTO snapshots(id, partition_id, version, salt, base_version, base_salt, created_at)
                 VALUES (\(id), \(p.id), \(p.head.latest.version), \(p.head.latest.salt), \(p.head.base.version), \(p.head.base.salt),
                     \(now.timeIntervalSince1970))
                 """, logger: logger)
-            try await connection.query(
+            try await connection.guardedQuery(
                 "INSERT INTO snapshot_state(snapshot_id, tbl, key, fields) SELECT \(id), tbl, key, fields FROM state WHERE partition_id = \(p.id)",
                 logger: logger)
-            try await connection.query(
+            try await connection.guardedQuery(
                 """
                 INSERT INTO snapshot_client_files(snapshot_id, id, salt, integrated_seq, integrated_version, created_at, last_seen)
                 SELECT \(id), id, salt, integrated_seq, integrated_version, created_at, last_seen FROM client_files WHERE partition_id = \(p.id)
@@ -56,7 +56,7 @@ extension PostgresServerStorage {
                 throw StorageError.notFound("partition \(partition)")
             }
             var found: (latest: ServerVersion, base: ServerVersion)? = nil
-            for try await (version, salt, baseVersion, baseSalt) in try await connection.query(
+            for try await (version, salt, baseVersion, baseSalt) in try await connection.guardedQuery(
                 "SELECT version, salt, base_version, base_salt FROM snapshots WHERE id = \(snapshot) AND partition_id = \(p.id)",
                 logger: logger
             ).decode((Int64, Int64, Int64, Int64).self) {
@@ -66,21 +66,21 @@ extension PostgresServerStorage {
             let plan = HistoryInvariant.restore(
                 current: p.head, snapshot: found.latest,
                 saltInRetainedHistory: try await Self.retainedSalt(of: found.latest.version, in: p, connection, logger))
-            try await connection.query(
+            try await connection.guardedQuery(
                 "DELETE FROM history WHERE partition_id = \(p.id) AND version > \(plan.keepsHistory ? found.latest.version : -1)",
                 logger: logger)
-            try await connection.query("DELETE FROM state WHERE partition_id = \(p.id)", logger: logger)
-            try await connection.query(
+            try await connection.guardedQuery("DELETE FROM state WHERE partition_id = \(p.id)", logger: logger)
+            try await connection.guardedQuery(
                 "INSERT INTO state(partition_id, tbl, key, fields) SELECT \(p.id), tbl, key, fields FROM snapshot_state WHERE snapshot_id = \(snapshot)",
                 logger: logger)
-            try await connection.query("DELETE FROM client_files WHERE partition_id = \(p.id)", logger: logger)
-            try await connection.query(
+            try await connection.guardedQuery("DELETE FROM client_files WHERE partition_id = \(p.id)", logger: logger)
+            try await connection.guardedQuery(
                 """
                 INSERT INTO client_files(id, partition_id, salt, integrated_seq, integrated_version, created_at, last_seen)
                 SELECT id, \(p.id), salt, integrated_seq, integrated_version, created_at, last_seen
                 FROM snapshot_client_files WHERE snapshot_id = \(snapshot)
                 """, logger: logger)
-            try await connection.query(
+            try await connection.guardedQuery(
                 """
                 UPDATE partitions SET latest_version = \(plan.head.latest.version), latest_salt = \(plan.head.latest.salt),
                     base_version = \(plan.head.base.version), base_salt = \(plan.head.base.salt), epoch = epoch + 1 WHERE id = \(p.id)
@@ -94,18 +94,18 @@ extension PostgresServerStorage {
     public func compact(olderThan cutoff: Date) async throws -> CompactionReport {
         try await transaction { connection in
             let logger = self.logger
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
+            try await connection.guardedQuery("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
             var partitions: [(Int64, String)] = []
-            for try await row in try await connection.query("SELECT id, name FROM partitions ORDER BY id", logger: logger)
+            for try await row in try await connection.guardedQuery("SELECT id, name FROM partitions ORDER BY id", logger: logger)
                 .decode((Int64, String).self)
             {
                 partitions.append(row)
             }
             var removed: [String: Int] = [:]
             for (id, name) in partitions {
-                try await connection.query("SELECT id FROM partitions WHERE id = \(id) FOR UPDATE", logger: logger)
+                try await connection.guardedQuery("SELECT id FROM partitions WHERE id = \(id) FOR UPDATE", logger: logger)
                 var newest: (Int64, Int64)? = nil
-                for try await row in try await connection.query(
+                for try await row in try await connection.guardedQuery(
                     """
                     SELECT version, salt FROM history WHERE partition_id = \(id) AND created_at < \(cutoff.timeIntervalSince1970)
                     ORDER BY version DESC LIMIT 1
@@ -114,7 +114,7 @@ extension PostgresServerStorage {
                     newest = row
                 }
                 guard let (version, salt) = newest else { continue }
-                for try await count in try await connection.query(
+                for try await count in try await connection.guardedQuery(
                     """
                     WITH gone AS (DELETE FROM history WHERE partition_id = \(id) AND version <= \(version) RETURNING 1)
                     SELECT count(*) FROM gone
@@ -122,10 +122,10 @@ extension PostgresServerStorage {
                 ).decode(Int64.self) {
                     removed[name] = Int(count)
                 }
-                try await connection.query(
+                try await connection.guardedQuery(
                     "UPDATE partitions SET base_version = \(version), base_salt = \(salt) WHERE id = \(id)", logger: logger)
                 var latest: ServerVersion? = nil
-                for try await (latestVersion, latestSalt) in try await connection.query(
+                for try await (latestVersion, latestSalt) in try await connection.guardedQuery(
                     "SELECT latest_version, latest_salt FROM partitions WHERE id = \(id)", logger: logger
                 ).decode((Int64, Int64).self) {
                     latest = ServerVersion(version: latestVersion, salt: latestSalt)
@@ -143,7 +143,7 @@ extension PostgresServerStorage {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 var result: [PartitionStatus] = []
-                let rows = try await connection.query(
+                let rows = try await connection.guardedQuery(
                     """
                     SELECT p.name, p.latest_version, p.latest_salt, p.base_version, p.base_salt,
                         (SELECT count(*) FROM history h WHERE h.partition_id = p.id),

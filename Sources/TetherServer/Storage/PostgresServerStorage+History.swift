@@ -10,7 +10,7 @@ extension PostgresServerStorage {
     static func retainedSalt(of version: Int64, in partition: PartitionRow, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64? {
         if version == 0 { return 0 }
         if version == partition.head.base.version { return partition.head.base.salt }
-        for try await salt in try await connection.query(
+        for try await salt in try await connection.guardedQuery(
             "SELECT salt FROM history WHERE partition_id = \(partition.id) AND version = \(version)", logger: logger
         ).decode(Int64.self) {
             return salt
@@ -20,7 +20,7 @@ extension PostgresServerStorage {
 
     static func retainedVersions(of partitionID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [ServerVersion] {
         var versions: [ServerVersion] = []
-        for try await (version, salt) in try await connection.query(
+        for try await (version, salt) in try await connection.guardedQuery(
             "SELECT version, salt FROM history WHERE partition_id = \(partitionID) ORDER BY version", logger: logger
         ).decode((Int64, Int64).self) {
             versions.append(ServerVersion(version: version, salt: salt))
@@ -38,7 +38,7 @@ extension PostgresServerStorage {
         try await transaction { connection in
             let logger = self.logger
             var names: [String] = []
-            for try await name in try await connection.query("SELECT name FROM partitions ORDER BY name COLLATE \"C\"", logger: logger)
+            for try await name in try await connection.guardedQuery("SELECT name FROM partitions ORDER BY name COLLATE \"C\"", logger: logger)
                 .decode(String.self)
             {
                 names.append(name)
@@ -51,8 +51,8 @@ extension PostgresServerStorage {
                 let problems = HistoryInvariant.violations(head: row.head, history: try await Self.retainedVersions(of: row.id, connection, logger))
                 guard !problems.isEmpty else { continue }
                 let repaired = HistoryInvariant.repaired(row.head)
-                try await connection.query("DELETE FROM history WHERE partition_id = \(row.id)", logger: logger)
-                try await connection.query(
+                try await connection.guardedQuery("DELETE FROM history WHERE partition_id = \(row.id)", logger: logger)
+                try await connection.guardedQuery(
                     "UPDATE partitions SET base_version = \(repaired.base.version), base_salt = \(repaired.base.salt) WHERE id = \(row.id)",
                     logger: logger)
                 try await Self.checkHistory(of: row.id, head: repaired, connection, logger)

@@ -116,20 +116,20 @@ extension PostgresServerStorage {
     @discardableResult
     public func migrate() async throws -> [Int] {
         try await transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
-            try await connection.query(
+            try await connection.guardedQuery("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
+            try await connection.guardedQuery(
                 "CREATE TABLE IF NOT EXISTS tether_migrations(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
                 logger: self.logger)
             var done: Set<Int> = []
-            for try await version in try await connection.query("SELECT version FROM tether_migrations", logger: self.logger).decode(Int.self) {
+            for try await version in try await connection.guardedQuery("SELECT version FROM tether_migrations", logger: self.logger).decode(Int.self) {
                 done.insert(version)
             }
             var applied: [Int] = []
             for migration in Self.migrations where !done.contains(migration.version) {
                 for statement in migration.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+                    try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: self.logger)
                 }
-                try await connection.query("INSERT INTO tether_migrations(version) VALUES (\(migration.version))", logger: self.logger)
+                try await connection.guardedQuery("INSERT INTO tether_migrations(version) VALUES (\(migration.version))", logger: self.logger)
                 applied.append(migration.version)
             }
             return applied

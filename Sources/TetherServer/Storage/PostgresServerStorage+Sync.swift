@@ -14,7 +14,7 @@ extension PostgresServerStorage {
 
     /// The partition's row; `lock` takes the row lock every change to the partition takes first.
     static func partitionRow(_ name: PartitionName, lock: Bool = false, _ connection: PostgresConnection, _ logger: Logger) async throws -> PartitionRow? {
-        let rows = try await connection.query(
+        let rows = try await connection.guardedQuery(
             lock
                 ? "SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = \(name.rawValue) FOR UPDATE"
                 : "SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = \(name.rawValue)",
@@ -29,7 +29,7 @@ extension PostgresServerStorage {
     }
 
     static func createPartitionIfNeeded(_ partition: PartitionName, now: Date, lock: Bool, _ connection: PostgresConnection, _ logger: Logger) async throws -> PartitionRow {
-        try await connection.query(
+        try await connection.guardedQuery(
             """
             INSERT INTO partitions(name, latest_version, latest_salt, base_version, base_salt, created_at)
             VALUES (\(partition.rawValue), 0, 0, 0, 0, \(now.timeIntervalSince1970)) ON CONFLICT (name) DO NOTHING
@@ -52,7 +52,7 @@ extension PostgresServerStorage {
                 guard let p = try await Self.partitionRow(partition, connection, logger) else { return version == 0 ? 0 : nil }
                 if version == 0 { return 0 }
                 if version == p.head.base.version { return p.head.base.salt }
-                let rows = try await connection.query(
+                let rows = try await connection.guardedQuery(
                     "SELECT salt FROM history WHERE partition_id = \(p.id) AND version = \(version)", logger: logger)
                 for try await salt in rows.decode(Int64.self) { return salt }
                 return nil
@@ -63,7 +63,7 @@ extension PostgresServerStorage {
     public func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord? {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                let rows = try await connection.query(
+                let rows = try await connection.guardedQuery(
                     """
                     SELECT c.id, c.salt, c.integrated_seq, c.integrated_version, c.last_seen
                     FROM client_files c JOIN partitions p ON p.id = c.partition_id
@@ -83,7 +83,7 @@ extension PostgresServerStorage {
         try await transaction { connection in
             let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: false, connection, self.logger)
             let salt = Self.freshSalt()
-            let rows = try await connection.query(
+            let rows = try await connection.guardedQuery(
                 """
                 INSERT INTO client_files(partition_id, salt, created_at, last_seen)
                 VALUES (\(p.id), \(salt), \(now.timeIntervalSince1970), \(now.timeIntervalSince1970)) RETURNING id
@@ -96,7 +96,7 @@ extension PostgresServerStorage {
     public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                try await connection.query("UPDATE client_files SET last_seen = \(now.timeIntervalSince1970) WHERE id = \(id)", logger: logger)
+                try await connection.guardedQuery("UPDATE client_files SET last_seen = \(now.timeIntervalSince1970) WHERE id = \(id)", logger: logger)
             }
         }
     }
@@ -132,7 +132,7 @@ extension PostgresServerStorage {
             }
             if let fence, fence != p.epoch { throw StorageError.fenced("partition \(partition)") }
             var integratedSeq: Int64? = nil
-            for try await seq in try await connection.query(
+            for try await seq in try await connection.guardedQuery(
                 "SELECT integrated_seq FROM client_files WHERE id = \(clientFile) AND partition_id = \(p.id)", logger: logger
             ).decode(Int64.self) {
                 integratedSeq = seq
@@ -151,16 +151,16 @@ extension PostgresServerStorage {
                     blobs.append(ByteBuffer(bytes: upload.changeset.encoded))
                     p.head.latest = version
                 }
-                try await connection.query(
+                try await connection.guardedQuery(
                     """
                     INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
                     SELECT \(p.id), v, s, \(clientFile), o, \(now.timeIntervalSince1970), c
                     FROM unnest(\(versions)::bigint[], \(salts)::bigint[], \(seqs)::bigint[], \(blobs)::bytea[]) AS u(v, s, o, c)
                     """, logger: logger)
-                try await connection.query(
+                try await connection.guardedQuery(
                     "UPDATE partitions SET latest_version = \(p.head.latest.version), latest_salt = \(p.head.latest.salt) WHERE id = \(p.id)",
                     logger: logger)
-                try await connection.query(
+                try await connection.guardedQuery(
                     """
                     UPDATE client_files SET integrated_seq = \(plan.integratedSeq), integrated_version = \(p.head.latest.version),
                         last_seen = \(now.timeIntervalSince1970) WHERE id = \(clientFile)
@@ -187,7 +187,7 @@ extension PostgresServerStorage {
             if seen.insert(key).inserted { order.append(key) }
         }
         var rows: [StateKey: [String: FieldValue]] = [:]
-        let existing = try await connection.query(
+        let existing = try await connection.guardedQuery(
             """
             SELECT s.tbl, s.key, s.fields FROM state s
             JOIN unnest(\(order.map(\.table))::text[], \(order.map { ByteBuffer(bytes: $0.key) })::bytea[]) AS u(tbl, key)
@@ -209,7 +209,7 @@ extension PostgresServerStorage {
         let puts = order.filter { dirty.contains($0) && rows[$0] != nil }
         let deletes = order.filter { dirty.contains($0) && rows[$0] == nil }
         if !puts.isEmpty {
-            try await connection.query(
+            try await connection.guardedQuery(
                 """
                 INSERT INTO state(partition_id, tbl, key, fields)
                 SELECT \(partitionID), t, k, f
@@ -219,7 +219,7 @@ extension PostgresServerStorage {
                 """, logger: logger)
         }
         if !deletes.isEmpty {
-            try await connection.query(
+            try await connection.guardedQuery(
                 """
                 DELETE FROM state s USING unnest(\(deletes.map(\.table))::text[], \(deletes.map { ByteBuffer(bytes: $0.key) })::bytea[]) AS u(tbl, key)
                 WHERE s.partition_id = \(partitionID) AND s.tbl = u.tbl COLLATE "C" AND s.key = u.key
@@ -246,18 +246,18 @@ extension PostgresServerStorage {
                     guard let p = try await Self.partitionRow(partition, connection, logger) else { return [] }
                     return try await Self.history(p, after: version, maxEntries: maxEntries, maxBytes: maxBytes, connection, logger)
                 }
-                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
                 do {
                     guard let p = try await Self.partitionRow(partition, connection, logger) else {
-                        try await connection.query("COMMIT", logger: logger)
+                        try await connection.guardedQuery("COMMIT", logger: logger)
                         return []
                     }
                     if let fence, p.epoch != fence { throw StorageError.fenced("partition \(partition)") }
                     let entries = try await Self.history(p, after: version, maxEntries: maxEntries, maxBytes: maxBytes, connection, logger)
-                    try await connection.query("COMMIT", logger: logger)
+                    try await connection.guardedQuery("COMMIT", logger: logger)
                     return entries
                 } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    _ = try? await connection.guardedQuery("ROLLBACK", logger: logger)
                     throw error
                 }
             }
@@ -268,7 +268,7 @@ extension PostgresServerStorage {
         _ p: PartitionRow, after version: Int64, maxEntries: Int, maxBytes: Int, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [HistoryEntry] {
         // The page's running size decides in the database where it stops (always one entry).
-        let rows = try await connection.query(
+        let rows = try await connection.guardedQuery(
             """
             WITH page AS (
                 SELECT version, octet_length(changeset) AS size FROM history
@@ -294,7 +294,7 @@ extension PostgresServerStorage {
             try await client.withConnection { connection in
                 guard let p = try await Self.partitionRow(partition, connection, logger) else { return 0 }
                 var file: (seq: Int64, version: Int64)? = nil
-                for try await (seq, integratedVersion) in try await connection.query(
+                for try await (seq, integratedVersion) in try await connection.guardedQuery(
                     "SELECT integrated_seq, integrated_version FROM client_files WHERE id = \(clientFile) AND partition_id = \(p.id)",
                     logger: logger
                 ).decode((Int64, Int64).self) {
@@ -302,7 +302,7 @@ extension PostgresServerStorage {
                 }
                 guard let file else { return 0 }
                 if file.version <= version { return file.seq }
-                for try await seq in try await connection.query(
+                for try await seq in try await connection.guardedQuery(
                     """
                     SELECT max(origin_seq) FROM history WHERE partition_id = \(p.id) AND origin_file = \(clientFile) AND version <= \(version)
                     """, logger: logger

@@ -48,6 +48,14 @@ public final class PostgresServerStorage: ServerStorage, Service {
             database: location.database, tls: clientTLS)
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
+        // A pooled connection's transactions are short and never wait for a client: one left
+        // idle this long belongs to an instance that is stalled (frozen, swapped out) while it
+        // holds partition locks. PostgreSQL ends it, the locks go, and an admin command or an
+        // upload on another instance goes on; the stalled instance's upload fails and is sent
+        // again. State downloads hold a connection of their own and are not concerned.
+        configuration.options.additionalStartupParameters = [
+            ("idle_in_transaction_session_timeout", "\(Self.stalledTransactionLimit.components.seconds)s")
+        ]
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         connectionConfiguration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user, password: password?.value,
@@ -68,7 +76,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
         let connection = try await storage.connect()
         do {
             let version = try await storage.withStorageErrors {
-                let rows = try await connection.query("SELECT version()", logger: logger)
+                let rows = try await connection.guardedQuery("SELECT version()", logger: logger)
                 for try await version in rows.decode(String.self) { return version }
                 return "unknown version"
             }
@@ -96,7 +104,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
 
     static func readFlags(_ connection: PostgresConnection, _ logger: Logger) async throws -> ServerFlags {
         var values: [String: Int64?] = [:]
-        for try await (key, value) in try await connection.query("SELECT key, value FROM meta", logger: logger).decode((String, Int64?).self) {
+        for try await (key, value) in try await connection.guardedQuery("SELECT key, value FROM meta", logger: logger).decode((String, Int64?).self) {
             values[key] = value
         }
         return ServerFlags(
@@ -114,7 +122,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
         let values: [Bool?] = [flags.syncTerminated, flags.recoveryOverride, flags.recoveryOverrideConfigValue]
         for (key, value) in zip(keys, values) {
             let number: Int64? = value.map { $0 ? 1 : 0 }
-            try await connection.query(
+            try await connection.guardedQuery(
                 "INSERT INTO meta(key, value) VALUES (\(key), \(number)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 logger: logger)
         }
@@ -126,7 +134,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 var records: [SchemaRecord] = []
-                let rows = try await connection.query("SELECT schema, breaking, applied_at FROM schemas ORDER BY version", logger: logger)
+                let rows = try await connection.guardedQuery("SELECT schema, breaking, applied_at FROM schemas ORDER BY version", logger: logger)
                 for try await (bytes, breaking, appliedAt) in rows.decode((ByteBuffer, Bool, Double).self) {
                     guard let schema = try? Schema.decode(bytes.bytes) else { throw StorageError.corrupt("schemas") }
                     records.append(SchemaRecord(schema: schema, isBreaking: breaking, appliedAt: Date(timeIntervalSince1970: appliedAt)))
@@ -139,14 +147,14 @@ public final class PostgresServerStorage: ServerStorage, Service {
     public func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws {
         try await transaction { connection in
             let encoded = ByteBuffer(bytes: record.schema.encoded)
-            try await connection.query(
+            try await connection.guardedQuery(
                 """
                 INSERT INTO schemas(version, schema, breaking, applied_at)
                 VALUES (\(record.version), \(encoded), \(record.isBreaking), \(record.appliedAt.timeIntervalSince1970))
                 """, logger: self.logger)
             if let migration {
                 // Every state row is rewritten: no partition may integrate meanwhile.
-                try await connection.query("SELECT id FROM partitions ORDER BY id FOR UPDATE", logger: self.logger)
+                try await connection.guardedQuery("SELECT id FROM partitions ORDER BY id FOR UPDATE", logger: self.logger)
                 try await self.migrate(table: "state", owner: "partition_id", migration, connection)
                 try await self.migrate(table: "snapshot_state", owner: "snapshot_id", migration, connection)
             }
@@ -155,7 +163,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
 
     private func migrate(table: String, owner: String, _ migration: StateMigration, _ connection: PostgresConnection) async throws {
         var owners: [String] = [], tables: [String] = [], keys: [ByteBuffer] = [], fields: [ByteBuffer?] = []
-        let rows = try await connection.query(
+        let rows = try await connection.guardedQuery(
             PostgresQuery(unsafeSQL: "SELECT \(owner)::text, tbl, key, fields FROM \(table)"), logger: logger)
         for try await (ownerValue, tbl, keyBytes, fieldBytes) in rows.decode((String, String, ByteBuffer, ByteBuffer).self) {
             guard let key = try? RowKey.decode(keyBytes.bytes), let decoded = try? FieldValue.decodeFields(fieldBytes.bytes) else {
@@ -175,7 +183,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
             binds.append(updated.map { tables[$0] })
             binds.append(updated.map { keys[$0] })
             binds.append(updated.map { fields[$0]! })
-            try await connection.query(PostgresQuery(unsafeSQL: """
+            try await connection.guardedQuery(PostgresQuery(unsafeSQL: """
                 UPDATE \(table) t SET fields = u.fields
                 FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bytea[]) AS u(owner, tbl, key, fields)
                 WHERE t.\(owner) = u.owner::\(ownerType) AND t.tbl = u.tbl AND t.key = u.key
@@ -186,7 +194,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
             binds.append(deleted.map { owners[$0] })
             binds.append(deleted.map { tables[$0] })
             binds.append(deleted.map { keys[$0] })
-            try await connection.query(PostgresQuery(unsafeSQL: """
+            try await connection.guardedQuery(PostgresQuery(unsafeSQL: """
                 DELETE FROM \(table) t USING unnest($1::text[], $2::text[], $3::bytea[]) AS u(owner, tbl, key)
                 WHERE t.\(owner) = u.owner::\(ownerType) AND t.tbl = u.tbl AND t.key = u.key
                 """, binds: binds), logger: logger)
@@ -199,7 +207,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 var grants: [RuntimeGrant] = []
-                let rows = try await connection.query(
+                let rows = try await connection.guardedQuery(
                     "SELECT user_name, pattern, access FROM runtime_grants ORDER BY user_name, pattern", logger: logger)
                 for try await (user, text, access) in rows.decode((String, String, String?).self) {
                     guard case .success(let pattern) = GrantPattern.parse(text) else { continue }
@@ -212,7 +220,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
 
     public func setRuntimeGrant(_ grant: RuntimeGrant) async throws {
         try await transaction { connection in
-            try await connection.query(
+            try await connection.guardedQuery(
                 """
                 INSERT INTO runtime_grants(user_name, pattern, access) VALUES (\(grant.user), \(grant.pattern.text), \(grant.access?.rawValue))
                 ON CONFLICT (user_name, pattern) DO UPDATE SET access = excluded.access
@@ -221,6 +229,9 @@ public final class PostgresServerStorage: ServerStorage, Service {
     }
 
     // MARK: Connections and errors
+
+    /// How long a pooled connection may sit idle inside a transaction before PostgreSQL ends it.
+    static let stalledTransactionLimit = Duration.seconds(15)
 
     /// A connection outside the pool (state downloads hold one for their whole length).
     func connect() async throws -> PostgresConnection {
@@ -238,13 +249,13 @@ public final class PostgresServerStorage: ServerStorage, Service {
     func transaction<Result: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                try await connection.query("BEGIN", logger: logger)
+                try await connection.guardedQuery("BEGIN", logger: logger)
                 do {
                     let result = try await body(connection)
-                    try await connection.query("COMMIT", logger: logger)
+                    try await connection.guardedQuery("COMMIT", logger: logger)
                     return result
                 } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    _ = try? await connection.guardedQuery("ROLLBACK", logger: logger)
                     throw error
                 }
             }

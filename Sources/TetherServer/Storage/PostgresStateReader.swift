@@ -35,13 +35,13 @@ actor PostgresStateReader: StateReader {
         let logger = storage.logger
         do {
             return try await storage.withStorageErrors {
-                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
                 guard let p = try await PostgresServerStorage.partitionRow(partition, connection, logger) else {
                     return PostgresStateReader(
                         version: .none, totalRows: 0, totalBytes: 0, connection: connection, partitionID: nil, logger: logger)
                 }
                 var totals: (Int64, Int64) = (0, 0)
-                for try await row in try await connection.query(
+                for try await row in try await connection.guardedQuery(
                     "SELECT count(*), coalesce(sum(octet_length(key) + octet_length(fields)), 0)::bigint FROM state WHERE partition_id = \(p.id)",
                     logger: logger
                 ).decode((Int64, Int64).self) {
@@ -62,13 +62,13 @@ actor PostgresStateReader: StateReader {
         let limit = Int64(maxRows)
         let rows: PostgresRowSequence
         if let after {
-            rows = try await connection.query(
+            rows = try await connection.guardedQuery(
                 """
                 SELECT tbl, key, fields FROM state WHERE partition_id = \(partitionID) AND (tbl, key) > (\(after.table) COLLATE "C", \(after.key))
                 ORDER BY tbl, key LIMIT \(limit)
                 """, logger: logger)
         } else {
-            rows = try await connection.query(
+            rows = try await connection.guardedQuery(
                 "SELECT tbl, key, fields FROM state WHERE partition_id = \(partitionID) ORDER BY tbl, key LIMIT \(limit)", logger: logger)
         }
         var changes: [RowChange] = []
@@ -91,7 +91,7 @@ actor PostgresStateReader: StateReader {
     func close() async {
         guard !closed else { return }
         closed = true
-        _ = try? await connection.query("COMMIT", logger: logger)
+        _ = try? await connection.guardedQuery("COMMIT", logger: logger)
         try? await connection.close()
     }
 
