@@ -23,6 +23,17 @@ import TetherTOML
         #expect(config.storage.postgres == PostgresLocation(
             host: "db.example", port: 6543, user: "tether", database: "fleet", tls: .require, passwordFile: "/etc/tether/pg.password"))
         #expect(config.storage.postgres?.description == "postgresql://tether@db.example:6543/fleet")
+        #expect(config.storage.maxStateDownloads == StorageConfiguration.defaultMaxStateDownloads)
+    }
+
+    @Test func maxStateDownloadsIsReadForPostgreSQL() throws {
+        let config = try ServerConfiguration.parse(toml: root + """
+            [storage]
+            kind = "postgresql"
+            url = "postgresql://tether@db/fleet"
+            max_state_downloads = 8
+            """, file: "f.toml")
+        #expect(config.storage.maxStateDownloads == 8)
     }
 
     @Test func urlDefaultsAndForms() throws {
@@ -50,6 +61,10 @@ import TetherTOML
             ("[storage]\nkind = \"postgresql\"\nurl = \"postgresql://u@db/t\"\npassword_file = \"pg.password\"\n",
              "f.toml:5: storage.password_file: \"pg.password\" must be an absolute path"),
             ("[storage]\nurl = \"postgresql://u@db/t\"\n", "f.toml:3: storage.url: url is read only with kind = \"postgresql\""),
+            ("[storage]\nkind = \"postgresql\"\nurl = \"postgresql://u@db/t\"\nmax_state_downloads = 0\n",
+             "f.toml:5: storage.max_state_downloads: 0 is out of range 1...1000"),
+            ("[storage]\nmax_state_downloads = 4\n",
+             "f.toml:3: storage.max_state_downloads: max_state_downloads is read only with kind = \"postgresql\""),
             ("[storage]\nkind = \"postgresql\"\nurl = \"postgresql://u@db/t\"\nhost = \"db\"\n", "f.toml:5: storage.host: unknown key"),
         ]
         for (text, expected) in cases {

@@ -107,7 +107,9 @@ public enum ServerApp {
         let storage: PostgresServerStorage
         do {
             lock = try DataDirectoryLock(directory: configuration.dataDirectory)
-            storage = try PostgresServerStorage(location: location, password: loaded.storagePassword, logger: logger)
+            storage = try PostgresServerStorage(
+                location: location, password: loaded.storagePassword,
+                maximumStateDownloads: configuration.storage.maxStateDownloads, logger: logger)
         } catch {
             throw StartError.runtime("\(error)")
         }

@@ -81,25 +81,31 @@ extension ServerConfiguration {
 }
 
 extension ServerConfiguration {
-    /// `[storage]`: `kind`, and for PostgreSQL `url` (required) and `password_file`.
+    /// `[storage]`: `kind`, and for PostgreSQL `url` (required), `password_file` and
+    /// `max_state_downloads`.
     static func parseStorage(_ table: ConfigTable) -> StorageConfiguration {
         let kind = table.enumeration("kind", StorageConfiguration.Kind.self) ?? .sqlite
         let url = table.string("url", required: kind == .postgresql)
         let passwordFile = table.absolutePath("password_file")
+        let downloads = table.integer("max_state_downloads", range: StorageConfiguration.maxStateDownloadsRange)
         switch kind {
         case .sqlite:
             if url != nil { table.problem("url", "url is read only with kind = \"postgresql\"") }
             if passwordFile != nil { table.problem("password_file", "password_file is read only with kind = \"postgresql\"") }
+            if downloads != nil {
+                table.problem("max_state_downloads", "max_state_downloads is read only with kind = \"postgresql\"")
+            }
             return .sqlite
         case .postgresql:
-            guard let url else { return StorageConfiguration(kind: .postgresql) }
+            let maxStateDownloads = downloads ?? StorageConfiguration.defaultMaxStateDownloads
+            guard let url else { return StorageConfiguration(kind: .postgresql, maxStateDownloads: maxStateDownloads) }
             switch PostgresLocation.parse(url: url) {
             case .success(var location):
                 location.passwordFile = passwordFile
-                return StorageConfiguration(kind: .postgresql, postgres: location)
+                return StorageConfiguration(kind: .postgresql, postgres: location, maxStateDownloads: maxStateDownloads)
             case .failure(let problem):
                 table.problem("url", problem.description)
-                return StorageConfiguration(kind: .postgresql)
+                return StorageConfiguration(kind: .postgresql, maxStateDownloads: maxStateDownloads)
             }
         }
     }

@@ -14,10 +14,16 @@ public struct StorageConfiguration: Sendable, Hashable {
     public var kind: Kind
     /// Set when ``kind`` is `.postgresql`.
     public var postgres: PostgresLocation?
+    /// PostgreSQL: state downloads an instance reads at once (`max_state_downloads`); more wait.
+    public var maxStateDownloads: Int
 
-    public init(kind: Kind = .sqlite, postgres: PostgresLocation? = nil) {
+    public static let defaultMaxStateDownloads = 32
+    public static let maxStateDownloadsRange = 1...1000
+
+    public init(kind: Kind = .sqlite, postgres: PostgresLocation? = nil, maxStateDownloads: Int = Self.defaultMaxStateDownloads) {
         self.kind = kind
         self.postgres = postgres
+        self.maxStateDownloads = maxStateDownloads
     }
 
     public static let sqlite = StorageConfiguration()

@@ -64,11 +64,17 @@ public final class ServerMetrics: Sendable {
         public var boundSessions: Int
         public var syncEnabled: Bool
         public var partitionVersions: [String: Int64]
-        public init(connectedDevices: Int, boundSessions: Int, syncEnabled: Bool, partitionVersions: [String: Int64]) {
+        /// PostgreSQL: state downloads reading and waiting for a slot (nil on SQLite).
+        public var stateDownloads: (reading: Int, waiting: Int)?
+        public init(
+            connectedDevices: Int, boundSessions: Int, syncEnabled: Bool, partitionVersions: [String: Int64],
+            stateDownloads: (reading: Int, waiting: Int)? = nil
+        ) {
             self.connectedDevices = connectedDevices
             self.boundSessions = boundSessions
             self.syncEnabled = syncEnabled
             self.partitionVersions = partitionVersions
+            self.stateDownloads = stateDownloads
         }
     }
 
@@ -79,6 +85,10 @@ public final class ServerMetrics: Sendable {
         gauge("tether_server_sync_enabled").set(to: snapshot.syncEnabled ? 1.0 : 0.0)
         for (partition, version) in snapshot.partitionVersions {
             gauge("tether_server_partition_version", [("partition", partition)]).set(to: Double(version))
+        }
+        if let downloads = snapshot.stateDownloads {
+            gauge("tether_server_state_downloads", [("state", "reading")]).set(to: Double(downloads.reading))
+            gauge("tether_server_state_downloads", [("state", "waiting")]).set(to: Double(downloads.waiting))
         }
         return registry.emitToString()
     }
@@ -92,6 +102,7 @@ public final class ServerMetrics: Sendable {
         "tether_server_bound_sessions": "Bound sync sessions over all connections",
         "tether_server_sync_enabled": "0 after admin terminate-sync until enable-sync, else 1",
         "tether_server_partition_version": "The partition's latest server version",
+        "tether_server_state_downloads": "PostgreSQL: state downloads reading, and waiting for a slot (max_state_downloads)",
     ]
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {

@@ -21,7 +21,8 @@ extension SyncService {
             connectedDevices: await hub.connectionCount,
             boundSessions: await hub.sessionCounts().values.reduce(0, +),
             syncEnabled: !flags.syncTerminated,
-            partitionVersions: Dictionary(partitions.map { ($0.name, $0.head.latest.version) }, uniquingKeysWith: max))
+            partitionVersions: Dictionary(partitions.map { ($0.name, $0.head.latest.version) }, uniquingKeysWith: max),
+            stateDownloads: storage.stateDownloads)
     }
 
     static func oneLine(_ error: any Error) -> String {

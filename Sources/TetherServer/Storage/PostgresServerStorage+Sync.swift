@@ -314,7 +314,19 @@ extension PostgresServerStorage {
         }
     }
 
+    public var stateDownloads: (reading: Int, waiting: Int)? {
+        (downloadSlots.inUse, downloadSlots.waitingCount)
+    }
+
+    /// Waits for one of the instance's download slots first (``DownloadSlots``); the reader
+    /// gives it back when it is closed or dropped.
     public func openState(of partition: PartitionName) async throws -> any StateReader {
-        try await PostgresStateReader.open(self, partition: partition)
+        try await downloadSlots.acquire()
+        do {
+            return try await PostgresStateReader.open(self, partition: partition, slots: downloadSlots)
+        } catch {
+            downloadSlots.release()
+            throw error
+        }
     }
 }

@@ -21,14 +21,22 @@ import TetherProtocol
 public final class PostgresServerStorage: ServerStorage, Service {
     let client: PostgresClient
     let connectionConfiguration: PostgresConnection.Configuration
+    /// Bounds the state downloads in progress (each holds a connection of its own).
+    let downloadSlots: DownloadSlots
     public let location: PostgresLocation
     let logger: Logger
 
     /// - Parameters:
     ///   - maximumConnections: the pool's size (each instance opens at most this many, plus
     ///     one per state download in progress and one for notifications).
-    public init(location: PostgresLocation, password: Secret?, maximumConnections: Int = 16, logger: Logger) throws {
+    ///   - maximumStateDownloads: state downloads read at once; more wait for a slot
+    ///     (`[storage] max_state_downloads`).
+    public init(
+        location: PostgresLocation, password: Secret?, maximumConnections: Int = 16,
+        maximumStateDownloads: Int = StorageConfiguration.defaultMaxStateDownloads, logger: Logger
+    ) throws {
         self.location = location
+        self.downloadSlots = DownloadSlots(limit: maximumStateDownloads)
         self.logger = logger
         let clientTLS: PostgresClient.Configuration.TLS
         let connectionTLS: PostgresConnection.Configuration.TLS

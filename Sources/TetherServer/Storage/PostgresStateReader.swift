@@ -7,30 +7,34 @@ import TetherProtocol
 /// Reads one partition's state from a `REPEATABLE READ` transaction on a connection of its
 /// own, held for the whole download: every chunk comes from the same version while uploads
 /// commit on other connections and instances. ``close()`` ends it (and dropping the reader
-/// closes the connection).
+/// closes the connection); either gives the instance's download slot back.
 actor PostgresStateReader: StateReader {
     nonisolated let version: ServerVersion
     nonisolated let totalRows: Int64
     nonisolated let totalBytes: Int64
     private let connection: PostgresConnection
     private let partitionID: Int64?
+    private let slots: DownloadSlots
     private let logger: Logger
     private var after: (table: String, key: ByteBuffer)? = nil
     private var done = false
     private var closed = false
 
     private init(
-        version: ServerVersion, totalRows: Int64, totalBytes: Int64, connection: PostgresConnection, partitionID: Int64?, logger: Logger
+        version: ServerVersion, totalRows: Int64, totalBytes: Int64, connection: PostgresConnection, partitionID: Int64?,
+        slots: DownloadSlots, logger: Logger
     ) {
         self.version = version
         self.totalRows = totalRows
         self.totalBytes = totalBytes
         self.connection = connection
         self.partitionID = partitionID
+        self.slots = slots
         self.logger = logger
     }
 
-    static func open(_ storage: PostgresServerStorage, partition: PartitionName) async throws -> PostgresStateReader {
+    /// Opens the reader on a slot the caller acquired from `slots` (the reader releases it).
+    static func open(_ storage: PostgresServerStorage, partition: PartitionName, slots: DownloadSlots) async throws -> PostgresStateReader {
         let connection = try await storage.connect()
         let logger = storage.logger
         do {
@@ -38,7 +42,7 @@ actor PostgresStateReader: StateReader {
                 try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
                 guard let p = try await PostgresServerStorage.partitionRow(partition, connection, logger) else {
                     return PostgresStateReader(
-                        version: .none, totalRows: 0, totalBytes: 0, connection: connection, partitionID: nil, logger: logger)
+                        version: .none, totalRows: 0, totalBytes: 0, connection: connection, partitionID: nil, slots: slots, logger: logger)
                 }
                 var totals: (Int64, Int64) = (0, 0)
                 for try await row in try await connection.guardedQuery(
@@ -49,7 +53,7 @@ actor PostgresStateReader: StateReader {
                 }
                 return PostgresStateReader(
                     version: p.head.latest, totalRows: totals.0, totalBytes: totals.1, connection: connection, partitionID: p.id,
-                    logger: logger)
+                    slots: slots, logger: logger)
             }
         } catch {
             try? await connection.close()
@@ -93,9 +97,16 @@ actor PostgresStateReader: StateReader {
         closed = true
         _ = try? await connection.guardedQuery("COMMIT", logger: logger)
         try? await connection.close()
+        slots.release()
     }
 
     deinit {
-        if !closed { let _: EventLoopFuture<Void> = connection.close() }
+        if !closed {
+            // The connection must outlive its close (PostgresNIO asserts on a connection
+            // dropped before it closed): the completion keeps it until then.
+            let connection = self.connection
+            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+            slots.release()
+        }
     }
 }

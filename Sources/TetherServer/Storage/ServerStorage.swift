@@ -40,6 +40,9 @@ public protocol ServerStorage: Sendable {
     func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64
     /// A consistent reader of the partition's whole state at its latest version.
     func openState(of partition: PartitionName) async throws -> any StateReader
+    /// State downloads reading now and waiting for a slot, where the storage bounds them
+    /// (PostgreSQL, ``DownloadSlots``); nil where it does not.
+    var stateDownloads: (reading: Int, waiting: Int)? { get }
 
     // Administration.
     func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord
@@ -77,6 +80,8 @@ public protocol ServerStorage: Sendable {
 /// sessions in the same process, so there is nothing to fence.
 extension ServerStorage {
     public func epoch(of partition: PartitionName) async throws -> Int64 { 0 }
+
+    public var stateDownloads: (reading: Int, waiting: Int)? { nil }
 
     public func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
