@@ -14,15 +14,7 @@ import TetherTestTraits
     let now = Date(timeIntervalSince1970: 1_700_000_000)
 
     @Test func downloadsBeyondTheLimitWaitForOneToEnd() async throws {
-        let place = try await StoragePlace.make(.postgresql)
-        defer { place.remove() }
-        let storage = try PostgresServerStorage(
-            location: try #require(place.location), password: place.password, maximumConnections: 4, maximumStateDownloads: 2,
-            logger: Logger(label: "tether.test.storage"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await storage.run() }
-            defer { group.cancelAll() }
-            try await storage.migrate()
+        try await withStorage(maximumStateDownloads: 2) { storage, group in
             _ = try await storage.registerClientFile(in: partition, now: now)
             let first = try await storage.openState(of: partition)
             let second = try await storage.openState(of: partition)
@@ -46,15 +38,7 @@ import TetherTestTraits
     }
 
     @Test func aReaderDroppedWithoutClosingGivesItsSlotBack() async throws {
-        let place = try await StoragePlace.make(.postgresql)
-        defer { place.remove() }
-        let storage = try PostgresServerStorage(
-            location: try #require(place.location), password: place.password, maximumConnections: 4, maximumStateDownloads: 1,
-            logger: Logger(label: "tether.test.storage"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await storage.run() }
-            defer { group.cancelAll() }
-            try await storage.migrate()
+        try await withStorage(maximumStateDownloads: 1) { storage, _ in
             do {
                 let dropped = try await storage.openState(of: partition)
                 #expect(storage.downloadSlots.inUse == 1)
@@ -63,6 +47,24 @@ import TetherTestTraits
             try await eventually("the slot is back") { storage.downloadSlots.inUse == 0 }
             let next = try await storage.openState(of: partition)
             await next.close()
+        }
+    }
+
+    /// A storage on the suite's PostgreSQL with `maximumStateDownloads` slots, running for
+    /// `body`; `body`'s group may hold more tasks (cancelled at the end).
+    func withStorage(
+        maximumStateDownloads: Int, _ body: (PostgresServerStorage, inout ThrowingTaskGroup<Void, any Error>) async throws -> Void
+    ) async throws {
+        let place = try await StoragePlace.make(.postgresql)
+        defer { place.remove() }
+        let storage = try PostgresServerStorage(
+            location: try #require(place.location), password: place.password, maximumConnections: 4,
+            maximumStateDownloads: maximumStateDownloads, logger: Logger(label: "tether.test.storage"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await storage.run() }
+            defer { group.cancelAll() }
+            try await storage.migrate()
+            try await body(storage, &group)
         }
     }
 }
