@@ -218,10 +218,6 @@ public struct ClientResetExecutor: Sendable {
         case .syncError: nil  // never a reset step
         }
         guard let path else { return nil }
-        // Checked at start and reload; checked again here because the file may have changed since.
-        if let problem = AgentConfiguration.hookProblem(path) {
-            return report(.notStarted(reason: problem), event: event, path: path, record: coordinator.record, log: log)
-        }
         let outcome: String? = switch event {
         case .beforeReset: nil
         case .afterReset: coordinator.afterHookOutcome

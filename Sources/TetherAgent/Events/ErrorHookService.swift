@@ -80,17 +80,11 @@ struct ErrorHookService<C: Clock>: Sendable where C.Duration == Duration {
     private func runOnce(_ request: ErrorHookRequest, report: SyncErrorReport, repeats: Int) async {
         var log = logger
         if !report.partition.isEmpty { log[metadataKey: "tether.partition"] = .string(report.partition) }
-        let result: HookResult
-        // Checked at start and reload; checked again here because the file may have changed since.
-        if let problem = AgentConfiguration.hookProblem(request.hook) {
-            result = .notStarted(reason: problem)
-        } else {
-            let invocation = HookInvocation(
-                event: .syncError, executable: request.hook,
-                environment: HookInvocation.environment(forError: report, repeats: repeats, serverURL: request.serverURL),
-                workingDirectory: request.workingDirectory, timeout: request.timeout)
-            result = await runner.run(invocation, logger: log)
-        }
+        let invocation = HookInvocation(
+            event: .syncError, executable: request.hook,
+            environment: HookInvocation.environment(forError: report, repeats: repeats, serverURL: request.serverURL),
+            workingDirectory: request.workingDirectory, timeout: request.timeout)
+        let result = await runner.run(invocation, logger: log)
         metrics?.errorHookRan(result)
         if result.isSuccess {
             log.info("hook sync-error \(request.hook) succeeded", metadata: ["tether.hook": "sync-error"])

@@ -21,7 +21,12 @@ public struct HookRunner: Sendable {
 
     /// Runs `hook` to completion; never throws: a hook that cannot start is a failed hook.
     /// `logger` should carry the partition and reset id as metadata.
+    ///
+    /// Hooks are checked at start, `--check-config` and reload; the file is checked again
+    /// here, whoever runs it, because it may have changed since: one that is missing, not
+    /// executable or writable by others is not started.
     public func run(_ hook: HookInvocation, logger: Logger) async -> HookResult {
+        if let problem = AgentConfiguration.hookProblem(hook.executable) { return .notStarted(reason: problem) }
         let logger = {
             var logger = logger
             logger[metadataKey: "tether.hook"] = .string(hook.event.rawValue)
