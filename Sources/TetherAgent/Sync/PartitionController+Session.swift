@@ -340,8 +340,8 @@ extension PartitionController {
 
     /// What docs/contract.md "Sync errors" says to do about `error`; logged once here, with its code and hint.
     private func handle(_ error: SyncError) -> PartitionStateMachine.SessionEnd {
-        recordError(error, announce: SyncErrorReaction(error) != .reset)
         let reaction = SyncErrorReaction(error)
+        recordError(error, heldForItsReset: reaction == .reset)
         var metadata: Logger.Metadata = ["tether.error_code": .stringConvertible(error.code.rawValue)]
         if error.code == .wrongProtocolVersion { metadata["message_id"] = .string(TetherMessageID.protocolMismatch.rawValue) }
         let text = "error \(error.code.rawValue) (\(error.code.name)) on \(settings.name): \(error.message); \(error.hint)"
@@ -357,8 +357,6 @@ extension PartitionController {
             return .stop(reason: "error \(error.code.rawValue): \(error.message)")
         case .reset:
             log.error("\(text)", metadata: metadata)
-            // Announced with the id of the reset it starts (beginReset), or without one.
-            unannouncedError = error
             return .reset(error, storeEmptied: false)
         }
     }

@@ -84,9 +84,7 @@ extension PartitionController {
         log.error(
             "\(alteration); syncing of \(settings.name) stops and a manual client reset is recorded; fix the application, then run `tetherctl reset initiate \(settings.name)` (the store is backed up first; unsynced changes stay in the backup)",
             metadata: ["tether.error_code": .stringConvertible(error.code.rawValue)])
-        // Announced with the id of the manual reset it records.
-        recordError(error, announce: false)
-        unannouncedError = error
+        recordError(error, heldForItsReset: true)
         return try await beginReset(error, manualBecause: "an application altered the store's schema (\(alteration.schemaAlterationSummary))")
     }
 
@@ -122,8 +120,7 @@ extension PartitionController {
             .badClientFile,
             "store \(settings.storePath) is damaged (\(record.quarantineReason ?? "corrupt")); it was moved to \(record.backupPath) and the partition is bootstrapped again from the server",
             action: .clientReset)
-        recordError(error, announce: false)
-        announce(error, resetID: record.id)
+        recordError(error, resetID: record.id)
         updateFigures {
             $0.serverVersion = 0
             $0.unsyncedChanges = 0

@@ -262,17 +262,23 @@ actor PartitionController {
         statusChanges.changed()
     }
 
-    /// Records `error` as the partition's last error and announces it (event, error hook);
-    /// `announce: false` leaves the announcement to ``announce(_:resetID:)``.
-    func recordError(_ error: SyncError, announce: Bool = true) {
+    /// Records `error` as the partition's last error and announces it (event, error hook),
+    /// with `resetID` when it belongs to a reset already recorded. `heldForItsReset`: the error
+    /// starts a reset, and is announced with that reset's id once it is recorded
+    /// (``announceHeldError(resetID:)``), or without one if none starts.
+    func recordError(_ error: SyncError, resetID: String? = nil, heldForItsReset: Bool = false) {
         let at = Date().timeIntervalSince1970
         updateFigures { $0.lastError = .init(code: error.code.rawValue, message: error.message, at: at) }
         persistStatus("the error")
-        if announce { self.announce(error) }
+        if heldForItsReset {
+            unannouncedError = error
+        } else {
+            announce(error, resetID: resetID)
+        }
     }
 
     /// The sync-error event and the error hook's run for `error` (docs/events.md).
-    func announce(_ error: SyncError, resetID: String? = nil) {
+    private func announce(_ error: SyncError, resetID: String? = nil) {
         context.events.syncError(
             SyncErrorReport(error, partition: settings.name.rawValue, store: settings.storePath, resetID: resetID),
             settings: settings.events)
