@@ -41,4 +41,17 @@ extension ClusterAgent {
     public func resets() async throws -> [JSONValue] {
         try await json(["resets"])["resets"]?.arrayValue ?? []
     }
+
+    /// The events the agent keeps (`tetherctl events --no-follow --json`), oldest first: those
+    /// of `kind` (all when nil), of `partition`'s readers when given; throws when the command fails.
+    public func events(_ kind: String? = nil, partition: String? = nil) async throws -> [JSONValue] {
+        let result = try await ctl(["events", "--no-follow", "--json"] + (partition.map { ["--partition", $0] } ?? []))
+        guard result.status == 0 else { throw TestSupportError("tetherctl events failed: \(result)") }
+        return jsonLines(result.standardOutput).filter { event in kind.map { event["event"]?.stringValue == $0 } ?? true }
+    }
+}
+
+/// The JSON documents of `text`, one per line (`--json` streams); lines that are not one are skipped.
+public func jsonLines(_ text: String) -> [JSONValue] {
+    text.split(separator: "\n").compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
 }

@@ -42,7 +42,7 @@ struct DownloadProgressEndToEndTests {
             #expect(lines.last?.hasPrefix("p synced at server version") == true, "\(lines)")
             #expect(try await b.sql("p", "SELECT count(*) FROM orders") == "6000\n")
             // The same download as events: started, further tenths, finished whole.
-            let events = try await ErrorHookEndToEndTests.events(b, "download")
+            let events = try await b.events("download")
             #expect(events.first?["phase"] == "started", "\(events)")
             #expect(events.last?["phase"] == "finished" && events.last?["outcome"] == "complete" && events.last?["rows"]?.numberValue == 6000)
             #expect(events.filter { $0["phase"] == "progress" }.count >= 1, "three chunks: at least one further tenth")

@@ -47,13 +47,6 @@ struct ErrorHookEndToEndTests {
             .filter { $0.fields.count == 9 }
     }
 
-    static func events(_ agent: ClusterAgent, _ kind: String) async throws -> [JSONValue] {
-        let result = try await agent.ctl(["events", "--no-follow", "--json"])
-        guard result.status == 0 else { throw TestSupportError("tetherctl events failed: \(result)") }
-        return result.standardOutput.split(separator: "\n").compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
-            .filter { $0["event"]?.stringValue == kind }
-    }
-
     /// restore → `client_reset` with the id of the reset it started; terminate-sync → `retry`.
     @Test func restoreAndTerminateReachTheHook() async throws {
         try await withCluster { cluster in
@@ -83,7 +76,7 @@ struct ErrorHookEndToEndTests {
             #expect(retry.code == "201" && retry.name == "other_session_error" && retry.resetID.isEmpty && retry.partition == "p")
 
             // The stream shows the same errors.
-            let errors = try await Self.events(a, "sync-error")
+            let errors = try await a.events("sync-error")
             #expect(errors.contains { $0["action"] == "client_reset" && $0["reset_id"]?.stringValue == reset.resetID })
             #expect(errors.contains { $0["action"] == "retry" && $0["code"] == 201 })
             try await cluster.admin(["enable-sync"])
@@ -133,13 +126,13 @@ struct ErrorHookEndToEndTests {
             try await a.start()
             // Six attempts take about half a minute of backoff (0.5, 1, 2, 4, 8, 16 s).
             try await eventually("six refused attempts", timeout: .seconds(90)) {
-                try await Self.events(a, "sync-error").filter { $0["name"] == "connection_refused" }.count >= 6
+                try await a.events("sync-error").filter { $0["name"] == "connection_refused" }.count >= 6
             }
             #expect(Self.runs(log).count == 1, "one run for them all so far: \(Self.runs(log))")
             #expect(Self.runs(log).first?.repeats == 0)
             try await cluster.startServer()
             try await a.waitSynced("p", timeout: 60)
-            let errors = try await Self.events(a, "sync-error").filter { $0["name"] == "connection_refused" }.count
+            let errors = try await a.events("sync-error").filter { $0["name"] == "connection_refused" }.count
             try await eventually("the folded run after the interval", timeout: .seconds(40)) { Self.runs(log).count == 2 }
             let total = Self.runs(log).reduce(0) { $0 + 1 + $1.repeats }
             #expect(total == errors, "every refused attempt counted once: \(Self.runs(log)) for \(errors) errors")
@@ -158,9 +151,9 @@ struct ErrorHookEndToEndTests {
             try await cluster.startServer()
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
             try await a.waitSynced("p", timeout: 30)
-            #expect(try await Self.events(a, "hook").isEmpty, "synced while the hook still hangs")
+            #expect(try await a.events("hook").isEmpty, "synced while the hook still hangs")
             try await eventually("the hook was killed", timeout: .seconds(40)) {
-                try await Self.events(a, "hook").contains { $0["outcome"] == "timed-out" && $0["hook"] == "sync-error" }
+                try await a.events("hook").contains { $0["outcome"] == "timed-out" && $0["hook"] == "sync-error" }
             }
             #expect(a.log.contains("hook timed out after"))
         }
@@ -181,7 +174,7 @@ struct ErrorHookEndToEndTests {
             #expect(check.standardError.contains(":5"), "the line of the key: \(check.standardError)")
             try await a.reload()
             try await eventually("the reload was refused", timeout: .seconds(20)) {
-                try await Self.events(a, "reload").contains { $0["outcome"] == "refused" && ($0["message"]?.stringValue ?? "").contains("events.error_hook") }
+                try await a.events("reload").contains { $0["outcome"] == "refused" && ($0["message"]?.stringValue ?? "").contains("events.error_hook") }
             }
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
             try await a.waitSynced("p")

@@ -8,10 +8,6 @@ import TetherTestSupport
 /// reader that stops reading slows neither the agent nor other readers.
 @Suite(.timeLimit(.minutes(5)))
 struct EventStreamEndToEndTests {
-    static func lines(_ text: String) -> [JSONValue] {
-        text.split(separator: "\n").compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
-    }
-
     /// A follower started before a sync sees its state events as they happen; `--no-follow`
     /// afterwards lists the same events (same numbers); `--partition` keeps to one partition.
     @Test func theStreamShowsEventsLiveAndAfterTheFact() async throws {
@@ -30,8 +26,8 @@ struct EventStreamEndToEndTests {
             try await a.waitSynced("p")
             #expect(await follower.waitForOutput(#""state":"synced""#, timeout: .seconds(20)))
 
-            let live = Self.lines(follower.standardOutput)
-            let kept = Self.lines(try await a.ctl(["events", "--no-follow", "--json", "--partition", "p"]).standardOutput)
+            let live = jsonLines(follower.standardOutput)
+            let kept = try await a.events(partition: "p")
             #expect(!live.isEmpty && live.allSatisfy { $0["partition"] == "p" || $0["partition"] == nil || $0["partition"] == "" })
             let liveSeqs = Set(live.compactMap { $0["seq"] })
             #expect(liveSeqs.isSubset(of: Set(kept.compactMap { $0["seq"] })), "the kept events include every live one")
@@ -70,12 +66,12 @@ struct EventStreamEndToEndTests {
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
             try await a.waitSynced("p")
             // The live follower gets every event up to the last one the agent kept, with no gap.
-            let kept = Self.lines(try await a.ctl(["events", "--no-follow", "--json"]).standardOutput)
+            let kept = try await a.events()
             let last = try #require(kept.last.flatMap(Self.seq))
             try await eventually("the live follower caught up", timeout: .seconds(60)) {
-                (Self.lines(follower.standardOutput).compactMap(Self.seq).max() ?? 0) >= last
+                (jsonLines(follower.standardOutput).compactMap(Self.seq).max() ?? 0) >= last
             }
-            let live = Self.lines(follower.standardOutput)
+            let live = jsonLines(follower.standardOutput)
             let seqs = live.compactMap(Self.seq)
             #expect(!live.contains { $0["event"] == "dropped" }, "the live follower missed nothing")
             #expect(seqs == Array(seqs.first!...seqs.last!), "no gap in the live follower's events")
@@ -83,7 +79,7 @@ struct EventStreamEndToEndTests {
 
             // The stalled reader reads at last: its queue, then a note of what it missed.
             let text = Self.readAvailable(stalled, until: #""event":"dropped""#, timeout: .seconds(20))
-            let dropped = Self.lines(text).first { $0["event"] == "dropped" }
+            let dropped = jsonLines(text).first { $0["event"] == "dropped" }
             #expect(dropped != nil, "no dropped note in \(text.suffix(500))")
             if case .number(let skipped)? = dropped?["skipped"] { #expect(skipped > 0) }
         }

@@ -12,5 +12,4 @@ enum ShortLivedTask {
             return value
         }
     }
-
 }
