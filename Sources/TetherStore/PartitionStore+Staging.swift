@@ -11,38 +11,24 @@ extension PartitionStore {
 
     /// Writes rows of a server state into this store (a staging store a download fills chunk
     /// by chunk), without capturing them. A state row is a whole row: it is written with one
-    /// prepared upsert per table, every column bound in schema order (a nullable column the
-    /// row leaves out is null), so a row already there — a chunk received twice — becomes the
-    /// same row again. Values are validated against the schema first. The capture triggers are
-    /// dropped while the store fills (a staging store captures nothing) and put back by
-    /// ``completeState(serverVersion:clientFile:)``.
-    public func insertStateRows(_ rows: [StateRow]) async throws(StoreError) {
+    /// prepared upsert per table, every column bound in schema order straight from the chunk's
+    /// bytes (``StateRowWriter``; a nullable column the row leaves out is null), so a row already
+    /// there — a chunk received twice — becomes the same row again. Each row is checked against
+    /// the schema before it is written; a row that does not fit fails the whole chunk. The
+    /// capture triggers are dropped while the store fills (a staging store captures nothing) and
+    /// put back by ``completeState(serverVersion:clientFile:)``.
+    public func insertStateRows(_ rows: StateRows) async throws(StoreError) {
         let schema = self.schema
-        var validated: [(TableSchema, RowKey, [String: FieldValue])] = []
-        validated.reserveCapacity(rows.count)
-        for row in rows {
-            let table = try ChangeValidator.table(row.table, in: schema)
-            try ChangeValidator.checkKey(row.key, of: table)
-            validated.append((table, row.key, try ChangeValidator.fields(row.fields, key: row.key, of: table, complete: true)))
-        }
-        let writes = validated
         try await write { db in
             try Self.dropCaptureTriggers(db)
-            var statements: [String: Statement] = [:]
-            for (table, key, fields) in writes {
-                let statement: Statement
-                if let prepared = statements[table.name] {
-                    statement = prepared
-                } else {
-                    statement = try db.cachedStatement(sql: StoreSQL.upsertWholeRow(table))
-                    statements[table.name] = statement
-                }
-                var arguments: [(any DatabaseValueConvertible)?] = [key.databaseValue]
-                arguments.reserveCapacity(table.valueColumns.count + 1)
-                for column in table.valueColumns { arguments.append(fields[column.name]?.databaseValue ?? DatabaseValue.null) }
-                try statement.execute(arguments: StatementArguments(arguments))
-            }
+            var writer = StateRowWriter(db: db, schema: schema, rows: rows)
+            try writer.write(rows)
         }
+    }
+
+    /// Writes state rows given one by one (tests and tools): as ``insertStateRows(_:)-(StateRows)``.
+    public func insertStateRows(_ rows: [StateRow]) async throws(StoreError) {
+        try await insertStateRows(StateRows(Changeset(rows.map { .insert($0.table, $0.key, $0.fields) })))
     }
 
     /// Drops the capture triggers (a staging store while it fills).

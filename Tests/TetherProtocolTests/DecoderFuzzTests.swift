@@ -44,6 +44,26 @@ import TetherProtocol
         }
     }
 
+    /// Accepted state rows are read in place without further checks: every row and field must
+    /// be readable, and the rows must decode as the changeset they are.
+    private func readEveryField(_ rows: StateRows) {
+        var fields = 0
+        let rowCount = rows.withCursor { cursor in
+            var count = 0
+            while let row = cursor.nextRow() {
+                #expect(row.table < rows.tables.count)
+                count += 1
+                while cursor.fieldsLeft > 0 {
+                    #expect(cursor.nextField().column < rows.columns.count)
+                    fields += 1
+                }
+            }
+            return count
+        }
+        #expect(rowCount == rows.count)
+        #expect(rows.changeset.changes.reduce(0) { $0 + $1.fields.count } == fields)
+    }
+
     /// True when either decoder accepted the bytes. An accepted message must re-encode to
     /// bytes that decode and encode again to the same bytes (compared as bytes: NaN ≠ NaN).
     private func fuzz(_ bytes: [UInt8]) -> Bool {
@@ -56,8 +76,10 @@ import TetherProtocol
             #expect([.unknownMessage, .badSyntax, .limitsExceeded].contains(error.code))
         }
         do {
-            let reencoded = try ServerMessage.decode(bytes).encoded()
+            let message = try ServerMessage.decode(bytes)
+            let reencoded = message.encoded()
             #expect((try? ServerMessage.decode(reencoded).encoded()) == reencoded)
+            if case .state(let chunk) = message { readEveryField(chunk.rows) }
             accepted = true
         } catch {
             #expect([.unknownMessage, .badSyntax, .limitsExceeded].contains(error.code))

@@ -149,7 +149,7 @@ import TetherServer
                 #expect(chunks.allSatisfy { $0.progress.rowsTotal == 5000 && $0.serverVersion.version == 1 })
                 #expect(chunks.last?.progress.rowsDone == 5000)
                 #expect(chunks.last?.progress.bytesDone == chunks.last?.progress.bytesTotal)
-                #expect(Set(chunks.flatMap { $0.rows.changes.map(\.key) }).count == 5000)
+                #expect(Set(chunks.flatMap { $0.rows.changeset.changes.map(\.key) }).count == 5000)
             }
         }
     }

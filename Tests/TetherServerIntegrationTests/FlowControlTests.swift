@@ -68,7 +68,7 @@ import TetherProtocol
                 try await raw.send(helloMessage)
                 try await raw.send(.bind(Self.newDevice(1)))
                 var rows = 0
-                for _ in 0..<ProtocolLimits.initialSendWindow { rows += try await raw.receive(Self.chunk(of: 1)).rows.changes.count }
+                for _ in 0..<ProtocolLimits.initialSendWindow { rows += try await raw.receive(Self.chunk(of: 1)).rows.changeset.changes.count }
                 // Session 1 is stalled (no credit). Session 2, same connection, another partition:
                 // bound, and a write by another device reaches it.
                 try await raw.send(.bind(Self.newDevice(2, "store-18")))
@@ -88,7 +88,7 @@ import TetherProtocol
                 try await raw.send(.credit(1, messages: ProtocolLimits.maxCreditGrant))
                 while true {
                     let chunk = try await raw.receive(Self.chunk(of: 1))
-                    rows += chunk.rows.changes.count
+                    rows += chunk.rows.changeset.changes.count
                     if chunk.isLast { break }
                 }
                 #expect(rows == 64)

@@ -99,7 +99,7 @@ final class TestDevice {
         bootstrapRows = [:]
         while true {
             guard case .state(let chunk) = try await nextEvent() else { throw ServerFailure("expected a state chunk") }
-            for row in chunk.rows.changes { bootstrapRows[RowRef(table: row.table, key: row.key)] = row.fields }
+            for row in chunk.rows.changeset.changes { bootstrapRows[RowRef(table: row.table, key: row.key)] = row.fields }
             if chunk.isLast {
                 state.rows = bootstrapRows
                 state.lastServerVersion = chunk.serverVersion

@@ -26,8 +26,7 @@ enum StateDownload {
         while let event = await events.next(isolation: #isolation) {
             switch event {
             case .state(let chunk):
-                let rows = chunk.rows.changes.map { StateRow(table: $0.table, key: $0.key, fields: $0.fields) }
-                try await staging.insertStateRows(rows)
+                try await staging.insertStateRows(chunk.rows)
                 await progress(chunk.progress)
                 if chunk.isLast {
                     try await staging.completeState(serverVersion: chunk.serverVersion, clientFile: reply.identity)

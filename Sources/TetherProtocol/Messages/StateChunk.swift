@@ -16,20 +16,26 @@ public struct DownloadProgress: Sendable, Hashable, Codable {
 }
 
 /// One chunk of a partition's whole state (server → client), for a new store or a client
-/// reset. Every chunk's rows are `insert` changes; the last chunk has ``isLast`` set. The
-/// state is the partition at ``serverVersion``; downloads continue after it.
+/// reset. Every chunk's rows are `insert` changes (``StateRows``, read in place); the last
+/// chunk has ``isLast`` set. The state is the partition at ``serverVersion``; downloads
+/// continue after it.
 public struct StateChunk: Sendable, Hashable {
     public var session: SessionID
     public var serverVersion: ServerVersion
     public var progress: DownloadProgress
     public var isLast: Bool
-    public var rows: Changeset
+    public var rows: StateRows
 
-    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: Changeset) {
+    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: StateRows) {
         self.session = session
         self.serverVersion = serverVersion
         self.progress = progress
         self.isLast = isLast
         self.rows = rows
+    }
+
+    /// A chunk of the given inserts.
+    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: Changeset) {
+        self.init(session: session, serverVersion: serverVersion, progress: progress, isLast: isLast, rows: StateRows(rows))
     }
 }

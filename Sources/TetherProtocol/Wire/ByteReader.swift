@@ -109,6 +109,33 @@ public struct ByteReader: Sendable {
         return string
     }
 
+    /// The whole buffer being read (shared, not copied): what ``StateRows`` keeps instead of
+    /// copying its part out.
+    var buffer: [UInt8] { bytes }
+
+    /// Skips length-prefixed bytes, at most `limit` long; returns where they are in ``buffer``.
+    mutating func skipLengthPrefixed(_ field: StaticString, limit: Int) throws(WireDecodeError) -> Range<Int> {
+        let length = try varint(field)
+        guard length <= UInt64(limit) else { throw .limitExceeded(field: "\(field)", limit: limit) }
+        guard Int(length) <= remaining else { throw .truncated(field: "\(field)") }
+        defer { offset += Int(length) }
+        return offset..<offset + Int(length)
+    }
+
+    /// Skips a length-prefixed UTF-8 string, checking that it is valid UTF-8 without making a
+    /// `String` of it; returns where its bytes are in ``buffer``.
+    mutating func skipString(_ field: StaticString, limit: Int) throws(WireDecodeError) -> Range<Int> {
+        let range = try skipLengthPrefixed(field, limit: limit)
+        guard UTF8Check.isValid(bytes[range]) else { throw .malformed(field: "\(field)", reason: "invalid UTF-8") }
+        return range
+    }
+
+    /// Skips `count` bytes.
+    mutating func skip(_ field: StaticString, count: Int) throws(WireDecodeError) {
+        guard count <= remaining else { throw .truncated(field: "\(field)") }
+        offset += count
+    }
+
     /// Fails unless every byte was consumed.
     public func expectEnd() throws(WireDecodeError) {
         guard isAtEnd else { throw .trailingBytes(count: remaining) }

@@ -82,7 +82,7 @@ extension Changeset {
         return Changeset(changes)
     }
 
-    private static func names(_ reader: inout ByteReader, _ what: StaticString, limit: Int) throws(WireDecodeError) -> [String] {
+    static func names(_ reader: inout ByteReader, _ what: StaticString, limit: Int) throws(WireDecodeError) -> [String] {
         let count = try reader.count(what, limit: limit)
         var names: [String] = []
         var seen: Set<String> = []

@@ -97,7 +97,7 @@ extension ServerMessage {
                 bytesDone: try r.int64("bytes done"), bytesTotal: try r.int64("bytes total"))
             let isLast = try r.bool("last chunk")
             message = .state(StateChunk(
-                session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try Changeset.decode(from: &r)))
+                session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try StateRows.decode(from: &r)))
         case .download:
             let session = try r.uint32("session id")
             let latest = try r.int64("latest server version")

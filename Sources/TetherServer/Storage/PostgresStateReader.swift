@@ -61,7 +61,7 @@ actor PostgresStateReader: StateReader {
         }
     }
 
-    func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange] {
+    func nextStored(maxRows: Int, maxBytes: Int) async throws -> [StoredStateRow] {
         guard let partitionID, !done, !closed else { return [] }
         let limit = Int64(maxRows)
         let rows: PostgresRowSequence
@@ -75,15 +75,12 @@ actor PostgresStateReader: StateReader {
             rows = try await connection.guardedQuery(
                 "SELECT tbl, key, fields FROM state WHERE partition_id = \(partitionID) ORDER BY tbl, key LIMIT \(limit)", logger: logger)
         }
-        var changes: [RowChange] = []
+        var changes: [StoredStateRow] = []
         var bytes = 0
         var full = false
         for try await (table, keyBytes, fieldBytes) in rows.decode((String, ByteBuffer, ByteBuffer).self) {
             if full { continue }
-            guard let key = try? RowKey.decode(keyBytes.bytes), let fields = try? FieldValue.decodeFields(fieldBytes.bytes) else {
-                throw StorageError.corrupt("state")
-            }
-            changes.append(.insert(table, key, fields))
+            changes.append(StoredStateRow(table: table, key: keyBytes.bytes, fields: fieldBytes.bytes))
             bytes += keyBytes.readableBytes + fieldBytes.readableBytes
             after = (table, keyBytes)
             if bytes >= maxBytes { full = true }

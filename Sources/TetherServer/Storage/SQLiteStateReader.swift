@@ -42,7 +42,7 @@ final class SQLiteStateReader: StateReader {
             version: p?.head.latest ?? .none, totalRows: rows, totalBytes: bytes, snapshot: snapshot, partitionID: p?.id)
     }
 
-    func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange] {
+    func nextStored(maxRows: Int, maxBytes: Int) async throws -> [StoredStateRow] {
         guard let partitionID else { return [] }
         let cursor = self.cursor
         return try await snapshot.read { db in
@@ -53,16 +53,13 @@ final class SQLiteStateReader: StateReader {
                     ? "SELECT tbl, key, fields FROM state WHERE partition_id = ? AND (tbl, key) > (?, ?) ORDER BY tbl, key LIMIT ?"
                     : "SELECT tbl, key, fields FROM state WHERE partition_id = ? ORDER BY tbl, key LIMIT ?",
                 arguments: cursor.started ? [partitionID, cursor.table, cursor.key, maxRows] : [partitionID, maxRows])
-            var changes: [RowChange] = []
+            var changes: [StoredStateRow] = []
             var bytes = 0
             while let row = try rows.next() {
-                let table: String = row["tbl"]
-                let keyBytes: Data = row["key"]
-                let fieldBytes: Data = row["fields"]
-                guard let key = try? RowKey.decode([UInt8](keyBytes)),
-                    let fields = try? FieldValue.decodeFields([UInt8](fieldBytes))
-                else { throw StorageError.corrupt("state") }
-                changes.append(.insert(table, key, fields))
+                let table: String = row[0]
+                let keyBytes: Data = row[1]
+                let fieldBytes: Data = row[2]
+                changes.append(StoredStateRow(table: table, key: [UInt8](keyBytes), fields: [UInt8](fieldBytes)))
                 bytes += keyBytes.count + fieldBytes.count
                 cursor.started = true
                 cursor.table = table

@@ -101,9 +101,37 @@ public protocol StateReader: Sendable {
     var version: ServerVersion { get }
     var totalRows: Int64 { get }
     var totalBytes: Int64 { get }
-    /// The next rows as `insert` changes (at most `maxRows`, stopping after `maxBytes`); empty at the end.
-    func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange]
+    /// The next rows as stored (at most `maxRows`, stopping after `maxBytes`); empty at the end.
+    func nextStored(maxRows: Int, maxBytes: Int) async throws -> [StoredStateRow]
     func close() async
+}
+
+extension StateReader {
+    /// The next rows decoded as `insert` changes (tests and tools; a download passes the
+    /// stored bytes through, ``StateRowsBuilder``).
+    public func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange] {
+        try await nextStored(maxRows: maxRows, maxBytes: maxBytes).map { try $0.change() }
+    }
+}
+
+/// One row of a partition's state as storage keeps it: its table, its key as
+/// ``RowKey/encoded`` and its fields as ``FieldValue/encodedFields(_:)``.
+public struct StoredStateRow: Sendable {
+    public var table: String
+    public var key: [UInt8]
+    public var fields: [UInt8]
+
+    public init(table: String, key: [UInt8], fields: [UInt8]) {
+        self.table = table
+        self.key = key
+        self.fields = fields
+    }
+
+    /// The row decoded as an insert.
+    public func change() throws(StorageError) -> RowChange {
+        guard let key = try? RowKey.decode(key), let fields = try? FieldValue.decodeFields(fields) else { throw .corrupt("state") }
+        return .insert(table, key, fields)
+    }
 }
 
 /// Storage failures, with whether retrying may help.

@@ -53,10 +53,10 @@ struct SessionStreamer: Sendable {
         do {
             var progress = DownloadProgress(rowsDone: 0, rowsTotal: reader.totalRows, bytesDone: 0, bytesTotal: reader.totalBytes)
             while true {
-                let rows = try await reader.next(maxRows: Self.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
-                let changeset = Changeset(rows.map { Self.complete($0, schema) })
+                let stored = try await reader.nextStored(maxRows: Self.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
+                let rows = try Self.stateRows(stored, schema)
                 progress.rowsDone += Int64(rows.count)
-                progress.bytesDone = min(progress.bytesTotal, progress.bytesDone + Int64(changeset.encoded.count))
+                progress.bytesDone = min(progress.bytesTotal, progress.bytesDone + Int64(rows.byteCount))
                 let isLast = rows.isEmpty || progress.rowsDone >= progress.rowsTotal
                 if isLast { progress.bytesDone = progress.bytesTotal }
                 if let delay = ServerFaultInjection.stateChunkDelay { try await Task.sleep(for: delay) }
@@ -64,7 +64,7 @@ struct SessionStreamer: Sendable {
                     await reader.close()
                     return nil
                 }
-                let chunk = StateChunk(session: id, serverVersion: reader.version, progress: progress, isLast: isLast, rows: changeset)
+                let chunk = StateChunk(session: id, serverVersion: reader.version, progress: progress, isLast: isLast, rows: rows)
                 let bytes = ServerMessage.state(chunk).encoded()
                 try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
                 connection.service.metrics.sent(bytes: bytes.count)
@@ -78,14 +78,14 @@ struct SessionStreamer: Sendable {
         }
     }
 
-    /// State rows carry every column: nullable columns the row lacks (added since) are null.
-    static func complete(_ row: RowChange, _ schema: Schema) -> RowChange {
-        guard let table = schema.table(row.table) else { return row }
-        var fields = row.fields
-        for column in table.valueColumns where column.nullable && fields[column.name] == nil {
-            fields[column.name] = .null
+    /// Stored state rows as sent, their bytes passed through; nullable columns a row lacks
+    /// (added since it was written) are sent as null, so a state row carries every column.
+    static func stateRows(_ stored: [StoredStateRow], _ schema: Schema) throws(StorageError) -> StateRows {
+        var builder = StateRowsBuilder(schema: schema)
+        for row in stored {
+            do { try builder.append(table: row.table, key: row.key, fields: row.fields) } catch { throw .corrupt("state") }
         }
-        return RowChange(table: row.table, key: row.key, kind: .insert, fields: fields)
+        return builder.build()
     }
 
     private func streamDownloads(after start: ServerVersion) async throws {

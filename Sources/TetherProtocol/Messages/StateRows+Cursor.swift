@@ -1,0 +1,117 @@
+extension StateRows {
+    /// A value read in place: texts and blobs point into the rows' buffer and are valid only
+    /// inside ``withCursor(_:)``.
+    public enum Value {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(UnsafeBufferPointer<UInt8>)
+        case blob(UnsafeBufferPointer<UInt8>)
+    }
+
+    /// Reads the rows in order without copying them: ``nextRow()``, then ``nextField()`` as
+    /// many times as the row's ``fieldsLeft``. The rows were checked when decoded, so reading
+    /// cannot fail.
+    public struct Cursor {
+        private let base: UnsafeBufferPointer<UInt8>
+        private var offset: Int
+        private var rowsLeft: Int
+        /// Fields of the current row not read yet.
+        public private(set) var fieldsLeft = 0
+
+        init(base: UnsafeBufferPointer<UInt8>, offset: Int, rows: Int) {
+            self.base = base
+            self.offset = offset
+            self.rowsLeft = rows
+        }
+
+        /// The next row's table (an index into ``StateRows/tables``) and key (an integer or a
+        /// text); nil after the last. Skips any field of the previous row not read.
+        public mutating func nextRow() -> (table: Int, key: Value)? {
+            while fieldsLeft > 0 { _ = nextField() }
+            guard rowsLeft > 0 else { return nil }
+            rowsLeft -= 1
+            offset += 1  // the kind: an insert
+            let table = Int(varint())
+            let key = value()
+            fieldsLeft = Int(varint())
+            return (table, key)
+        }
+
+        /// The current row's next field: a column (an index into ``StateRows/columns``) and its value.
+        public mutating func nextField() -> (column: Int, value: Value) {
+            precondition(fieldsLeft > 0, "no field left in this row")
+            fieldsLeft -= 1
+            let column = Int(varint())
+            return (column, value())
+        }
+
+        private mutating func value() -> Value {
+            let tag = base[offset]
+            offset += 1
+            switch ValueTag(rawValue: tag) {
+            case .integer:
+                let raw = varint()
+                return .integer(Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
+            case .real:
+                var bits: UInt64 = 0
+                for i in 0..<8 { bits |= UInt64(base[offset + i]) << (8 * UInt64(i)) }
+                offset += 8
+                return .real(Double(bitPattern: bits))
+            case .text: return .text(bytes())
+            case .blob: return .blob(bytes())
+            case .null, nil: return .null
+            }
+        }
+
+        private mutating func bytes() -> UnsafeBufferPointer<UInt8> {
+            let length = Int(varint())
+            defer { offset += length }
+            return UnsafeBufferPointer(rebasing: base[offset..<offset + length])
+        }
+
+        private mutating func varint() -> UInt64 {
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let b = base[offset]
+                offset += 1
+                result |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { return result }
+                shift += 7
+            }
+        }
+    }
+
+    /// Calls `body` with a cursor at the first row.
+    public func withCursor<R, E: Error>(_ body: (inout Cursor) throws(E) -> R) throws(E) -> R {
+        try buffer.withUnsafeBufferPointer { (base) throws(E) -> R in
+            var cursor = Cursor(base: base, offset: rowsStart, rows: count)
+            return try body(&cursor)
+        }
+    }
+}
+
+extension StateRows.Value {
+    /// The value as a ``FieldValue`` (tests, and checks that need one; the data path binds in place).
+    public var fieldValue: FieldValue {
+        switch self {
+        case .null: .null
+        case .integer(let v): .integer(v)
+        case .real(let v): .real(v)
+        case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
+        case .blob(let bytes): .blob(Array(bytes))
+        }
+    }
+
+    /// The value's type name, for error messages (never the value itself).
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .integer: "integer"
+        case .real: "real"
+        case .text: "text"
+        case .blob: "blob"
+        }
+    }
+}
