@@ -49,6 +49,28 @@ struct DownloadProgressEndToEndTests {
         }
     }
 
+    /// The write-once bootstrap killed mid-download (SIGKILL after some chunks are in the
+    /// staging store): there is no store at the store's path — nothing an application could
+    /// mistake for a complete store — and the next start downloads it whole.
+    @Test func aBootstrapKilledMidDownloadLeavesNoStoreAndFinishesAtTheNextStart() async throws {
+        try await withSyncedRows { cluster, a in
+            let b = try cluster.agent("b", partitions: ["p"])
+            try await b.start()
+            let staging = b.dir + "/state/staging/p-bootstrap.sqlite"
+            _ = try await eventually("some rows of the bootstrap staged", timeout: .seconds(30)) { () -> Bool? in
+                guard let done = try await b.status("p")?["download"]?["rows_done"]?.numberValue, done > 0 else { return nil }
+                return true
+            }
+            await b.stop(SIGKILL)
+            #expect(FileManager.default.fileExists(atPath: staging), "the partial download is in the staging store")
+            #expect(!FileManager.default.fileExists(atPath: b.store("p")), "no store at the store's path")
+            try await b.start()
+            try await b.waitSynced("p", timeout: 60)
+            #expect(try await b.sql("p", "SELECT count(*) FROM orders") == "6000\n")
+            #expect(!FileManager.default.fileExists(atPath: staging), "the staging name is gone once installed")
+        }
+    }
+
     @Test func aResetShowsItsDownloadInStatus() async throws {
         try await withSyncedRows { cluster, a in
             let snapshot = try await cluster.admin(["snapshot", "p"])
