@@ -22,6 +22,7 @@ struct ResetBench {
         var times: [Double] = []
         var totals: [Double] = []
         var floors: [Double] = []
+        var phaseTimes: [String: [Double]] = [:]
         var peak = 0
         for run in 1...options.scaleRuns(rows) {
             // Negative: the workload's totals are row numbers, which reach any positive marker at
@@ -57,6 +58,7 @@ struct ResetBench {
                 throw TestSupportError("reset without times: \(reset)")
             }
             times.append(end - start)
+            for (phase, seconds) in try await phaseSeconds(of: reset, finishedAt: end) { phaseTimes[phase, default: []].append(seconds) }
             let kept = try await SQLWorkload.count(agent.store(partition), where: "total = \(marker)")
             guard kept == (discard ? 0 : unsynced) else {
                 throw TestSupportError("reset of \(partition) in \(mode): \(kept) of \(unsynced) offline changes in the store")
@@ -69,8 +71,27 @@ struct ResetBench {
             workload: "\(rows)-row store, \(unsynced) unsynced changes, server restored; \(mode)",
             value: median, unit: "s", runs: times, seconds: median, floorSeconds: Statistics.median(floors), peakResidentBytes: peak,
             target: discard ? "≤ 1.5× floor, peak RSS ≤ 64 MB" : "≤ 2× floor, peak RSS ≤ 64 MB",
-            extra: ["resume_to_synced_s": Statistics.median(totals) ?? 0],
-            notes: ["seconds: the reset's started_at → finished_at (tetherctl resets)"])
+            extra: phaseTimes.reduce(into: ["resume_to_synced_s": Statistics.median(totals) ?? 0]) { extra, phase in
+                extra["\(phase.key)_s"] = Statistics.median(phase.value) ?? 0
+            },
+            notes: ["seconds: the reset's started_at → finished_at (tetherctl resets); <phase>_s: from the phase's reset-phase event to the next (tetherctl events)"])
+    }
+
+    /// How long each phase of `reset` took: from its `reset-phase` event to the next one (the
+    /// last to the reset's end), phases with the same name summed; names with `-` as `_`.
+    private func phaseSeconds(of reset: JSONValue, finishedAt end: Double) async throws -> [String: Double] {
+        let id = reset["id"]?.stringValue
+        let events = try await agent.events("reset-phase", partition: partition).filter { $0["reset_id"]?.stringValue == id }
+        let starts = events.compactMap { event -> (String, Double)? in
+            guard let phase = event["phase"]?.stringValue, let at = Self.time(event["at"]) else { return nil }
+            return (phase.replacingOccurrences(of: "-", with: "_"), at)
+        }
+        var seconds: [String: Double] = [:]
+        for (index, (phase, at)) in starts.enumerated() {
+            let next = index + 1 < starts.count ? starts[index + 1].1 : end
+            seconds[phase, default: 0] += max(0, next - at)
+        }
+        return seconds
     }
 
     /// Backup API copy of the live store plus an in-place rewrite of the same rows (one transaction).

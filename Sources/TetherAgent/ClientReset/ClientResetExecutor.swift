@@ -112,6 +112,7 @@ public struct ClientResetExecutor: Sendable {
             log.notice("client reset \(record.id) of \(record.partition) initiated")
         }
         var failures = 0
+        var prefetched = false
         while true {
             try stateDatabase.save(coordinator.record)  // the phase is on disk before its effect starts
             switch coordinator.effect {
@@ -127,7 +128,7 @@ public struct ClientResetExecutor: Sendable {
                 break
             }
             await FaultInjection.resetGate(coordinator.record.phase.rawValue)
-            let event = await perform(coordinator, store: store, context: context, log: log)
+            let event = await perform(coordinator, store: store, context: context, log: log, prefetched: &prefetched)
             // The daemon is stopping: what the effect reported (a hook killed with it, say) is not
             // its outcome. The phase stays as persisted and runs again at the next start.
             try Task.checkCancellation()
@@ -149,9 +150,9 @@ public struct ClientResetExecutor: Sendable {
         }
     }
 
-    private func perform(_ coordinator: ClientResetCoordinator, store: PartitionStore?, context: ResetContext, log: Logger) async
-        -> ClientResetCoordinator.Event
-    {
+    private func perform(
+        _ coordinator: ClientResetCoordinator, store: PartitionStore?, context: ResetContext, log: Logger, prefetched: inout Bool
+    ) async -> ClientResetCoordinator.Event {
         let record = coordinator.record
         if case .quarantine(let path) = coordinator.effect { return quarantine(record, to: path, context: context, log: log) }
         guard let store else { return .effectFailed(reason: "the store is not open") }
@@ -164,39 +165,73 @@ public struct ClientResetExecutor: Sendable {
             }
             return .proceed
         case .backup(let path):
-            do {
-                let directory = (path as NSString).deletingLastPathComponent
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
-                try await store.backup(to: path)
-                chmod(path, 0o640)
-                log.notice("client reset \(record.id): store backed up to \(path)", metadata: ["tether.backup": .string(path)])
-                // keep_backups holds as soon as the new backup exists, not only when the reset ends.
-                pruneBackups(of: record.partition, keep: context.partition.reset.keepBackups, log: log)
-                return .backupCompleted
-            } catch {
-                return .effectFailed(reason: "backup to \(path): \(error)")
+            guard Self.fetchesDuringBackup(record, context), !prefetched else {
+                return await backup(record, to: path, store: store, context: context, log: log)
             }
+            // Nothing runs between the backup and the fetch (no before-reset hook), and the
+            // fetch touches only its staging file: the download overlaps the copy.
+            async let fetch = fetchServerState(record, context: context, log: log, reportingRefusal: false)
+            let backedUp = await backup(record, to: path, store: store, context: context, log: log)
+            prefetched = await fetch == .serverStateFetched
+            return backedUp
         case .runHook(let event):
             return .hookFinished(event, await runHook(event, coordinator, context: context, log: log))
         case .fetchServerState:
-            do {
-                let staging = context.stagingPath(record)
-                try FileManager.default.createDirectory(atPath: (staging as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
-                let fetched = try await fetcher.fetchState(of: record.partition, into: staging)
-                log.notice("client reset \(record.id): server state fetched at version \(fetched.serverVersion.version)")
+            if prefetched, FetchedState.existing(at: context.stagingPath(record), partition: record.partition) != nil {
+                prefetched = false
                 return .serverStateFetched
-            } catch is CancellationError {
-                return .effectFailed(reason: "cancelled")
-            } catch SessionEnd.serverError(let error) where Self.refusalIsFinal(error) {
-                log.error("client reset \(record.id): the server refused to send its state: error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
-                return .fetchRefused(reason: "error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
-            } catch {
-                return .effectFailed(reason: "fetching the server's state: \(error)")
             }
+            return await fetchServerState(record, context: context, log: log)
         case .rewrite(let strategy):
             return await rewrite(strategy, record: record, store: store, context: context, log: log)
         case .awaitOperator, .finished, .quarantine:
             return .proceed  // not reached: drive() returns before performing these, quarantine above
+        }
+    }
+
+    /// Whether step 4's download starts with step 2's backup: only when no before-reset hook
+    /// runs between them (it may need the backup, or change what the reset meets) and the
+    /// reset goes straight on (recover or discard; a manual reset waits for an operator).
+    static func fetchesDuringBackup(_ record: ResetRecord, _ context: ResetContext) -> Bool {
+        context.partition.reset.beforeHook == nil && (record.strategy == .recover || record.strategy == .discard)
+    }
+
+    private func backup(_ record: ResetRecord, to path: String, store: PartitionStore, context: ResetContext, log: Logger) async
+        -> ClientResetCoordinator.Event
+    {
+        do {
+            let directory = (path as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+            try await store.backup(to: path)
+            chmod(path, 0o640)
+            log.notice("client reset \(record.id): store backed up to \(path)", metadata: ["tether.backup": .string(path)])
+            // keep_backups holds as soon as the new backup exists, not only when the reset ends.
+            pruneBackups(of: record.partition, keep: context.partition.reset.keepBackups, log: log)
+            return .backupCompleted
+        } catch {
+            return .effectFailed(reason: "backup to \(path): \(error)")
+        }
+    }
+
+    /// Step 4. `reportingRefusal`: false for the download that overlaps the backup (a refusal
+    /// is met, and logged, again when the fetch phase itself runs).
+    private func fetchServerState(_ record: ResetRecord, context: ResetContext, log: Logger, reportingRefusal: Bool = true) async
+        -> ClientResetCoordinator.Event
+    {
+        do {
+            let staging = context.stagingPath(record)
+            try FileManager.default.createDirectory(atPath: (staging as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+            let fetched = try await fetcher.fetchState(of: record.partition, into: staging)
+            log.notice("client reset \(record.id): server state fetched at version \(fetched.serverVersion.version)")
+            return .serverStateFetched
+        } catch is CancellationError {
+            return .effectFailed(reason: "cancelled")
+        } catch SessionEnd.serverError(let error) where Self.refusalIsFinal(error) {
+            guard reportingRefusal else { return .fetchRefused(reason: "") }
+            log.error("client reset \(record.id): the server refused to send its state: error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
+            return .fetchRefused(reason: "error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
+        } catch {
+            return .effectFailed(reason: "fetching the server's state: \(error)")
         }
     }
 

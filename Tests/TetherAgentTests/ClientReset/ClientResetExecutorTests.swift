@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TetherAgent
 import TetherProtocol
@@ -164,6 +165,24 @@ private func fixtureServe(_ fixture: ResetFixture) { fixture.fetcher.serve(serve
     let record = try await fixture.executor().begin(error: diverged, store: fixture.store, context: fixture.context)
     #expect(record.outcome == .recovered)
     #expect(fixture.fetcher.fetches == 3)
+}
+
+/// Without a before-reset hook, step 4's download runs beside step 2's backup (the phase on
+/// record is still backing-up when it starts) and is used as it is; with one, it waits for the hook.
+@Test(arguments: [false, true])
+func theDownloadOverlapsTheBackupUnlessABeforeHookRunsBetween(withHook: Bool) async throws {
+    let fixture = try await ResetFixture(synced: synced, hooks: withHook ? [.beforeReset: 0] : [:])
+    try await fixture.appWrite(offlineEdits)
+    fixture.fetcher.serve(server)
+    let database = fixture.stateDatabase
+    let phases = Mutex<[ResetPhase]>([])
+    fixture.fetcher.onFetch { if let phase = try? database.resets().last?.phase { phases.withLock { $0.append(phase) } } }
+    let record = try await fixture.executor().begin(error: diverged, store: fixture.store, context: fixture.context)
+    #expect(record.outcome == .recovered)
+    #expect(fixture.fetcher.fetches == 1, "fetched once, whether early or not")
+    #expect(phases.withLock { $0 } == [withHook ? .fetching : .backingUp])
+    #expect(try await rows(fixture.store.path) == "a|alice|99.0|-\nd|DAVE|40.0|-\ne|erin|5.0|-\nf|frank|6.0|-\n")
+    #expect(try await rows(record.backupPath).contains("f|frank|6.0|-"), "the backup is the store before the reset")
 }
 
 /// A crash after the rewrite committed but before the next phase was persisted: the restart

@@ -91,11 +91,16 @@ final class StagedServer: ServerStateFetcher {
 
     init(schema: Schema) { self.schema = schema }
 
+    private let observer = Mutex<(@Sendable () -> Void)?>(nil)
+
     func serve(_ rows: [StateRow]) { state.withLock { $0.rows = rows } }
+    /// Called as each fetch starts.
+    func onFetch(_ body: @escaping @Sendable () -> Void) { observer.withLock { $0 = body } }
     func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
     var fetches: Int { state.withLock { $0.fetches } }
 
     func fetchState(of partition: PartitionName, into stagingPath: String) async throws -> FetchedState {
+        observer.withLock { $0 }?()
         let (rows, fetch, fail) = state.withLock { s -> ([StateRow], Int, Bool) in
             s.fetches += 1
             let fail = s.failuresLeft > 0
