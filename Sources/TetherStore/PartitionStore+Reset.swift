@@ -67,6 +67,12 @@ extension PartitionStore {
                     if target != previous {
                         differences += try self.replaceSchema(db, from: previous, to: target)
                     }
+                    // The triggers go for the rewrite and come back before the commit, so no
+                    // other connection ever sees the store without them. They would capture
+                    // nothing (the apply flag is set), but SQLite runs a BEFORE INSERT trigger
+                    // for every row an upsert offers, changed or not: a million trigger programs
+                    // for a million-row state. The replay logs its kept changes itself.
+                    try Self.dropCaptureTriggers(db)
                     let rewrite =
                         state.databasePath == nil
                         ? try StoreRewriter.rewrite(db, schema: target, source: &source)
@@ -74,6 +80,7 @@ extension PartitionStore {
                     let recovery = try localChanges.map {
                         try RecoveryReplayer.replay(db, schema: target, changes: $0)
                     }
+                    _ = try self.installTriggers(db, schema: target)
                     try MetaTable.setServerVersion(db, serverVersion)
                     if let clientFile { try MetaTable.setClientFile(db, clientFile) }
                     try MetaTable.setClientResetMarker(db, (recovery?.kept ?? 0) > 0 ? resetMarker : nil)

@@ -207,4 +207,27 @@ import TetherStore
         #expect(report.rewrite.unchanged == kept.filter { existing[$0] == target[$0] }.count, "seed \(seed)")
         try store.close()
     }
+
+    /// The rewrite runs without the capture triggers (a BEFORE INSERT trigger would run for
+    /// every row offered) and puts them back in the same transaction: every trigger is there
+    /// after the reset, and an application's next write is captured.
+    @Test func theTriggersAreBackAfterTheRewriteAndCaptureAgain() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        defer { try? store.close() }
+        let path = dir.appending("store.sqlite")
+        let triggers = "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name)"
+        let before = try await sqlite3(path, triggers).stdout
+        let staging = try await makeStore(dir, name: "staging.sqlite")
+        try await staging.insertStateRows([StateRow(table: "orders", key: .text("o1"), fields: order())])
+        try staging.close()
+        try await store.resetInPlace(
+            to: try StoreStateSource(path: dir.appending("staging.sqlite"), schema: testSchema), serverVersion: ServerVersion(version: 2, salt: 2))
+        #expect(before.contains("_tether_trg_orders_ro_ins"))
+        #expect(try await sqlite3(path, triggers).stdout == before)
+        #expect(try await store.pendingChangeCount() == 0, "the rewrite itself is not captured")
+        #expect(try await sqlite3(path, "UPDATE orders SET total = 9 WHERE id = 'o1'").status == 0)
+        #expect(try await store.pendingChangeCount() == 1)
+    }
 }
