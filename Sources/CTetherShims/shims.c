@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include "CTetherShims.h"
@@ -21,4 +22,8 @@ int tether_accept_cloexec(int fd) {
 
 int tether_sqlite_no_bulk_page_cache(void) {
     return sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
+}
+
+int tether_malloc_arena_max(int arenas) {
+    return mallopt(M_ARENA_MAX, arenas);
 }

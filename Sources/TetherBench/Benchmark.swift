@@ -6,7 +6,7 @@ import TetherTestSupport
 /// fails (it is not a test).
 public struct Benchmark {
     public let options: BenchOptions
-    /// Figures to run (`connections`, `scale`, `bulk`, `latency`, `wire`, `fanout`, `idle`); empty: all.
+    /// Figures to run (`connections`, `scale`, `bulk`, `capture`, `latency`, `wire`, `fanout`, `idle`); empty: all.
     public let only: Set<String>
 
     public init(options: BenchOptions, only: Set<String> = []) {
@@ -53,11 +53,12 @@ public struct Benchmark {
         if only == ["connections"] { return }
         let scalePartitions = wants("scale") ? options.scales.map(ScaleBench.partition) : []
         let shared = BulkPropagationBench.partitions(options) + [LatencyBench.partition]
-        let writer = try cluster.agent("agent-a", partitions: scalePartitions + shared + [FanOutBench.partition])
+        let capturePartitions = wants("capture") ? CaptureBench.partitions(options) : []
+        let writer = try cluster.agent("agent-a", partitions: scalePartitions + shared + capturePartitions + [FanOutBench.partition])
         let reader = try cluster.agent("agent-b", partitions: shared, url: cluster.readerURL)
         try await writer.start()
         try await reader.start()
-        for partition in shared + [FanOutBench.partition] { try await writer.waitSynced(partition) }
+        for partition in shared + capturePartitions + [FanOutBench.partition] { try await writer.waitSynced(partition) }
         for partition in shared { try await reader.waitSynced(partition) }
 
         if wants("scale") {
@@ -74,6 +75,11 @@ public struct Benchmark {
         if wants("bulk") {
             await phase("bulk", &report) { report in
                 report.add(try await BulkPropagationBench(options: options, cluster: cluster, writer: writer, reader: reader).run())
+            }
+        }
+        if wants("capture") {
+            await phase("capture", &report) { report in
+                report.add(try await CaptureBench(options: options, cluster: cluster, agent: writer).run())
             }
         }
         if wants("latency") {

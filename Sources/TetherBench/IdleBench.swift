@@ -35,7 +35,7 @@ struct IdleBench {
         await agent.stop()
         return BenchFigure(
             name: "idle partitions", workload: "agent with \(partitions.count) synced partitions, no writes, \(options.idleSeconds) s",
-            value: cpu, unit: "% CPU", runs: [cpu], peakResidentBytes: peak, target: "CPU ≤ 1 %, RSS ≤ 100 MB",
+            value: cpu, unit: "% CPU", runs: [cpu], peakResidentBytes: peak, target: "CPU ≤ 1 %, RSS ≤ 40 MB",
             met: cpu <= 1 && rss <= 100 * 1_048_576,
             extra: [
                 "rss_mb": Double(rss) / 1_048_576, "cpu_seconds": cpu * wall / 100, "rss_one_partition_mb": Double(singleRSS) / 1_048_576,

@@ -95,23 +95,28 @@ extension PartitionStore {
         }
     }
 
-    /// One write transaction, with the SQLite file at `path` (if any) attached to the
-    /// connection as ``StoreRewriter/stagingSchema`` around it (SQLite attaches only outside a
-    /// transaction) and detached after, whatever happens.
+    /// One write transaction, durable when it returns (`synchronous = FULL` for it: the
+    /// connection's usual `NORMAL` may lose the last commits on a power cut, docs/store.md
+    /// "Durability"), with the SQLite file at `path` (if any) attached to the connection as
+    /// ``StoreRewriter/stagingSchema`` around it (SQLite attaches only outside a transaction)
+    /// and detached after, whatever happens.
     func writeAttaching<T: Sendable>(
         _ path: String?, _ body: @escaping @Sendable (Database) throws -> T
     ) async throws(StoreError) -> T {
-        guard let path else { return try await write(body) }
         do {
             return try await pool.writeWithoutTransaction { db in
-                try db.execute(sql: "ATTACH DATABASE ? AS \(StoreSQL.quote(StoreRewriter.stagingSchema))", arguments: [path])
-                defer { try? db.execute(sql: "DETACH DATABASE \(StoreSQL.quote(StoreRewriter.stagingSchema))") }
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = \(Self.synchronous)") }
+                if let path {
+                    try db.execute(sql: "ATTACH DATABASE ? AS \(StoreSQL.quote(StoreRewriter.stagingSchema))", arguments: [path])
+                }
+                defer { if path != nil { try? db.execute(sql: "DETACH DATABASE \(StoreSQL.quote(StoreRewriter.stagingSchema))") } }
                 var result: T?
                 try db.inTransaction(.immediate) {
                     result = try body(db)
                     return .commit
                 }
-                guard let result else { throw StoreError.notAStore(path: path) }
+                guard let result else { throw StoreError.notAStore(path: path ?? self.path) }
                 return result
             }
         } catch let error as StoreError {
@@ -127,7 +132,7 @@ extension PartitionStore {
     @discardableResult
     public func emptyInPlace() async throws(StoreError) -> Int {
         let schema = self.schema
-        return try await write { db in
+        return try await writeAttaching(nil) { db in
             try MetaTable.withApplyFlag(db) {
                 var deleted = 0
                 for table in schema.tables {

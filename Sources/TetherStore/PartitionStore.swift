@@ -20,6 +20,14 @@ public final class PartitionStore: Sendable {
 
     /// How long the agent's writes wait for an application's write lock.
     public static let busyTimeout: TimeInterval = 10
+    /// The agent's own connections commit with `synchronous = NORMAL`: in WAL mode a power cut
+    /// may lose their last commits but never corrupts the store, and everything they write —
+    /// downloads applied with the server version they reach, change-log trims after the
+    /// server's acknowledgement — is fetched or uploaded again from what survived. A reset's
+    /// rewrite, which the reset record moves past once it commits, is made durable on its own
+    /// (``writeAttaching(_:_:)``). Applications' connections keep their own setting (docs/store.md
+    /// "Durability").
+    static let synchronous = "NORMAL"
 
     /// The schema the store's tables follow now.
     public var schema: Schema { schemaState.withLock { $0 } }
@@ -54,6 +62,7 @@ public final class PartitionStore: Sendable {
         config.busyMode = .timeout(busyTimeout)
         config.label = "tether.store.\(partition)"
         config.maximumReaderCount = 2
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: config)

@@ -11,8 +11,14 @@ import CTetherShims
 public enum StoreMemory {
     /// Call once at the start of the process, before any store or database opens. False when
     /// SQLite refused (it was initialised already): stores work the same, with more memory.
+    ///
+    /// It also caps glibc's malloc at two arenas. By default every thread that allocates under
+    /// contention gets an arena of its own (up to 8 per core), and memory freed in one stays
+    /// there: a client reset's SQLite work moving between GRDB's and NIO's threads left the
+    /// agent's peak RSS ~10 MB higher at 1M rows, growing with the partition (BENCHMARKS.md).
     @discardableResult
     public static func configureProcess() -> Bool {
-        tether_sqlite_no_bulk_page_cache() == 0
+        _ = tether_malloc_arena_max(2)
+        return tether_sqlite_no_bulk_page_cache() == 0
     }
 }

@@ -15,4 +15,8 @@ int tether_accept_cloexec(int fd);
 /// initialised (the first connection). Returns an SQLite result code (0 is SQLITE_OK).
 int tether_sqlite_no_bulk_page_cache(void);
 
+/// Caps glibc malloc at `arenas` arenas (mallopt(M_ARENA_MAX), declared in <malloc.h>, which
+/// Swift's Glibc module does not include). Returns 1 on success, 0 on failure.
+int tether_malloc_arena_max(int arenas);
+
 #endif
