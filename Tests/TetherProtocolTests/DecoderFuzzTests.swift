@@ -64,6 +64,25 @@ import TetherProtocol
         #expect(rows.changeset.changes.reduce(0) { $0 + $1.fields.count } == fields)
     }
 
+    /// The check a server runs on stored changesets accepts exactly what the decoder accepts.
+    @Test func theChangesetCheckAgreesWithTheDecoder() {
+        var rng = SeededRandom(seed: 0xC4EC)
+        let seeds = [Fixtures.changeset.encoded, Changeset([.delete("t", .text("k")), .update("t", .integer(-3), ["a": .blob([1, 2])])]).encoded]
+        for i in 0..<Self.iterations {
+            var bytes = seeds[i % seeds.count]
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0 where !bytes.isEmpty: bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8(1 << Int.random(in: 0..<8, using: &rng))
+                case 1 where !bytes.isEmpty: bytes.removeSubrange(Int.random(in: 0..<bytes.count, using: &rng)...)
+                default: bytes.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...bytes.count, using: &rng))
+                }
+            }
+            let decoded = (try? Changeset.decode(bytes)) != nil
+            let checked = (try? Changeset.check(bytes)) != nil
+            #expect(decoded == checked, "\(bytes)")
+        }
+    }
+
     /// True when either decoder accepted the bytes. An accepted message must re-encode to
     /// bytes that decode and encode again to the same bytes (compared as bytes: NaN ≠ NaN).
     private func fuzz(_ bytes: [UInt8]) -> Bool {

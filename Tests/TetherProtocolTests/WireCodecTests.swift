@@ -171,3 +171,16 @@ func code(_ body: () throws -> some Any) -> SyncErrorCode? {
         return SyncErrorCode(0)
     }
 }
+
+/// A server sends stored changesets as they are: the same bytes as the download it would
+/// encode from the decoded changesets.
+@Test func anEncodedDownloadIsTheDownloadsBytes() throws {
+    let download = Fixtures.download()
+    let entries = download.entries.map {
+        EncodedDownloadEntry(serverVersion: $0.serverVersion, integratedClientSeq: $0.integratedClientSeq, changeset: $0.changeset.encoded)
+    }
+    let bytes = ServerMessage.encodedDownload(session: download.session, latestServerVersion: download.latestServerVersion, entries: entries)
+    #expect(bytes == ServerMessage.download(download).encoded())
+    #expect(try ServerMessage.decode(bytes) == .download(download))
+    #expect(EncodedDownloadEntry.emptyChangeset == Changeset().encoded)
+}

@@ -281,10 +281,11 @@ extension PostgresServerStorage {
             """, logger: logger)
         var entries: [HistoryEntry] = []
         for try await (version, salt, originFile, originSeq, blob) in rows.decode((Int64, Int64, Int64, Int64, ByteBuffer).self) {
-            guard let changeset = try? Changeset.decode(blob.bytes) else { throw StorageError.corrupt("history") }
+            let changeset = blob.bytes
+            do { try Changeset.check(changeset) } catch { throw StorageError.corrupt("history") }
             entries.append(HistoryEntry(
                 version: ServerVersion(version: version, salt: salt), originFile: originFile, originSeq: originSeq,
-                changeset: changeset))
+                encodedChangeset: changeset))
         }
         return entries
     }

@@ -154,11 +154,12 @@ extension SQLiteServerStorage {
             while let row = try rows.next() {
                 let blob: Data = row["changeset"]
                 if !entries.isEmpty && bytes + blob.count > maxBytes { break }
-                guard let changeset = try? Changeset.decode([UInt8](blob)) else { throw StorageError.corrupt("history") }
+                let changeset = [UInt8](blob)
+                do { try Changeset.check(changeset) } catch { throw StorageError.corrupt("history") }
                 bytes += blob.count
                 entries.append(HistoryEntry(
                     version: ServerVersion(version: row["version"], salt: row["salt"]),
-                    originFile: row["origin_file"], originSeq: row["origin_seq"], changeset: changeset))
+                    originFile: row["origin_file"], originSeq: row["origin_seq"], encodedChangeset: changeset))
             }
             return entries
         }

@@ -39,14 +39,19 @@ public struct HistoryEntry: Sendable, Hashable {
     /// The client file that uploaded it, and the last local seq it covered.
     public var originFile: Int64
     public var originSeq: Int64
-    public var changeset: Changeset
+    /// The changeset as stored (``Changeset/encoded``), checked when read
+    /// (``Changeset/check(_:)``) and sent to devices as it is.
+    public var encodedChangeset: [UInt8]
 
-    public init(version: ServerVersion, originFile: Int64, originSeq: Int64, changeset: Changeset) {
+    public init(version: ServerVersion, originFile: Int64, originSeq: Int64, encodedChangeset: [UInt8]) {
         self.version = version
         self.originFile = originFile
         self.originSeq = originSeq
-        self.changeset = changeset
+        self.encodedChangeset = encodedChangeset
     }
+
+    /// The changeset decoded (tests and tools; downloads pass ``encodedChangeset`` on).
+    public var changeset: Changeset { (try? Changeset.decode(encodedChangeset)) ?? Changeset() }
 }
 
 /// The result of committing an upload.

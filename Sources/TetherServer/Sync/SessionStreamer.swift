@@ -111,18 +111,19 @@ struct SessionStreamer: Sendable {
                 epoch: session.epoch)
             guard let last = entries.last else { break }
             let latest = try await storage.head(of: session.partition)?.latest.version ?? last.version.version
-            var batch: [DownloadEntry] = []
+            // Each entry's changeset goes out as stored: no decode and encode per session.
+            var batch: [EncodedDownloadEntry] = []
             for entry in entries {
                 if entry.originFile == session.clientFile {
                     integrated = max(integrated, entry.originSeq)
-                    batch.append(DownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: Changeset()))
+                    batch.append(EncodedDownloadEntry(
+                        serverVersion: entry.version, integratedClientSeq: integrated, changeset: EncodedDownloadEntry.emptyChangeset))
                 } else {
-                    batch.append(DownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: entry.changeset))
+                    batch.append(EncodedDownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: entry.encodedChangeset))
                 }
             }
             guard await window.take(), await connection.isCurrent(id, generation: generation) else { return nil }
-            let download = Download(session: id, latestServerVersion: max(latest, last.version.version), entries: batch)
-            let bytes = ServerMessage.download(download).encoded()
+            let bytes = ServerMessage.encodedDownload(session: id, latestServerVersion: max(latest, last.version.version), entries: batch)
             try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
             connection.service.metrics.sent(bytes: bytes.count)
             cursor = last.version.version
