@@ -27,3 +27,7 @@ int tether_sqlite_no_bulk_page_cache(void) {
 int tether_malloc_arena_max(int arenas) {
     return mallopt(M_ARENA_MAX, arenas);
 }
+
+int tether_malloc_trim(void) {
+    return malloc_trim(0);
+}

@@ -21,4 +21,11 @@ public enum StoreMemory {
         _ = tether_malloc_arena_max(2)
         return tether_sqlite_no_bulk_page_cache() == 0
     }
+
+    /// Gives the memory malloc holds free back to the system: after a bootstrap or a client
+    /// reset, whose transient allocations (a recovery's unsynced changes, SQLite's caches)
+    /// would otherwise stay in the process, counted in its RSS, until reused.
+    public static func releaseFreedMemory() {
+        _ = tether_malloc_trim()
+    }
 }

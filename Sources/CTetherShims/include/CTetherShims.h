@@ -19,4 +19,8 @@ int tether_sqlite_no_bulk_page_cache(void);
 /// Swift's Glibc module does not include). Returns 1 on success, 0 on failure.
 int tether_malloc_arena_max(int arenas);
 
+/// Gives memory malloc holds free back to the system (malloc_trim(0), <malloc.h>). Returns 1
+/// if some was released.
+int tether_malloc_trim(void);
+
 #endif

@@ -68,6 +68,7 @@ extension ClientResetExecutor {
             metadata: ["message_id": .string(TetherMessageID.resetCompleted.rawValue), "tether.backup": .string(record.backupPath)])
         pruneBackups(of: record.partition, keep: context.partition.reset.keepBackups, log: log)
         removeStrayStagingFiles(of: record.partition, stateDir: context.stateDir, log: log)
+        StoreMemory.releaseFreedMemory()
     }
 
     /// Removes the backups ``BackupRetention`` says may go, and records that they are gone.

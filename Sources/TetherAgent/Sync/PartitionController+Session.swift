@@ -179,6 +179,7 @@ extension PartitionController {
     /// Makes the live store the downloaded state (creating it for a new device); any local
     /// changes already in it are replayed on top (a store emptied by a delete-store action).
     private func adopt(_ fetched: FetchedState) async throws {
+        defer { StoreMemory.releaseFreedMemory() }
         if store == nil {
             let directory = (settings.storePath as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o770])
