@@ -81,6 +81,18 @@ extension PartitionStore {
     static func applyServerChange(
         _ change: RowChange, table: TableSchema, hasPending: Bool, db: Database, report: inout ApplyReport
     ) throws {
+        if !hasPending, change.kind == .delete || !change.fields.isEmpty {
+            // No local change to weigh: the row write is ``RowChange/write(rowExists:)``, done
+            // without looking the row up first — an insert is an upsert, and an update or a
+            // delete that finds no row changed nothing (skipped, as when the row is gone).
+            let wrote = switch change.kind {
+            case .insert: try { try RowWriter.upsert(db, table, key: change.key, fields: change.fields); return true }()
+            case .update: try RowWriter.update(db, table, key: change.key, fields: change.fields)
+            case .delete: try RowWriter.delete(db, table, key: change.key)
+            }
+            if wrote { report.changesApplied += 1 } else { report.changesSkipped += 1 }
+            return
+        }
         let pending = hasPending ? try ChangeLog.pendingNet(db, table: change.table, key: change.key) : nil
         let decision = change.write(rowExists: try RowWriter.exists(db, table, key: change.key), pending: pending)
         switch decision.write {

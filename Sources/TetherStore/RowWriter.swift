@@ -41,15 +41,34 @@ enum RowWriter {
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
     }
 
-    /// Sets `fields` of an existing row; a no-op for an empty set.
-    static func update(_ db: Database, _ table: TableSchema, key: RowKey, fields: [String: FieldValue]) throws {
-        guard !fields.isEmpty else { return }
+    /// Inserts the row, or sets `fields` of the row already there: an insert change's row write
+    /// whether or not the row exists (``RowChange/write(rowExists:)``), in one statement.
+    static func upsert(_ db: Database, _ table: TableSchema, key: RowKey, fields: [String: FieldValue]) throws {
+        let columns = fields.keys.sorted()
+        let names = ([table.primaryKey] + columns).map(StoreSQL.quote).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
+        let onConflict = columns.isEmpty
+            ? "DO NOTHING"
+            : "DO UPDATE SET " + columns.map { "\(StoreSQL.quote($0)) = excluded.\(StoreSQL.quote($0))" }.joined(separator: ", ")
+        let sql = "INSERT INTO \(StoreSQL.quote(table.name)) (\(names)) VALUES (\(marks)) ON CONFLICT(\(StoreSQL.quote(table.primaryKey))) \(onConflict)"
+        var arguments: [(any DatabaseValueConvertible)?] = [key.databaseValue]
+        arguments.reserveCapacity(columns.count + 1)
+        for column in columns { arguments.append(fields[column]?.databaseValue ?? .null) }
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+    }
+
+    /// Sets `fields` of an existing row; returns whether the row exists. A no-op returning
+    /// true for an empty set (the caller knows the row exists).
+    @discardableResult
+    static func update(_ db: Database, _ table: TableSchema, key: RowKey, fields: [String: FieldValue]) throws -> Bool {
+        guard !fields.isEmpty else { return true }
         let columns = fields.keys.sorted()
         let assignments = columns.map { "\(StoreSQL.quote($0)) = ?" }.joined(separator: ", ")
         let sql = "UPDATE \(StoreSQL.quote(table.name)) SET \(assignments) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
         var arguments: [(any DatabaseValueConvertible)?] = columns.map { fields[$0]?.databaseValue ?? .null }
         arguments.append(key.databaseValue)
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+        return db.changesCount > 0
     }
 
     /// Deletes the row; returns whether it existed.
