@@ -59,6 +59,47 @@ enum ChangeLog {
         return net
     }
 
+    /// Calls `body` with the logged changes of one row at a time (seq ≤ `through`), rows in
+    /// table and key order, each row's changes in seq order: the log read in one pass without
+    /// holding more than one row's changes. Changes `body` logs (with higher seqs) are not
+    /// visited.
+    static func forEachRow(_ db: Database, through: Int64, _ body: ([RowChange]) throws -> Void) throws {
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT c.seq, c.tbl, c.pk, c.kind, f.col, f.value
+            FROM _tether_changes AS c LEFT JOIN _tether_change_fields AS f ON f.seq = c.seq
+            WHERE c.seq <= ?
+            ORDER BY c.tbl, c.pk, c.seq, f.col
+            """, arguments: [through])
+        var group: [RowChange] = []
+        var seq: Int64?
+        var skipping = false
+        func flushIfAnotherRow(_ next: RowChange?) throws {
+            guard let first = group.first else { return }
+            if let next, next.table == first.table, next.key == first.key { return }
+            try body(group)
+            group.removeAll(keepingCapacity: true)
+        }
+        while let row = try rows.next() {
+            let rowSeq: Int64 = row["seq"]
+            if rowSeq != seq {
+                seq = rowSeq
+                let kindName: String = row["kind"]
+                guard let key = RowKey(row["pk"] as DatabaseValue), let kind = RowChange.Kind(rawValue: kindName) else {
+                    skipping = true  // unreadable entry (not written by the triggers): skipped, as `read` does
+                    continue
+                }
+                skipping = false
+                let change = RowChange(table: row["tbl"], key: key, kind: kind)
+                try flushIfAnotherRow(change)
+                group.append(change)
+            }
+            if !skipping, let column: String = row["col"], group[group.count - 1].kind != .delete {
+                group[group.count - 1].fields[column] = FieldValue(row["value"] as DatabaseValue)
+            }
+        }
+        try flushIfAnotherRow(nil)
+    }
+
     private static func assemble(_ rows: RowCursor) throws -> [LoggedChange] {
         var result: [LoggedChange] = []
         while let row = try rows.next() {
@@ -96,6 +137,11 @@ enum ChangeLog {
 
     static func count(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM _tether_changes") ?? 0
+    }
+
+    /// The highest `seq` in the log now (0 when it is empty).
+    static func maxSeq(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM _tether_changes") ?? 0
     }
 
     /// The highest `seq` ever assigned (0 before the first change); seqs are never reused.

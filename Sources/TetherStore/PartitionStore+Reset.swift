@@ -52,14 +52,17 @@ extension PartitionStore {
                 return try MetaTable.withApplyFlag(db) {
                     // Read inside the transaction: a change an application commits while the
                     // reset runs is either in this list or waits for the rewrite to commit.
+                    // The log's own changes are replayed from the log after the rewrite, a row at a
+                    // time (they are read there, not held in memory); given changes are in memory.
                     var localChanges: [RowChange]?
+                    var loggedThrough: Int64?
                     switch recoverySource {
                     case nil: localChanges = nil
-                    case .pendingChanges: localChanges = try ChangeLog.read(db, after: 0, limit: Int.max).map(\.change)
+                    case .pendingChanges: loggedThrough = try ChangeLog.maxSeq(db)
                     case .changes(let changes): localChanges = changes
                     }
                     let cleared = try ChangeLog.count(db)
-                    try ChangeLog.clear(db)
+                    if loggedThrough == nil { try ChangeLog.clear(db) }
                     let target = newSchema ?? previous
                     // Tables an application altered (docs/contract.md: Partitions and stores forbids it) get their schema back
                     // first, so that a schema change below starts from known tables.
@@ -77,7 +80,9 @@ extension PartitionStore {
                         state.databasePath == nil
                         ? try StoreRewriter.rewrite(db, schema: target, source: &source)
                         : try StoreRewriter.rewrite(db, schema: target, attached: StoreRewriter.stagingSchema)
-                    let recovery = try localChanges.map {
+                    let recovery = try loggedThrough.map {
+                        try RecoveryReplayer.replayLogged(db, schema: target, through: $0)
+                    } ?? localChanges.map {
                         try RecoveryReplayer.replay(db, schema: target, changes: $0)
                     }
                     _ = try self.installTriggers(db, schema: target)

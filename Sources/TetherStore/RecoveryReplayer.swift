@@ -45,29 +45,49 @@ enum RecoveryReplayer {
             // A net insert carries every column; updates only theirs.
             collapsed.append(try ChangeValidator.change(change, in: schema))
         }
-        for change in collapsed {
-            guard let table = schema.table(change.table) else { continue }  // validated above
-            let server = try RowWriter.fetch(db, table, key: change.key)
-            switch change.write(rowExists: server != nil) {
-            case .insert(let fields):
-                try RowWriter.insert(db, table, key: change.key, fields: fields)
-                report.insertsKept += 1
-            case .update(let fields):
-                // Only the fields whose local value differs from the server's are written.
-                let changed = fields.filter { server?[$0.key] != $0.value }
-                report.fieldsLocalWon += changed.count
-                try RowWriter.update(db, table, key: change.key, fields: changed)
-                if change.kind == .insert { report.insertsMerged += 1 } else { report.updatesKept += 1 }
-            case .delete:
-                try RowWriter.delete(db, table, key: change.key)
-                report.deletesKept += 1
-            case .unchanged:
-                // An update or a delete of a row the server's state no longer has: dropped.
-                if change.kind == .delete { report.deletesDropped += 1 } else { report.updatesDropped += 1 }
-                continue
-            }
-            try ChangeLog.append(db, change)
-        }
+        for change in collapsed { try replay(change, db: db, schema: schema, report: &report) }
         return report
+    }
+
+    /// Replays the change log's own entries (seq ≤ `through`) one row at a time, without reading
+    /// the log into memory (a reset's recovery of many unsynced changes), then drops them: the
+    /// kept changes are logged again with new seqs. A change that does not fit the schema
+    /// throws as in ``replay(_:schema:changes:)``, and the caller's transaction rolls back what
+    /// was replayed before it. Rows replay in table and key order (rows are independent).
+    static func replayLogged(_ db: Database, schema: Schema, through: Int64) throws -> RecoveryReport {
+        var report = RecoveryReport()
+        try ChangeLog.forEachRow(db, through: through) { changes in
+            report.localChanges += changes.count
+            for change in Changeset(changes).collapsed().changes {
+                try replay(try ChangeValidator.change(change, in: schema), db: db, schema: schema, report: &report)
+            }
+        }
+        try ChangeLog.trim(db, through: through)
+        return report
+    }
+
+    /// One row's net local change, validated, replayed onto the server's state.
+    private static func replay(_ change: RowChange, db: Database, schema: Schema, report: inout RecoveryReport) throws {
+        guard let table = schema.table(change.table) else { return }  // validated by the caller
+        let server = try RowWriter.fetch(db, table, key: change.key)
+        switch change.write(rowExists: server != nil) {
+        case .insert(let fields):
+            try RowWriter.insert(db, table, key: change.key, fields: fields)
+            report.insertsKept += 1
+        case .update(let fields):
+            // Only the fields whose local value differs from the server's are written.
+            let changed = fields.filter { server?[$0.key] != $0.value }
+            report.fieldsLocalWon += changed.count
+            try RowWriter.update(db, table, key: change.key, fields: changed)
+            if change.kind == .insert { report.insertsMerged += 1 } else { report.updatesKept += 1 }
+        case .delete:
+            try RowWriter.delete(db, table, key: change.key)
+            report.deletesKept += 1
+        case .unchanged:
+            // An update or a delete of a row the server's state no longer has: dropped.
+            if change.kind == .delete { report.deletesDropped += 1 } else { report.updatesDropped += 1 }
+            return
+        }
+        try ChangeLog.append(db, change)
     }
 }
