@@ -12,198 +12,165 @@ public struct LoggedChange: Sendable, Hashable {
     }
 }
 
-/// The change log tables (`_tether_changes`, `_tether_change_fields`) inside a database access.
-/// The capture triggers append to them; the agent reads, trims, collapses and re-queues.
+/// The change log (`_tether_log`) inside a database access: one entry per captured change,
+/// naming the row and how it changed (an update also names its changed columns), never the
+/// values — those are the row's own, read when the change is uploaded or replayed
+/// (docs/store.md "Change log"). The capture triggers append to it; the agent reads, trims,
+/// collapses and re-queues.
 enum ChangeLog {
-    /// Appends `change` with the next `seq` and returns it (used for re-queued recovered changes).
+    /// Appends `change` with the next `seq` and returns it (a recovered change re-queued: its
+    /// values were just written to the row).
     @discardableResult
     static func append(_ db: Database, _ change: RowChange) throws -> Int64 {
-        try db.execute(
-            sql: "INSERT INTO _tether_changes (tbl, pk, kind) VALUES (?, ?, ?)",
-            arguments: [change.table, change.key.databaseValue, change.kind.rawValue])
-        let seq = db.lastInsertedRowID
-        let statement = try db.cachedStatement(sql: "INSERT INTO _tether_change_fields (seq, col, value) VALUES (?, ?, ?)")
-        for (column, value) in change.fields.sorted(by: { $0.key < $1.key }) {
-            try statement.execute(arguments: [seq, column, value.databaseValue])
-        }
-        return seq
+        let columns = change.kind == .update ? LogEntry.columnList(change.fields.keys.sorted()) : nil
+        try db.cachedStatement(sql: "INSERT INTO _tether_log (tbl, pk, kind, cols) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [change.table, change.key.databaseValue, change.kind.rawValue, columns])
+        return db.lastInsertedRowID
     }
 
-    /// Up to `limit` logged changes with `seq > after`, in seq order.
-    static func read(_ db: Database, after: Int64, limit: Int) throws -> [LoggedChange] {
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT c.seq, c.tbl, c.pk, c.kind, f.col, f.value
-            FROM (SELECT seq, tbl, pk, kind FROM _tether_changes WHERE seq > ? ORDER BY seq LIMIT ?) AS c
-            LEFT JOIN _tether_change_fields AS f ON f.seq = c.seq
-            ORDER BY c.seq, f.col
-            """, arguments: [after, limit])
-        return try assemble(rows)
-    }
-
-    /// Every logged change of one row, in seq order.
-    static func changes(_ db: Database, table: String, key: RowKey) throws -> [LoggedChange] {
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT c.seq, c.tbl, c.pk, c.kind, f.col, f.value
-            FROM _tether_changes AS c LEFT JOIN _tether_change_fields AS f ON f.seq = c.seq
-            WHERE c.tbl = ? AND c.pk = ?
-            ORDER BY c.seq, f.col
-            """, arguments: [table, key.databaseValue])
-        return try assemble(rows)
-    }
-
-    /// The net effect of the pending changes of one row, or nil when it has none.
-    static func pendingNet(_ db: Database, table: String, key: RowKey) throws -> RowChange? {
-        let changes = try changes(db, table: table, key: key)
-        guard var net = changes.first?.change else { return nil }
-        for logged in changes.dropFirst() { net = net.followed(by: logged.change) }
-        return net
-    }
-
-    /// Calls `body` with the logged changes of one row at a time (seq ≤ `through`), rows in
-    /// table and key order, each row's changes in seq order: the log read in one pass without
-    /// holding more than one row's changes. Changes `body` logs (with higher seqs) are not
-    /// visited.
-    static func forEachRow(_ db: Database, through: Int64, _ body: ([RowChange]) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT c.seq, c.tbl, c.pk, c.kind, f.col, f.value
-            FROM _tether_changes AS c LEFT JOIN _tether_change_fields AS f ON f.seq = c.seq
-            WHERE c.seq <= ?
-            ORDER BY c.tbl, c.pk, c.seq, f.col
-            """, arguments: [through])
-        var group: [RowChange] = []
-        var seq: Int64?
-        var skipping = false
-        func flushIfAnotherRow(_ next: RowChange?) throws {
-            guard let first = group.first else { return }
-            if let next, next.table == first.table, next.key == first.key { return }
-            try body(group)
-            group.removeAll(keepingCapacity: true)
-        }
+    /// Up to `limit` entries with `seq > after`, in seq order (unreadable entries, not written
+    /// by the triggers, are skipped).
+    static func entries(_ db: Database, after: Int64, limit: Int) throws -> [LogEntry] {
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT seq, tbl, pk, kind, cols FROM _tether_log WHERE seq > ? ORDER BY seq LIMIT ?"),
+            arguments: [after, limit])
+        var result: [LogEntry] = []
         while let row = try rows.next() {
-            let rowSeq: Int64 = row["seq"]
-            if rowSeq != seq {
-                seq = rowSeq
-                let kindName: String = row["kind"]
-                guard let key = RowKey(row["pk"] as DatabaseValue), let kind = RowChange.Kind(rawValue: kindName) else {
-                    skipping = true  // unreadable entry (not written by the triggers): skipped, as `read` does
-                    continue
-                }
-                skipping = false
-                let change = RowChange(table: row["tbl"], key: key, kind: kind)
-                try flushIfAnotherRow(change)
-                group.append(change)
-            }
-            if !skipping, let column: String = row["col"], group[group.count - 1].kind != .delete {
-                group[group.count - 1].fields[column] = FieldValue(row["value"] as DatabaseValue)
-            }
-        }
-        try flushIfAnotherRow(nil)
-    }
-
-    private static func assemble(_ rows: RowCursor) throws -> [LoggedChange] {
-        var result: [LoggedChange] = []
-        while let row = try rows.next() {
-            let seq: Int64 = row["seq"]
-            if result.last?.seq != seq {
-                let kindName: String = row["kind"]
-                guard let key = RowKey(row["pk"] as DatabaseValue),
-                    let kind = RowChange.Kind(rawValue: kindName)
-                else { continue }  // unreadable entry (not written by the triggers): skipped
-                result.append(LoggedChange(seq: seq, change: RowChange(table: row["tbl"], key: key, kind: kind)))
-            }
-            if let column: String = row["col"], result[result.count - 1].change.kind != .delete {
-                result[result.count - 1].change.fields[column] = FieldValue(row["value"] as DatabaseValue)
-            }
+            if let entry = LogEntry(row) { result.append(entry) }
         }
         return result
     }
 
-    /// Drops the changes with `seq <= through` (integrated by the server).
-    @discardableResult
-    static func trim(_ db: Database, through seq: Int64) throws -> Int {
-        try db.execute(sql: "DELETE FROM _tether_change_fields WHERE seq <= ?", arguments: [seq])
-        try db.execute(sql: "DELETE FROM _tether_changes WHERE seq <= ?", arguments: [seq])
-        return db.changesCount
+    /// Up to `limit` entries with `seq > after` as changes carrying the rows' values now (an
+    /// insert every column, an update its changed ones), with the seq range they cover, or nil
+    /// when there is none. An insert or update of a row that no longer exists says nothing (the
+    /// change that removed it follows in the log, or was the server's) and is left out, but its
+    /// seq still counts in the range.
+    static func read(_ db: Database, schema: Schema, after: Int64, limit: Int) throws -> (first: Int64, last: Int64, changes: [LoggedChange])? {
+        let entries = try entries(db, after: after, limit: limit)
+        guard let first = entries.first?.seq, let last = entries.last?.seq else { return nil }
+        var rows = RowValues(schema: schema)
+        var changes: [LoggedChange] = []
+        changes.reserveCapacity(entries.count)
+        for entry in entries {
+            let (row, held) = try rows.values(db, entry.table, entry.key)
+            guard let change = entry.change(row: row, held: held) else { continue }
+            changes.append(LoggedChange(seq: entry.seq, change: change))
+        }
+        return (first, last, changes)
     }
 
-    /// Drops every logged change.
+    /// The entries of the rows `keys` names, by row, each row's in seq order: one scan of the log
+    /// (it has no index by row: capture stays one B-tree insert), matched against the keys in a
+    /// temporary table.
+    static func entries(_ db: Database, ofRows keys: some Sequence<LoggedRow>) throws -> [LoggedRow: [LogEntry]] {
+        try db.execute(sql: """
+            CREATE TEMP TABLE IF NOT EXISTS _tether_rows (tbl TEXT NOT NULL, pk NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID;
+            DELETE FROM temp._tether_rows;
+            """)
+        defer { try? db.execute(sql: "DELETE FROM temp._tether_rows") }
+        let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp._tether_rows (tbl, pk) VALUES (?, ?)")
+        for row in keys { try insert.execute(arguments: [row.table, row.key.databaseValue]) }
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT l.seq, l.tbl, l.pk, l.kind, l.cols FROM main._tether_log AS l
+            WHERE EXISTS (SELECT 1 FROM temp._tether_rows AS r WHERE r.tbl = l.tbl AND r.pk = l.pk)
+            ORDER BY l.seq
+            """))
+        var result: [LoggedRow: [LogEntry]] = [:]
+        while let row = try rows.next() {
+            guard let entry = LogEntry(row) else { continue }
+            result[entry.row, default: []].append(entry)
+        }
+        return result
+    }
+
+    /// Calls `body` with the entries of one row at a time (seq ≤ `through`), rows in table and
+    /// key order, each row's in seq order: the log read in one pass (sorted by SQLite, not in
+    /// memory) without holding more than one row's entries. Entries `body` appends (with
+    /// higher seqs) are not visited.
+    static func forEachRow(_ db: Database, through: Int64, _ body: ([LogEntry]) throws -> Void) throws {
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT seq, tbl, pk, kind, cols FROM _tether_log WHERE seq <= ? ORDER BY tbl, pk, seq
+            """, arguments: [through])
+        var group: [LogEntry] = []
+        while let row = try rows.next() {
+            guard let entry = LogEntry(row) else { continue }
+            if let first = group.first, first.row != entry.row {
+                try body(group)
+                group.removeAll(keepingCapacity: true)
+            }
+            group.append(entry)
+        }
+        if !group.isEmpty { try body(group) }
+    }
+
+    /// Drops the entries with `seq <= through` (integrated by the server): one range delete.
+    @discardableResult
+    static func trim(_ db: Database, through seq: Int64) throws -> Int {
+        try db.cachedStatement(sql: "DELETE FROM _tether_log WHERE seq <= ?").execute(arguments: [seq])
+        let trimmed = db.changesCount
+        if trimmed > 0 { try HeldValues.releaseUnlogged(db) }
+        return trimmed
+    }
+
+    /// Drops every entry (and every held value).
     static func clear(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM _tether_change_fields; DELETE FROM _tether_changes")
+        try db.execute(sql: "DELETE FROM _tether_log")
+        try HeldValues.clear(db)
     }
 
     static func hasPending(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM _tether_changes)") ?? false
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM _tether_log)") ?? false
     }
 
     static func count(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM _tether_changes") ?? 0
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM _tether_log") ?? 0
     }
 
     /// The highest `seq` in the log now (0 when it is empty).
     static func maxSeq(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM _tether_changes") ?? 0
+        try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM _tether_log") ?? 0
     }
 
     /// The highest `seq` ever assigned (0 before the first change); seqs are never reused.
     static func lastAssignedSeq(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = '_tether_changes'") ?? 0
+        try Int64.fetchOne(db, sql: lastAssignedSeqSQL) ?? 0
     }
+
+    /// The query behind ``lastAssignedSeq(_:)`` (also part of the commit watcher's fingerprint).
+    static let lastAssignedSeqSQL = "SELECT seq FROM sqlite_sequence WHERE name = '_tether_log'"
 
     /// Logs every row already in `table` as an insert (a store adopted from an application).
     static func captureExistingRows(_ db: Database, table: TableSchema) throws {
         let t = StoreSQL.quote(table.name), pk = StoreSQL.quote(table.primaryKey)
-        let start = try lastAssignedSeq(db)
         try db.execute(
-            sql: "INSERT INTO _tether_changes (tbl, pk, kind) SELECT ?, \(pk), 'insert' FROM \(t) ORDER BY \(pk)",
+            sql: "INSERT INTO _tether_log (tbl, pk, kind) SELECT ?, \(pk), 'insert' FROM \(t) ORDER BY \(pk)",
             arguments: [table.name])
-        for column in table.valueColumns {
-            try db.execute(sql: """
-                INSERT INTO _tether_change_fields (seq, col, value)
-                SELECT c.seq, ?, r.\(StoreSQL.quote(column.name))
-                FROM _tether_changes AS c JOIN \(t) AS r ON r.\(pk) = c.pk
-                WHERE c.seq > ? AND c.tbl = ?
-                """, arguments: [column.name, start, table.name])
-        }
     }
+}
 
-    /// Folds, among the changes with `seq > after`, every row's changes into one entry (kept at
-    /// the row's last seq). Only changes never uploaded may be collapsed: pass the highest seq
-    /// handed to the server. Works in bounded batches; returns the number of entries removed.
-    static func collapse(_ db: Database, after: Int64) throws -> Int {
-        var removed = 0
-        while true {
-            let groups = try Row.fetchAll(db, sql: """
-                SELECT tbl, pk FROM _tether_changes WHERE seq > ?
-                GROUP BY tbl, pk HAVING count(*) > 1 LIMIT 256
-                """, arguments: [after])
-            if groups.isEmpty { return removed }
-            var progressed = false
-            for group in groups {
-                guard let key = RowKey(group["pk"] as DatabaseValue) else { continue }
-                let table: String = group["tbl"]
-                let entries = try changes(db, table: table, key: key).filter { $0.seq > after }
-                guard let last = entries.last, entries.count > 1 else { continue }
-                var net = entries[0].change
-                for entry in entries.dropFirst() { net = net.followed(by: entry.change) }
-                // Fields of every entry (the last one's are rewritten below), then all entries but the last.
-                let range: StatementArguments = [table, key.databaseValue, after, last.seq]
-                try db.execute(sql: """
-                    DELETE FROM _tether_change_fields WHERE seq IN
-                      (SELECT seq FROM _tether_changes WHERE tbl = ? AND pk = ? AND seq > ? AND seq <= ?)
-                    """, arguments: range)
-                try db.execute(
-                    sql: "DELETE FROM _tether_changes WHERE tbl = ? AND pk = ? AND seq > ? AND seq < ?", arguments: range)
-                try db.execute(
-                    sql: "UPDATE _tether_changes SET kind = ? WHERE seq = ?", arguments: [net.kind.rawValue, last.seq])
-                let statement = try db.cachedStatement(
-                    sql: "INSERT INTO _tether_change_fields (seq, col, value) VALUES (?, ?, ?)")
-                for (column, value) in net.fields.sorted(by: { $0.key < $1.key }) {
-                    try statement.execute(arguments: [last.seq, column, value.databaseValue])
-                }
-                removed += entries.count - 1
-                progressed = true
-            }
-            if !progressed { return removed }
-        }
+/// One row of one table, as the change log names it.
+struct LoggedRow: Hashable, Sendable {
+    var table: String
+    var key: RowKey
+}
+
+/// The current values of rows, looked up once each (a batch of log entries often names a row
+/// several times), with what ``HeldValues`` kept for rows that are gone.
+struct RowValues {
+    let schema: Schema
+    private var cache: [LoggedRow: (row: [String: FieldValue]?, held: [String: FieldValue]?)] = [:]
+
+    init(schema: Schema) { self.schema = schema }
+
+    /// The row's value columns now (nil when it does not exist, or its table is not in the
+    /// schema), and when it does not exist, what is held for it.
+    mutating func values(_ db: Database, _ table: String, _ key: RowKey) throws -> (row: [String: FieldValue]?, held: [String: FieldValue]?) {
+        let id = LoggedRow(table: table, key: key)
+        if let cached = cache[id] { return cached }
+        let row = try schema.table(table).flatMap { try RowWriter.fetch(db, $0, key: key) }
+        let values = (row: row, held: row == nil ? try HeldValues.fields(db, id) : nil)
+        cache[id] = values
+        return values
     }
 }

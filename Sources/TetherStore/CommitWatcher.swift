@@ -166,7 +166,7 @@ final class CommitWatcher: Sendable {
     static func probe(_ db: Database) throws -> Probe {
         let version = try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
         guard try db.tableExists("_tether_meta") else { return Probe(dataVersion: version, fingerprint: nil) }
-        let seq = try DatabaseValue.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = '_tether_changes'")
+        let seq = try DatabaseValue.fetchOne(db, sql: ChangeLog.lastAssignedSeqSQL)
         let meta = try Row.fetchOne(db, sql: "SELECT * FROM _tether_meta WHERE id = 1")
         return Probe(dataVersion: version, fingerprint: [seq ?? .null] + (meta.map { Array($0.databaseValues) } ?? []))
     }

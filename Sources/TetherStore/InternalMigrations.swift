@@ -1,4 +1,5 @@
 import GRDB
+import TetherProtocol
 
 /// Versioned migrations of the agent's own `_tether*` tables. Never edit a registered
 /// migration: add a new one (GRDB records applied ones in `grdb_migrations`).
@@ -54,6 +55,70 @@ enum InternalMigrations {
                 ) WITHOUT ROWID
                 """)
         }
+        migrator.registerMigration("tether-v2-log") { db in
+            try migrateToRowLog(db)
+        }
         return migrator
+    }
+
+    /// Version 2 of the change log: one row per change naming the row (and an update's changed
+    /// columns), no values and no index — capture becomes one B-tree insert (docs/store.md
+    /// "Change log"). Converts a version-1 log in place: every entry keeps its seq, kind and
+    /// key (an update keeps the names of its fields; the values were the row's anyway, see
+    /// docs/store.md), the seq counter carries on where it was (seqs are never reused), and the
+    /// capture triggers are replaced in the same transaction, so no application write ever
+    /// meets a half-converted store.
+    static func migrateToRowLog(_ db: Database) throws {
+        // No CHECK on `kind` and no declared type on `pk` (keys keep their storage class): the
+        // triggers write only literals and the row's key.
+        try db.execute(sql: """
+            CREATE TABLE _tether_log (
+              seq INTEGER PRIMARY KEY AUTOINCREMENT,
+              tbl TEXT NOT NULL,
+              pk NOT NULL,
+              kind TEXT NOT NULL,
+              cols TEXT
+            );
+            CREATE TABLE _tether_held (
+              tbl TEXT NOT NULL,
+              pk NOT NULL,
+              fields BLOB NOT NULL,
+              PRIMARY KEY (tbl, pk)
+            ) WITHOUT ROWID;
+            INSERT INTO _tether_log (seq, tbl, pk, kind, cols)
+            SELECT c.seq, c.tbl, c.pk, c.kind,
+                   CASE c.kind WHEN 'update' THEN
+                     (SELECT group_concat(f.col, ',') FROM _tether_change_fields AS f WHERE f.seq = c.seq)
+                   END
+            FROM _tether_changes AS c ORDER BY c.seq;
+            DELETE FROM sqlite_sequence WHERE name = '_tether_log';
+            INSERT INTO sqlite_sequence (name, seq) SELECT '_tether_log', seq FROM sqlite_sequence WHERE name = '_tether_changes';
+            """)
+        let meta = try Row.fetchOne(db, sql: "SELECT partition FROM _tether_meta WHERE id = 1")
+        let schema = try meta.map { _ in try MetaTable.recordedSchema(db, path: db.configuration.label ?? "store") }
+        // Version 1 kept an update's values in the log; where the row is gone (the server deleted
+        // it under a pending local update) they are kept as the new log keeps them.
+        for table in schema?.tables ?? [] where try db.tableExists(table.name) {
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT c.pk, f.col, f.value FROM _tether_changes AS c JOIN _tether_change_fields AS f ON f.seq = c.seq
+                WHERE c.tbl = ? AND c.kind = 'update'
+                  AND NOT EXISTS (SELECT 1 FROM \(StoreSQL.quote(table.name)) AS r WHERE r.\(StoreSQL.quote(table.primaryKey)) = c.pk)
+                ORDER BY c.seq
+                """, arguments: [table.name])
+            var held: [RowKey: [String: FieldValue]] = [:]
+            while let row = try rows.next() {
+                guard let key = RowKey(row["pk"] as DatabaseValue), let column: String = row["col"] else { continue }
+                held[key, default: [:]][column] = FieldValue(row["value"] as DatabaseValue)
+            }
+            for (key, fields) in held { try HeldValues.hold(db, LoggedRow(table: table.name, key: key), fields: fields) }
+        }
+        let triggers = try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND substr(name, 1, ?) = ?",
+            arguments: [StoreSQL.triggerPrefix.count, StoreSQL.triggerPrefix])
+        for name in triggers { try db.execute(sql: "DROP TRIGGER \(StoreSQL.quote(name))") }
+        try db.execute(sql: "DROP TABLE _tether_change_fields; DROP TABLE _tether_changes")
+        if let meta, let schema {
+            try PartitionStore.installTriggers(db, schema: schema, partition: meta["partition"])
+        }
     }
 }

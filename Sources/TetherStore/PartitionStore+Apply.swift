@@ -50,6 +50,12 @@ extension PartitionStore {
             var current = meta.serverVersion
             var integrated = meta.integratedSeq
             try MetaTable.withApplyFlag(db) {
+                // The log entries of the rows this download touches, read once (one scan of the
+                // log, only when it has entries): each change below weighs those its entry has
+                // not seen integrated.
+                let logged = try ChangeLog.hasPending(db)
+                    ? try ChangeLog.entries(db, ofRows: validated.lazy.flatMap(\.changeset.changes).map { LoggedRow(table: $0.table, key: $0.key) })
+                    : [:]
                 for entry in validated {
                     guard entry.serverVersion.version > current.version else {
                         report.versionsSkipped += 1
@@ -60,11 +66,12 @@ extension PartitionStore {
                         try MetaTable.raiseIntegratedSeq(db, to: entry.integratedClientSeq)
                         integrated = entry.integratedClientSeq
                     }
-                    // Nothing is captured while the apply flag is set, so this holds for the entry.
-                    let hasPending = try ChangeLog.hasPending(db)
                     for change in entry.changeset.changes {
                         guard let table = schema.table(change.table) else { continue }  // validated above
-                        try Self.applyServerChange(change, table: table, hasPending: hasPending, db: db, report: &report)
+                        let pending = logged.isEmpty
+                            ? []
+                            : logged[LoggedRow(table: change.table, key: change.key)]?.filter { $0.seq > integrated } ?? []
+                        try Self.applyServerChange(change, table: table, pending: pending, db: db, report: &report)
                     }
                     try MetaTable.setServerVersion(db, entry.serverVersion)
                     current = entry.serverVersion
@@ -77,11 +84,12 @@ extension PartitionStore {
     }
 
     /// One server change, written by the rules for a row with pending local changes
-    /// (``RowChange/write(rowExists:pending:)``).
+    /// (``RowChange/write(rowExists:pending:)``); `pending` are the row's log entries not yet
+    /// integrated, in seq order.
     static func applyServerChange(
-        _ change: RowChange, table: TableSchema, hasPending: Bool, db: Database, report: inout ApplyReport
+        _ change: RowChange, table: TableSchema, pending: [LogEntry], db: Database, report: inout ApplyReport
     ) throws {
-        if !hasPending, change.kind == .delete || !change.fields.isEmpty {
+        if pending.isEmpty, change.kind == .delete || !change.fields.isEmpty {
             // No local change to weigh: the row write is ``RowChange/write(rowExists:)``, done
             // without looking the row up first — an insert is an upsert, and an update or a
             // delete that finds no row changed nothing (skipped, as when the row is gone).
@@ -93,12 +101,23 @@ extension PartitionStore {
             if wrote { report.changesApplied += 1 } else { report.changesSkipped += 1 }
             return
         }
-        let pending = hasPending ? try ChangeLog.pendingNet(db, table: change.table, key: change.key) : nil
-        let decision = change.write(rowExists: try RowWriter.exists(db, table, key: change.key), pending: pending)
+        let id = LoggedRow(table: change.table, key: change.key)
+        let row = try RowWriter.fetch(db, table, key: change.key)
+        let held = row == nil ? try HeldValues.fields(db, id) : nil
+        // The local net change with its values: the row's own, or those held since the server
+        // deleted the row.
+        let local = LogEntry.net(pending, row: row, held: held)
+        let decision = change.write(rowExists: row != nil, pending: local)
         switch decision.write {
-        case .insert(let fields): try RowWriter.insert(db, table, key: change.key, fields: fields)
+        case .insert(let fields):
+            try RowWriter.insert(db, table, key: change.key, fields: fields)
+            if held != nil { try HeldValues.release(db, id) }  // back in the row
         case .update(let fields): try RowWriter.update(db, table, key: change.key, fields: fields)
-        case .delete: try RowWriter.delete(db, table, key: change.key)
+        case .delete:
+            // A pending local update outlives the row (it is uploaded, and a server insert that
+            // re-creates the row gets its fields): its values are kept aside.
+            if let local, local.kind == .update, !local.fields.isEmpty { try HeldValues.hold(db, id, fields: local.fields) }
+            try RowWriter.delete(db, table, key: change.key)
         case .unchanged: break
         }
         report.fieldsKeptLocal += decision.fieldsKeptLocal

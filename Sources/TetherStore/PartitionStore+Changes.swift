@@ -8,28 +8,32 @@ extension PartitionStore {
     /// of it; reading does not remove anything.
     public func pendingChanges(after seq: Int64, limit: Int = 1000) async throws(StoreError) -> UploadChangeset? {
         let limit = max(limit, 1)
+        let schema = self.schema
         return try await read { db in
-            let logged = try ChangeLog.read(db, after: seq, limit: limit)
-            guard let first = logged.first, let last = logged.last else { return nil }
+            guard let batch = try ChangeLog.read(db, schema: schema, after: seq, limit: limit) else { return nil }
             return UploadChangeset(
-                afterSeq: seq, firstSeq: first.seq, lastSeq: last.seq, changeset: Changeset(logged.map(\.change)).collapsed())
+                afterSeq: seq, firstSeq: batch.first, lastSeq: batch.last,
+                changeset: Changeset(batch.changes.map(\.change)).collapsed())
         }
     }
 
-    /// Every pending local change, in seq order, uncollapsed (what a client reset recovers).
+    /// Every pending local change, in seq order, uncollapsed, with the rows' values now (what a
+    /// client reset recovers). An insert or update of a row that no longer exists is left out.
     public func allPendingChanges() async throws(StoreError) -> [LoggedChange] {
-        try await read { db in try ChangeLog.read(db, after: 0, limit: Int.max) }
+        let schema = self.schema
+        return try await read { db in try ChangeLog.read(db, schema: schema, after: 0, limit: Int.max)?.changes ?? [] }
     }
 
     /// The pending changes recorded in another store file, e.g. the backup taken at the start
-    /// of a client reset. The file is opened read-only.
+    /// of a client reset, with that file's rows' values. The file is opened read-only.
     public static func pendingChanges(ofStoreAt path: String) throws(StoreError) -> [LoggedChange] {
         do {
             let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
             defer { try? queue.close() }
             return try queue.read { db in
                 guard try MetaTable.exists(db) else { throw StoreError.notAStore(path: path) }
-                return try ChangeLog.read(db, after: 0, limit: Int.max)
+                let schema = try MetaTable.recordedSchema(db, path: path)
+                return try ChangeLog.read(db, schema: schema, after: 0, limit: Int.max)?.changes ?? []
             }
         } catch {
             throw StoreError.wrap(error, path: path)

@@ -63,6 +63,9 @@ extension PartitionStore {
                     }
                     let cleared = try ChangeLog.count(db)
                     if loggedThrough == nil { try ChangeLog.clear(db) }
+                    // The log names rows, not values: the local values of the rows it names are
+                    // copied aside before anything rewrites them.
+                    let snapshot = try loggedThrough.map { try LoggedRowSnapshot.take(db, schema: previous, through: $0) }
                     let target = newSchema ?? previous
                     // Tables an application altered (docs/contract.md: Partitions and stores forbids it) get their schema back
                     // first, so that a schema change below starts from known tables.
@@ -80,11 +83,12 @@ extension PartitionStore {
                         state.databasePath == nil
                         ? try StoreRewriter.rewrite(db, schema: target, source: &source)
                         : try StoreRewriter.rewrite(db, schema: target, attached: StoreRewriter.stagingSchema)
-                    let recovery = try loggedThrough.map {
-                        try RecoveryReplayer.replayLogged(db, schema: target, through: $0)
+                    let recovery = try snapshot.map {
+                        try RecoveryReplayer.replayLogged(db, schema: target, through: loggedThrough ?? 0, snapshot: $0)
                     } ?? localChanges.map {
                         try RecoveryReplayer.replay(db, schema: target, changes: $0)
                     }
+                    try snapshot?.drop(db)
                     _ = try self.installTriggers(db, schema: target)
                     try MetaTable.setServerVersion(db, serverVersion)
                     if let clientFile { try MetaTable.setClientFile(db, clientFile) }

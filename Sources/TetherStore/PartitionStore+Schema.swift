@@ -78,13 +78,21 @@ extension PartitionStore {
     }
 
     /// Makes the store's triggers exactly the expected ones (recreating them when an
-    /// application dropped or changed one, or the schema or partition changed). Returns the
-    /// names of the expected triggers that were missing or differed (empty when none).
+    /// application dropped or changed one, or the schema, partition or read-only flag changed).
+    /// Returns the names of the expected triggers that were missing or differed (empty when none).
     @discardableResult
     func installTriggers(_ db: Database, schema: Schema) throws -> [String] {
+        try Self.installTriggers(db, schema: schema, partition: partition.rawValue)
+    }
+
+    /// ``installTriggers(_:schema:)`` for the store open on `db` (also used by the migration
+    /// that changed the change log's format). The read-only guards follow the flag in `_tether_meta`.
+    @discardableResult
+    static func installTriggers(_ db: Database, schema: Schema, partition: String) throws -> [String] {
+        let readOnly = try Bool.fetchOne(db, sql: "SELECT read_only = 1 FROM _tether_meta WHERE id = 1") ?? false
         var expected: [String: String] = [:]
         for table in schema.tables {
-            for trigger in StoreSQL.triggers(for: table, partition: partition.rawValue) {
+            for trigger in StoreSQL.triggers(for: table, partition: partition, readOnly: readOnly) {
                 expected[trigger.name] = trigger.sql
             }
         }

@@ -171,9 +171,14 @@ public final class PartitionStore: Sendable {
     }
 
     /// Makes application writes fail (`partition <name> is read-only`) or allows them again.
-    /// The agent's own applies are never blocked.
+    /// The agent's own applies are never blocked. The guard triggers come and go with the flag,
+    /// in the same transaction.
     public func setReadOnly(_ readOnly: Bool) async throws(StoreError) {
-        try await write { db in try MetaTable.setReadOnly(db, readOnly) }
+        let schema = self.schema
+        try await write { db in
+            try MetaTable.setReadOnly(db, readOnly)
+            try self.installTriggers(db, schema: schema)
+        }
     }
 
     /// Sets or clears the client-reset marker kept in the store file.

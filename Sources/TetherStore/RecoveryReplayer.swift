@@ -51,16 +51,27 @@ enum RecoveryReplayer {
 
     /// Replays the change log's own entries (seq ≤ `through`) one row at a time, without reading
     /// the log into memory (a reset's recovery of many unsynced changes), then drops them: the
-    /// kept changes are logged again with new seqs. A change that does not fit the schema
-    /// throws as in ``replay(_:schema:changes:)``, and the caller's transaction rolls back what
-    /// was replayed before it. Rows replay in table and key order (rows are independent).
-    static func replayLogged(_ db: Database, schema: Schema, through: Int64) throws -> RecoveryReport {
+    /// kept changes are logged again with new seqs. The log holds no values: each row's local
+    /// values come from `snapshot`, taken before the rewrite. A change that does not fit the
+    /// schema throws as in ``replay(_:schema:changes:)``, and the caller's transaction rolls
+    /// back what was replayed before it. Rows replay in table and key order (rows are
+    /// independent).
+    static func replayLogged(_ db: Database, schema: Schema, through: Int64, snapshot: LoggedRowSnapshot) throws -> RecoveryReport {
         var report = RecoveryReport()
-        try ChangeLog.forEachRow(db, through: through) { changes in
-            report.localChanges += changes.count
-            for change in Changeset(changes).collapsed().changes {
-                try replay(try ChangeValidator.change(change, in: schema), db: db, schema: schema, report: &report)
+        try ChangeLog.forEachRow(db, through: through) { entries in
+            report.localChanges += entries.count
+            guard let first = entries.first else { return }
+            let row = try snapshot.values(db, first.table, first.key)
+            let held = row == nil ? try HeldValues.fields(db, first.row) : nil
+            try HeldValues.release(db, first.row)
+            guard let net = LogEntry.net(entries, row: row, held: held) else { return }
+            if net.kind != .delete, row == nil, net.kind == .insert || held == nil {
+                // Removed by the server with nothing held (a local removal would be logged
+                // after it): nothing local to replay.
+                report.updatesDropped += 1
+                return
             }
+            try replay(try ChangeValidator.change(net, in: schema), db: db, schema: schema, report: &report)
         }
         try ChangeLog.trim(db, through: through)
         return report

@@ -69,8 +69,12 @@ enum StoreSQL {
     static func readOnlyMessage(partition: String) -> String { "partition \(partition) is read-only" }
 
     /// Every trigger of `table`, by name: capture of inserts, updates (same key), key changes
-    /// (captured as delete of the old key + insert of the new one), deletes, and the read-only guards.
-    static func triggers(for table: TableSchema, partition: String) -> [(name: String, sql: String)] {
+    /// (captured as delete of the old key + insert of the new one) and deletes, each one
+    /// `_tether_log` row naming the row (an update also its changed columns) — never the values,
+    /// which stay in the row; and, on a read-only store only, the guards that refuse application
+    /// writes (installed and removed with the flag, so a writable store's writes pay nothing for
+    /// them).
+    static func triggers(for table: TableSchema, partition: String, readOnly: Bool) -> [(name: String, sql: String)] {
         let t = quote(table.name)
         let tableLiteral = literal(table.name)
         let pk = quote(table.primaryKey)
@@ -78,14 +82,7 @@ enum StoreSQL {
         let prefix = triggerPrefix + table.name
 
         func logChange(_ kind: String, key: String) -> String {
-            "INSERT INTO _tether_changes (tbl, pk, kind) VALUES (\(tableLiteral), \(key), '\(kind)');"
-        }
-        // `_tether_change_fields` is WITHOUT ROWID, so inserting into it leaves
-        // last_insert_rowid() at the change row just inserted by this trigger.
-        func logAllFields() -> String {
-            guard !values.isEmpty else { return "" }
-            let rows = values.map { "(last_insert_rowid(), \(literal($0)), NEW.\(quote($0)))" }
-            return "\n  INSERT INTO _tether_change_fields (seq, col, value) VALUES " + rows.joined(separator: ", ") + ";"
+            "INSERT INTO _tether_log (tbl, pk, kind) VALUES (\(tableLiteral), \(key), '\(kind)');"
         }
         func changed(_ column: String) -> String { "OLD.\(quote(column)) IS NOT NEW.\(quote(column))" }
 
@@ -94,21 +91,20 @@ enum StoreSQL {
             CREATE TRIGGER \(quote(prefix + "_ins")) AFTER INSERT ON \(t)
             WHEN \(notApplying)
             BEGIN
-              \(logChange("insert", key: "NEW.\(pk)"))\(logAllFields())
+              \(logChange("insert", key: "NEW.\(pk)"))
             END
             """))
         if !values.isEmpty {
             let anyChanged = values.map(changed).joined(separator: " OR ")
-            let fieldRows = values.map {
-                "SELECT last_insert_rowid(), \(literal($0)), NEW.\(quote($0)) WHERE \(changed($0))"
-            }.joined(separator: "\n    UNION ALL ")
+            // `cols`: the changed columns, comma-separated (the leading comma cut by substr).
+            let columnList = values.map { "CASE WHEN \(changed($0)) THEN \(literal("," + $0)) ELSE '' END" }
+                .joined(separator: "\n        || ")
             result.append((prefix + "_upd", """
                 CREATE TRIGGER \(quote(prefix + "_upd")) AFTER UPDATE ON \(t)
                 WHEN \(notApplying) AND OLD.\(pk) IS NEW.\(pk) AND (\(anyChanged))
                 BEGIN
-                  \(logChange("update", key: "NEW.\(pk)"))
-                  INSERT INTO _tether_change_fields (seq, col, value)
-                    \(fieldRows);
+                  INSERT INTO _tether_log (tbl, pk, kind, cols) VALUES (\(tableLiteral), NEW.\(pk), 'update', substr(
+                        \(columnList), 2));
                 END
                 """))
         }
@@ -117,7 +113,7 @@ enum StoreSQL {
             WHEN \(notApplying) AND OLD.\(pk) IS NOT NEW.\(pk)
             BEGIN
               \(logChange("delete", key: "OLD.\(pk)"))
-              \(logChange("insert", key: "NEW.\(pk)"))\(logAllFields())
+              \(logChange("insert", key: "NEW.\(pk)"))
             END
             """))
         result.append((prefix + "_del", """
@@ -127,6 +123,7 @@ enum StoreSQL {
               \(logChange("delete", key: "OLD.\(pk)"))
             END
             """))
+        guard readOnly else { return result }
         let message = literal(readOnlyMessage(partition: partition))
         for (suffix, event) in [("_ro_ins", "INSERT"), ("_ro_upd", "UPDATE"), ("_ro_del", "DELETE")] {
             result.append((prefix + suffix, """

@@ -98,7 +98,7 @@ struct DownloadProgressEndToEndTests {
             for round in 1...3 {
                 _ = try await a.sql("p", "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO orders (id, customer, total) SELECT 'r\(round)-' || i, 'c', i FROM n")
                 try await a.waitSynced("p", timeout: 60)
-                #expect(try await a.sql("p", "SELECT count(*) FROM _tether_changes") == "0\n", "round \(round): nothing left unacknowledged")
+                #expect(try await a.sql("p", "SELECT count(*) FROM _tether_log") == "0\n", "round \(round): nothing left unacknowledged")
             }
         }
     }

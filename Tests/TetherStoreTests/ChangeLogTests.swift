@@ -81,7 +81,10 @@ import TetherTestSupport
         #expect(after.changeset.changes.contains(.update("items", .integer(11), ["name": .text("r50")])))
         #expect(after.changeset.changes.contains(.update("items", .integer(3), ["price": .real(50)])))
         // The uploaded inserts are untouched.
-        #expect(try await store.pendingChanges(after: 0, limit: 20)?.changeset.count == 20)
+        #expect(try await sqlite3(store.path, "SELECT count(*), min(kind), max(kind) FROM _tether_log WHERE seq <= \(uploaded)").stdout == "20|insert|insert\n")
+        // Read for upload, the insert of 12 (deleted since, that delete follows) says nothing.
+        let first = try #require(try await store.pendingChanges(after: 0, limit: 20))
+        #expect(first.lastSeq == uploaded && first.changeset.count == 19)
         // Collapsing again finds nothing.
         #expect(try await store.collapsePendingChanges(after: uploaded) == 0)
         try app.close()

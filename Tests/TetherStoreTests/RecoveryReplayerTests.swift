@@ -101,14 +101,14 @@ let recoveryCases: [RecoveryCase] = [
         let store = try await makeStore(dir)
         try await store.apply([serverEntry(1, RecoveryCase.rows(RecoveryCase.base).map { .insert($0.table, $0.key, $0.fields) })])
         #expect(try await sqlite3(store.path, scenario.local).status == 0)
-        let unsynced = try await store.allPendingChanges().map(\.change)
+        let unsynced = try await store.pendingChangeCount()
 
         let report = try await store.resetInPlace(
             to: ArrayStateSource(RecoveryCase.rows(scenario.server)), serverVersion: ServerVersion(version: 40, salt: 1),
             recovering: .pendingChanges)
         let recovery = try #require(report.recovery)
         #expect(scenario.check(recovery), "\(recovery)")
-        #expect(report.localChangesCleared == unsynced.count)
+        #expect(report.localChangesCleared == unsynced)
 
         let expectedRows = Dictionary(uniqueKeysWithValues: scenario.expected.map { key, value in
             (RowKey.integer(key), item(value.0, value.1))
@@ -212,11 +212,13 @@ let recoveryCases: [RecoveryCase] = [
         let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
         var outcomes: [(dump: String, report: RecoveryReport, queued: [RowChange])] = []
+        var logged = 0
         for (name, fromLog) in [("log.sqlite", true), ("list.sqlite", false)] {
             let store = try await makeStore(dir, name: name)
             try await store.apply([serverEntry(1, (1...12).map { .insert("items", .integer(Int64($0)), item("b\($0)", 1)) })])
             #expect(try await sqlite3(store.path, script).status == 0)
             let pending = try await store.allPendingChanges().map(\.change)
+            if fromLog { logged = try await store.pendingChangeCount() }
             let report = try await store.resetInPlace(
                 to: ArrayStateSource(server), serverVersion: ServerVersion(version: 9, salt: 1),
                 recovering: fromLog ? .pendingChanges : .changes(pending))
@@ -224,7 +226,13 @@ let recoveryCases: [RecoveryCase] = [
             try store.close()
         }
         #expect(outcomes[0].dump == outcomes[1].dump, "seed \(seed)")
-        #expect(outcomes[0].report == outcomes[1].report, "seed \(seed)")
+        // Counted apart: the log replay counts every entry, the list only the changes read from
+        // it (an insert of a row gone since says nothing and is not read).
+        #expect(outcomes[0].report.localChanges == logged, "seed \(seed)")
+        var reports = (outcomes[0].report, outcomes[1].report)
+        reports.0.localChanges = 0
+        reports.1.localChanges = 0
+        #expect(reports.0 == reports.1, "seed \(seed)")
         let order = { (a: RowChange, b: RowChange) in (a.table, a.key) < (b.table, b.key) }
         #expect(outcomes[0].queued.sorted(by: order) == outcomes[1].queued.sorted(by: order), "seed \(seed)")
         #expect(outcomes[0].report.localChanges > 0)

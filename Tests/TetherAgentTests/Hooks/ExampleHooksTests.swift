@@ -117,6 +117,35 @@ private func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent
     #expect(missing.status == 2)
 }
 
+/// A backup made by Tether 0.1 (its change log held the values; Tests/Fixtures/v1/store.sql, a
+/// store with five unsynced changes made by that version) is read too.
+@Test func recoverFromBackupReadsABackupOfThePreviousChangeLog() async throws {
+    let dir = try TemporaryDirectory(prefix: "tether-hooks")
+    defer { dir.remove() }
+    let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/v1").path
+    let backup = dir.appending("backup.sqlite")
+    let load = try await ChildProcess.run("/usr/bin/sqlite3", ["-bail", backup, ".read \(fixtures)/store.sql"])
+    #expect(load.status == 0, "\(load)")
+    let schema = try #require(try PartitionStore.recordedSchema(path: backup))
+    let store = try await PartitionStore.open(path: dir.appending("store.sqlite"), partition: PartitionName("shop")!, schema: schema)
+    defer { try? store.close() }
+    // The server's state the store was reset to: the four rows as they were synced.
+    let row = { (id: String, customer: String, total: Double, note: FieldValue) in
+        StateRow(table: "orders", key: .text(id), fields: ["customer": .text(customer), "total": .real(total), "note": note])
+    }
+    try await store.resetInPlace(
+        to: ArrayStateSource([row("A", "ann", 1.5, .null), row("B", "bob", 2, .text("x")), row("C", "cy", 3.25, .null), row("E", "eva", 4, .text("it's"))]),
+        serverVersion: ServerVersion(version: 2, salt: 2))
+    let script = hooksDir + "/recover-from-backup"
+    let dryRun = try await ChildProcess.run(script, [backup, store.path])
+    #expect(dryRun.status == 0 && dryRun.standardError.contains("-- 5 changes"), "\(dryRun)")
+    let applied = try await ChildProcess.run(script, [backup, store.path, "--apply"])
+    #expect(applied.status == 0, "\(applied)")
+    #expect(try await sqlite(store.path, "SELECT id, customer, total, coalesce(note, '-') FROM orders ORDER BY id")
+        == "A|ann|9.5|-\nB|bob|2.5|again\nD|dan|5.0|new\nE|eva|4.0|it's")
+}
+
 @Test func onErrorSummarisesAndFlagsThePartition() async throws {
     let dir = try TemporaryDirectory(prefix: "tether-hooks")
     defer { dir.remove() }
