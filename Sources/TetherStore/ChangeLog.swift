@@ -41,23 +41,57 @@ enum ChangeLog {
         return result
     }
 
-    /// Up to `limit` entries with `seq > after` as changes carrying the rows' values now (an
-    /// insert every column, an update its changed ones), with the seq range they cover, or nil
-    /// when there is none. An insert or update of a row that no longer exists says nothing (the
-    /// change that removed it follows in the log, or was the server's) and is left out, but its
-    /// seq still counts in the range.
-    static func read(_ db: Database, schema: Schema, after: Int64, limit: Int) throws -> (first: Int64, last: Int64, changes: [LoggedChange])? {
-        let entries = try entries(db, after: after, limit: limit)
-        guard let first = entries.first?.seq, let last = entries.last?.seq else { return nil }
+    /// The entries with `seq > after` as changes carrying the rows' values now (an insert every
+    /// column, an update its changed ones), in seq order, up to `limit` entries and about
+    /// `maxBytes` of values (the entry that reaches it is the last; the first is always taken),
+    /// with the seq range they cover, or nil when there is none. An insert or update of a row
+    /// that no longer exists says nothing (the change that removed it follows in the log, or was
+    /// the server's) and is left out, but its seq still counts in the range.
+    static func read(
+        _ db: Database, schema: Schema, after: Int64, limit: Int, maxBytes: Int = .max
+    ) throws -> (first: Int64, last: Int64, changes: [LoggedChange])? {
         var rows = RowValues(schema: schema)
         var changes: [LoggedChange] = []
-        changes.reserveCapacity(entries.count)
-        for entry in entries {
-            let (row, held) = try rows.values(db, entry.table, entry.key)
-            guard let change = entry.change(row: row, held: held) else { continue }
-            changes.append(LoggedChange(seq: entry.seq, change: change))
+        var range: (first: Int64, last: Int64)?
+        var bytes = 0
+        var read = 0
+        // A page of entries at a time, so a byte-limited batch reads little more than it sends.
+        pages: while read < limit {
+            let page = try entries(db, after: range?.last ?? after, limit: min(limit - read, 256))
+            if page.isEmpty { break }
+            for entry in page {
+                read += 1
+                range = (range?.first ?? entry.seq, entry.seq)
+                let (row, held) = try rows.values(db, entry.table, entry.key)
+                if let change = entry.change(row: row, held: held) {
+                    changes.append(LoggedChange(seq: entry.seq, change: change))
+                    bytes += Self.approximateBytes(change)
+                    if bytes >= maxBytes { break pages }
+                }
+            }
         }
-        return (first, last, changes)
+        guard let range else { return nil }
+        return (range.first, range.last, changes)
+    }
+
+    /// About what `change` takes in an upload (key, values, a few bytes per field); batches are
+    /// cut by it so that no upload nears the protocol's message limit, whatever the rows hold.
+    static func approximateBytes(_ change: RowChange) -> Int {
+        var bytes = 8
+        switch change.key {
+        case .integer: bytes += 9
+        case .text(let text): bytes += text.utf8.count + 4
+        }
+        for (_, value) in change.fields {
+            bytes += 3
+            switch value {
+            case .null: break
+            case .integer, .real: bytes += 9
+            case .text(let text): bytes += text.utf8.count + 4
+            case .blob(let blob): bytes += blob.count + 4
+            }
+        }
+        return bytes
     }
 
     /// The entries of the rows `keys` names, by row, each row's in seq order: one scan of the log

@@ -3,19 +3,27 @@ import TetherProtocol
 
 extension PartitionStore {
     /// The next batch to upload: the local changes with `seq > after` (at most `limit` log
-    /// entries), collapsed per row, read after `after` — so the server must take it whole or not
+    /// entries and about `maxBytes` of values), collapsed per row, read after `after` — so the server must take it whole or not
     /// at all (docs/store.md) — or nil when there is none. Acknowledging its `lastSeq` drops all
     /// of it; reading does not remove anything.
-    public func pendingChanges(after seq: Int64, limit: Int = 1000) async throws(StoreError) -> UploadChangeset? {
+    public func pendingChanges(
+        after seq: Int64, limit: Int = 1000, maxBytes: Int = PartitionStore.uploadBatchBytes
+    ) async throws(StoreError) -> UploadChangeset? {
         let limit = max(limit, 1)
         let schema = self.schema
         return try await read { db in
-            guard let batch = try ChangeLog.read(db, schema: schema, after: seq, limit: limit) else { return nil }
+            guard let batch = try ChangeLog.read(db, schema: schema, after: seq, limit: limit, maxBytes: maxBytes) else { return nil }
             return UploadChangeset(
                 afterSeq: seq, firstSeq: batch.first, lastSeq: batch.last,
                 changeset: Changeset(batch.changes.map(\.change)).collapsed())
         }
     }
+
+    /// About how many bytes of values one upload batch carries at most (the entry that reaches
+    /// it is the last of its batch): the server's download batches are sized alike
+    /// (`ProtocolLimits.targetBatchBytes`), and no batch nears the 16 MiB message limit
+    /// whatever the rows hold.
+    public static let uploadBatchBytes = ProtocolLimits.targetBatchBytes
 
     /// Every pending local change, in seq order, uncollapsed, with the rows' values now (what a
     /// client reset recovers). An insert or update of a row that no longer exists is left out.

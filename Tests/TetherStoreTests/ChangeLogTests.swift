@@ -91,6 +91,36 @@ import TetherTestSupport
         try store.close()
     }
 
+    /// Upload batches are cut by size: rows of 200 KiB photos go three to a batch (about 512 KiB
+    /// of values), short rows by the entry limit; every seq is in exactly one batch.
+    @Test func uploadBatchesAreCutBySize() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        defer { try? store.close() }
+        let app = try appConnection(store.path)
+        defer { try? app.close() }
+        try await app.write { db in
+            for i in 1...10 {
+                try db.execute(
+                    sql: "INSERT INTO orders (id, customer, total, qty, paid, photo) VALUES (?, 'c', 1.0, 1, 0, zeroblob(204800))",
+                    arguments: ["o\(i)"])
+            }
+            for sku in 1...30 { try db.execute(sql: "INSERT INTO items (sku, name) VALUES (?, 'x')", arguments: [sku]) }
+        }
+        var batches: [UploadChangeset] = []
+        var after: Int64 = 0
+        while let batch = try await store.pendingChanges(after: after, limit: 20) {
+            #expect(batch.afterSeq == after && batch.firstSeq == after + 1)
+            batches.append(batch)
+            after = batch.lastSeq
+        }
+        #expect(batches.map(\.changeset.count) == [3, 3, 3, 1 + 19, 11])
+        #expect(after == 40)
+        // A batch always holds at least one change, however large.
+        #expect(try await store.pendingChanges(after: 0, maxBytes: 1)?.changeset.count == 1)
+    }
+
     @Test func readsThePendingChangesOfABackupFile() async throws {
         let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }

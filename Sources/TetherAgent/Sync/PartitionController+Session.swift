@@ -306,6 +306,11 @@ extension PartitionController {
         return nil
     }
 
+    /// Log entries one upload batch holds at most; batches are cut by size first
+    /// (`PartitionStore.uploadBatchBytes`, about 512 KiB of values): 4,096 short rows, or one row
+    /// of a 1 MiB blob.
+    static let uploadBatchEntries = 4096
+
     /// Sends every pending batch not yet sent in this session, whole (docs/sync-model.md).
     /// Returns the error when the store turned out to be damaged.
     @discardableResult
@@ -323,7 +328,7 @@ extension PartitionController {
         repeat {
             uploadAgain = false
             do {
-                while let batch = try await store.pendingChanges(after: uploadCursor, limit: 500) {
+                while let batch = try await store.pendingChanges(after: uploadCursor, limit: Self.uploadBatchEntries) {
                     try await session.upload([batch])
                     uploadCursor = batch.lastSeq
                     lastProgress = .now
