@@ -56,6 +56,7 @@ extension PartitionStore {
                 let logged = try ChangeLog.hasPending(db)
                     ? try ChangeLog.entries(db, ofRows: validated.lazy.flatMap(\.changeset.changes).map { LoggedRow(table: $0.table, key: $0.key) })
                     : [:]
+                var upserts = WholeRowUpserts()
                 for entry in validated {
                     guard entry.serverVersion.version > current.version else {
                         report.versionsSkipped += 1
@@ -71,7 +72,7 @@ extension PartitionStore {
                         let pending = logged.isEmpty
                             ? []
                             : logged[LoggedRow(table: change.table, key: change.key)]?.filter { $0.seq > integrated } ?? []
-                        try Self.applyServerChange(change, table: table, pending: pending, db: db, report: &report)
+                        try Self.applyServerChange(change, table: table, pending: pending, db: db, upserts: &upserts, report: &report)
                     }
                     try MetaTable.setServerVersion(db, entry.serverVersion)
                     current = entry.serverVersion
@@ -87,13 +88,18 @@ extension PartitionStore {
     /// (``RowChange/write(rowExists:pending:)``); `pending` are the row's log entries not yet
     /// integrated, in seq order.
     static func applyServerChange(
-        _ change: RowChange, table: TableSchema, pending: [LogEntry], db: Database, report: inout ApplyReport
+        _ change: RowChange, table: TableSchema, pending: [LogEntry], db: Database,
+        upserts: inout WholeRowUpserts, report: inout ApplyReport
     ) throws {
         if pending.isEmpty, change.kind == .delete || !change.fields.isEmpty {
             // No local change to weigh: the row write is ``RowChange/write(rowExists:)``, done
-            // without looking the row up first — an insert is an upsert, and an update or a
-            // delete that finds no row changed nothing (skipped, as when the row is gone).
+            // without looking the row up first — an insert is an upsert (of the whole row, by a
+            // statement prepared once per table, when it carries every column: what uploads
+            // send), and an update or a delete that finds no row changed nothing (skipped, as
+            // when the row is gone).
             let wrote = switch change.kind {
+            case .insert where change.fields.count == table.valueColumns.count:
+                try { try upserts.upsert(db, table, key: change.key, fields: change.fields); return true }()
             case .insert: try { try RowWriter.upsert(db, table, key: change.key, fields: change.fields); return true }()
             case .update: try RowWriter.update(db, table, key: change.key, fields: change.fields)
             case .delete: try RowWriter.delete(db, table, key: change.key)

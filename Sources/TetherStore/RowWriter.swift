@@ -5,12 +5,22 @@ import TetherProtocol
 /// (so the capture triggers stay quiet) and validate values first.
 enum RowWriter {
     /// The row's value columns (primary key excluded), or nil when it does not exist.
+    /// The value columns are selected by name in schema order and read by position: a read by
+    /// name looks the column up case-insensitively, per column and row (an upload reads every
+    /// row it sends this way).
     static func fetch(_ db: Database, _ table: TableSchema, key: RowKey) throws -> [String: FieldValue]? {
-        let sql = "SELECT * FROM \(StoreSQL.quote(table.name)) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
+        let columns = table.valueColumns
+        let list = columns.isEmpty ? "1" : columns.map { StoreSQL.quote($0.name) }.joined(separator: ", ")
+        let sql = "SELECT \(list) FROM \(StoreSQL.quote(table.name)) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
         guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [key.databaseValue]) else {
             return nil
         }
-        return fields(of: row, table)
+        var fields: [String: FieldValue] = [:]
+        fields.reserveCapacity(columns.count)
+        for (index, column) in columns.enumerated() {
+            fields[column.name] = FieldValue(row[index] as DatabaseValue)
+        }
+        return fields
     }
 
     /// The value columns of a fetched row.
