@@ -21,6 +21,7 @@ extension ChangeLog {
             SELECT tbl, pk FROM main._tether_log WHERE seq > ? GROUP BY tbl, pk HAVING count(*) > 1
             """, arguments: [after])
         guard try Int.fetchOne(db, sql: "SELECT count(*) FROM temp._tether_collapse_rows") ?? 0 > 0 else { return 0 }
+        try dropRowIndex(db)  // entries in the middle of the log are rewritten below
         // The net entry of every such row, written to the second temporary table while the
         // log is read (the log itself is changed only once the read is over).
         let rows = try Row.fetchCursor(db, sql: """

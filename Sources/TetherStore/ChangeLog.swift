@@ -94,30 +94,6 @@ enum ChangeLog {
         return bytes
     }
 
-    /// The entries of the rows `keys` names, by row, each row's in seq order: one scan of the log
-    /// (it has no index by row: capture stays one B-tree insert), matched against the keys in a
-    /// temporary table.
-    static func entries(_ db: Database, ofRows keys: some Sequence<LoggedRow>) throws -> [LoggedRow: [LogEntry]] {
-        try db.execute(sql: """
-            CREATE TEMP TABLE IF NOT EXISTS _tether_rows (tbl TEXT NOT NULL, pk NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID;
-            DELETE FROM temp._tether_rows;
-            """)
-        defer { try? db.execute(sql: "DELETE FROM temp._tether_rows") }
-        let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp._tether_rows (tbl, pk) VALUES (?, ?)")
-        for row in keys { try insert.execute(arguments: [row.table, row.key.databaseValue]) }
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT l.seq, l.tbl, l.pk, l.kind, l.cols FROM main._tether_log AS l
-            WHERE EXISTS (SELECT 1 FROM temp._tether_rows AS r WHERE r.tbl = l.tbl AND r.pk = l.pk)
-            ORDER BY l.seq
-            """))
-        var result: [LoggedRow: [LogEntry]] = [:]
-        while let row = try rows.next() {
-            guard let entry = LogEntry(row) else { continue }
-            result[entry.row, default: []].append(entry)
-        }
-        return result
-    }
-
     /// Calls `body` with the entries of one row at a time (seq ≤ `through`), rows in table and
     /// key order, each row's in seq order: the log read in one pass (sorted by SQLite, not in
     /// memory) without holding more than one row's entries. Entries `body` appends (with

@@ -50,12 +50,11 @@ extension PartitionStore {
             var current = meta.serverVersion
             var integrated = meta.integratedSeq
             try MetaTable.withApplyFlag(db) {
-                // The log entries of the rows this download touches, read once (one scan of the
-                // log, only when it has entries): each change below weighs those its entry has
-                // not seen integrated.
-                let logged = try ChangeLog.hasPending(db)
-                    ? try ChangeLog.entries(db, ofRows: validated.lazy.flatMap(\.changeset.changes).map { LoggedRow(table: $0.table, key: $0.key) })
-                    : [:]
+                // Pending local changes are weighed only when there are some and the download
+                // carries changes (an acknowledgement carries none): then each changed row's log
+                // entries not yet integrated, from the agent's own index of the log.
+                let weighPending = try validated.contains { !$0.changeset.isEmpty } && ChangeLog.hasPending(db)
+                if weighPending { try ChangeLog.syncRowIndex(db) }
                 var upserts = WholeRowUpserts()
                 for entry in validated {
                     guard entry.serverVersion.version > current.version else {
@@ -69,9 +68,9 @@ extension PartitionStore {
                     }
                     for change in entry.changeset.changes {
                         guard let table = schema.table(change.table) else { continue }  // validated above
-                        let pending = logged.isEmpty
-                            ? []
-                            : logged[LoggedRow(table: change.table, key: change.key)]?.filter { $0.seq > integrated } ?? []
+                        let pending = weighPending
+                            ? try ChangeLog.entries(db, of: LoggedRow(table: change.table, key: change.key)).filter { $0.seq > integrated }
+                            : []
                         try Self.applyServerChange(change, table: table, pending: pending, db: db, upserts: &upserts, report: &report)
                     }
                     try MetaTable.setServerVersion(db, entry.serverVersion)

@@ -114,6 +114,39 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
         try store.close()
     }
 
+    /// The agent's index of the log by row (the log has none) follows the log between applies:
+    /// entries trimmed by an acknowledgement stop counting, entries captured since count, and a
+    /// collapse (which rewrites entries) is seen too.
+    @Test func pendingChangesAreWeighedAcrossTrimsCapturesAndCollapses() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        defer { try? store.close() }
+        try await store.apply([serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen"), "price": .real(1)])])])
+        try await sqlite3(store.path, "UPDATE items SET price = 2 WHERE sku = 1")
+        var report = try await store.apply([serverEntry(2, [.update("items", .integer(1), ["price": .real(3), "name": .text("ink")])])])
+        #expect(report.fieldsKeptLocal == 1)
+        #expect(try await sqlite3(store.path, "SELECT name, price FROM items").stdout == "ink|2.0\n")
+        // Acknowledged: the price is the server's again.
+        try await store.acknowledge(throughSeq: try await store.lastAssignedSeq())
+        try await sqlite3(store.path, "UPDATE items SET name = 'nib' WHERE sku = 1")
+        report = try await store.apply([serverEntry(3, [.update("items", .integer(1), ["price": .real(4), "name": .text("cap")])])])
+        #expect(report.fieldsKeptLocal == 1)
+        #expect(try await sqlite3(store.path, "SELECT name, price FROM items").stdout == "nib|4.0\n")
+        // Two more local changes collapsed into one entry: both fields are pending.
+        let uploaded = try await store.lastAssignedSeq()
+        try await sqlite3(store.path, "UPDATE items SET price = 5 WHERE sku = 1; UPDATE items SET name = 'quill' WHERE sku = 1")
+        #expect(try await store.collapsePendingChanges(after: uploaded) == 1)
+        report = try await store.apply([serverEntry(4, integrated: uploaded, [.update("items", .integer(1), ["price": .real(6), "name": .text("lid")])])])
+        #expect(report.fieldsKeptLocal == 2)
+        #expect(try await sqlite3(store.path, "SELECT name, price FROM items").stdout == "quill|5.0\n")
+        // Everything acknowledged: nothing is weighed any more.
+        try await store.acknowledge(throughSeq: try await store.lastAssignedSeq())
+        report = try await store.apply([serverEntry(5, [.update("items", .integer(1), ["price": .real(7)])])])
+        #expect(report.fieldsKeptLocal == 0)
+        #expect(try await sqlite3(store.path, "SELECT name, price FROM items").stdout == "quill|7.0\n")
+    }
+
     @Test func aServerDeleteOfALocallyInsertedRowIsSkipped() async throws {
         let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }
