@@ -230,11 +230,3 @@ public final class CommitWatchService: Sendable {
         Glibc.close(descriptors.wakeWrite)
     }
 }
-
-/// What one drain of the inotify queue reported.
-struct FileEvents {
-    /// Names created, written or removed, by watch descriptor (directory).
-    var names: [Int32: Set<String>] = [:]
-    /// The queue overflowed: any store may have changed.
-    var overflowed = false
-}
