@@ -10,6 +10,11 @@ public struct ProcessProbe: Sendable {
     public var peakResidentBytes: Int? { statusField("VmHWM") }
     /// Current resident set size (`VmRSS`) in bytes.
     public var residentBytes: Int? { statusField("VmRSS") }
+    /// The anonymous part of it (`RssAnon`: heap, stacks, written globals) in bytes.
+    public var residentAnonymousBytes: Int? { statusField("RssAnon") }
+    /// The file-backed part of it (`RssFile`: mapped pages of the program and its libraries,
+    /// clean copies of the files) in bytes.
+    public var residentFileBytes: Int? { statusField("RssFile") }
 
     /// Resets `VmHWM` to the current RSS (`echo 5 > /proc/<pid>/clear_refs`, Linux ≥ 4.0), so
     /// that the peak of one phase can be read. False when the kernel refused (not root).

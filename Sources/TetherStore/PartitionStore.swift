@@ -17,6 +17,8 @@ public final class PartitionStore: Sendable {
     private let schemaState: Mutex<Schema>
     /// What opening found and what the running schema check last saw (PartitionStore+Health).
     let healthState = Mutex(StoreHealth())
+    /// Counts the agent's reads and writes (PartitionStore+Memory).
+    let useCount = Atomic<UInt64>(0)
 
     /// How long the agent's writes wait for an application's write lock.
     public static let busyTimeout: TimeInterval = 10
@@ -138,6 +140,7 @@ public final class PartitionStore: Sendable {
     // MARK: Database access
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        noteUse()
         do {
             return try await pool.write(body)
         } catch {
@@ -146,6 +149,7 @@ public final class PartitionStore: Sendable {
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        noteUse()
         do {
             return try await pool.read(body)
         } catch {

@@ -1,7 +1,4 @@
 import Foundation
-import GRDB
-import Glibc
-import Synchronization
 
 /// One commit (or a burst of commits) noticed on a store.
 public struct StoreCommit: Sendable, Hashable {
@@ -9,50 +6,49 @@ public struct StoreCommit: Sendable, Hashable {
     public var noticedAt: ContinuousClock.Instant
 }
 
-/// An `AsyncSequence` that yields when a connection other than the notifier's own commits to
-/// the store file at `path` (applications in any process, and the agent's own writes), without
-/// polling while idle. See docs/store.md, "Change notification".
+/// An `AsyncSequence` that yields when a connection commits to the store file at `path`
+/// (applications in any process, and the agent's own writes), without polling while idle.
+/// See docs/store.md, "Change notification".
 ///
-/// Mechanism: a dedicated thread (never a cooperative one) blocks in `poll(2)` on an inotify
-/// descriptor watching the store's directory (the `-wal` file is created, truncated and
-/// recreated by checkpoints, so the directory is watched, filtered by name) and on a wake-up
-/// pipe used to stop it. A write to `<store>-wal` or `<store>` wakes it; it then reads, on its
-/// own connection and in one snapshot, `PRAGMA data_version` (which changes when another
-/// connection committed, but also after a checkpoint that restarted the WAL) and the store's
-/// commit fingerprint: the last assigned change seq and the `_tether_meta` row. It yields only
-/// when the fingerprint moved, so checkpoints, rolled-back and content-free transactions never
-/// yield, while every captured application change (a new seq) and every agent apply, reset or
-/// metadata change does. Because a writer's last WAL write can precede the commit's visibility
-/// by its fsync, it re-checks with a backoff during about a second after an event (a commit whose
-/// fsync takes longer is noticed at the next event). Bursts coalesce: at most one notice is
-/// buffered.
+/// Mechanism: one ``CommitWatchService`` per process serves every notifier: its thread (never a
+/// cooperative one) blocks in `poll(2)` on one inotify descriptor, with a watch on each store's
+/// directory (the `-wal` file is created, truncated and recreated by checkpoints, so the
+/// directory is watched, filtered by name), and on a wake-up pipe. A write to `<store>-wal` or
+/// `<store>` makes it read, on a connection opened for that read and in one snapshot, the
+/// store's commit fingerprint: the last assigned change seq and the `_tether_meta` row
+/// (``CommitProbe``). It yields only when the fingerprint moved, so checkpoints, rolled-back
+/// and content-free transactions never yield, while every captured application change (a new
+/// seq) and every agent apply, reset or metadata change does. Because a writer's last WAL write
+/// can precede the commit's visibility by its fsync, it re-checks with a backoff during about a
+/// second after an event (a commit whose fsync takes longer is noticed at the next event). Bursts
+/// coalesce: at most one notice is buffered. One store's events check only that store.
 ///
-/// One consumer at a time. The watcher stops, and its descriptors and connection are released,
+/// One consumer at a time. The store stops being watched (its directory's watch is removed
+/// with the last store in it, the service's thread and descriptors with the last store of all)
 /// when the consuming task is cancelled, `stop()` is called, or the notifier and its iterator
-/// are both released.
+/// are both released. Stopping one notifier leaves the others watching.
 public final class StoreChangeNotifier: AsyncSequence, Sendable {
     public typealias Element = StoreCommit
 
     private let stream: AsyncStream<StoreCommit>
-    let watcher: CommitWatcher
+    let service: CommitWatchService
+    let id: UInt64
 
-    /// Starts watching. Throws when the store cannot be opened or inotify is unavailable.
-    public init(path: String) throws(StoreError) {
+    /// Starts watching. Throws when the store cannot be read or inotify is unavailable.
+    public init(path: String, service: CommitWatchService = .shared) throws(StoreError) {
         let (stream, continuation) = AsyncStream<StoreCommit>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.stream = stream
-        watcher = try CommitWatcher(path: path, continuation: continuation)
-        let watcher = self.watcher
-        continuation.onTermination = { _ in watcher.stop() }
-        let thread = Thread { watcher.run() }
-        thread.name = "tether-notify"
-        thread.start()
+        self.service = service
+        let id = try service.watch(path: path, continuation: continuation)
+        self.id = id
+        continuation.onTermination = { _ in service.unwatch(id) }
     }
 
-    deinit { watcher.stop() }
+    deinit { service.unwatch(id) }
 
     public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator(), owner: self) }
 
-    /// Keeps the notifier (and so the watcher) alive while a consumer iterates.
+    /// Keeps the notifier (and so the watch) alive while a consumer iterates.
     public struct Iterator: AsyncIteratorProtocol {
         var base: AsyncStream<StoreCommit>.Iterator
         let owner: StoreChangeNotifier
@@ -61,5 +57,8 @@ public final class StoreChangeNotifier: AsyncSequence, Sendable {
     }
 
     /// Stops watching and ends the sequence.
-    public func stop() { watcher.stop() }
+    public func stop() { service.unwatch(id) }
+
+    /// Whether the store is still watched (false once stopped).
+    var isWatching: Bool { service.isWatching(id) }
 }

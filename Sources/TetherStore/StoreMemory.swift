@@ -3,9 +3,9 @@ import CTetherShims
 /// The process-wide SQLite settings that decide how much memory an idle store costs.
 ///
 /// SQLite gives every new connection an initial page cache of about 20 pages (≈ 85 KiB) in
-/// one allocation, used or not; an agent keeps about five connections per partition (writer,
-/// readers, commit watcher), so 100 idle partitions held some 40 MB of it (measured with
-/// heaptrack, docs/store.md "Memory"). Without it, pages are allocated as they are used: an
+/// one allocation, used or not; an agent kept up to five connections per partition (writer,
+/// readers, its own commit watcher's, before the shared ``CommitWatchService``), so 100 idle
+/// partitions held some 40 MB of it (measured with heaptrack, docs/store.md "Memory"). Without it, pages are allocated as they are used: an
 /// idle store's connection holds the few pages of its schema, a busy one grows its cache to
 /// `cache_size` as before.
 public enum StoreMemory {

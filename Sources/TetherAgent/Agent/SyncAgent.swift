@@ -77,14 +77,25 @@ public actor SyncAgent {
     public func run() async {
         startControllers()
         let hooks = ErrorHookService(events: events, clock: ContinuousClock(), logger: logger, metrics: metrics)
+        let releaser = IdleStoreReleaser(clock: ContinuousClock()) { await self.openStores() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.statusLoop() }
             group.addTask { await self.connectionLoop() }
             group.addTask { await hooks.run() }
+            group.addTask { try? await releaser.run() }
             await group.next()
             group.cancelAll()
         }
         events.finish()
+    }
+
+    /// The partitions' stores open now (for the ``IdleStoreReleaser``).
+    func openStores() async -> [any IdleReleasable] {
+        var stores: [any IdleReleasable] = []
+        for controller in controllers.values {
+            if let store = await controller.store { stores.append(store) }
+        }
+        return stores
     }
 
     // MARK: Status
