@@ -1,4 +1,3 @@
-import Foundation
 import Testing
 @testable import TetherAgent
 
@@ -15,15 +14,10 @@ import Testing
         #expect(ranges == [0x55e4e2902000..<0x55e4e4da2000, 0x55e4e4da2000..<0x55e4e4e9e000])
     }
 
-    @Test func pagingOutTheTestProgramKeepsItRunning() throws {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
-        let mapped = ProgramPages.mappings(of: executable, in: maps).reduce(0) { $0 + $1.count }
-        #expect(mapped > 0)
-        // Whatever the kernel drops comes back on use: this test goes on running. Kernels
-        // before 5.4 refuse MADV_PAGEOUT: nothing is advised then.
+    @Test func pagingOutTheTestProgramKeepsItRunning() {
+        // Whatever the kernel drops comes back on use: this test goes on running.
         let advised = ProgramPages.pageOut()
-        #expect(advised == mapped || advised == 0)
-        #expect(ProgramPages.mappings(of: "/nonexistent", in: maps) == [])
+        #expect(advised > 0)
+        #expect(ProgramPages.mappings(of: "/nonexistent", in: "") == [])
     }
 }
