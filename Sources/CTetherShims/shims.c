@@ -1,7 +1,6 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <stddef.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include "CTetherShims.h"
 
@@ -31,12 +30,4 @@ int tether_malloc_arena_max(int arenas) {
 
 int tether_malloc_trim(void) {
     return malloc_trim(0);
-}
-
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-
-int tether_page_out(void *addr, size_t length) {
-    return madvise(addr, length, MADV_PAGEOUT);
 }

@@ -1,6 +1,5 @@
 #ifndef TETHER_SHIMS_H
 #define TETHER_SHIMS_H
-#include <stddef.h>
 #include <sys/types.h>
 
 /// The peer of a connected Unix socket (SO_PEERCRED, which needs _GNU_SOURCE and is not
@@ -23,11 +22,5 @@ int tether_malloc_arena_max(int arenas);
 /// Gives memory malloc holds free back to the system (malloc_trim(0), <malloc.h>). Returns 1
 /// if some was released.
 int tether_malloc_trim(void);
-
-/// Asks the kernel to reclaim the pages of [addr, addr + length) now (madvise(MADV_PAGEOUT),
-/// Linux 5.4; not in Swift's Glibc module). Clean file-backed pages mapped by this process
-/// only are dropped and read again when next used; others are left. Returns 0, or -1 with
-/// errno set (EINVAL on kernels without it).
-int tether_page_out(void *addr, size_t length);
 
 #endif

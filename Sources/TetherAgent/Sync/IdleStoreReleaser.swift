@@ -19,9 +19,7 @@ extension PartitionStore: IdleReleasable {}
 /// (docs/store.md, "Memory").
 ///
 /// Looks at every store once per `interval` on the injected clock: a store whose use count
-/// has not moved since the previous look is released (once, until it is used again). When no
-/// store has been used for two looks in a row, the whole agent is idle: it also pages out its
-/// own executable's clean pages (``ProgramPages``), once per idle period.
+/// has not moved since the previous look is released (once, until it is used again).
 struct IdleStoreReleaser<C: Clock>: Service where C.Duration == Duration {
     /// How long a store stays unused before it is released (at most twice this).
     static var defaultInterval: Duration { .seconds(15) }
@@ -32,19 +30,14 @@ struct IdleStoreReleaser<C: Clock>: Service where C.Duration == Duration {
     let stores: @Sendable () async -> [any IdleReleasable]
     /// Returns freed memory to the system (`malloc_trim`).
     let trim: @Sendable () -> Void
-    /// Drops the executable's clean pages (``ProgramPages/pageOut()``).
-    let pageOut: @Sendable () -> Void
 
     init(
-        clock: C, interval: Duration = Self.defaultInterval,
-        trim: @escaping @Sendable () -> Void = { StoreMemory.releaseFreedMemory() },
-        pageOut: @escaping @Sendable () -> Void = { ProgramPages.pageOut() },
+        clock: C, interval: Duration = Self.defaultInterval, trim: @escaping @Sendable () -> Void = { StoreMemory.releaseFreedMemory() },
         stores: @escaping @Sendable () async -> [any IdleReleasable]
     ) {
         self.clock = clock
         self.interval = interval
         self.trim = trim
-        self.pageOut = pageOut
         self.stores = stores
     }
 
@@ -52,22 +45,13 @@ struct IdleStoreReleaser<C: Clock>: Service where C.Duration == Duration {
     func run() async throws {
         var looks = Looks()
         var trimDue = false
-        // Every store was unused at the last look: page out at this one if they still are.
-        var pageOutDue = false
-        var pagedOut = false
         while !Task.isCancelled {
             do { try await clock.sleep(for: interval) } catch { return }
-            let look = looks.next(await stores())
             // The releases of the last look have finished by now (they do not wait for accesses).
             if trimDue { trim() }
-            if pageOutDue, look.allUnused {
-                pageOut()
-                pagedOut = true
-            }
-            for store in look.idle { store.releaseMemory() }
-            trimDue = !look.idle.isEmpty
-            if !look.allUnused { pagedOut = false }
-            pageOutDue = look.allUnused && !pagedOut
+            let idle = looks.next(await stores())
+            for store in idle { store.releaseMemory() }
+            trimDue = !idle.isEmpty
         }
     }
 
@@ -76,11 +60,10 @@ struct IdleStoreReleaser<C: Clock>: Service where C.Duration == Duration {
         private var seen: [ObjectIdentifier: (uses: UInt64, released: Bool)] = [:]
 
         /// Records the stores' use counts; returns those unused since the last look and not
-        /// released since they were last used, and whether every store was unused.
-        mutating func next(_ stores: [any IdleReleasable]) -> (idle: [any IdleReleasable], allUnused: Bool) {
+        /// released since they were last used.
+        mutating func next(_ stores: [any IdleReleasable]) -> [any IdleReleasable] {
             var now: [ObjectIdentifier: (uses: UInt64, released: Bool)] = [:]
             var idle: [any IdleReleasable] = []
-            var allUnused = true
             for store in stores {
                 let id = ObjectIdentifier(store)
                 let uses = store.uses
@@ -89,11 +72,10 @@ struct IdleStoreReleaser<C: Clock>: Service where C.Duration == Duration {
                     now[id] = (uses, true)
                 } else {
                     now[id] = (uses, false)
-                    allUnused = false
                 }
             }
             seen = now
-            return (idle, allUnused)
+            return idle
         }
     }
 }
