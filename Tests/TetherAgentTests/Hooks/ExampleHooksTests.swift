@@ -29,7 +29,7 @@ private func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent
     let invocation = HookInvocation(
         event: event, executable: hooksDir + "/" + name, environment: environment(dir, event: event, outcome: outcome, extra: extra),
         workingDirectory: dir.path, timeout: .seconds(30))
-    return (await HookRunner().run(invocation, logger: log.logger), log)
+    return (await runRetryingBusyText(invocation, logger: log.logger), log)
 }
 
 @Test func beforeResetArchivesTheBackupWithAChecksum() async throws {
@@ -160,7 +160,7 @@ private func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent
             event: .syncError, executable: dir.appending("on-error"),
             environment: HookInvocation.environment(forError: report, repeats: repeats, serverURL: "ws://127.0.0.1:1/sync"),
             workingDirectory: dir.path, timeout: .seconds(30))
-        return (await HookRunner().run(invocation, logger: log.logger), log)
+        return (await runRetryingBusyText(invocation, logger: log.logger), log)
     }
     let revoked = SyncErrorReport(
         partition: "store-17", store: dir.appending("store.sqlite"), code: 206, name: "permission_denied", message: "access revoked",

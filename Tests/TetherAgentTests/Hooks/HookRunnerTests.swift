@@ -37,6 +37,21 @@ final class RecordingLog: Sendable {
 }
 
 /// A temp dir holding hook scripts.
+/// Runs a script this test process just wrote. Another test may fork (to spawn sqlite3, a
+/// server…) while the script is open for writing; the child holds the descriptor until it
+/// execs (O_CLOEXEC closes it there), and executing the script in that window fails with
+/// ETXTBSY ("Text file busy"), a kernel race of the test process, not of the runner. Retried
+/// a few times, 20 ms apart, for that failure only.
+func runRetryingBusyText(_ invocation: HookInvocation, logger: Logger) async -> HookResult {
+    var result = await HookRunner().run(invocation, logger: logger)
+    for _ in 0..<10 {
+        guard case .notStarted(let reason) = result, reason.contains("Text file busy") else { return result }
+        try? await Task.sleep(for: .milliseconds(20))
+        result = await HookRunner().run(invocation, logger: logger)
+    }
+    return result
+}
+
 struct HookDir: ~Copyable {
     let directory: TemporaryDirectory
     var path: String { directory.path }
@@ -93,7 +108,7 @@ private func alive(_ pid: Int32) -> Bool {
     let dir = try HookDir()
     let log = RecordingLog()
     let hook = try dir.script("where", "pwd; readlink /proc/self/fd/0; echo oops >&2; exit 3")
-    let result = await HookRunner().run(dir.invocation(hook), logger: log.logger)
+    let result = await runRetryingBusyText(dir.invocation(hook), logger: log.logger)
     #expect(result == .failed(exitStatus: 3))
     #expect(log.lines() == [dir.path, "/dev/null"])
     #expect(log.lines("stderr") == ["oops"])
@@ -103,7 +118,7 @@ private func alive(_ pid: Int32) -> Bool {
     let dir = try HookDir()
     let hook = try dir.script("hang", "sleep 1000 & echo $! > \(dir.path)/child.pid; echo $$ > \(dir.path)/hook.pid; wait")
     let log = RecordingLog()
-    let result = await HookRunner().run(dir.invocation(hook, timeout: .milliseconds(500)), logger: log.logger)
+    let result = await runRetryingBusyText(dir.invocation(hook, timeout: .milliseconds(500)), logger: log.logger)
     #expect(result == .timedOut)
     #expect(log.all.contains { $0.message.contains("SIGTERM") })
     #expect(!log.all.contains { $0.message.contains("SIGKILL") }, "SIGTERM to the group was enough")
@@ -117,7 +132,7 @@ private func alive(_ pid: Int32) -> Bool {
     let dir = try HookDir()
     let log = RecordingLog()
     let hook = try dir.script("stubborn", "trap '' TERM; echo started; while :; do sleep 0.05; done")
-    let result = await HookRunner().run(dir.invocation(hook, timeout: .milliseconds(300), grace: .milliseconds(300)), logger: log.logger)
+    let result = await runRetryingBusyText(dir.invocation(hook, timeout: .milliseconds(300), grace: .milliseconds(300)), logger: log.logger)
     #expect(result == .timedOut)
     #expect(log.lines() == ["started"])
     #expect(log.all.contains { $0.message.contains("SIGKILL") })
