@@ -78,6 +78,14 @@ public final class PartitionStore: Sendable {
                 if try !MetaTable.exists(db) {
                     try SchemaVerifier.verify(db, schema: schema, path: path, allowMissingTables: true)
                 }
+                // A store a later release converted is left as it is (its triggers and log are
+                // not this release's).
+                let migrator = InternalMigrations.migrator
+                if try migrator.hasBeenSuperseded(db) {
+                    let known = Set(migrator.migrations)
+                    let unknown = try migrator.appliedIdentifiers(db).filter { !known.contains($0) }.sorted()
+                    throw StoreError.writtenByNewerRelease(path: path, migrations: unknown)
+                }
             }
             try InternalMigrations.migrator.migrate(pool)
             try await pool.write { db in

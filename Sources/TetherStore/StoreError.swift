@@ -13,6 +13,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case partitionMismatch(path: String, expected: String, found: String)
     /// The file exists but is not a Tether store (no `_tether_meta`).
     case notAStore(path: String)
+    /// A later release of the agent converted the store's `_tether*` tables (`migrations`: those
+    /// this release does not know); this one cannot use it and changes nothing.
+    case writtenByNewerRelease(path: String, migrations: [String])
     /// A change or state row names a table the schema does not have.
     case unknownTable(table: String)
     /// A change or state row names a column the table does not have.
@@ -84,6 +87,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "the store file belongs to another partition; check the [[partition]] store path in the agent configuration"
         case .notAStore:
             "the file is not a Tether store; point the partition at another path or move the file away"
+        case .writtenByNewerRelease:
+            "a later release of tetherd converted this store; run that release, or restore the state directory copied before the upgrade (docs/contract.md: Versions and compatibility)"
         case .unknownTable, .unknownColumn, .typeMismatch, .missingValue:
             "the data does not fit the store's schema; check that agent and server agree on the schema version"
         case .stateNotSorted:
@@ -115,6 +120,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "store \(path) belongs to partition \(found), not \(expected)"
         case .notAStore(let path):
             "\(path) is not a Tether store"
+        case .writtenByNewerRelease(let path, let migrations):
+            "store \(path) was converted by a later release of tetherd (\(migrations.joined(separator: ", ")))"
         case .unknownTable(let table):
             "table \(table) is not in the schema"
         case .unknownColumn(let table, let column):

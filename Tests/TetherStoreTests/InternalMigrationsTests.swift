@@ -102,4 +102,19 @@ import TetherTestSupport
         #expect(try await sqlite3(path, "INSERT INTO orders (id, customer, total) VALUES ('F', 'fay', 6.0)").status == 0)
         #expect(try await sqlite3(path, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_ro\\_%' ESCAPE '\\'").stdout == "0\n")
     }
+
+    /// A store a later release converted (a migration this release does not know) is refused
+    /// with a clear error, and left exactly as it was.
+    @Test func aStoreALaterReleaseConvertedIsRefusedUntouched() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let path = try await loadStore(dir)
+        try await open(path).close()
+        #expect(try await sqlite3(path, "INSERT INTO grdb_migrations VALUES ('tether-v9-future')").status == 0)
+        let before = try await sqlite3(path, "SELECT type, name, sql FROM sqlite_master ORDER BY name").stdout
+        let error = await #expect(throws: StoreError.self) { try await open(path) }
+        #expect(error == .writtenByNewerRelease(path: path, migrations: ["tether-v9-future"]))
+        #expect(error?.hint.contains("later release") == true)
+        #expect(try await sqlite3(path, "SELECT type, name, sql FROM sqlite_master ORDER BY name").stdout == before)
+    }
 }
