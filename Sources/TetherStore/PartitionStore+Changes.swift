@@ -48,6 +48,23 @@ extension PartitionStore {
         }
     }
 
+    /// The number of pending log entries in another store file, opened read-only (a store the
+    /// agent has not opened yet, e.g. of a partition paused since the daemon started). A store
+    /// an earlier release wrote and this one has not converted yet is counted in its own log.
+    public static func pendingChangeCount(ofStoreAt path: String) throws(StoreError) -> Int {
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
+            defer { try? queue.close() }
+            return try queue.read { db in
+                guard try MetaTable.exists(db) else { throw StoreError.notAStore(path: path) }
+                let log = try db.tableExists("_tether_log") ? "_tether_log" : "_tether_changes"
+                return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(log)") ?? 0
+            }
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
     /// The number of pending (not yet integrated) log entries.
     public func pendingChangeCount() async throws(StoreError) -> Int {
         try await read { db in try ChangeLog.count(db) }

@@ -76,4 +76,36 @@ struct OperatorCommandsEndToEndTests {
             try await Self.everyCommandAnswers(a, "q", in: "server gone, access denied")
         }
     }
+
+    /// Without a running session the status still counts what the store holds unsynced: a
+    /// paused partition, one paused since the daemon started (its store not opened yet), and an
+    /// offline one (server gone), each after an application's commit.
+    @Test func theUnsyncedCountIsRightWithoutASession() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            let unsynced = { () async throws -> Double? in try await a.status("p")?["unsynced_changes"]?.numberValue }
+            #expect(try await a.ctl(["pause", "p"]).status == 0)
+            _ = try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('o1', 'c', 1.0)")
+            #expect(try await a.status("p")?["state"]?.stringValue == "paused")
+            #expect(try await unsynced() == 1, "paused")
+            // Paused since the start: the store is read from its file.
+            await a.stop()
+            try await a.start()
+            _ = try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('o2', 'c', 2.0)")
+            #expect(try await a.status("p")?["state"]?.stringValue == "paused")
+            #expect(try await unsynced() == 2, "paused since the start")
+            // Offline: the server is gone.
+            #expect(try await a.ctl(["resume", "p"]).status == 0)
+            try await a.waitSynced("p")
+            await cluster.stopServer()
+            _ = try await eventually("p offline", timeout: .seconds(30)) { () -> Bool? in
+                try await a.status("p")?["state"]?.stringValue == "offline" ? true : nil
+            }
+            _ = try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('o3', 'c', 3.0)")
+            #expect(try await unsynced() == 1, "offline")
+        }
+    }
 }
+

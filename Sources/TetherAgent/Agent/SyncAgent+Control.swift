@@ -9,6 +9,12 @@ extension SyncAgent: ControlHandler {
     public func handle(_ request: ControlRequest) async -> ControlResponse {
         switch request.command {
         case .status:
+            for controller in controllers.values {
+                switch await controller.status.state {
+                case .offline, .paused, .stopped, .resetPending, .connecting: await controller.recountWithoutSession()
+                case .syncing, .synced, .resetting: break  // the session (or the reset) keeps them current
+                }
+            }
             return .success(["partitions": .array(await statuses().map(\.json)), "connection": connectionJSON()])
         case .metrics:
             return .success(["text": .string(await metricsExposition())])

@@ -264,6 +264,23 @@ extension PartitionController {
         }
     }
 
+    /// Without a running session (offline, paused, stopped, waiting for a reset) nothing
+    /// re-reads the counts after an application's commit: a status request does, so
+    /// `tetherctl status` never shows `0` unsynced changes for a store that holds some. A store
+    /// the agent has not opened (a partition paused since the start) is read from its file.
+    func recountWithoutSession() async {
+        if store != nil { return await recount() }
+        let path = settings.storePath
+        guard FileManager.default.fileExists(atPath: path),
+            let metadata = try? PartitionStore.metadata(ofStoreAt: path),
+            let pending = try? PartitionStore.pendingChangeCount(ofStoreAt: path)
+        else { return }
+        updateFigures {
+            $0.serverVersion = metadata.serverVersion.version
+            $0.unsyncedChanges = pending
+        }
+    }
+
     /// Re-reads the store's version and unsynced count; clears the reset-cycle marker once the
     /// server has acknowledged everything a reset recovered.
     func refreshCounts() async throws {
