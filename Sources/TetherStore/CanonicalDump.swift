@@ -104,15 +104,6 @@ extension PartitionStore {
     /// The canonical dump of the Tether store file at `path` (e.g. a backup), using the schema
     /// recorded in it. The file is opened read-only.
     public static func canonicalDump(ofStoreAt path: String) throws(StoreError) -> String {
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
-            defer { try? queue.close() }
-            return try queue.read { db in
-                guard try MetaTable.exists(db) else { throw StoreError.notAStore(path: path) }
-                return try CanonicalDump.dump(db, schema: MetaTable.recordedSchema(db, path: path))
-            }
-        } catch {
-            throw StoreError.wrap(error, path: path)
-        }
+        try readStoreFile(at: path) { db in try CanonicalDump.dump(db, schema: MetaTable.recordedSchema(db, path: path)) }
     }
 }

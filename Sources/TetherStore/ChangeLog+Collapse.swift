@@ -24,26 +24,17 @@ extension ChangeLog {
         try dropRowIndex(db)  // entries in the middle of the log are rewritten below
         // The net entry of every such row, written to the second temporary table while the
         // log is read (the log itself is changed only once the read is over).
+        let insert = try db.makeStatement(sql: "INSERT INTO temp._tether_collapse_net (seq, kind, cols) VALUES (?, ?, ?)")
         let rows = try Row.fetchCursor(db, sql: """
             SELECT l.seq, l.tbl, l.pk, l.kind, l.cols FROM main._tether_log AS l
             WHERE l.seq > ? AND EXISTS (SELECT 1 FROM temp._tether_collapse_rows AS r WHERE r.tbl = l.tbl AND r.pk = l.pk)
             ORDER BY l.tbl, l.pk, l.seq
             """, arguments: [after])
-        let insert = try db.makeStatement(sql: "INSERT INTO temp._tether_collapse_net (seq, kind, cols) VALUES (?, ?, ?)")
-        var group: [LogEntry] = []
-        func flush() throws {
-            guard let last = group.last, let net = LogEntry.net(group, row: nil) else { return }
-            // `net` without a row carries no values; its kind and columns come from the entries.
-            let columns = net.kind == .update ? LogEntry.columnList(Self.netColumns(group)) : nil
+        try forEachRow(rows) { group in
+            guard let last = group.last, let net = LogEntry.fold(group) else { return }
+            let columns = net.kind == .update ? LogEntry.columnList(net.fields.keys.sorted()) : nil
             try insert.execute(arguments: [last.seq, net.kind.rawValue, columns])
-            group.removeAll(keepingCapacity: true)
         }
-        while let row = try rows.next() {
-            guard let entry = LogEntry(row) else { continue }
-            if let first = group.first, first.row != entry.row { try flush() }
-            group.append(entry)
-        }
-        try flush()
         try db.execute(sql: """
             DELETE FROM main._tether_log
             WHERE seq > ? AND seq NOT IN (SELECT seq FROM temp._tether_collapse_net)
@@ -57,18 +48,5 @@ extension ChangeLog {
             WHERE seq IN (SELECT seq FROM temp._tether_collapse_net)
             """)
         return removed
-    }
-
-    /// The columns of a net update of one row's entries: those of the updates after the row's
-    /// last insert or delete (an update after a delete changes nothing, ``RowChange/followed(by:)``).
-    static func netColumns(_ entries: [LogEntry]) -> [String] {
-        var columns: Set<String> = []
-        for entry in entries {
-            switch entry.kind {
-            case .update: columns.formUnion(entry.columns)
-            case .insert, .delete: columns.removeAll()
-            }
-        }
-        return columns.sorted()
     }
 }

@@ -24,14 +24,9 @@ extension ChangeLog {
 
     /// The entries of one row, in seq order, from the index ``syncRowIndex(_:)`` brought up to date.
     static func entries(_ db: Database, of row: LoggedRow) throws -> [LogEntry] {
-        let rows = try Row.fetchCursor(
+        try entries(Row.fetchCursor(
             db.cachedStatement(sql: "SELECT seq, tbl, pk, kind, cols FROM temp._tether_log_rows WHERE tbl = ? AND pk = ? ORDER BY seq"),
-            arguments: [row.table, row.key.databaseValue])
-        var result: [LogEntry] = []
-        while let row = try rows.next() {
-            if let entry = LogEntry(row) { result.append(entry) }
-        }
-        return result
+            arguments: [row.table, row.key.databaseValue]))
     }
 
     /// Forgets the index (the log was rewritten in the middle); the next use builds it again.

@@ -31,14 +31,34 @@ enum ChangeLog {
     /// Up to `limit` entries with `seq > after`, in seq order (unreadable entries, not written
     /// by the triggers, are skipped).
     static func entries(_ db: Database, after: Int64, limit: Int) throws -> [LogEntry] {
-        let rows = try Row.fetchCursor(
+        try entries(Row.fetchCursor(
             db.cachedStatement(sql: "SELECT seq, tbl, pk, kind, cols FROM _tether_log WHERE seq > ? ORDER BY seq LIMIT ?"),
-            arguments: [after, limit])
+            arguments: [after, limit]))
+    }
+
+    /// The readable entries of `rows` (columns `seq, tbl, pk, kind, cols`), in their order;
+    /// entries the triggers did not write are skipped.
+    static func entries(_ rows: RowCursor) throws -> [LogEntry] {
         var result: [LogEntry] = []
         while let row = try rows.next() {
             if let entry = LogEntry(row) { result.append(entry) }
         }
         return result
+    }
+
+    /// Calls `body` with each run of readable entries of one row in `rows` (sorted by table
+    /// and key), holding one row's entries at a time.
+    static func forEachRow(_ rows: RowCursor, _ body: ([LogEntry]) throws -> Void) throws {
+        var group: [LogEntry] = []
+        while let row = try rows.next() {
+            guard let entry = LogEntry(row) else { continue }
+            if let first = group.first, first.row != entry.row {
+                try body(group)
+                group.removeAll(keepingCapacity: true)
+            }
+            group.append(entry)
+        }
+        if !group.isEmpty { try body(group) }
     }
 
     /// The entries with `seq > after` as changes carrying the rows' values now (an insert every
@@ -99,19 +119,9 @@ enum ChangeLog {
     /// memory) without holding more than one row's entries. Entries `body` appends (with
     /// higher seqs) are not visited.
     static func forEachRow(_ db: Database, through: Int64, _ body: ([LogEntry]) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db, sql: """
+        try forEachRow(Row.fetchCursor(db, sql: """
             SELECT seq, tbl, pk, kind, cols FROM _tether_log WHERE seq <= ? ORDER BY tbl, pk, seq
-            """, arguments: [through])
-        var group: [LogEntry] = []
-        while let row = try rows.next() {
-            guard let entry = LogEntry(row) else { continue }
-            if let first = group.first, first.row != entry.row {
-                try body(group)
-                group.removeAll(keepingCapacity: true)
-            }
-            group.append(entry)
-        }
-        if !group.isEmpty { try body(group) }
+            """, arguments: [through]), body)
     }
 
     /// Drops the entries with `seq <= through` (integrated by the server): one range delete.
@@ -178,9 +188,17 @@ struct RowValues {
     mutating func values(_ db: Database, _ table: String, _ key: RowKey) throws -> (row: [String: FieldValue]?, held: [String: FieldValue]?) {
         let id = LoggedRow(table: table, key: key)
         if let cached = cache[id] { return cached }
-        let row = try schema.table(table).flatMap { try RowWriter.fetch(db, $0, key: key) }
-        let values = (row: row, held: row == nil ? try HeldValues.fields(db, id) : nil)
+        let values = try Self.current(db, schema.table(table), id)
         cache[id] = values
         return values
+    }
+
+    /// The row's value columns now (nil when it does not exist or `table` is nil), and when it
+    /// does not exist, what ``HeldValues`` kept for it.
+    static func current(
+        _ db: Database, _ table: TableSchema?, _ id: LoggedRow
+    ) throws -> (row: [String: FieldValue]?, held: [String: FieldValue]?) {
+        let row = try table.flatMap { try RowWriter.fetch(db, $0, key: id.key) }
+        return (row, row == nil ? try HeldValues.fields(db, id) : nil)
     }
 }

@@ -112,10 +112,7 @@ enum InternalMigrations {
             }
             for (key, fields) in held { try HeldValues.hold(db, LoggedRow(table: table.name, key: key), fields: fields) }
         }
-        let triggers = try String.fetchAll(
-            db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND substr(name, 1, ?) = ?",
-            arguments: [StoreSQL.triggerPrefix.count, StoreSQL.triggerPrefix])
-        for name in triggers { try db.execute(sql: "DROP TRIGGER \(StoreSQL.quote(name))") }
+        try PartitionStore.dropCaptureTriggers(db)
         try db.execute(sql: "DROP TABLE _tether_change_fields; DROP TABLE _tether_changes")
         if let meta, let schema {
             try PartitionStore.installTriggers(db, schema: schema, partition: meta["partition"])

@@ -27,14 +27,6 @@ struct LogEntry: Sendable, Hashable {
         columns = kind == .update ? Self.columns(list) : []
     }
 
-    init(seq: Int64, table: String, key: RowKey, kind: RowChange.Kind, columns: [String] = []) {
-        self.seq = seq
-        self.table = table
-        self.key = key
-        self.kind = kind
-        self.columns = columns
-    }
-
     /// The change to upload with the row's values now (`row`: its value columns, nil when it no
     /// longer exists; `held`: what ``HeldValues`` kept for it then): an insert carries every
     /// column, an update its changed ones. Nil for an insert or update of a row that no longer
@@ -56,13 +48,20 @@ struct LogEntry: Sendable, Hashable {
     /// row that no longer exists gives a net update the values held for it (``HeldValues``),
     /// and a net insert none.
     static func net(_ entries: [LogEntry], row: [String: FieldValue]?, held: [String: FieldValue]? = nil) -> RowChange? {
-        guard var net = entries.first.map(\.placeholder) else { return nil }
-        for entry in entries.dropFirst() { net = net.followed(by: entry.placeholder) }
+        guard let net = fold(entries) else { return nil }
         switch net.kind {
         case .delete: return net
         case .insert: return RowChange(table: net.table, key: net.key, kind: .insert, fields: row ?? [:])
         case .update: return .update(net.table, net.key, (row ?? held ?? [:]).filter { net.fields[$0.key] != nil })
         }
+    }
+
+    /// The net kind of one row's entries (in seq order) by ``RowChange/followed(by:)``, its
+    /// fields naming the columns of a net update (their values unknown: `null`); nil for none.
+    static func fold(_ entries: [LogEntry]) -> RowChange? {
+        guard var net = entries.first.map(\.placeholder) else { return nil }
+        for entry in entries.dropFirst() { net = net.followed(by: entry.placeholder) }
+        return net
     }
 
     /// The entry as a change whose fields name its columns (values unknown): what

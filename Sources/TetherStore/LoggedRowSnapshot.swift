@@ -8,6 +8,8 @@ import TetherProtocol
 /// from here. Costs disk (SQLite's temporary files) in proportion to the rows with unsynced
 /// changes, not memory.
 struct LoggedRowSnapshot {
+    /// The last seq of the log the copies cover.
+    let through: Int64
     private let tables: [String: TableSchema]
 
     /// Copies the logged rows of every table of `schema` that exists in the store.
@@ -26,7 +28,7 @@ struct LoggedRowSnapshot {
             try db.execute(sql: "CREATE UNIQUE INDEX temp.\(StoreSQL.quote(copy + "_pk")) ON \(StoreSQL.quote(copy)) (\(pk))")
             tables[table.name] = table
         }
-        return LoggedRowSnapshot(tables: tables)
+        return LoggedRowSnapshot(through: through, tables: tables)
     }
 
     /// The row's value columns before the rewrite, or nil when it did not exist.

@@ -107,8 +107,7 @@ extension PartitionStore {
             return
         }
         let id = LoggedRow(table: change.table, key: change.key)
-        let row = try RowWriter.fetch(db, table, key: change.key)
-        let held = row == nil ? try HeldValues.fields(db, id) : nil
+        let (row, held) = try RowValues.current(db, table, id)
         // The local net change with its values: the row's own, or those held since the server
         // deleted the row.
         let local = LogEntry.net(pending, row: row, held: held)

@@ -52,14 +52,8 @@ extension PartitionStore {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError.io(path: path, operation: "open", errno: ENOENT)
         }
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
-            defer { try? queue.close() }
-            let problems = try queue.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
-            return problems == ["ok"] ? [] : problems
-        } catch {
-            throw StoreError.wrap(error, path: path)
-        }
+        let problems = try readFile(at: path) { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        return problems == ["ok"] ? [] : problems
     }
 }
 

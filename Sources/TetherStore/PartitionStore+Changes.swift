@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import TetherProtocol
 
@@ -35,33 +36,22 @@ extension PartitionStore {
     /// The pending changes recorded in another store file, e.g. the backup taken at the start
     /// of a client reset, with that file's rows' values. The file is opened read-only.
     public static func pendingChanges(ofStoreAt path: String) throws(StoreError) -> [LoggedChange] {
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
-            defer { try? queue.close() }
-            return try queue.read { db in
-                guard try MetaTable.exists(db) else { throw StoreError.notAStore(path: path) }
-                let schema = try MetaTable.recordedSchema(db, path: path)
-                return try ChangeLog.read(db, schema: schema, after: 0, limit: Int.max)?.changes ?? []
-            }
-        } catch {
-            throw StoreError.wrap(error, path: path)
+        try readStoreFile(at: path) { db in
+            let schema = try MetaTable.recordedSchema(db, path: path)
+            return try ChangeLog.read(db, schema: schema, after: 0, limit: Int.max)?.changes ?? []
         }
     }
 
-    /// The number of pending log entries in another store file, opened read-only (a store the
-    /// agent has not opened yet, e.g. of a partition paused since the daemon started). A store
-    /// an earlier release wrote and this one has not converted yet is counted in its own log.
-    public static func pendingChangeCount(ofStoreAt path: String) throws(StoreError) -> Int {
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
-            defer { try? queue.close() }
-            return try queue.read { db in
-                guard try MetaTable.exists(db) else { throw StoreError.notAStore(path: path) }
-                let log = try db.tableExists("_tether_log") ? "_tether_log" : "_tether_changes"
-                return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(log)") ?? 0
-            }
-        } catch {
-            throw StoreError.wrap(error, path: path)
+    /// The metadata and the number of pending log entries of another store file, in one
+    /// read-only open (a store the agent has not opened yet, e.g. of a partition paused since
+    /// the daemon started), or nil when there is no store there. A store an earlier release
+    /// wrote and this one has not converted yet is counted in its own log.
+    public static func syncFigures(ofStoreAt path: String) throws(StoreError) -> (metadata: StoreMetadata, pending: Int)? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try readStoreFile(at: path) { db in
+            guard let metadata = try MetaTable.fetch(db) else { return nil }
+            let log = try db.tableExists("_tether_log") ? "_tether_log" : "_tether_changes"
+            return (metadata, try Int.fetchOne(db, sql: "SELECT count(*) FROM \(log)") ?? 0)
         }
     }
 
@@ -100,5 +90,25 @@ extension PartitionStore {
         config.readonly = true
         config.busyMode = .timeout(busyTimeout)
         return config
+    }
+
+    /// Runs `body` in one read of the SQLite file at `path`, opened read-only for it and closed
+    /// after (a backup, a staging copy, a store the agent has not opened); errors name the file.
+    static func readFile<T>(at path: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
+            defer { try? queue.close() }
+            return try queue.read(body)
+        } catch {
+            throw StoreError.wrap(error, path: path)
+        }
+    }
+
+    /// ``readFile(at:_:)`` of a Tether store: `notAStore` when the file has no `_tether_meta`.
+    static func readStoreFile<T>(at path: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        try readFile(at: path) { db in
+            guard try MetaTable.exists(db) else { throw StoreError.notAStore(path: path) }
+            return try body(db)
+        }
     }
 }

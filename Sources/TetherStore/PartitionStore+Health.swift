@@ -18,16 +18,7 @@ extension PartitionStore {
     public static func isEmptyDatabase(path: String) throws(StoreError) -> Bool {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
         if size == 0 { return true }
-        do {
-            var config = Configuration()
-            config.readonly = true
-            config.busyMode = .timeout(busyTimeout)
-            let queue = try DatabaseQueue(path: path, configuration: config)
-            defer { try? queue.close() }
-            return try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 }
-        } catch {
-            throw StoreError.wrap(error, path: path)
-        }
+        return try readFile(at: path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 }
     }
 
     /// `PRAGMA quick_check`: the problems found, empty when the file is sound. Cheaper than

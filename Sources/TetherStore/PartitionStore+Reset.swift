@@ -84,7 +84,7 @@ extension PartitionStore {
                         ? try StoreRewriter.rewrite(db, schema: target, source: &source)
                         : try StoreRewriter.rewrite(db, schema: target, attached: StoreRewriter.stagingSchema)
                     let recovery = try snapshot.map {
-                        try RecoveryReplayer.replayLogged(db, schema: target, through: loggedThrough ?? 0, snapshot: $0)
+                        try RecoveryReplayer.replayLogged(db, schema: target, snapshot: $0)
                     } ?? localChanges.map {
                         try RecoveryReplayer.replay(db, schema: target, changes: $0)
                     }

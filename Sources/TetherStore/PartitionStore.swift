@@ -81,11 +81,8 @@ public final class PartitionStore: Sendable {
                 // A store a later release converted is left as it is (its triggers and log are
                 // not this release's).
                 let migrator = InternalMigrations.migrator
-                if try migrator.hasBeenSuperseded(db) {
-                    let known = Set(migrator.migrations)
-                    let unknown = try migrator.appliedIdentifiers(db).filter { !known.contains($0) }.sorted()
-                    throw StoreError.writtenByNewerRelease(path: path, migrations: unknown)
-                }
+                let unknown = try migrator.appliedIdentifiers(db).subtracting(migrator.migrations)
+                if !unknown.isEmpty { throw StoreError.writtenByNewerRelease(path: path, migrations: unknown.sorted()) }
             }
             try InternalMigrations.migrator.migrate(pool)
             try await pool.write { db in
@@ -110,17 +107,8 @@ public final class PartitionStore: Sendable {
     /// The schema recorded in the store at `path`, or nil when there is no Tether store there.
     public static func recordedSchema(path: String) throws(StoreError) -> Schema? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        do {
-            var config = Configuration()
-            config.readonly = true
-            config.busyMode = .timeout(busyTimeout)
-            let queue = try DatabaseQueue(path: path, configuration: config)
-            defer { try? queue.close() }
-            return try queue.read { db in
-                try MetaTable.exists(db) ? try MetaTable.recordedSchema(db, path: path) : nil
-            }
-        } catch {
-            throw StoreError.wrap(error, path: path)
+        return try readFile(at: path) { db in
+            try MetaTable.exists(db) ? try MetaTable.recordedSchema(db, path: path) : nil
         }
     }
 
@@ -128,16 +116,7 @@ public final class PartitionStore: Sendable {
     /// copy, a backup), or nil when there is no Tether store there.
     public static func metadata(ofStoreAt path: String) throws(StoreError) -> StoreMetadata? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        do {
-            var config = Configuration()
-            config.readonly = true
-            config.busyMode = .timeout(busyTimeout)
-            let queue = try DatabaseQueue(path: path, configuration: config)
-            defer { try? queue.close() }
-            return try queue.read { db in try MetaTable.exists(db) ? try MetaTable.fetch(db) : nil }
-        } catch {
-            throw StoreError.wrap(error, path: path)
-        }
+        return try readFile(at: path) { db in try MetaTable.exists(db) ? try MetaTable.fetch(db) : nil }
     }
 
     /// Closes the agent's connections. The store must not be used afterwards.

@@ -49,16 +49,16 @@ enum RecoveryReplayer {
         return report
     }
 
-    /// Replays the change log's own entries (seq ≤ `through`) one row at a time, without reading
+    /// Replays the change log's own entries (seq ≤ `snapshot.through`) one row at a time, without reading
     /// the log into memory (a reset's recovery of many unsynced changes), then drops them: the
     /// kept changes are logged again with new seqs. The log holds no values: each row's local
     /// values come from `snapshot`, taken before the rewrite. A change that does not fit the
     /// schema throws as in ``replay(_:schema:changes:)``, and the caller's transaction rolls
     /// back what was replayed before it. Rows replay in table and key order (rows are
     /// independent).
-    static func replayLogged(_ db: Database, schema: Schema, through: Int64, snapshot: LoggedRowSnapshot) throws -> RecoveryReport {
+    static func replayLogged(_ db: Database, schema: Schema, snapshot: LoggedRowSnapshot) throws -> RecoveryReport {
         var report = RecoveryReport()
-        try ChangeLog.forEachRow(db, through: through) { entries in
+        try ChangeLog.forEachRow(db, through: snapshot.through) { entries in
             report.localChanges += entries.count
             guard let first = entries.first else { return }
             let row = try snapshot.values(db, first.table, first.key)
@@ -73,7 +73,7 @@ enum RecoveryReplayer {
             }
             try replay(try ChangeValidator.change(net, in: schema), db: db, schema: schema, report: &report)
         }
-        try ChangeLog.trim(db, through: through)
+        try ChangeLog.trim(db, through: snapshot.through)
         return report
     }
 

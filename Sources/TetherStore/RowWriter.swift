@@ -32,11 +32,6 @@ enum RowWriter {
         return fields
     }
 
-    static func exists(_ db: Database, _ table: TableSchema, key: RowKey) throws -> Bool {
-        let sql = "SELECT 1 FROM \(StoreSQL.quote(table.name)) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
-        return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: [key.databaseValue]) != nil
-    }
-
     static func insert(_ db: Database, _ table: TableSchema, key: RowKey, fields: [String: FieldValue]) throws {
         let columns = fields.keys.sorted()
         let names = ([table.primaryKey] + columns).map(StoreSQL.quote).joined(separator: ", ")

@@ -270,14 +270,10 @@ extension PartitionController {
     /// the agent has not opened (a partition paused since the start) is read from its file.
     func recountWithoutSession() async {
         if store != nil { return await recount() }
-        let path = settings.storePath
-        guard FileManager.default.fileExists(atPath: path),
-            let metadata = try? PartitionStore.metadata(ofStoreAt: path),
-            let pending = try? PartitionStore.pendingChangeCount(ofStoreAt: path)
-        else { return }
+        guard let figures = try? PartitionStore.syncFigures(ofStoreAt: settings.storePath) else { return }
         updateFigures {
-            $0.serverVersion = metadata.serverVersion.version
-            $0.unsyncedChanges = pending
+            $0.serverVersion = figures.metadata.serverVersion.version
+            $0.unsyncedChanges = figures.pending
         }
     }
 
