@@ -3,8 +3,10 @@ import Glibc
 import Synchronization
 
 /// The one watcher behind every ``StoreChangeNotifier`` of a process: one thread (never a
-/// cooperative one), one inotify descriptor with a watch per store directory, and one wake-up
-/// pipe, whatever the number of stores. Each watched store keeps only its names, its directory's
+/// cooperative one), one inotify descriptor and one wake-up pipe, whatever the number of stores.
+/// A store's directory is watched for its files created, moved in or removed, and the store's
+/// database and `-wal` files for writes: writes to other files in the directory (another
+/// database beside the store, a paused partition's store) do not wake the thread. Each watched store keeps only its names, its directory's
 /// watch, its last commit fingerprint and its re-check schedule; the fingerprint is read on a
 /// connection opened for the read and closed after it (``CommitProbe``).
 ///
@@ -30,6 +32,8 @@ public final class CommitWatchService: Sendable {
         var descriptors: Descriptors?
         var cpuClock: clockid_t?
         var threadsStarted = 0
+        /// How many times the thread woke for file events (for tests).
+        var wakeups = 0
     }
 
     let state = Mutex(State())
@@ -59,11 +63,7 @@ public final class CommitWatchService: Sendable {
                 case .success(let opened): descriptors = opened
                 }
             }
-            // Not IN_CLOSE_WRITE: SQLite opens the `-wal` for writing even on a read-only
-            // connection, so closing the watcher's own read would wake it again. A commit
-            // writes the `-wal` (or, in rollback mode, the database): IN_MODIFY.
-            let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE)
-            let wd = inotify_add_watch(descriptors.inotify, directory, mask)
+            let wd = inotify_add_watch(descriptors.inotify, directory, Self.directoryMask)
             guard wd >= 0 else {
                 let error = errno
                 if state.descriptors == nil { Self.close(descriptors) }
@@ -73,6 +73,12 @@ public final class CommitWatchService: Sendable {
                 WatchedStore(
                     path: path, names: [base, base + "-wal", base + "-journal"], directory: wd, last: initial,
                     continuation: continuation))
+            // After the directory's watch: a `-wal` created from now on is reported by it.
+            if let error = Self.watchFiles(of: id, path: path, in: &state.watches, inotify: descriptors.inotify) {
+                for wd in state.watches.remove(id)?.unused ?? [] { _ = inotify_rm_watch(descriptors.inotify, wd) }
+                if state.descriptors == nil { Self.close(descriptors) }
+                return .failure(StoreError.io(path: path, operation: "inotify_add_watch", errno: error))
+            }
             if state.descriptors == nil {
                 state.descriptors = descriptors
                 state.threadsStarted += 1
@@ -89,9 +95,9 @@ public final class CommitWatchService: Sendable {
     /// anywhere (its sequence's termination calls it too).
     func unwatch(_ id: UInt64) {
         let removed: WatchedStore? = state.withLock { state in
-            guard let (store, unusedDirectory) = state.watches.remove(id) else { return nil }
+            guard let (store, unused) = state.watches.remove(id) else { return nil }
             if let descriptors = state.descriptors {
-                if unusedDirectory { _ = inotify_rm_watch(descriptors.inotify, store.directory) }
+                for wd in unused { _ = inotify_rm_watch(descriptors.inotify, wd) }
                 // The thread recomputes its timeout, or ends with the last store.
                 var byte: UInt8 = 1
                 _ = Glibc.write(descriptors.wakeWrite, &byte, 1)
@@ -113,6 +119,9 @@ public final class CommitWatchService: Sendable {
 
     /// How many threads this service started so far (one at a time).
     var threadsStarted: Int { state.withLock { $0.threadsStarted } }
+
+    /// How many times the thread woke for file events so far.
+    var wakeups: Int { state.withLock { $0.wakeups } }
 
     /// The thread's CPU-time clock (for tests measuring idle cost), once it runs.
     var cpuClock: clockid_t? { state.withLock { $0.cpuClock } }
@@ -141,8 +150,17 @@ public final class CommitWatchService: Sendable {
             if fds[1].revents != 0 { while Glibc.read(descriptors.wakeRead, &drain, drain.count) > 0 {} }
             let events = fds[0].revents != 0 ? readEvents(descriptors.inotify, &buffer) : FileEvents()
             let now = ContinuousClock.now
-            let due = state.withLock { $0.watches.due(after: events, at: now) }
-            for (id, path) in due { check(id, path: path) }
+            let (due, unwatchable) = state.withLock { state in
+                if fds[0].revents != 0 { state.wakeups += 1 }
+                for wd in events.ignored { state.watches.removeWatch(wd) }
+                let unwatchable = state.watches.named(by: events).filter { id, path in
+                    Self.watchFiles(of: id, path: path, in: &state.watches, inotify: descriptors.inotify) != nil
+                }
+                return (state.watches.due(after: events, at: now), unwatchable)
+            }
+            // A store whose new files cannot be watched ends its sequence rather than go silent.
+            for (id, _) in unwatchable { unwatch(id) }
+            for (id, path) in due where !unwatchable.contains(where: { $0.0 == id }) { check(id, path: path) }
         }
     }
 
@@ -199,11 +217,41 @@ public final class CommitWatchService: Sendable {
                     if length > 0 {
                         let nameBytes = raw[(offset + header)..<(offset + header + length)].prefix { $0 != 0 }
                         events.names[wd, default: []].insert(String(decoding: nameBytes, as: UTF8.self))
+                    } else if mask & UInt32(IN_IGNORED) != 0 {
+                        events.ignored.insert(wd)
+                    } else if mask & UInt32(IN_MODIFY) != 0 {
+                        events.written.insert(wd)
                     }
                     offset += header + length
                 }
             }
         }
+    }
+
+    // MARK: Watches
+
+    /// A store's directory: its files created, moved in (a store replaced by a rename) and
+    /// removed. Not `IN_MODIFY`, which would report every write to every file beside the store.
+    static let directoryMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE)
+    /// A store's database and `-wal`: a commit writes the `-wal` (in rollback mode, the
+    /// database). Not `IN_CLOSE_WRITE`: SQLite opens the `-wal` for writing even on a read-only
+    /// connection, so closing the watcher's own read would wake it again.
+    static let fileMask = UInt32(IN_MODIFY)
+
+    /// Watches the store's database and `-wal` as they are now (either may be missing: a file is
+    /// watched when the directory reports it created; a file already watched keeps its
+    /// descriptor), under the service's lock. Returns the error of a watch that failed otherwise
+    /// (no more watches allowed, no access).
+    private static func watchFiles(of id: UInt64, path: String, in watches: inout WatchTable, inotify: Int32) -> Int32? {
+        for file in [path, path + "-wal"] {
+            let wd = inotify_add_watch(inotify, file, fileMask)
+            if wd >= 0 {
+                watches.addFile(wd, to: id)
+            } else if errno != ENOENT {
+                return errno
+            }
+        }
+        return nil
     }
 
     // MARK: Descriptors

@@ -11,18 +11,39 @@ enum StoreSQL {
         "'" + String(text.flatMap { $0 == "'" ? ["'", "'"] : [$0] }) + "'"
     }
 
-    /// The CHECK expression a column's values must satisfy (docs/contract.md: Partitions and stores types; `boolean` is 0/1).
+    /// The CHECK expression a column's values must satisfy (docs/contract.md: Partitions and
+    /// stores types; `boolean` is 0/1), written with comparisons rather than `typeof()`: SQLite
+    /// orders values NULL < numbers < text < blobs, and the column's affinity has already
+    /// converted what converts losslessly, so a comparison says the storage class without a
+    /// function call per value (docs/store.md, *Layout*). NULL passes (the result is NULL): a
+    /// column that is not nullable refuses it with `NOT NULL`.
+    /// Tables created by release 0.1 keep their `typeof()` form; the two accept and refuse the
+    /// same values (StoreSQLTests).
     static func check(_ column: ColumnSchema) -> String {
         let c = quote(column.name)
-        let typeCheck: String
         switch column.type {
-        case .integer: typeCheck = "typeof(\(c)) = 'integer'"
-        case .real: typeCheck = "typeof(\(c)) = 'real'"
-        case .text: typeCheck = "typeof(\(c)) = 'text'"
-        case .blob: typeCheck = "typeof(\(c)) = 'blob'"
-        case .boolean: typeCheck = "typeof(\(c)) = 'integer' AND \(c) IN (0, 1)"
+        // An integer equals itself cast to an integer; a real the affinity left as it is (1.5,
+        // 1e30), text and blobs do not.
+        case .integer: return "\(c) = CAST(\(c) AS INTEGER)"
+        case .real: return "\(c) < ''"
+        case .text: return "\(c) >= '' AND \(c) < x''"
+        case .blob: return "\(c) >= x''"
+        case .boolean: return "\(c) IN (0, 1)"
         }
-        return column.nullable ? "\(c) IS NULL OR (\(typeCheck))" : typeCheck
+    }
+
+    /// The name of a column's CHECK constraint, which SQLite puts in the error an application
+    /// gets for a value of another type: `CHECK constraint failed: total must be real`.
+    static func checkName(_ column: ColumnSchema) -> String {
+        let what: String
+        switch column.type {
+        case .integer: what = "an integer"
+        case .real: what = "real"
+        case .text: what = "text"
+        case .blob: what = "a blob"
+        case .boolean: what = "0 or 1"
+        }
+        return "\(column.name) must be \(what)\(column.nullable ? " or NULL" : "")"
     }
 
     /// One column definition of `CREATE TABLE` / `ALTER TABLE … ADD COLUMN`.
@@ -30,7 +51,7 @@ enum StoreSQL {
         var parts = [quote(column.name), column.type.sqliteType]
         if !column.nullable { parts.append("NOT NULL") }
         if isPrimaryKey { parts.append("PRIMARY KEY") }
-        parts.append("CHECK (\(check(column)))")
+        parts.append("CONSTRAINT \(quote(checkName(column))) CHECK (\(check(column)))")
         return parts.joined(separator: " ")
     }
 

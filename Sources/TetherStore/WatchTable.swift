@@ -5,48 +5,82 @@ struct WatchedStore {
     let path: String
     /// The store's file names in its directory: the database, its `-wal` and `-journal`.
     let names: Set<String>
-    /// The inotify watch descriptor of its directory (shared with the stores beside it).
+    /// The inotify watch descriptor of its directory (shared with the stores beside it), which
+    /// reports the store's files created, moved in and removed — not the writes to the files of
+    /// other databases in the directory.
     let directory: Int32
+    /// The watch descriptors of its database file and its `-wal` (writes: `IN_MODIFY`), for the
+    /// files that existed when last looked at (``CommitWatchService`` adds the `-wal`'s when it
+    /// is created).
+    var files: Set<Int32> = []
     /// The fingerprint last read.
     var last: CommitProbe.Fingerprint
     /// While re-checking after an event: the index into `settleDelays` and when the next check is due.
     var settleIndex: Int?
     var settleDeadline: ContinuousClock.Instant?
     let continuation: AsyncStream<StoreCommit>.Continuation
+
+    init(path: String, names: Set<String>, directory: Int32, last: CommitProbe.Fingerprint, continuation: AsyncStream<StoreCommit>.Continuation) {
+        self.path = path
+        self.names = names
+        self.directory = directory
+        self.last = last
+        self.continuation = continuation
+    }
 }
 
-/// The watched stores of a ``CommitWatchService`` and the directories their watches share;
-/// decides which stores to check after an event or at a re-check. Used under the service's lock.
+/// The watched stores of a ``CommitWatchService`` and the watch descriptors they share (a
+/// directory's, or a file's when the same store is watched twice); decides which stores to check
+/// after an event or at a re-check. Used under the service's lock.
 struct WatchTable {
     private var stores: [UInt64: WatchedStore] = [:]
-    /// The stores in each watched directory.
-    private var directories: [Int32: Set<UInt64>] = [:]
+    /// The stores using each watch descriptor (directory or file).
+    private var users: [Int32: Set<UInt64>] = [:]
     private var nextID: UInt64 = 0
 
     var isEmpty: Bool { stores.isEmpty }
     var count: Int { stores.count }
     func contains(_ id: UInt64) -> Bool { stores[id] != nil }
+    func store(_ id: UInt64) -> WatchedStore? { stores[id] }
 
     mutating func add(_ store: WatchedStore) -> UInt64 {
         nextID += 1
         stores[nextID] = store
-        directories[store.directory, default: []].insert(nextID)
+        for wd in store.files.union([store.directory]) { users[wd, default: []].insert(nextID) }
         return nextID
     }
 
-    /// Removes a store; also says whether its directory's watch has no store left.
-    mutating func remove(_ id: UInt64) -> (WatchedStore, directoryUnused: Bool)? {
+    /// Records that store `id` watches a file through `wd` (a descriptor it may hold already).
+    mutating func addFile(_ wd: Int32, to id: UInt64) {
+        guard stores[id] != nil else { return }
+        stores[id]?.files.insert(wd)
+        users[wd, default: []].insert(id)
+    }
+
+    /// Forgets a watch the kernel removed (`IN_IGNORED`: its file is gone).
+    mutating func removeWatch(_ wd: Int32) {
+        guard let ids = users.removeValue(forKey: wd) else { return }
+        for id in ids { stores[id]?.files.remove(wd) }
+    }
+
+    /// Removes a store; also returns the watch descriptors no other store uses any more.
+    mutating func remove(_ id: UInt64) -> (WatchedStore, unused: [Int32])? {
         guard let store = stores.removeValue(forKey: id) else { return nil }
-        directories[store.directory]?.remove(id)
-        let unused = directories[store.directory]?.isEmpty ?? true
-        if unused { directories[store.directory] = nil }
+        var unused: [Int32] = []
+        for wd in store.files.union([store.directory]) {
+            users[wd]?.remove(id)
+            if users[wd]?.isEmpty ?? true {
+                users[wd] = nil
+                unused.append(wd)
+            }
+        }
         return (store, unused)
     }
 
     mutating func removeAll() -> [WatchedStore] {
         defer {
             stores = [:]
-            directories = [:]
+            users = [:]
         }
         return Array(stores.values)
     }
@@ -54,15 +88,24 @@ struct WatchTable {
     /// The earliest re-check due, if any.
     var nextDeadline: ContinuousClock.Instant? { stores.values.compactMap(\.settleDeadline).min() }
 
-    /// The stores to check now: those whose files the events name (their re-checks start
-    /// over), and those whose next re-check is due (their schedule advances).
+    /// The stores whose own files a directory event names (created, moved in or removed): their
+    /// file watches are renewed.
+    func named(by events: FileEvents) -> [(UInt64, String)] {
+        stores.compactMap { id, store in
+            let named = events.names[store.directory].map { !$0.isDisjoint(with: store.names) } ?? false
+            return named ? (id, store.path) : nil
+        }
+    }
+
+    /// The stores to check now: those whose files the events name or were written (their
+    /// re-checks start over), and those whose next re-check is due (their schedule advances).
     mutating func due(after events: FileEvents, at now: ContinuousClock.Instant) -> [(UInt64, String)] {
         let delays = CommitWatchService.settleDelays
         var due: [(UInt64, String)] = []
         for (id, store) in stores {
             var store = store
             let named = events.names[store.directory].map { !$0.isDisjoint(with: store.names) } ?? false
-            if named || events.overflowed {
+            if named || !events.written.isDisjoint(with: store.files) || events.overflowed {
                 store.settleIndex = 0
                 store.settleDeadline = now.advanced(by: .milliseconds(delays[0]))
             } else if let index = store.settleIndex, let deadline = store.settleDeadline, deadline <= now {
@@ -90,8 +133,12 @@ struct WatchTable {
 
 /// What one drain of the inotify queue reported.
 struct FileEvents {
-    /// Names created, written or removed, by watch descriptor (directory).
+    /// Names created, moved in or removed, by watch descriptor (directory).
     var names: [Int32: Set<String>] = [:]
+    /// The file watches whose files were written.
+    var written: Set<Int32> = []
+    /// The file watches the kernel removed (their files are gone).
+    var ignored: Set<Int32> = []
     /// The queue overflowed: any store may have changed.
     var overflowed = false
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Glibc
 import Testing
 import TetherTestSupport
@@ -110,6 +111,57 @@ import TetherTestSupport
         }
         try first.close()
         try second.close()
+    }
+
+    /// Only the store's own files are watched for writes: an application writing another
+    /// database in the same directory (or a paused partition's store) does not wake the thread.
+    @Test func writesToAnotherDatabaseBesideTheStoreDoNotWakeTheWatcher() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-watch")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let other = dir.appending("other.sqlite")
+        #expect(try await sqlite3(other, "PRAGMA journal_mode = WAL; CREATE TABLE t (x)").status == 0)
+        let service = CommitWatchService()
+        let notifier = try StoreChangeNotifier(path: store.path, service: service)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let notices = consume(notifier, in: &group)
+            // 100 commits of ~40 KiB each: hundreds of writes to `other.sqlite-wal`.
+            let script = (1...100).map { _ in "BEGIN; INSERT INTO t SELECT randomblob(400) FROM generate_series(1, 100); COMMIT;" }
+            #expect(try await sqlite3(other, script.joined(separator: "\n")).status == 0)
+            // Its `-wal` and `-shm` created and removed by the one sqlite3 process: a few wake-ups.
+            #expect(service.wakeups < 10, "woke \(service.wakeups) times for another database's writes")
+            #expect(notices.count == 0)
+            let before = service.wakeups
+            #expect(try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'x', NULL)").status == 0)
+            try await eventually("the store's own commit noticed", timeout: .seconds(2)) { notices.count == 1 }
+            #expect(service.wakeups > before)
+            group.cancelAll()
+        }
+        try store.close()
+    }
+
+    /// A `-wal` the store did not have when watching started is watched once created: a
+    /// connection that stays open and commits again (only writing the `-wal`) is noticed each time.
+    @Test func aWalCreatedAfterWatchingStartedIsWatched() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-watch")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try store.close()
+        // The last connection to close checkpoints the `-wal` and removes it.
+        #expect(try await sqlite3(store.path, "SELECT count(*) FROM items").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: store.path + "-wal"))
+        let service = CommitWatchService()
+        let notifier = try StoreChangeNotifier(path: store.path, service: service)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let notices = consume(notifier, in: &group)
+            let writer = try DatabaseQueue(path: store.path)
+            for round in 1...3 {
+                try await writer.write { db in try db.execute(sql: "INSERT INTO items VALUES (?, 'x', NULL)", arguments: [round]) }
+                try await eventually("commit \(round) noticed", timeout: .seconds(2)) { notices.count == round }
+            }
+            try writer.close()
+            group.cancelAll()
+        }
     }
 
     /// The watcher's reads open and close a connection: as the only connection to the store,

@@ -37,7 +37,7 @@ import TetherTestSupport
         ] {
             let result = try await sqlite3(store.path, bad)
             #expect(result.status != 0, "accepted: \(bad)")
-            #expect(result.stderr.contains("constraint failed"))
+            #expect(result.stderr.contains("constraint failed"), "\(result.stderr)")
         }
         try store.close()
     }

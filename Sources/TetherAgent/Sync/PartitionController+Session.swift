@@ -316,7 +316,11 @@ extension PartitionController {
             if let damage = await uploadPending(session) { return .storeDamaged(damage) }
             if Task.isCancelled { return nil }
         }
-        return nil
+        if Task.isCancelled { return nil }
+        // The watcher ended the sequence (it could not watch the store any more): bind again
+        // rather than stop uploading.
+        log.error("stopped watching the store \(settings.storePath) for commits, binding again")
+        return .retry(nil)
     }
 
     /// Log entries one upload batch holds at most; batches are cut by size first
