@@ -32,19 +32,15 @@ extension PartitionStore {
     /// insert of a row with a pending local insert or delete, are skipped); then the server
     /// version and salt are recorded.
     ///
-    /// Every change is validated against the schema first: a mismatch throws and nothing is applied.
+    /// Each change is read where it arrived (``ChangeRows``) and checked against the schema
+    /// before it is written: a mismatch throws and the transaction — nothing of the download —
+    /// is kept. A row without pending local changes is written in place by ``ChangeRowsWriter``
+    /// (no dictionary per row); a row with some is decoded into a ``RowChange`` for the rules.
     @discardableResult
     public func apply(_ entries: [DownloadEntry]) async throws(StoreError) -> ApplyReport {
         let schema = self.schema
-        var validated = entries
-        for index in validated.indices {
-            for change in validated[index].changeset.changes.indices {
-                validated[index].changeset.changes[change] = try ChangeValidator.change(
-                    validated[index].changeset.changes[change], in: schema)
-            }
-        }
         let path = self.path
-        return try await write { [validated] db in
+        return try await write { db in
             guard let meta = try MetaTable.fetch(db) else { throw StoreError.notAStore(path: path) }
             var report = ApplyReport()
             var current = meta.serverVersion
@@ -53,10 +49,11 @@ extension PartitionStore {
                 // Pending local changes are weighed only when there are some and the download
                 // carries changes (an acknowledgement carries none): then each changed row's log
                 // entries not yet integrated, from the agent's own index of the log.
-                let weighPending = try validated.contains { !$0.changeset.isEmpty } && ChangeLog.hasPending(db)
+                let weighPending = try entries.contains { !$0.changes.isEmpty } && ChangeLog.hasPending(db)
                 if weighPending { try ChangeLog.syncRowIndex(db) }
+                var writer = ChangeRowsWriter(db: db, schema: schema, inserts: .merged)
                 var upserts = WholeRowUpserts()
-                for entry in validated {
+                for entry in entries {
                     guard entry.serverVersion.version > current.version else {
                         report.versionsSkipped += 1
                         continue
@@ -66,12 +63,26 @@ extension PartitionStore {
                         try MetaTable.raiseIntegratedSeq(db, to: entry.integratedClientSeq)
                         integrated = entry.integratedClientSeq
                     }
-                    for change in entry.changeset.changes {
-                        guard let table = schema.table(change.table) else { continue }  // validated above
-                        let pending = weighPending
-                            ? try ChangeLog.entries(db, of: LoggedRow(table: change.table, key: change.key)).filter { $0.seq > integrated }
-                            : []
-                        try Self.applyServerChange(change, table: table, pending: pending, db: db, upserts: &upserts, report: &report)
+                    let rows = entry.changes
+                    writer.begin(rows)
+                    try rows.withCursor { (cursor) throws in
+                        while let (kind, tableIndex, key) = cursor.nextChange() {
+                            var change: RowChange
+                            if weighPending {
+                                change = try writer.decode(kind, table: tableIndex, key: key, &cursor, rows)
+                            } else {
+                                switch try writer.write(kind, table: tableIndex, key: key, &cursor, rows) {
+                                case .applied: report.changesApplied += 1; continue
+                                case .skipped: report.changesSkipped += 1; continue
+                                case .decoded(let decoded): change = decoded
+                                }
+                            }
+                            guard let table = schema.table(change.table) else { continue }  // checked when decoded
+                            let pending = weighPending
+                                ? try ChangeLog.entries(db, of: LoggedRow(table: change.table, key: change.key)).filter { $0.seq > integrated }
+                                : []
+                            try Self.applyServerChange(change, table: table, pending: pending, db: db, upserts: &upserts, report: &report)
+                        }
                     }
                     try MetaTable.setServerVersion(db, entry.serverVersion)
                     current = entry.serverVersion

@@ -12,7 +12,7 @@ extension PartitionStore {
     /// Writes rows of a server state into this store (a staging store a download fills chunk
     /// by chunk), without capturing them. A state row is a whole row: it is written with one
     /// prepared upsert per table, every column bound in schema order straight from the chunk's
-    /// bytes (``StateRowWriter``; a nullable column the row leaves out is null), so a row already
+    /// bytes (``ChangeRowsWriter``; a nullable column the row leaves out is null), so a row already
     /// there — a chunk received twice — becomes the same row again. Each row is checked against
     /// the schema before it is written; a row that does not fit fails the whole chunk. The
     /// capture triggers are dropped while the store fills (a staging store captures nothing) and
@@ -21,8 +21,8 @@ extension PartitionStore {
         let schema = self.schema
         try await write { db in
             try Self.dropCaptureTriggers(db)
-            var writer = StateRowWriter(db: db, schema: schema, rows: rows)
-            try writer.write(rows)
+            var writer = ChangeRowsWriter(db: db, schema: schema, inserts: .wholeRows)
+            try writer.writeStateRows(rows)
         }
     }
 

@@ -72,6 +72,26 @@ enum StoreSQL {
         return "INSERT INTO \(quote(table.name)) (\(columns)) VALUES (\(marks)) ON CONFLICT(\(quote(table.primaryKey))) \(onConflict)"
     }
 
+    /// Writes `columns` of a row (key first, then the columns in the order given): inserted,
+    /// or the existing row's `columns` set (its other columns kept).
+    static func upsertColumns(_ table: TableSchema, _ columns: [ColumnSchema]) -> String {
+        let names = columns.map { quote($0.name) }
+        let marks = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
+        let onConflict = names.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + names.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return "INSERT INTO \(quote(table.name)) (\(([quote(table.primaryKey)] + names).joined(separator: ", "))) VALUES (\(marks)) ON CONFLICT(\(quote(table.primaryKey))) \(onConflict)"
+    }
+
+    /// Sets `columns` of the row (values first, in the order given, then the key).
+    static func updateColumns(_ table: TableSchema, _ columns: [ColumnSchema]) -> String {
+        let assignments = columns.map { "\(quote($0.name)) = ?" }.joined(separator: ", ")
+        return "UPDATE \(quote(table.name)) SET \(assignments) WHERE \(quote(table.primaryKey)) = ?"
+    }
+
+    /// Deletes the row with the key.
+    static func deleteRow(_ table: TableSchema) -> String {
+        "DELETE FROM \(quote(table.name)) WHERE \(quote(table.primaryKey)) = ?"
+    }
+
     static func addColumn(_ column: ColumnSchema, to table: String) -> String {
         "ALTER TABLE \(quote(table)) ADD COLUMN \(columnDefinition(column, isPrimaryKey: false))"
     }

@@ -68,6 +68,38 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
         try store.close()
     }
 
+    /// Rows without pending changes are written in place from the download's bytes: an update
+    /// or a delete that finds no row is counted skipped, everything else applied; a key the
+    /// change also carries as a field must be the change's key.
+    @Test func changesWrittenInPlaceAreCountedAndKeepTheirKey() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let report = try await store.apply([
+            serverEntry(1, [.insert("items", .integer(1), ["name": .text("pen"), "sku": .integer(1)]), .insert("items", .integer(2), ["name": .text("ink")])]),
+            serverEntry(2, [
+                .update("items", .integer(1), ["price": .integer(3)]), .update("items", .integer(9), ["price": .real(1)]),
+                .delete("items", .integer(2)), .delete("items", .integer(8)),
+            ]),
+        ])
+        #expect(report.changesApplied == 4)
+        #expect(report.changesSkipped == 2)
+        #expect(try await store.canonicalDump() == "[items]\ni:1 | name=t:\"pen\" | price=r:3.0\n[orders]\n")
+        await #expect(throws: StoreError.self) {
+            try await store.apply([serverEntry(3, [.insert("items", .integer(5), ["name": .text("cup"), "sku": .integer(6)])])])
+        }
+        // A bad change in a later entry: the earlier entries of the download are not kept either.
+        await #expect(throws: StoreError.self) {
+            try await store.apply([
+                serverEntry(3, [.insert("items", .integer(5), ["name": .text("cup")])]),
+                serverEntry(4, [.update("items", .integer(5), ["price": .text("cheap")])]),
+            ])
+        }
+        #expect(try await store.canonicalDump() == "[items]\ni:1 | name=t:\"pen\" | price=r:3.0\n[orders]\n")
+        #expect(try await store.metadata().serverVersion.version == 2)
+        try store.close()
+    }
+
     @Test(arguments: [
         (RowChange.insert("nope", .integer(1), [:]), "table nope"),
         (.update("items", .integer(1), ["colour": .text("red")]), "items.colour"),

@@ -4,14 +4,23 @@ public struct DownloadEntry: Sendable, Hashable {
     public var serverVersion: ServerVersion
     /// The highest local sequence number of the receiving store integrated at this version.
     public var integratedClientSeq: Int64
-    /// Empty for the receiving store's own changes (the acknowledgement).
-    public var changeset: Changeset
+    /// The changes as received, checked and read in place (``ChangeRows``); empty for the
+    /// receiving store's own changes (the acknowledgement).
+    public var changes: ChangeRows
 
-    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: Changeset = Changeset()) {
+    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changes: ChangeRows) {
         self.serverVersion = serverVersion
         self.integratedClientSeq = integratedClientSeq
-        self.changeset = changeset
+        self.changes = changes
     }
+
+    /// An entry of `changeset`'s changes (tests, and what a caller holding changes sends).
+    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: Changeset = Changeset()) {
+        self.init(serverVersion: serverVersion, integratedClientSeq: integratedClientSeq, changes: ChangeRows(changeset))
+    }
+
+    /// The changes decoded (tests and tools; the store applies ``changes`` in place).
+    public var changeset: Changeset { changes.changeset }
 }
 
 /// A batch of history entries in server order (server → client).

@@ -41,7 +41,7 @@ extension ServerMessage {
                 w.varint(entry.serverVersion.version)
                 w.varint(entry.serverVersion.salt)
                 w.varint(entry.integratedClientSeq)
-                entry.changeset.encode(into: &w)
+                entry.changes.encode(into: &w)
             }
         case .unbound(let session):
             w.byte(MessageType.unbound.rawValue)
@@ -97,7 +97,7 @@ extension ServerMessage {
                 bytesDone: try r.int64("bytes done"), bytesTotal: try r.int64("bytes total"))
             let isLast = try r.bool("last chunk")
             message = .state(StateChunk(
-                session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try StateRows.decode(from: &r)))
+                session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try ChangeRows.decode(from: &r, insertsOnly: true)))
         case .download:
             let session = try r.uint32("session id")
             let latest = try r.int64("latest server version")
@@ -106,7 +106,7 @@ extension ServerMessage {
             for _ in 0..<count {
                 let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
                 let seq = try r.int64("integrated client seq")
-                entries.append(DownloadEntry(serverVersion: version, integratedClientSeq: seq, changeset: try Changeset.decode(from: &r)))
+                entries.append(DownloadEntry(serverVersion: version, integratedClientSeq: seq, changes: try ChangeRows.decode(from: &r, insertsOnly: false)))
             }
             message = .download(Download(session: session, latestServerVersion: latest, entries: entries))
         case .unbound:

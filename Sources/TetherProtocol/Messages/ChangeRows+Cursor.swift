@@ -1,4 +1,4 @@
-extension StateRows {
+extension ChangeRows {
     /// A value read in place: texts and blobs point into the rows' buffer and are valid only
     /// inside ``withCursor(_:)``.
     public enum Value {
@@ -9,9 +9,9 @@ extension StateRows {
         case blob(UnsafeBufferPointer<UInt8>)
     }
 
-    /// Reads the rows in order without copying them: ``nextRow()``, then ``nextField()`` as
-    /// many times as the row's ``fieldsLeft``. The rows were checked when decoded, so reading
-    /// cannot fail.
+    /// Reads the rows in order without copying them: ``nextChange()`` (or ``nextRow()`` for
+    /// state rows), then ``nextField()`` as many times as the change's ``fieldsLeft``. The rows
+    /// were checked when decoded, so reading cannot fail.
     public struct Cursor {
         private let base: UnsafeBufferPointer<UInt8>
         private var offset: Int
@@ -25,20 +25,30 @@ extension StateRows {
             self.rowsLeft = rows
         }
 
-        /// The next row's table (an index into ``StateRows/tables``) and key (an integer or a
-        /// text); nil after the last. Skips any field of the previous row not read.
-        public mutating func nextRow() -> (table: Int, key: Value)? {
+        /// The next change's kind, table (an index into ``ChangeRows/tables``) and key (an
+        /// integer or a text); nil after the last. Skips any field of the previous change not read.
+        public mutating func nextChange() -> (kind: RowChange.Kind, table: Int, key: Value)? {
             while fieldsLeft > 0 { _ = nextField() }
             guard rowsLeft > 0 else { return nil }
             rowsLeft -= 1
-            offset += 1  // the kind: an insert
+            let kind: RowChange.Kind = switch base[offset] {
+            case 0: .insert
+            case 1: .update
+            default: .delete
+            }
+            offset += 1
             let table = Int(varint())
             let key = value()
-            fieldsLeft = Int(varint())
-            return (table, key)
+            fieldsLeft = kind == .delete ? 0 : Int(varint())
+            return (kind, table, key)
         }
 
-        /// The current row's next field: a column (an index into ``StateRows/columns``) and its value.
+        /// The next state row's table and key (``nextChange()`` of rows that are all inserts).
+        public mutating func nextRow() -> (table: Int, key: Value)? {
+            nextChange().map { ($0.table, $0.key) }
+        }
+
+        /// The current change's next field: a column (an index into ``ChangeRows/columns``) and its value.
         public mutating func nextField() -> (column: Int, value: Value) {
             precondition(fieldsLeft > 0, "no field left in this row")
             fieldsLeft -= 1
@@ -92,7 +102,7 @@ extension StateRows {
     }
 }
 
-extension StateRows.Value {
+extension ChangeRows.Value {
     /// The value as a ``FieldValue`` (tests, and checks that need one; the data path binds in place).
     public var fieldValue: FieldValue {
         switch self {

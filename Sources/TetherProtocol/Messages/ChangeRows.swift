@@ -1,10 +1,10 @@
-/// The rows of a state chunk as they travel: the changeset encoding of docs/protocol.md, every
-/// change a whole-row insert. They are checked once, where the message is decoded (the same
-/// limits and rules as any changeset, plus: inserts only), and then read in place — a bootstrap
-/// or a reset writes a million rows without making a dictionary, a `String` or a
-/// ``FieldValue`` per row ( ``Cursor``), and the server builds them from its stored rows
-/// without decoding their values (``StateRowsBuilder``).
-public struct StateRows: Sendable, Hashable {
+/// Changes as they travel: the changeset encoding of docs/protocol.md, checked once where the
+/// message is decoded (the changeset decoder's limits and rules; for a state chunk also: inserts
+/// only) and then read in place — a bootstrap, a reset or a download writes its rows without
+/// making a dictionary, a `String` or a ``FieldValue`` per row (``Cursor``), and the server
+/// builds state chunks from its stored rows without decoding their values
+/// (``StateRowsBuilder``).
+public struct ChangeRows: Sendable, Hashable {
     /// The buffer the rows are in (for a received message, the whole message, shared) and
     /// where in it they are.
     let buffer: [UInt8]
@@ -14,7 +14,7 @@ public struct StateRows: Sendable, Hashable {
     /// The table and column dictionaries: a row names its table, a field its column, by index.
     public let tables: [String]
     public let columns: [String]
-    /// How many rows.
+    /// How many rows (changes).
     public let count: Int
 
     init(buffer: [UInt8], range: Range<Int>, rowsStart: Int, tables: [String], columns: [String], count: Int) {
@@ -26,9 +26,8 @@ public struct StateRows: Sendable, Hashable {
         self.count = count
     }
 
-    /// The rows of a changeset of inserts (tests, and what a caller holding changes sends).
+    /// The changes of a changeset (tests, and what a caller holding changes sends).
     public init(_ changeset: Changeset) {
-        precondition(changeset.changes.allSatisfy { $0.kind == .insert }, "state rows are inserts")
         let bytes = changeset.encoded
         // Valid by construction: the encoder writes what the decoder accepts.
         self = try! Self.decode(bytes)
@@ -38,8 +37,8 @@ public struct StateRows: Sendable, Hashable {
     /// Size of the encoded rows (what progress counts as bytes).
     public var byteCount: Int { range.count }
 
-    /// The rows as a ``Changeset`` of inserts (tests and small tools; the data path reads
-    /// them with a ``Cursor``).
+    /// The rows as a ``Changeset`` (tests, small tools, and a download's changes to rows with
+    /// pending local changes; the data path reads them with a ``Cursor``).
     public var changeset: Changeset {
         // Checked when decoded, by rules stricter than the changeset decoder's.
         try! Changeset.decode(Array(buffer[range]))
@@ -53,15 +52,16 @@ public struct StateRows: Sendable, Hashable {
 
     public func encode(into writer: inout ByteWriter) { writer.raw(buffer[range]) }
 
-    public static func decode(_ bytes: [UInt8]) throws(WireDecodeError) -> StateRows {
+    public static func decode(_ bytes: [UInt8], insertsOnly: Bool = false) throws(WireDecodeError) -> ChangeRows {
         var reader = ByteReader(bytes)
-        let rows = try decode(from: &reader)
+        let rows = try decode(from: &reader, insertsOnly: insertsOnly)
         try reader.expectEnd()
         return rows
     }
 
-    /// Checks the rows where they are in the reader's buffer and keeps them there.
-    static func decode(from reader: inout ByteReader) throws(WireDecodeError) -> StateRows {
+    /// Checks the rows where they are in the reader's buffer and keeps them there; with
+    /// `insertsOnly` (a state chunk's rows), any other kind of change is refused.
+    static func decode(from reader: inout ByteReader, insertsOnly: Bool) throws(WireDecodeError) -> ChangeRows {
         let start = reader.offset
         let tables = try Changeset.names(&reader, "table", limit: ProtocolLimits.maxTables)
         let columns = try Changeset.names(&reader, "column", limit: ProtocolLimits.maxColumns)
@@ -71,12 +71,12 @@ public struct StateRows: Sendable, Hashable {
         // The row in which each column was last set: a field set twice in one row is refused.
         var lastSetIn = [Int](repeating: -1, count: columns.count)
         for row in 0..<count {
-            guard try reader.byte("change kind") == RowChange.Kind.insert.wireValue else {
-                throw .malformed(field: "change kind", reason: "a state row is an insert")
-            }
+            let kind = try RowChange.Kind(wireValue: try reader.byte("change kind"))
+            if insertsOnly, kind != .insert { throw .malformed(field: "change kind", reason: "a state row is an insert") }
             let table = try reader.int("table index", in: 0...max(tables.count - 1, 0))
             guard table < tables.count else { throw .malformed(field: "table index", reason: "no table dictionary") }
             try RowKey.skip(&reader)
+            guard kind != .delete else { continue }
             let fieldCount = try reader.count("field count", minimumElementBytes: 2, limit: columns.count)
             for _ in 0..<fieldCount {
                 let column = try reader.int("column index", in: 0...max(columns.count - 1, 0))
@@ -86,7 +86,7 @@ public struct StateRows: Sendable, Hashable {
                 _ = try FieldValue.skip(&reader, checkingText: true)
             }
         }
-        return StateRows(
+        return ChangeRows(
             buffer: reader.buffer, range: start..<reader.offset, rowsStart: rowsStart, tables: tables, columns: columns, count: count)
     }
 }
@@ -125,3 +125,7 @@ extension FieldValue {
         return start..<reader.offset
     }
 }
+
+/// The rows of a state chunk: ``ChangeRows`` whose every change is a whole-row insert (decoded
+/// with `insertsOnly`).
+public typealias StateRows = ChangeRows
