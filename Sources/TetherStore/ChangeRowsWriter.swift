@@ -4,9 +4,9 @@ import TetherProtocol
 
 /// Writes ``ChangeRows`` into a store's tables in place: every value bound straight from the
 /// received bytes into a statement prepared once per table and column set — no dictionary,
-/// `String` or ``FieldValue`` per row. Each change is checked against the schema by the rules of
-/// ``SchemaFit`` (unknown table or column, a key or value of the wrong type, a non-nullable
-/// column without a value) before it is written.
+/// `String` or ``FieldValue`` per row. The rows are checked against the schema first, all of
+/// them (``SchemaFit/check(_:in:)``: unknown table or column, a key or value of the wrong
+/// type, a non-nullable column without a value), so a change that does not fit writes nothing.
 ///
 /// - State rows (``Inserts/wholeRows``): each row is the whole row, written by the table's
 ///   whole-row upsert; a nullable column the row leaves out is null.
@@ -28,14 +28,11 @@ struct ChangeRowsWriter {
     /// One table of the rows being written: where each of the rows' columns goes.
     private struct Plan {
         let table: TableSchema
-        let keyType: ColumnType
-        /// Per column of the rows' dictionary: 0 when the table has no such column, 1 for the
-        /// primary key, otherwise the position of the value column + 2 (its parameter in the
-        /// whole-row upsert).
+        /// Per column of the rows' dictionary (``SchemaFit/positions(of:in:)``): 0 when the
+        /// table has no such column, 1 for the primary key, otherwise the parameter of its
+        /// value in the whole-row upsert.
         let parameters: [Int32]
         let valueColumns: [ColumnSchema]
-        /// The parameters of the columns that are not nullable.
-        let required: [Int32]
         /// The table's whole-row upsert (key, then every value column) and its delete (held
         /// here: GRDB's cache may let go of a statement while it is in use).
         let wholeRow: Statement
@@ -55,9 +52,15 @@ struct ChangeRowsWriter {
         self.inserts = inserts
     }
 
-    /// Writes every row of `rows` (state rows: inserts, each the whole row).
+    /// Checks every change of `rows` against the schema.
+    func check(_ rows: ChangeRows) throws(StoreError) {
+        do { try SchemaFit.check(rows, in: schema) } catch { throw StoreError(error) }
+    }
+
+    /// Writes every row of `rows` (state rows: inserts, each the whole row), checked first.
     mutating func writeStateRows(_ rows: StateRows) throws {
         precondition(inserts == .wholeRows, "state rows are written whole")
+        try check(rows)
         begin(rows)
         try rows.withCursor { (cursor) throws in
             while let (kind, table, key) = cursor.nextChange() {
@@ -71,17 +74,18 @@ struct ChangeRowsWriter {
         plans = Array(repeating: nil, count: rows.tables.count)
     }
 
-    /// Writes the change the cursor is at (its fields not read yet).
+    /// Writes the change the cursor is at (its fields not read yet), of rows ``check(_:)`` passed.
     mutating func write(
         _ kind: RowChange.Kind, table tableIndex: Int, key: ChangeRows.Value, _ cursor: inout ChangeRows.Cursor, _ rows: ChangeRows
     ) throws -> Outcome {
         let plan = try plan(tableIndex, rows)
         let table = plan.table
-        switch (key, plan.keyType) {
-        case (.integer, .integer), (.text, .text): break
-        default: throw StoreError.typeMismatch(table: table.name, column: table.primaryKey, expected: plan.keyType.rawValue, found: key.typeName)
+        fields.removeAll(keepingCapacity: true)
+        while cursor.fieldsLeft > 0 {
+            let (column, value) = cursor.nextField()
+            let parameter = plan.parameters[column]
+            if parameter > 1 { fields.append((parameter, value)) }  // the key, if carried, is the change's
         }
-        try readFields(&cursor, key: key, plan, rows.columns)
         if kind == .delete {
             return try step(ready(plan.delete), key: key, at: 1) ? .applied : .skipped
         }
@@ -89,53 +93,26 @@ struct ChangeRowsWriter {
             let change = RowChange(table: table.name, key: key.rowKey, kind: kind)
             return .decoded(try ChangeValidator.change(change, in: schema))
         }
-        if kind == .insert {
-            for parameter in plan.required where !fields.contains(where: { $0.parameter == parameter }) {
-                throw StoreError.missingValue(table: table.name, column: plan.valueColumns[Int(parameter) - 2].name)
-            }
-            if inserts == .wholeRows || fields.count == plan.valueColumns.count {
-                let statement = ready(plan.wholeRow)
-                for (parameter, value) in fields { try check(bind(value, to: statement, at: parameter)) }
-                _ = try step(statement, key: key, at: 1)
-                return .applied
-            }
+        if kind == .insert, inserts == .wholeRows || fields.count == plan.valueColumns.count {
+            let statement = ready(plan.wholeRow)
+            for (parameter, value) in fields { try check(bind(value, to: statement, at: parameter)) }
+            _ = try step(statement, key: key, at: 1)
+            return .applied
         }
         // Some of the columns: their statement, the columns bound in schema order.
         fields.sort { $0.parameter < $1.parameter }
         let columns = fields.map { plan.valueColumns[Int($0.parameter) - 2] }
         if kind == .insert {
             let statement = try db.cachedStatement(sql: StoreSQL.upsertColumns(table, columns))
-            for (index, field) in fields.enumerated() { try check(bind(field.value, to: ready(statement), at: Int32(index + 2))) }
-            _ = try step(ready(statement), key: key, at: 1)
+            let raw = ready(statement)
+            for (index, field) in fields.enumerated() { try check(bind(field.value, to: raw, at: Int32(index + 2))) }
+            _ = try step(raw, key: key, at: 1)
             return .applied
         }
         let statement = try db.cachedStatement(sql: StoreSQL.updateColumns(table, columns))
-        for (index, field) in fields.enumerated() { try check(bind(field.value, to: ready(statement), at: Int32(index + 1))) }
-        return try step(ready(statement), key: key, at: Int32(fields.count + 1)) ? .applied : .skipped
-    }
-
-    /// Reads the change's fields into ``fields``, each checked against its column.
-    private mutating func readFields(_ cursor: inout ChangeRows.Cursor, key: ChangeRows.Value, _ plan: Plan, _ columns: [String]) throws {
-        fields.removeAll(keepingCapacity: true)
-        let table = plan.table
-        while cursor.fieldsLeft > 0 {
-            let (column, value) = cursor.nextField()
-            let parameter = plan.parameters[column]
-            if parameter == 0 { throw StoreError.unknownColumn(table: table.name, column: columns[column]) }
-            if parameter == 1 {
-                guard Self.same(value, key) else {
-                    throw StoreError.typeMismatch(table: table.name, column: table.primaryKey, expected: "the change's key", found: "a different key")
-                }
-                continue
-            }
-            let schemaColumn = plan.valueColumns[Int(parameter) - 2]
-            if case .null = value {
-                guard schemaColumn.nullable else { throw StoreError.missingValue(table: table.name, column: schemaColumn.name) }
-            } else if !Self.fits(value, schemaColumn.type) {
-                throw StoreError.typeMismatch(table: table.name, column: schemaColumn.name, expected: schemaColumn.typeSpelling, found: value.typeName)
-            }
-            fields.append((parameter, value))
-        }
+        let raw = ready(statement)
+        for (index, field) in fields.enumerated() { try check(bind(field.value, to: raw, at: Int32(index + 1))) }
+        return try step(raw, key: key, at: Int32(fields.count + 1)) ? .applied : .skipped
     }
 
     /// The change the cursor is at, decoded and checked (for the row-apply rules of a row with
@@ -155,16 +132,8 @@ struct ChangeRowsWriter {
     private mutating func plan(_ index: Int, _ rows: ChangeRows) throws -> Plan {
         if let plan = plans[index] { return plan }
         let table = try ChangeValidator.table(rows.tables[index], in: schema)
-        guard let keyColumn = table.primaryKeyColumn else { throw StoreError.unknownTable(table: table.name) }
-        let valueColumns = table.valueColumns
-        let parameters = rows.columns.map { name -> Int32 in
-            if name == table.primaryKey { return 1 }
-            guard let position = valueColumns.firstIndex(where: { $0.name == name }) else { return 0 }
-            return Int32(position + 2)
-        }
-        let required = valueColumns.indices.filter { !valueColumns[$0].nullable }.map { Int32($0 + 2) }
         let plan = Plan(
-            table: table, keyType: keyColumn.type, parameters: parameters, valueColumns: valueColumns, required: required,
+            table: table, parameters: SchemaFit.positions(of: rows.columns, in: table), valueColumns: table.valueColumns,
             wholeRow: try db.cachedStatement(sql: StoreSQL.upsertWholeRow(table)),
             delete: try db.cachedStatement(sql: StoreSQL.deleteRow(table)))
         plans[index] = plan
@@ -190,25 +159,6 @@ struct ChangeRowsWriter {
         let code = sqlite3_step(statement)
         if code != SQLITE_DONE { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage) }
         return db.changesCount > 0
-    }
-
-    /// Whether a value may be stored in a column of `type` (``FieldValue/fits(_:)``).
-    private static func fits(_ value: ChangeRows.Value, _ type: ColumnType) -> Bool {
-        switch (value, type) {
-        case (.null, _): true
-        case (.integer, .integer), (.integer, .real): true
-        case (.integer(let v), .boolean): v == 0 || v == 1
-        case (.real, .real), (.text, .text), (.blob, .blob): true
-        default: false
-        }
-    }
-
-    private static func same(_ a: ChangeRows.Value, _ b: ChangeRows.Value) -> Bool {
-        switch (a, b) {
-        case (.integer(let x), .integer(let y)): x == y
-        case (.text(let x), .text(let y)): x.elementsEqual(y)
-        default: false
-        }
     }
 
     /// Binds a value that lives in the rows (SQLITE_STATIC: the rows outlive the step).

@@ -64,6 +64,7 @@ extension PartitionStore {
                         integrated = entry.integratedClientSeq
                     }
                     let rows = entry.changes
+                    if !weighPending { try writer.check(rows) }
                     writer.begin(rows)
                     try rows.withCursor { (cursor) throws in
                         while let (kind, tableIndex, key) = cursor.nextChange() {

@@ -4,7 +4,8 @@ import TetherProtocol
 
 extension PartitionStore {
     /// The next batch to upload: the local changes with `seq > after` (at most `limit` log
-    /// entries and about `maxBytes` of values), collapsed per row, read after `after` — so the server must take it whole or not
+    /// entries and about `maxBytes` of values), collapsed per row and read straight into their
+    /// wire form (``UploadBatchReader``), read after `after` — so the server must take it whole or not
     /// at all (docs/store.md) — or nil when there is none. Acknowledging its `lastSeq` drops all
     /// of it; reading does not remove anything.
     public func pendingChanges(
@@ -13,10 +14,8 @@ extension PartitionStore {
         let limit = max(limit, 1)
         let schema = self.schema
         return try await read { db in
-            guard let batch = try ChangeLog.read(db, schema: schema, after: seq, limit: limit, maxBytes: maxBytes) else { return nil }
-            return UploadChangeset(
-                afterSeq: seq, firstSeq: batch.first, lastSeq: batch.last,
-                changeset: Changeset(batch.changes.map(\.change)).collapsed())
+            guard let batch = try UploadBatchReader.read(db, schema: schema, after: seq, limit: limit, maxBytes: maxBytes) else { return nil }
+            return UploadChangeset(afterSeq: seq, firstSeq: batch.first, lastSeq: batch.last, changes: batch.changes)
         }
     }
 

@@ -1,5 +1,6 @@
 import Testing
 import TetherProtocol
+import TetherTestSupport
 
 /// The one rule for what a store accepts, case by case (the agent's apply and the server's
 /// upload check both use it).
@@ -18,6 +19,43 @@ import TetherProtocol
         } catch {
             return error
         }
+    }
+
+    /// What the check of changes read in place says of `change`.
+    func problemInPlace(_ change: RowChange) -> SchemaFit.Problem? {
+        do {
+            try SchemaFit.check(ChangeRows(Changeset([change])), in: schema)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The check of changes read in place (uploads on the server, downloads and state rows on
+    /// the agent) says what the check of decoded changes says: random changes, right and wrong
+    /// in every way, one or two fields each (with two wrong fields either may be named).
+    @Test func theCheckInPlaceAgreesWithTheCheckOfDecodedChanges() {
+        var rng = SeededRandom(seed: 15)
+        let values: [FieldValue] = [.null, .integer(0), .integer(1), .integer(2), .real(1.5), .text("a"), .text(""), .blob([1])]
+        let names = ["id", "total", "paid", "note", "colour"]
+        var refused = 0
+        for _ in 0..<5000 {
+            let kind = [RowChange.Kind.insert, .update, .delete].randomElement(using: &rng)!
+            let table = Int.random(in: 0..<20, using: &rng) == 0 ? "nope" : "orders"
+            let key: RowKey = Int.random(in: 0..<10, using: &rng) == 0 ? .integer(1) : .text(["a", "b"].randomElement(using: &rng)!)
+            var fields: [String: FieldValue] = [:]
+            for _ in 0..<Int.random(in: 0...3, using: &rng) {
+                let name = names.randomElement(using: &rng)!
+                fields[name] = name == "id" && Bool.random(using: &rng) ? key.fieldValue : values.randomElement(using: &rng)!
+            }
+            let change = RowChange(table: table, key: key, kind: kind, fields: fields)
+            let decoded = problem(change)
+            let inPlace = problemInPlace(change)
+            #expect((decoded == nil) == (inPlace == nil), "\(change): \(String(describing: decoded)) / \(String(describing: inPlace))")
+            if fields.count <= 1 { #expect(decoded == inPlace) }
+            if decoded != nil { refused += 1 }
+        }
+        #expect(refused > 500 && refused < 4500)
     }
 
     @Test func aCompleteInsertFitsAndIsNormalized() throws {

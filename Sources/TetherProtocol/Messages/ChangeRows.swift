@@ -52,6 +52,9 @@ public struct ChangeRows: Sendable, Hashable {
 
     public func encode(into writer: inout ByteWriter) { writer.raw(buffer[range]) }
 
+    /// The changes' encoding, as received or built (what a server stores in its history).
+    public var encoded: [UInt8] { Array(buffer[range]) }
+
     public static func decode(_ bytes: [UInt8], insertsOnly: Bool = false) throws(WireDecodeError) -> ChangeRows {
         var reader = ByteReader(bytes)
         let rows = try decode(from: &reader, insertsOnly: insertsOnly)

@@ -9,14 +9,24 @@ public struct UploadChangeset: Sendable, Hashable {
     /// The first and last seq of the changes it covers, `afterSeq < firstSeq <= lastSeq`.
     public var firstSeq: Int64
     public var lastSeq: Int64
-    public var changeset: Changeset
+    /// The changes as read from the store or received, in their wire form (``ChangeRows``): a
+    /// server stores them as they are.
+    public var changes: ChangeRows
 
-    public init(afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, changeset: Changeset) {
+    public init(afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, changes: ChangeRows) {
         self.afterSeq = afterSeq
         self.firstSeq = firstSeq
         self.lastSeq = lastSeq
-        self.changeset = changeset
+        self.changes = changes
     }
+
+    /// A batch of `changeset`'s changes (tests, tools).
+    public init(afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, changeset: Changeset) {
+        self.init(afterSeq: afterSeq, firstSeq: firstSeq, lastSeq: lastSeq, changes: ChangeRows(changeset))
+    }
+
+    /// The changes decoded.
+    public var changeset: Changeset { changes.changeset }
 
     /// A batch that directly follows the previous one (`afterSeq = firstSeq - 1`).
     public init(firstSeq: Int64, lastSeq: Int64, changeset: Changeset) {

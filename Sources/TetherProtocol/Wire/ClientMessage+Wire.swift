@@ -31,7 +31,7 @@ extension ClientMessage {
                 w.varint(changeset.afterSeq)
                 w.varint(changeset.firstSeq)
                 w.varint(changeset.lastSeq)
-                changeset.changeset.encode(into: &w)
+                changeset.changes.encode(into: &w)
             }
         case .unbind(let session):
             w.byte(MessageType.unbind.rawValue)
@@ -89,7 +89,7 @@ extension ClientMessage {
                     throw .malformed(field: "seq range", reason: "after \(after), \(first)...\(last) is not a range after afterSeq")
                 }
                 changesets.append(UploadChangeset(
-                    afterSeq: after, firstSeq: first, lastSeq: last, changeset: try Changeset.decode(from: &r)))
+                    afterSeq: after, firstSeq: first, lastSeq: last, changes: try ChangeRows.decode(from: &r, insertsOnly: false)))
             }
             message = .upload(Upload(session: session, changesets: changesets))
         case .unbind:

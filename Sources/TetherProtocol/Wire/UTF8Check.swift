@@ -1,7 +1,7 @@
 /// Checks bytes for well-formed UTF-8 without building a `String` (which allocates for all but
 /// the shortest texts): what the decoder of a state chunk does for each text it passes on.
 enum UTF8Check {
-    static func isValid(_ bytes: ArraySlice<UInt8>) -> Bool {
+    static func isValid<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         // Most text is ASCII: one pass over it, the full decoder only from the first byte that is not.
         guard let first = bytes.firstIndex(where: { $0 >= 0x80 }) else { return true }
         var iterator = bytes[first...].makeIterator()

@@ -148,7 +148,7 @@ extension PostgresServerStorage {
                     versions.append(version.version)
                     salts.append(version.salt)
                     seqs.append(upload.lastSeq)
-                    blobs.append(ByteBuffer(bytes: upload.changeset.encoded))
+                    blobs.append(ByteBuffer(bytes: upload.changes.encoded))
                     p.head.latest = version
                 }
                 try await connection.guardedQuery(

@@ -94,7 +94,7 @@ extension SQLiteServerStorage {
                         VALUES (?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [p.id, version.version, version.salt, clientFile, upload.lastSeq, now.timeIntervalSince1970,
-                                Data(upload.changeset.encoded)])
+                                Data(upload.changes.encoded)])
                 p.head.latest = version
             }
             if !plan.accepted.isEmpty {

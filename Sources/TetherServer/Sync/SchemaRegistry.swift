@@ -52,16 +52,18 @@ public struct SchemaRegistry: Sendable, Hashable {
     /// Why an upload does not fit the current schema (225), or nil when it does: the rules
     /// every agent applies downloads with (``SchemaFit``), so nothing accepted here is refused
     /// there (an insert without a value for a non-nullable column, say).
-    public func problem(upload changeset: Changeset) -> SyncError? {
-        for change in changeset.changes {
-            do {
-                _ = try SchemaFit.change(change, in: current)
-            } catch {
-                return invalid("\(error) (schema version \(current.version))")
-            }
+    /// The changes are checked where they are in the received message (``SchemaFit/check(_:in:)``).
+    public func problem(upload changes: ChangeRows) -> SyncError? {
+        do {
+            try SchemaFit.check(changes, in: current)
+            return nil
+        } catch {
+            return invalid("\(error) (schema version \(current.version))")
         }
-        return nil
     }
+
+    /// ``problem(upload:)-(ChangeRows)`` of a changeset's changes (tests, tools).
+    public func problem(upload changeset: Changeset) -> SyncError? { problem(upload: ChangeRows(changeset)) }
 
     private func invalid(_ message: String) -> SyncError {
         SyncError(.invalidSchemaChange, "upload does not fit the server's schema: \(message)")

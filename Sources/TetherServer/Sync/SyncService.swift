@@ -130,7 +130,7 @@ public final class SyncService: Sendable {
             return SyncError(.permissionDenied, "partition \(session.partition) is read-only for user \(session.user)")
         }
         for changeset in upload.changesets {
-            if let problem = snapshot.schemas.problem(upload: changeset.changeset) {
+            if let problem = snapshot.schemas.problem(upload: changeset.changes) {
                 return BindRules.applyRecoveryPolicy(problem, recoveryEnabled: snapshot.recoveryEnabled)
             }
         }
