@@ -24,6 +24,10 @@ int tether_sqlite_no_bulk_page_cache(void) {
     return sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
 }
 
+int tether_sqlite_no_checkpoint_on_close(void *db) {
+    return sqlite3_db_config((sqlite3 *)db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+}
+
 int tether_malloc_arena_max(int arenas) {
     return mallopt(M_ARENA_MAX, arenas);
 }

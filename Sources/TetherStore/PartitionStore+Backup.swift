@@ -19,9 +19,11 @@ extension PartitionStore {
         }
         do {
             let target = try DatabaseQueue(path: partial)
-            try await pool.read { source in
-                try target.writeWithoutTransaction { copy in
-                    try source.backup(to: copy)
+            try await withPool { pool in
+                try await pool.read { source in
+                    try target.writeWithoutTransaction { copy in
+                        try source.backup(to: copy)
+                    }
                 }
             }
             try await target.writeWithoutTransaction { copy in

@@ -1,17 +1,17 @@
 import GRDB
-import Synchronization
 
 /// What an idle store gives back (docs/store.md, "Memory").
 extension PartitionStore {
-    /// How many reads and writes the agent made through the store so far: a count that has not
-    /// moved for a while means the store is idle (``releaseMemory()``).
-    public var uses: UInt64 { useCount.load(ordering: .relaxed) }
+    /// How many reads and writes the agent made through the store so far (each counted when it
+    /// begins and when it ends): a count that has not moved for a while means the store is idle
+    /// (``releaseMemory()``).
+    public var uses: UInt64 { connections.uses }
 
-    func noteUse() { useCount.add(1, ordering: .relaxed) }
-
-    /// Frees what an idle store does not need: closes its reader connections (each holds the
-    /// parsed schema and its pages) and frees the writer's page cache and prepared statements.
-    /// Does not wait for accesses in progress, which finish first; the next read opens a reader
-    /// again and the caches refill as pages are used. Does not count as a use.
-    public func releaseMemory() { pool.releaseMemoryEventually() }
+    /// Closes an idle store's connections — writer and readers, with their parsed schemas,
+    /// caches and statements — unless an access is in progress; the store's next read or write
+    /// opens them again, as at the first open. Does not count as a use. True when the store's
+    /// connections are closed now; false when an access holds them (nothing is done: the store
+    /// is not idle).
+    @discardableResult
+    public func releaseMemory() -> Bool { connections.closeIfIdle() }
 }

@@ -112,8 +112,8 @@ extension PartitionStore {
     func writeAttaching<T: Sendable>(
         _ path: String?, _ body: @escaping @Sendable (Database) throws -> T
     ) async throws(StoreError) -> T {
-        do {
-            return try await pool.writeWithoutTransaction { db in
+        try await withPool { pool in
+            try await pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 defer { try? db.execute(sql: "PRAGMA synchronous = \(Self.synchronous)") }
                 if let path {
@@ -128,10 +128,6 @@ extension PartitionStore {
                 guard let result else { throw StoreError.notAStore(path: path ?? self.path) }
                 return result
             }
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw StoreError.wrap(error, path: self.path)
         }
     }
 

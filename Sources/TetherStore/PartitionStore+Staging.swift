@@ -50,10 +50,8 @@ extension PartitionStore {
         }
         // Everything into the database file itself, the WAL emptied: the file alone is the
         // complete store (``installWithoutCopy(staging:at:)`` links just that file).
-        do {
+        try await withPool { pool in
             try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        } catch {
-            throw StoreError.wrap(error, path: path)
         }
     }
 }

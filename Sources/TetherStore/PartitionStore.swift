@@ -9,16 +9,16 @@ import TetherProtocol
 ///
 /// The agent accesses the file through a GRDB `DatabasePool` (WAL: its reads never block
 /// applications, its writes are IMMEDIATE transactions that wait up to `busyTimeout` for an
-/// application's write lock). Applications use any SQLite binding at the same time.
+/// application's write lock), closed while the store is idle and opened again on its next use
+/// (``StoreConnections``). Applications use any SQLite binding at the same time.
 public final class PartitionStore: Sendable {
     public let path: String
     public let partition: PartitionName
-    let pool: DatabasePool
+    /// Every access to the store's connections goes through it (PartitionStore+Memory).
+    let connections: StoreConnections
     private let schemaState: Mutex<Schema>
     /// What opening found and what the running schema check last saw (PartitionStore+Health).
     let healthState = Mutex(StoreHealth())
-    /// Counts the agent's reads and writes (PartitionStore+Memory).
-    let useCount = Atomic<UInt64>(0)
 
     /// How long the agent's writes wait for an application's write lock.
     public static let busyTimeout: TimeInterval = 10
@@ -34,10 +34,10 @@ public final class PartitionStore: Sendable {
     /// The schema the store's tables follow now.
     public var schema: Schema { schemaState.withLock { $0 } }
 
-    private init(path: String, partition: PartitionName, pool: DatabasePool, schema: Schema) {
+    private init(path: String, partition: PartitionName, connections: StoreConnections, schema: Schema) {
         self.path = path
         self.partition = partition
-        self.pool = pool
+        self.connections = connections
         self.schemaState = Mutex(schema)
     }
 
@@ -60,18 +60,15 @@ public final class PartitionStore: Sendable {
     ) async throws(StoreError) -> PartitionStore {
         let problems = storeProblems(schema)
         guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
-        var config = Configuration()
-        config.busyMode = .timeout(busyTimeout)
-        config.label = "tether.store.\(partition)"
-        config.maximumReaderCount = 2
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+        let config = configuration(partition)
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: config)
         } catch {
             throw StoreError.wrap(error, path: path)
         }
-        let store = PartitionStore(path: path, partition: partition, pool: pool, schema: schema)
+        let connections = StoreConnections(path: path, configuration: config, pool: pool)
+        let store = PartitionStore(path: path, partition: partition, connections: connections, schema: schema)
         do {
             // Refuse foreign files before the migrator adds anything to them.
             try await pool.read { db in
@@ -97,6 +94,17 @@ public final class PartitionStore: Sendable {
         return store
     }
 
+    /// The agent's connections' configuration, at the first open and every open after an idle
+    /// close (each connection sets its own `synchronous`).
+    private static func configuration(_ partition: PartitionName) -> Configuration {
+        var config = Configuration()
+        config.busyMode = .timeout(busyTimeout)
+        config.label = "tether.store.\(partition)"
+        config.maximumReaderCount = 2
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+        return config
+    }
+
     /// `Schema.problems()` plus the names a store reserves besides `_tether*` and `sqlite_*`.
     static func storeProblems(_ schema: Schema) -> [String] {
         schema.problems() + schema.tables.filter { $0.name.lowercased() == "grdb_migrations" }.map {
@@ -119,26 +127,28 @@ public final class PartitionStore: Sendable {
         return try readFile(at: path) { db in try MetaTable.exists(db) ? try MetaTable.fetch(db) : nil }
     }
 
-    /// Closes the agent's connections. The store must not be used afterwards.
+    /// Closes the agent's connections. The store must not be used afterwards (accesses throw).
     public func close() throws(StoreError) {
-        do { try pool.close() } catch { throw StoreError.wrap(error, path: path) }
+        try connections.closeForGood()
     }
 
     // MARK: Database access
 
+    /// One write transaction on the writer connection.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
-        noteUse()
-        do {
-            return try await pool.write(body)
-        } catch {
-            throw StoreError.wrap(error, path: path)
-        }
+        try await withPool { pool in try await pool.write(body) }
     }
 
+    /// One read transaction on a reader connection.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
-        noteUse()
+        try await withPool { pool in try await pool.read(body) }
+    }
+
+    /// Any other access to the pool (``StoreConnections/withPool(_:)``): the one way to it, so
+    /// that it is opened if the store was closed while idle, and not closed under the access.
+    func withPool<T: Sendable>(_ body: (DatabasePool) async throws -> T) async throws(StoreError) -> T {
         do {
-            return try await pool.read(body)
+            return try await connections.withPool(body)
         } catch {
             throw StoreError.wrap(error, path: path)
         }

@@ -15,6 +15,12 @@ int tether_accept_cloexec(int fd);
 /// initialised (the first connection). Returns an SQLite result code (0 is SQLITE_OK).
 int tether_sqlite_no_bulk_page_cache(void);
 
+/// Makes closing the SQLite connection `db` (an `sqlite3 *`) leave the WAL as it is: no
+/// checkpoint, the `-wal` and `-shm` files kept, even when it is the database's last connection
+/// (sqlite3_db_config(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1); variadic, so not callable from
+/// Swift). Returns an SQLite result code (0 is SQLITE_OK).
+int tether_sqlite_no_checkpoint_on_close(void *db);
+
 /// Caps glibc malloc at `arenas` arenas (mallopt(M_ARENA_MAX), declared in <malloc.h>, which
 /// Swift's Glibc module does not include). Returns 1 on success, 0 on failure.
 int tether_malloc_arena_max(int arenas);

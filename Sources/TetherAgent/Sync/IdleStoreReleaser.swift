@@ -5,21 +5,22 @@ import TetherStore
 protocol IdleReleasable: AnyObject, Sendable {
     /// A count of the store's uses: unchanged means unused meanwhile.
     var uses: UInt64 { get }
-    func releaseMemory()
+    /// Gives back what the idle store holds; false when it could not (an access in progress).
+    func releaseMemory() -> Bool
 }
 
 extension PartitionStore: IdleReleasable {}
 
 /// Gives back the memory of stores that have been idle — no read or write by the agent (so no
 /// upload after an application's commit, no download applied, no status read) — for at least
-/// one `interval`: their reader connections close and their caches are freed
-/// (``PartitionStore/releaseMemory()``), then malloc returns what was freed to the system.
-/// A store used again refills as it goes, and is released again after its next idle interval.
-/// Commit notices do not depend on it: the commit watcher has no connection to the store
-/// (docs/store.md, "Memory").
+/// one `interval`: their connections close, writer and readers (``PartitionStore/releaseMemory()``),
+/// then malloc returns what was freed to the system. A store used again opens its connections
+/// on that use, and is released again after its next idle interval. Commit notices do not
+/// depend on it: the commit watcher has no connection to the store (docs/store.md, "Memory").
 ///
 /// Looks at every store once per `interval` on the injected clock: a store whose use count
-/// has not moved since the previous look is released (once, until it is used again).
+/// has not moved since the previous look is released (once, until it is used again). A store
+/// that an access still holds (a long reset's rewrite) is not released; the next look tries again.
 struct IdleStoreReleaser<C: Clock>: Service where C.Duration == Duration {
     /// How long a store stays unused before it is released (at most twice this).
     static var defaultInterval: Duration { .seconds(15) }
@@ -44,14 +45,10 @@ struct IdleStoreReleaser<C: Clock>: Service where C.Duration == Duration {
     /// Runs until cancelled (or the service group's graceful shutdown).
     func run() async throws {
         var looks = Looks()
-        var trimDue = false
         while !Task.isCancelled {
             do { try await clock.sleep(for: interval) } catch { return }
-            // The releases of the last look have finished by now (they do not wait for accesses).
-            if trimDue { trim() }
-            let idle = looks.next(await stores())
-            for store in idle { store.releaseMemory() }
-            trimDue = !idle.isEmpty
+            // A release has freed the store's connections when it returns.
+            if looks.next(await stores(), release: { $0.releaseMemory() }) > 0 { trim() }
         }
     }
 
@@ -59,23 +56,24 @@ struct IdleStoreReleaser<C: Clock>: Service where C.Duration == Duration {
     struct Looks {
         private var seen: [ObjectIdentifier: (uses: UInt64, released: Bool)] = [:]
 
-        /// Records the stores' use counts; returns those unused since the last look and not
-        /// released since they were last used.
-        mutating func next(_ stores: [any IdleReleasable]) -> [any IdleReleasable] {
+        /// Records the stores' use counts and calls `release` on those unused since the last
+        /// look and not released since they were last used; returns how many it released.
+        mutating func next(_ stores: [any IdleReleasable], release: (any IdleReleasable) -> Bool) -> Int {
             var now: [ObjectIdentifier: (uses: UInt64, released: Bool)] = [:]
-            var idle: [any IdleReleasable] = []
+            var released = 0
             for store in stores {
                 let id = ObjectIdentifier(store)
                 let uses = store.uses
                 if let last = seen[id], last.uses == uses {
-                    if !last.released { idle.append(store) }
-                    now[id] = (uses, true)
+                    let done = last.released || release(store)
+                    if done && !last.released { released += 1 }
+                    now[id] = (uses, done)
                 } else {
                     now[id] = (uses, false)
                 }
             }
             seen = now
-            return idle
+            return released
         }
     }
 }
