@@ -56,7 +56,12 @@ public struct ChangeRowsBuilder: Sendable {
     }
 
     /// The changes: the dictionaries, the count, then the changes appended.
-    public func build() -> ChangeRows {
+    public func build() -> ChangeRows { ChangeRows.assemble(tables: tables, columns: columns, count: count, body: body) }
+}
+
+extension ChangeRows {
+    /// Changes from their dictionaries and `count` changes already encoded in `body`.
+    static func assemble(tables: [String], columns: [String], count: Int, body: ByteWriter) -> ChangeRows {
         var writer = ByteWriter(capacity: body.count + 256)
         writer.varint(tables.count)
         for table in tables { writer.string(table) }
@@ -78,8 +83,6 @@ public struct ValueWriter: Sendable {
 
     public var count: Int { writer.count }
     public subscript(range: Range<Int>) -> ArraySlice<UInt8> { writer.bytes[range] }
-
-    public mutating func removeAll() { writer = ByteWriter(capacity: max(writer.count, 64 << 10)) }
 
     public mutating func null() { writer.byte(ValueTag.null.rawValue) }
 
@@ -110,6 +113,4 @@ public struct ValueWriter: Sendable {
         writer.varint(bytes.count)
         writer.raw(bytes)
     }
-
-    public mutating func value(_ value: FieldValue) { value.encode(into: &writer) }
 }

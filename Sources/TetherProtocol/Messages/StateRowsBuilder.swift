@@ -63,18 +63,7 @@ public struct StateRowsBuilder: Sendable {
     }
 
     /// The rows: the dictionaries, the count, then the rows appended.
-    public func build() -> StateRows {
-        var writer = ByteWriter(capacity: body.count + 256)
-        writer.varint(tables.count)
-        for table in tables { writer.string(table) }
-        writer.varint(columns.count)
-        for column in columns { writer.string(column) }
-        writer.varint(count)
-        let rowsStart = writer.count
-        writer.raw(body.bytes)
-        return StateRows(
-            buffer: writer.bytes, range: 0..<writer.count, rowsStart: rowsStart, tables: tables, columns: columns, count: count)
-    }
+    public func build() -> StateRows { ChangeRows.assemble(tables: tables, columns: columns, count: count, body: body) }
 
     private mutating func index(ofTable name: String) -> Int {
         if let known = tableIndex[name] { return known }
