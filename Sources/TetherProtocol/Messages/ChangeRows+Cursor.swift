@@ -18,6 +18,8 @@ extension ChangeRows {
         private var rowsLeft: Int
         /// Fields of the current row not read yet.
         public private(set) var fieldsLeft = 0
+        /// The current change's key as encoded (tag and value: ``RowKey/encoded``).
+        public private(set) var encodedKey = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
 
         init(base: UnsafeBufferPointer<UInt8>, offset: Int, rows: Int) {
             self.base = base
@@ -38,9 +40,22 @@ extension ChangeRows {
             }
             offset += 1
             let table = Int(varint())
+            let keyStart = offset
             let key = value()
+            encodedKey = UnsafeBufferPointer(rebasing: base[keyStart..<offset])
             fieldsLeft = kind == .delete ? 0 : Int(varint())
             return (kind, table, key)
+        }
+
+        /// The current change's next field: a column and its value as encoded (tag and value:
+        /// what ``FieldValue/encode(into:)`` writes), to copy without reading it.
+        public mutating func nextEncodedField() -> (column: Int, value: UnsafeBufferPointer<UInt8>) {
+            precondition(fieldsLeft > 0, "no field left in this row")
+            fieldsLeft -= 1
+            let column = Int(varint())
+            let start = offset
+            _ = value()
+            return (column, UnsafeBufferPointer(rebasing: base[start..<offset]))
         }
 
         /// The next state row's table and key (``nextChange()`` of rows that are all inserts).

@@ -141,7 +141,7 @@ extension PostgresServerStorage {
             let plan = UploadSequencing.plan(uploads, integratedSeq: integratedSeq)
             let accepted = plan.accepted
             if !accepted.isEmpty {
-                try await Self.applyToState(accepted.flatMap(\.changeset.changes), partitionID: p.id, connection, logger)
+                try await Self.applyToState(accepted.map(\.changes), partitionID: p.id, connection, logger)
                 var versions: [Int64] = [], salts: [Int64] = [], seqs: [Int64] = [], blobs: [ByteBuffer] = []
                 for upload in accepted {
                     let version = ServerVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
@@ -177,16 +177,21 @@ extension PostgresServerStorage {
     }
 
     /// Reads every row the changes touch in one query, applies the changes in order with
-    /// the row-apply rules (``RowWrite``), and writes the rows that changed in one upsert and one delete.
-    private static func applyToState(_ changes: [RowChange], partitionID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        guard !changes.isEmpty else { return }
+    /// the row-apply rules, each read where it is in the upload and written into the stored row
+    /// byte for byte (``StoredFields``), and writes the rows that changed in one upsert and one delete.
+    private static func applyToState(_ uploads: [ChangeRows], partitionID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
         var order: [StateKey] = []
         var seen: Set<StateKey> = []
-        for change in changes {
-            let key = StateKey(table: change.table, key: change.key.encoded)
-            if seen.insert(key).inserted { order.append(key) }
+        for changes in uploads {
+            changes.withCursor { cursor in
+                while let (_, table, _) = cursor.nextChange() {
+                    let key = StateKey(table: changes.tables[table], key: Array(cursor.encodedKey))
+                    if seen.insert(key).inserted { order.append(key) }
+                }
+            }
         }
-        var rows: [StateKey: [String: FieldValue]] = [:]
+        guard !order.isEmpty else { return }
+        var rows: [StateKey: [UInt8]] = [:]
         let existing = try await connection.guardedQuery(
             """
             SELECT s.tbl, s.key, s.fields FROM state s
@@ -195,16 +200,27 @@ extension PostgresServerStorage {
             WHERE s.partition_id = \(partitionID)
             """, logger: logger)
         for try await (table, key, fields) in existing.decode((String, ByteBuffer, ByteBuffer).self) {
-            guard let decoded = try? FieldValue.decodeFields(fields.bytes) else { throw StorageError.corrupt("state") }
-            rows[StateKey(table: table, key: key.bytes)] = decoded
+            rows[StateKey(table: table, key: key.bytes)] = fields.bytes
         }
         var dirty: Set<StateKey> = []
-        for change in changes {
-            let key = StateKey(table: change.table, key: change.key.encoded)
-            let write = change.write(rowExists: rows[key] != nil)
-            guard write != .unchanged else { continue }
-            rows[key] = write.applied(to: rows[key])
-            dirty.insert(key)
+        for changes in uploads {
+            let columns = StoredFields.Columns(changes.columns)
+            var fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)] = []
+            try changes.withCursor { (cursor) throws in
+                while let (kind, table, _) = cursor.nextChange() {
+                    let key = StateKey(table: changes.tables[table], key: Array(cursor.encodedKey))
+                    fields.removeAll(keepingCapacity: true)
+                    while cursor.fieldsLeft > 0 { fields.append(cursor.nextEncodedField()) }
+                    let outcome: StoredFields.Outcome
+                    do { outcome = try StoredFields.apply(kind, fields: fields, columns: columns, to: rows[key]) } catch { throw StorageError.corrupt("state") }
+                    switch outcome {
+                    case .unchanged: continue
+                    case .put(let row): rows[key] = row
+                    case .delete: rows[key] = nil
+                    }
+                    dirty.insert(key)
+                }
+            }
         }
         let puts = order.filter { dirty.contains($0) && rows[$0] != nil }
         let deletes = order.filter { dirty.contains($0) && rows[$0] == nil }
@@ -214,7 +230,7 @@ extension PostgresServerStorage {
                 INSERT INTO state(partition_id, tbl, key, fields)
                 SELECT \(partitionID), t, k, f
                 FROM unnest(\(puts.map(\.table))::text[], \(puts.map { ByteBuffer(bytes: $0.key) })::bytea[],
-                    \(puts.map { ByteBuffer(bytes: FieldValue.encodedFields(rows[$0]!)) })::bytea[]) AS u(t, k, f)
+                    \(puts.map { ByteBuffer(bytes: rows[$0]!) })::bytea[]) AS u(t, k, f)
                 ON CONFLICT (partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
                 """, logger: logger)
         }

@@ -84,9 +84,7 @@ extension SQLiteServerStorage {
             else { throw StorageError.notFound("client file \(clientFile)") }
             let plan = UploadSequencing.plan(uploads, integratedSeq: file["integrated_seq"])
             for upload in plan.accepted {
-                for change in upload.changeset.changes {
-                    try Self.apply(change, partitionID: p.id, db)
-                }
+                try Self.applyToState(upload.changes, partitionID: p.id, db)
                 let version = ServerVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
                 try db.execute(
                     sql: """
@@ -111,32 +109,51 @@ extension SQLiteServerStorage {
     }
 
     /// One change applied to the stored state by the row-apply rules (``RowWrite``).
-    private static func apply(_ change: RowChange, partitionID: Int64, _ db: Database) throws {
-        let key = Data(change.key.encoded)
-        // Cached statements: preparing these three per row was most of the server's CPU time
-        // in bulk uploads (BENCHMARKS.md).
-        let existing = try Data.fetchOne(
-            db.cachedStatement(sql: "SELECT fields FROM state WHERE partition_id = ? AND tbl = ? AND key = ?"),
-            arguments: [partitionID, change.table, key])
-        let fields: [String: FieldValue]?
-        if let existing {
-            guard let decoded = try? FieldValue.decodeFields([UInt8](existing)) else { throw StorageError.corrupt("state") }
-            fields = decoded
-        } else {
-            fields = nil
+    /// Applies an upload's changes to the state in order, each read where it is in the upload
+    /// and written into the stored row byte for byte (``StoredFields``). Prepared statements
+    /// (preparing them per row was most of the server's CPU time in bulk uploads,
+    /// BENCHMARKS.md); an insert first tries to create the row, and only a row that exists is
+    /// read and merged; a delete deletes without reading.
+    private static func applyToState(_ changes: ChangeRows, partitionID: Int64, _ db: Database) throws {
+        let columns = StoredFields.Columns(changes.columns)
+        let select = try db.cachedStatement(sql: "SELECT fields FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
+        let create = try db.cachedStatement(sql: "INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
+        let put = try db.cachedStatement(sql: """
+            INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?)
+            ON CONFLICT(partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
+            """)
+        let delete = try db.cachedStatement(sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
+        var fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)] = []
+        try changes.withCursor { (cursor) throws in
+            while let (kind, tableIndex, _) = cursor.nextChange() {
+                let table = changes.tables[tableIndex]
+                let key = Data(cursor.encodedKey)
+                fields.removeAll(keepingCapacity: true)
+                while cursor.fieldsLeft > 0 { fields.append(cursor.nextEncodedField()) }
+                switch kind {
+                case .delete:
+                    try delete.execute(arguments: [partitionID, table, key])
+                    continue
+                case .insert:
+                    guard case .put(let row) = try Self.stored(kind, fields, columns, to: nil) else { continue }
+                    try create.execute(arguments: [partitionID, table, key, Data(row)])
+                    if db.changesCount > 0 { continue }  // a new row
+                case .update: break
+                }
+                let existing = try Data.fetchOne(select, arguments: [partitionID, table, key]).map { [UInt8]($0) }
+                guard case .put(let row) = try Self.stored(kind, fields, columns, to: existing) else { continue }
+                try put.execute(arguments: [partitionID, table, key, Data(row)])
+            }
         }
-        let write = change.write(rowExists: fields != nil)
-        guard write != .unchanged else { return }
-        if let new = write.applied(to: fields) {
-            try db.cachedStatement(sql: """
-                INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?)
-                ON CONFLICT(partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
-                """
-            ).execute(arguments: [partitionID, change.table, key, Data(FieldValue.encodedFields(new))])
-        } else {
-            try db.cachedStatement(sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
-                .execute(arguments: [partitionID, change.table, key])
-        }
+    }
+
+    /// ``StoredFields/apply(_:fields:columns:to:)``, a stored row that does not read being
+    /// corruption.
+    private static func stored(
+        _ kind: RowChange.Kind, _ fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)], _ columns: StoredFields.Columns,
+        to row: [UInt8]?
+    ) throws -> StoredFields.Outcome {
+        do { return try StoredFields.apply(kind, fields: fields, columns: columns, to: row) } catch { throw StorageError.corrupt("state") }
     }
 
     public func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
