@@ -10,7 +10,7 @@ public enum StoredFields {
         let names: [[UInt8]]
         let rank: [Int]
 
-        public init(_ columns: [String]) {
+        init(_ columns: [String]) {
             let names = columns.map { Array($0.utf8) }
             var rank = [Int](repeating: 0, count: columns.count)
             for (position, index) in names.indices.sorted(by: { names[$0].lexicographicallyPrecedes(names[$1]) }).enumerated() {
@@ -31,9 +31,31 @@ public enum StoredFields {
         case delete
     }
 
+    /// A change's fields as read where they are (valid inside the cursor's `withCursor`), to
+    /// apply to a stored row; one buffer, reused change after change.
+    public struct Change {
+        public let columns: Columns
+        private var fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)] = []
+
+        /// For the changes of one ``ChangeRows`` (`columns`: its column dictionary).
+        public init(columns: [String]) { self.columns = Columns(columns) }
+
+        /// Reads the fields of the change the cursor is at.
+        public mutating func read(_ cursor: inout ChangeRows.Cursor) {
+            fields.removeAll(keepingCapacity: true)
+            while cursor.fieldsLeft > 0 { fields.append(cursor.nextEncodedField()) }
+        }
+
+        /// The change of `kind` with the fields read last, applied to the stored `row` (nil:
+        /// absent). Throws when `row` is not a stored row.
+        public func apply(_ kind: RowChange.Kind, to row: [UInt8]?) throws(WireDecodeError) -> Outcome {
+            try StoredFields.apply(kind, fields: fields, columns: columns, to: row)
+        }
+    }
+
     /// The change of `kind` carrying `fields` (columns of `columns`, values as encoded, in any
     /// order) applied to the stored `row` (nil: absent). Throws when `row` is not a stored row.
-    public static func apply(
+    static func apply(
         _ kind: RowChange.Kind, fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)], columns: Columns, to row: [UInt8]?
     ) throws(WireDecodeError) -> Outcome {
         guard let row else {

@@ -101,7 +101,7 @@ struct ChangeRowsWriter {
         }
         // Some of the columns: their statement, the columns bound in schema order.
         fields.sort { $0.parameter < $1.parameter }
-        let columns = fields.map { plan.valueColumns[Int($0.parameter) - 2] }
+        let columns = fields.map { plan.valueColumns[Int($0.parameter) - 2].name }
         if kind == .insert {
             let statement = try db.cachedStatement(sql: StoreSQL.upsertColumns(table, columns))
             let raw = ready(statement)
@@ -178,7 +178,7 @@ struct ChangeRowsWriter {
     }
 
     /// SQLITE_TRANSIENT: SQLite copies the value (a macro, not visible to Swift).
-    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+    static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     private func check(_ code: Int32) throws {
         guard code != SQLITE_OK else { return }
@@ -191,12 +191,8 @@ extension ChangeRows.Value {
     var rowKey: RowKey {
         switch self {
         case .integer(let v): .integer(v)
-        default: .text(String(decoding: textBytes, as: UTF8.self))
+        case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
+        case .null, .real, .blob: preconditionFailure("a change's key is an integer or a text (checked when decoded)")
         }
-    }
-
-    private var textBytes: UnsafeBufferPointer<UInt8> {
-        if case .text(let bytes) = self { return bytes }
-        return UnsafeBufferPointer(start: nil, count: 0)
     }
 }

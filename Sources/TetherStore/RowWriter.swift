@@ -10,9 +10,7 @@ enum RowWriter {
     /// row it sends this way).
     static func fetch(_ db: Database, _ table: TableSchema, key: RowKey) throws -> [String: FieldValue]? {
         let columns = table.valueColumns
-        let list = columns.isEmpty ? "1" : columns.map { StoreSQL.quote($0.name) }.joined(separator: ", ")
-        let sql = "SELECT \(list) FROM \(StoreSQL.quote(table.name)) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [key.databaseValue]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: StoreSQL.selectValues(table)), arguments: [key.databaseValue]) else {
             return nil
         }
         var fields: [String: FieldValue] = [:]
@@ -50,12 +48,7 @@ enum RowWriter {
     /// whether or not the row exists (``RowChange/write(rowExists:)``), in one statement.
     static func upsert(_ db: Database, _ table: TableSchema, key: RowKey, fields: [String: FieldValue]) throws {
         let columns = fields.keys.sorted()
-        let names = ([table.primaryKey] + columns).map(StoreSQL.quote).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
-        let onConflict = columns.isEmpty
-            ? "DO NOTHING"
-            : "DO UPDATE SET " + columns.map { "\(StoreSQL.quote($0)) = excluded.\(StoreSQL.quote($0))" }.joined(separator: ", ")
-        let sql = "INSERT INTO \(StoreSQL.quote(table.name)) (\(names)) VALUES (\(marks)) ON CONFLICT(\(StoreSQL.quote(table.primaryKey))) \(onConflict)"
+        let sql = StoreSQL.upsertColumns(table, columns)
         var arguments: [(any DatabaseValueConvertible)?] = [key.databaseValue]
         arguments.reserveCapacity(columns.count + 1)
         for column in columns { arguments.append(fields[column]?.databaseValue ?? .null) }
@@ -68,8 +61,7 @@ enum RowWriter {
     static func update(_ db: Database, _ table: TableSchema, key: RowKey, fields: [String: FieldValue]) throws -> Bool {
         guard !fields.isEmpty else { return true }
         let columns = fields.keys.sorted()
-        let assignments = columns.map { "\(StoreSQL.quote($0)) = ?" }.joined(separator: ", ")
-        let sql = "UPDATE \(StoreSQL.quote(table.name)) SET \(assignments) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
+        let sql = StoreSQL.updateColumns(table, columns)
         var arguments: [(any DatabaseValueConvertible)?] = columns.map { fields[$0]?.databaseValue ?? .null }
         arguments.append(key.databaseValue)
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
@@ -79,8 +71,7 @@ enum RowWriter {
     /// Deletes the row; returns whether it existed.
     @discardableResult
     static func delete(_ db: Database, _ table: TableSchema, key: RowKey) throws -> Bool {
-        let sql = "DELETE FROM \(StoreSQL.quote(table.name)) WHERE \(StoreSQL.quote(table.primaryKey)) = ?"
-        try db.cachedStatement(sql: sql).execute(arguments: [key.databaseValue])
+        try db.cachedStatement(sql: StoreSQL.deleteRow(table)).execute(arguments: [key.databaseValue])
         return db.changesCount > 0
     }
 }

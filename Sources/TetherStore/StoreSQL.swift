@@ -74,17 +74,23 @@ enum StoreSQL {
 
     /// Writes `columns` of a row (key first, then the columns in the order given): inserted,
     /// or the existing row's `columns` set (its other columns kept).
-    static func upsertColumns(_ table: TableSchema, _ columns: [ColumnSchema]) -> String {
-        let names = columns.map { quote($0.name) }
+    static func upsertColumns(_ table: TableSchema, _ columns: [String]) -> String {
+        let names = columns.map(quote)
         let marks = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
         let onConflict = names.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + names.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         return "INSERT INTO \(quote(table.name)) (\(([quote(table.primaryKey)] + names).joined(separator: ", "))) VALUES (\(marks)) ON CONFLICT(\(quote(table.primaryKey))) \(onConflict)"
     }
 
     /// Sets `columns` of the row (values first, in the order given, then the key).
-    static func updateColumns(_ table: TableSchema, _ columns: [ColumnSchema]) -> String {
-        let assignments = columns.map { "\(quote($0.name)) = ?" }.joined(separator: ", ")
+    static func updateColumns(_ table: TableSchema, _ columns: [String]) -> String {
+        let assignments = columns.map { "\(quote($0)) = ?" }.joined(separator: ", ")
         return "UPDATE \(quote(table.name)) SET \(assignments) WHERE \(quote(table.primaryKey)) = ?"
+    }
+
+    /// Reads a row's value columns in schema order (`1` for a table with none) by its key.
+    static func selectValues(_ table: TableSchema) -> String {
+        let list = table.valueColumns.isEmpty ? "1" : table.valueColumns.map { quote($0.name) }.joined(separator: ", ")
+        return "SELECT \(list) FROM \(quote(table.name)) WHERE \(quote(table.primaryKey)) = ?"
     }
 
     /// Deletes the row with the key.

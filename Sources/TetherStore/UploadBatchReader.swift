@@ -130,7 +130,7 @@ struct UploadBatchReader {
         }
         let bound: Int32 = switch key {
         case .integer(let v): sqlite3_bind_int64(statement, 1, v)
-        case .text(let text): sqlite3_bind_text(statement, 1, text, -1, Self.transient)
+        case .text(let text): sqlite3_bind_text(statement, 1, text, -1, ChangeRowsWriter.transient)
         }
         if bound != SQLITE_OK { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: db.lastErrorMessage) }
         let code = sqlite3_step(statement)
@@ -157,10 +157,7 @@ struct UploadBatchReader {
     private mutating func plan(_ name: String) throws -> Int {
         if let known = planIndex[name] { return known }
         let table = schema.table(name)
-        let select = try table.map { table in
-            let columns = table.valueColumns.isEmpty ? "1" : table.valueColumns.map { StoreSQL.quote($0.name) }.joined(separator: ", ")
-            return try db.cachedStatement(sql: "SELECT \(columns) FROM \(StoreSQL.quote(table.name)) WHERE \(StoreSQL.quote(table.primaryKey)) = ?")
-        }
+        let select = try table.map { try db.cachedStatement(sql: StoreSQL.selectValues($0)) }
         plans.append(TablePlan(
             table: table, index: builder.table(name), columns: Array(repeating: -1, count: table?.valueColumns.count ?? 0), select: select))
         planIndex[name] = plans.count - 1
@@ -207,7 +204,4 @@ struct UploadBatchReader {
         }
         return plans[plan].columns[position]
     }
-
-    /// SQLITE_TRANSIENT: SQLite copies the value (a macro, not visible to Swift).
-    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 }

@@ -27,6 +27,11 @@ struct WatchedStore {
         self.last = last
         self.continuation = continuation
     }
+
+    /// Whether a directory event names one of the store's files.
+    func isNamed(by events: FileEvents) -> Bool {
+        events.names[directory].map { !$0.isDisjoint(with: names) } ?? false
+    }
 }
 
 /// The watched stores of a ``CommitWatchService`` and the watch descriptors they share (a
@@ -91,10 +96,7 @@ struct WatchTable {
     /// The stores whose own files a directory event names (created, moved in or removed): their
     /// file watches are renewed.
     func named(by events: FileEvents) -> [(UInt64, String)] {
-        stores.compactMap { id, store in
-            let named = events.names[store.directory].map { !$0.isDisjoint(with: store.names) } ?? false
-            return named ? (id, store.path) : nil
-        }
+        stores.compactMap { id, store in store.isNamed(by: events) ? (id, store.path) : nil }
     }
 
     /// The stores to check now: those whose files the events name or were written (their
@@ -104,8 +106,7 @@ struct WatchTable {
         var due: [(UInt64, String)] = []
         for (id, store) in stores {
             var store = store
-            let named = events.names[store.directory].map { !$0.isDisjoint(with: store.names) } ?? false
-            if named || !events.written.isDisjoint(with: store.files) || events.overflowed {
+            if store.isNamed(by: events) || !events.written.isDisjoint(with: store.files) || events.overflowed {
                 store.settleIndex = 0
                 store.settleDeadline = now.advanced(by: .milliseconds(delays[0]))
             } else if let index = store.settleIndex, let deadline = store.settleDeadline, deadline <= now {

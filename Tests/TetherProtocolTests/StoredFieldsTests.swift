@@ -8,12 +8,11 @@ import TetherTestSupport
     /// What `change` does to the stored `row`, through the bytes of the change as received.
     static func inPlace(_ change: RowChange, to row: [UInt8]?) throws -> StoredFields.Outcome {
         let rows = ChangeRows(Changeset([change]))
-        let columns = StoredFields.Columns(rows.columns)
+        var stored = StoredFields.Change(columns: rows.columns)
         return try rows.withCursor { (cursor) throws -> StoredFields.Outcome in
             guard let (kind, _, _) = cursor.nextChange() else { Issue.record("no change"); return .unchanged }
-            var fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)] = []
-            while cursor.fieldsLeft > 0 { fields.append(cursor.nextEncodedField()) }
-            return try StoredFields.apply(kind, fields: fields, columns: columns, to: row)
+            stored.read(&cursor)
+            return try stored.apply(kind, to: row)
         }
     }
 

@@ -204,16 +204,12 @@ extension PostgresServerStorage {
         }
         var dirty: Set<StateKey> = []
         for changes in uploads {
-            let columns = StoredFields.Columns(changes.columns)
-            var fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)] = []
+            var change = StoredFields.Change(columns: changes.columns)
             try changes.withCursor { (cursor) throws in
                 while let (kind, table, _) = cursor.nextChange() {
                     let key = StateKey(table: changes.tables[table], key: Array(cursor.encodedKey))
-                    fields.removeAll(keepingCapacity: true)
-                    while cursor.fieldsLeft > 0 { fields.append(cursor.nextEncodedField()) }
-                    let outcome: StoredFields.Outcome
-                    do { outcome = try StoredFields.apply(kind, fields: fields, columns: columns, to: rows[key]) } catch { throw StorageError.corrupt("state") }
-                    switch outcome {
+                    change.read(&cursor)
+                    switch try change.applied(kind, to: rows[key]) {
                     case .unchanged: continue
                     case .put(let row): rows[key] = row
                     case .delete: rows[key] = nil

@@ -115,7 +115,6 @@ extension SQLiteServerStorage {
     /// BENCHMARKS.md); an insert first tries to create the row, and only a row that exists is
     /// read and merged; a delete deletes without reading.
     private static func applyToState(_ changes: ChangeRows, partitionID: Int64, _ db: Database) throws {
-        let columns = StoredFields.Columns(changes.columns)
         let select = try db.cachedStatement(sql: "SELECT fields FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
         let create = try db.cachedStatement(sql: "INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
         let put = try db.cachedStatement(sql: """
@@ -123,37 +122,27 @@ extension SQLiteServerStorage {
             ON CONFLICT(partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
             """)
         let delete = try db.cachedStatement(sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
-        var fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)] = []
+        var change = StoredFields.Change(columns: changes.columns)
         try changes.withCursor { (cursor) throws in
             while let (kind, tableIndex, _) = cursor.nextChange() {
                 let table = changes.tables[tableIndex]
                 let key = Data(cursor.encodedKey)
-                fields.removeAll(keepingCapacity: true)
-                while cursor.fieldsLeft > 0 { fields.append(cursor.nextEncodedField()) }
+                change.read(&cursor)
                 switch kind {
                 case .delete:
                     try delete.execute(arguments: [partitionID, table, key])
                     continue
                 case .insert:
-                    guard case .put(let row) = try Self.stored(kind, fields, columns, to: nil) else { continue }
+                    guard case .put(let row) = try change.applied(kind, to: nil) else { continue }
                     try create.execute(arguments: [partitionID, table, key, Data(row)])
                     if db.changesCount > 0 { continue }  // a new row
                 case .update: break
                 }
                 let existing = try Data.fetchOne(select, arguments: [partitionID, table, key]).map { [UInt8]($0) }
-                guard case .put(let row) = try Self.stored(kind, fields, columns, to: existing) else { continue }
+                guard case .put(let row) = try change.applied(kind, to: existing) else { continue }
                 try put.execute(arguments: [partitionID, table, key, Data(row)])
             }
         }
-    }
-
-    /// ``StoredFields/apply(_:fields:columns:to:)``, a stored row that does not read being
-    /// corruption.
-    private static func stored(
-        _ kind: RowChange.Kind, _ fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)], _ columns: StoredFields.Columns,
-        to row: [UInt8]?
-    ) throws -> StoredFields.Outcome {
-        do { return try StoredFields.apply(kind, fields: fields, columns: columns, to: row) } catch { throw StorageError.corrupt("state") }
     }
 
     public func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {

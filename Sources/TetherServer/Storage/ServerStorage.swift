@@ -134,6 +134,13 @@ public struct StoredStateRow: Sendable {
     }
 }
 
+extension StoredFields.Change {
+    /// ``apply(_:to:)`` for a storage: a stored row that does not read is corrupt state.
+    func applied(_ kind: RowChange.Kind, to row: [UInt8]?) throws(StorageError) -> StoredFields.Outcome {
+        do { return try apply(kind, to: row) } catch { throw .corrupt("state") }
+    }
+}
+
 /// Storage failures, with whether retrying may help.
 public enum StorageError: Error, Sendable, CustomStringConvertible {
     case notFound(String)
