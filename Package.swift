@@ -72,6 +72,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: settings),
 
@@ -121,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "tetherd",
             dependencies: [
-                "TetherProtocol", "TetherAgent", "TetherCommandLine", "TetherTOML", "TetherStore",
+                "TetherProtocol", "TetherAgent", "TetherCommandLine", "TetherTOML", "TetherStore", "TetherControl",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "TetherSystemd",

@@ -14,6 +14,8 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         case download
         case reload
         case dropped
+        /// A store's sync identity was forgotten (`cause`: `machine-changed`).
+        case identity
     }
 
     /// A number that grows by one with every event the agent emits (since its start).
@@ -36,9 +38,12 @@ public struct AgentEvent: Sendable, Hashable, Codable {
     public var bytes: Int64?
     /// `dropped`: how many events this reader missed.
     public var skipped: Int?
+    /// Why a store went back in time or had its identity forgotten (`store-regressed`,
+    /// `store-cloned`, `machine-changed`; docs/client-reset.md "Restored and cloned devices").
+    public var cause: String?
 
     enum CodingKeys: String, CodingKey {
-        case seq, at, event, partition, state, code, name, message, action, phase, outcome, hook, rows, bytes, skipped
+        case seq, at, event, partition, state, code, name, message, action, phase, outcome, hook, rows, bytes, skipped, cause
         case resetID = "reset_id"
         case exitStatus = "exit_status"
     }
@@ -47,8 +52,9 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         _ event: Kind, at date: Date = Date(), partition: String? = nil, state: String? = nil, code: Int? = nil,
         name: String? = nil, message: String? = nil, action: String? = nil, resetID: String? = nil, phase: String? = nil,
         outcome: String? = nil, hook: String? = nil, exitStatus: Int? = nil, rows: Int64? = nil, bytes: Int64? = nil,
-        skipped: Int? = nil
+        skipped: Int? = nil, cause: String? = nil
     ) {
+        self.cause = cause
         self.seq = 0
         self.at = Self.timestamp(date)
         self.event = event

@@ -58,6 +58,19 @@ enum InternalMigrations {
         migrator.registerMigration("tether-v2-log") { db in
             try migrateToRowLog(db)
         }
+        // The store's lineage (docs/sync-model.md, "Store lineage"): each session's upload salt
+        // with the seqs it may send, recorded before it sends them and dropped once the server
+        // acknowledged them.
+        migrator.registerMigration("tether-v3-lineage") { db in
+            try db.execute(sql: """
+                CREATE TABLE _tether_uploads (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  salt INTEGER NOT NULL UNIQUE,
+                  first_seq INTEGER NOT NULL,
+                  last_seq INTEGER NOT NULL
+                )
+                """)
+        }
         return migrator
     }
 

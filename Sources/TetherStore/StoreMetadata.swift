@@ -71,16 +71,19 @@ enum MetaTable {
             arguments: [version.version, version.salt])
     }
 
+    /// Sets the store's identity; the uploads recorded under the previous one go with it.
     static func setClientFile(_ db: Database, _ identity: ClientFileIdentity?) throws {
         try db.execute(
             sql: "UPDATE _tether_meta SET client_file_id = ?, client_file_salt = ? WHERE id = 1",
             arguments: [identity?.id, identity?.salt])
+        try UploadRecords.clear(db)
     }
 
-    /// Raises the integrated seq (never lowers it).
+    /// Raises the integrated seq (never lowers it); recorded uploads it covers are done with.
     static func raiseIntegratedSeq(_ db: Database, to seq: Int64) throws {
         try db.execute(
             sql: "UPDATE _tether_meta SET integrated_seq = max(integrated_seq, ?) WHERE id = 1", arguments: [seq])
+        try UploadRecords.trim(db, through: seq)
     }
 
     static func setReadOnly(_ db: Database, _ readOnly: Bool) throws {

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TetherAgent
 import TetherCommandLine
+import TetherControl
 import TetherProtocol
 import TetherStore
 import TetherSystemd
@@ -28,6 +29,14 @@ struct Tetherd: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Validate the configuration and exit (0 valid, 2 invalid).")
     var checkConfig = false
+
+    @Flag(
+        name: .long,
+        help: """
+            Forget the sync identity of every configured partition's store and the recorded machine id, keeping rows and \
+            unsynced changes, and exit: run it (with tetherd stopped) before taking a disk image that devices are built from.
+            """)
+    var forgetIdentities = false
 
     @Option(
         name: .long,
@@ -58,6 +67,7 @@ struct Tetherd: AsyncParsableCommand {
             for problem in error.problems { FileHandle.standardError.write(Data("tetherd: \(problem)\n".utf8)) }
             throw ExitCode(2)
         }
+        if forgetIdentities { return try Self.forgetIdentities(configuration) }
         // Nothing the agent creates (state database, stores, backups, quarantined stores,
         // staging copies, their -wal/-shm) is for other users, whatever umask it was started
         // with; the unit sets UMask=0007 too.
@@ -100,6 +110,27 @@ struct Tetherd: AsyncParsableCommand {
             throw ExitCode(1)
         }
         logger.notice("tetherd stopped")
+    }
+}
+
+extension Tetherd {
+    /// `--forget-identities`: refused while tetherd runs (its control socket answers).
+    static func forgetIdentities(_ configuration: AgentConfiguration) throws {
+        if (try? ControlClient(socketPath: configuration.controlSocket, timeout: .seconds(2)).send(ControlRequest(command: .status))) != nil {
+            FileHandle.standardError.write(Data("tetherd: tetherd is running (\(configuration.controlSocket) answers); stop it first\n".utf8))
+            throw ExitCode(1)
+        }
+        do {
+            let forgotten = try IdentityForgetting.forget(configuration.partitions)
+            if FileManager.default.fileExists(atPath: configuration.stateDatabasePath) {
+                try AgentStateDatabase(path: configuration.stateDatabasePath).recordMachine(nil)
+            }
+            let names = forgotten.map(\.rawValue).joined(separator: ", ")
+            print("sync identities forgotten: \(forgotten.count)\(forgotten.isEmpty ? "" : " (\(names))"); each store binds as a new device at the next start, keeping its unsynced changes")
+        } catch {
+            FileHandle.standardError.write(Data("tetherd: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
     }
 }
 

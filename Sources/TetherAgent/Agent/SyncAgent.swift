@@ -48,6 +48,9 @@ public actor SyncAgent {
         self.metrics = metrics
         self.events = AgentEvents(metrics: metrics, serverURL: configuration.server.url, workingDirectory: configuration.stateDir)
         (statusSignals, statusSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        // Before any partition binds: a state directory from another machine must not sync
+        // under identities that machine still uses.
+        try IdentityForgetting.checkMachine(configuration: configuration, stateDatabase: stateDatabase, logger: logger, events: events)
     }
 
     /// Creates the partitions' controllers (paused ones stay paused across restarts).

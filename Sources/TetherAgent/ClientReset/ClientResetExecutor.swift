@@ -83,6 +83,8 @@ public struct ClientResetExecutor: Sendable {
                 recoveryDir: context.partition.reset.recoveryDir, partition: context.partition.name, id: id, at: startedAt),
             startedAt: startedAt)
         record.loopRepeats = repeats
+        record.cause = LineageCause(error)
+        record.storeClientFile = metadata.clientFile?.id
         if repeats > 0, decision.strategy != .deleteStore,
             let previous = try await unchangedSincePrevious(store, serverVersion: metadata.serverVersion.version, partition: record.partition)
         {
@@ -94,6 +96,11 @@ public struct ClientResetExecutor: Sendable {
         await recorded?(record)
         announcePhase(record)
         let log = logger(for: record)
+        if let cause = record.cause {
+            log.error(
+                "\(cause.prefix): partition \(record.partition) resets (\(decision.strategy.rawValue)) to get a new identity and the server's state: \(error.message)",
+                metadata: ["message_id": .string(TetherMessageID.storeLineage.rawValue), "tether.cause": .string(cause.rawValue)])
+        }
         let messageID: TetherMessageID = decision.strategy == .deleteStore ? .permissionDenied : .resetStarted
         log.error(
             "client reset \(id) of \(record.partition) started after error \(error.code.rawValue) (\(error.code.name)): \(decision.strategy.rawValue)\(decision.fallbackReason.map { ", because \($0)" } ?? "")",
@@ -111,6 +118,9 @@ public struct ClientResetExecutor: Sendable {
             try coordinator.handle(.initiated, now: now())
             log.notice("client reset \(record.id) of \(record.partition) initiated")
         }
+        if let superseded = try await supersededRecord(coordinator.record, store: store, context: context, log: log) {
+            return superseded
+        }
         var failures = 0
         var prefetched = false
         while true {
@@ -120,7 +130,7 @@ public struct ClientResetExecutor: Sendable {
                 if !coordinator.record.isQuarantine { finish(coordinator.record, context: context, log: log) }
                 events?.emit(AgentEvent(
                     .resetOutcome, partition: record.partition.rawValue, code: coordinator.record.errorCode.rawValue,
-                    resetID: record.id, outcome: coordinator.record.outcome.rawValue))
+                    resetID: record.id, outcome: coordinator.record.outcome.rawValue, cause: coordinator.record.cause?.rawValue))
                 return coordinator.record
             case .awaitOperator:
                 return coordinator.record
@@ -293,6 +303,6 @@ public struct ClientResetExecutor: Sendable {
         events?.emit(AgentEvent(
             .resetPhase, partition: record.partition.rawValue, code: record.errorCode.rawValue,
             message: record.strategy.rawValue + (record.fallbackReason.map { ", because \($0)" } ?? ""), resetID: record.id,
-            phase: record.phase.rawValue))
+            phase: record.phase.rawValue, cause: record.cause?.rawValue))
     }
 }

@@ -32,6 +32,9 @@ public enum ResetOutcome: String, Sendable, Hashable, Codable, CaseIterable {
     case manualPending = "manual-pending"
     case manualDone = "manual-done"
     case deleted
+    /// Never carried out: the record was stale, the store had moved on to another identity
+    /// (a state database restored from an older copy, docs/client-reset.md).
+    case superseded
 }
 
 /// What the reset does to the store when it gets to rewrite it.

@@ -54,6 +54,15 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     /// `backupReusedFrom` finished: `backupPath` is that reset's backup (docs/client-reset.md).
     public var backupReusedFrom: String?
 
+    /// Set for a reset of a store restored from an older copy or synced from two places
+    /// (errors 209 and 210, docs/client-reset.md "Restored and cloned devices").
+    public var cause: LineageCause?
+    /// The store's client file id when the reset started (nil: none, or a record written before
+    /// this field): a store that carries another identity before the rewrite has moved on
+    /// since, and the record is stale (a state database restored from an older copy). Ids are
+    /// never reused; the salt is not kept here (records are shown by `tetherctl resets`).
+    public var storeClientFile: Int64?
+
     /// True for the record of a quarantined store.
     public var isQuarantine: Bool { quarantineReason != nil }
 

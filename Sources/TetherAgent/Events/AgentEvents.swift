@@ -1,3 +1,4 @@
+import TetherProtocol
 import Foundation
 public import TetherControl
 import Synchronization
@@ -37,7 +38,7 @@ public final class AgentEvents: Sendable {
         let (serverURL, workingDirectory) = place.withLock { $0 }
         emit(AgentEvent(
             .syncError, partition: report.partition, code: report.code, name: report.name, message: report.message,
-            action: report.action, resetID: report.resetID))
+            action: report.action, resetID: report.resetID, cause: report.cause?.rawValue))
         guard let hook = settings.errorHook else { return }
         requests.yield(ErrorHookRequest(
             report: report, hook: hook, interval: .seconds(settings.errorHookMinIntervalSeconds),

@@ -17,6 +17,8 @@ public struct SyncErrorReport: Sendable, Hashable {
     public var action: String
     /// The reset this error started, if it started one.
     public var resetID: String?
+    /// For a 209 or 210: whether the store regressed or is synced from two places.
+    public var cause: LineageCause?
 
     public init(partition: String, store: String, code: Int?, name: String, message: String, action: String, resetID: String? = nil) {
         self.partition = partition
@@ -33,6 +35,7 @@ public struct SyncErrorReport: Sendable, Hashable {
         self.init(
             partition: partition, store: store, code: error.code.rawValue, name: error.code.name, message: error.message,
             action: error.action.rawValue, resetID: resetID)
+        cause = LineageCause(error)
     }
 
     /// Identical errors are folded by this: the code, or the kind of transport failure.

@@ -40,6 +40,7 @@ public struct HookInvocation: Sendable, Hashable {
             "TETHER_RESET_MODE": record.mode.rawValue,
             "TETHER_ERROR_CODE": String(record.errorCode.rawValue),
             "TETHER_ERROR_MESSAGE": record.errorMessage,
+            "TETHER_RESET_CAUSE": record.cause?.rawValue ?? "",
             "TETHER_SERVER_URL": serverURL,
         ]
         if let outcome { env["TETHER_RESET_OUTCOME"] = outcome }
@@ -60,6 +61,7 @@ public struct HookInvocation: Sendable, Hashable {
             "TETHER_ERROR_NAME": report.name,
             "TETHER_ERROR_MESSAGE": report.message,
             "TETHER_ERROR_ACTION": report.action,
+            "TETHER_ERROR_CAUSE": report.cause?.rawValue ?? "",
             "TETHER_ERROR_REPEATS": String(repeats),
             "TETHER_RESET_ID": report.resetID ?? "",
             "TETHER_SERVER_URL": serverURL,

@@ -9,6 +9,9 @@ public enum TetherMessageID: String, Sendable, CaseIterable {
     case protocolMismatch = "8ebb81f8e5844aad8381835bd8783e29"
     case storeQuarantined = "6a3f0e2c9b7d4f1e8c5a2d7b4e9f1c03"
     case resetLoop = "3e090fc69cfd425c862b1a6ecc622fbe"
+    /// A store went back in time or is synced from two places (209/210), or the agent forgot
+    /// its stores' identities because the machine id changed.
+    case storeLineage = "9b1f4c2e7a5d4c83b06e2f8d1a7c5e49"
 
     /// The logger metadata key the journald handler turns into `MESSAGE_ID`.
     public static let metadataKey = "message_id"

@@ -49,7 +49,35 @@ public final class AgentStateDatabase: Sendable {
                 t.column("record", .blob).notNull()  // ResetRecord as JSON
             }
         }
+        // The app-specific machine id tetherd last ran with (``MachineIdentity``).
+        migrator.registerMigration("v2: machine") { db in
+            try db.create(table: "agent") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .text).notNull()
+            }
+        }
         return migrator
+    }
+
+    // MARK: Machine
+
+    /// The app-specific machine id recorded at the last start (nil: none recorded yet, or
+    /// forgotten by `tetherd --forget-identities`).
+    public func recordedMachine() throws(AgentStateError) -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM agent WHERE key = 'machine'") }
+    }
+
+    /// Records `machine` (nil forgets it).
+    public func recordMachine(_ machine: String?) throws(AgentStateError) {
+        try write { db in
+            if let machine {
+                try db.execute(
+                    sql: "INSERT INTO agent (key, value) VALUES ('machine', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    arguments: [machine])
+            } else {
+                try db.execute(sql: "DELETE FROM agent WHERE key = 'machine'")
+            }
+        }
     }
 
     // MARK: Resets

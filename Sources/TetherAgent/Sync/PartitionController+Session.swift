@@ -57,10 +57,24 @@ extension PartitionController {
             log.error("cannot read the sync identity of the store \(settings.storePath), retrying: \(error)")
             return .retry(nil)
         }
+        // A new salt for this session's uploads; the store's lineage lets the server tell an
+        // older image or a copy of the store from a store that missed an acknowledgement.
+        uploadSalt = StoreLineage.freshSalt()
+        recordedThrough = 0
+        let lineage: StoreLineage
+        do {
+            lineage = try await store?.lineage(uploadSalt: uploadSalt)
+                ?? StoreLineage(uploadSalt: uploadSalt, integratedSeq: 0, lastSeq: 0, sent: [])
+        } catch let error where error.isCorruption {
+            return .storeDamaged(error)
+        } catch {
+            log.error("cannot read the upload records of the store \(settings.storePath), retrying: \(error)")
+            return .retry(nil)
+        }
         let request = BindRequest(
             session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
             identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
-            schemaVersion: store?.schema.version ?? 0)
+            schemaVersion: store?.schema.version ?? 0, lineage: lineage)
         let session: any PartitionSession
         do {
             session = try await link.openSession(request)
@@ -346,6 +360,12 @@ extension PartitionController {
             uploadAgain = false
             do {
                 while let batch = try await store.pendingChanges(after: uploadCursor, limit: Self.uploadBatchEntries) {
+                    if batch.lastSeq > recordedThrough {
+                        // Recorded before it leaves, up to every seq assigned so far (their
+                        // changes are fixed): usually one durable write per burst of uploads.
+                        recordedThrough = try await store.recordUpload(
+                            salt: uploadSalt, firstSeq: batch.afterSeq + 1, lastSeq: max(batch.lastSeq, try await store.lastAssignedSeq()))
+                    }
                     try await session.upload([batch])
                     uploadCursor = batch.lastSeq
                     lastProgress = .now

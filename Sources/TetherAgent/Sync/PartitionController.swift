@@ -33,6 +33,10 @@ actor PartitionController {
     var lastProgress = ContinuousClock.now
     /// Uploads resume after this local seq (the server's integrated seq, or what this session sent).
     var uploadCursor: Int64 = 0
+    /// The salt this session's uploads go under, and the last seq recorded under it in the store
+    /// before sending (``StoreLineage``; both chosen anew at each bind).
+    var uploadSalt: Int64 = StoreLineage.freshSalt()
+    var recordedThrough: Int64 = 0
     /// When the current session was bound (how long it lasted decides the next backoff).
     var boundAt: ContinuousClock.Instant?
     var uploading = false

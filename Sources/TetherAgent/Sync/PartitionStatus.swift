@@ -60,7 +60,10 @@ public struct PartitionStatus: Sendable, Hashable {
             "last_error": .null, "download": .null,
         ]
         if let error = lastError {
-            object["last_error"] = ["code": .number(Double(error.code)), "message": .string(error.message), "at": .string(Self.iso8601(error.at))]
+            object["last_error"] = [
+                "code": .number(Double(error.code)), "message": .string(error.message), "at": .string(Self.iso8601(error.at)),
+                "cause": .from(LineageCause(SyncError(SyncErrorCode(error.code), error.message))?.rawValue),
+            ]
         }
         if let download {
             let rate = download.rate
@@ -106,7 +109,7 @@ extension ResetRecord {
             "outcome": .string(outcome.rawValue), "phase": .string(phase.rawValue), "backup_path": .string(backupPath),
             "backup_removed": .bool(backupRemoved), "started_at": .string(PartitionStatus.iso8601(startedAt)),
             "finished_at": finishedAt.map { .string(PartitionStatus.iso8601($0)) } ?? .null,
-            "fallback_reason": .from(fallbackReason),
+            "fallback_reason": .from(fallbackReason), "cause": .from(cause?.rawValue),
             "quarantined": .bool(isQuarantine), "quarantine_reason": .from(quarantineReason),
             "recovered_changes": .from(recoveredChanges), "dropped_changes": .from(droppedChanges),
             "result_server_version": resultServerVersion.map { .number(Double($0)) } ?? .null,

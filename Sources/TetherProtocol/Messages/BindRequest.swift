@@ -11,11 +11,15 @@ public struct BindRequest: Sendable, Hashable {
     public var lastServerVersion: ServerVersion
     /// The schema version the store was created or last migrated with; 0 for a new store.
     public var schemaVersion: Int
+    /// What the store says of its local history (protocol 3; nil from an older agent, whose
+    /// binds are not checked for regression).
+    public var lineage: StoreLineage?
 
     public init(
         session: SessionID, partition: String, token: String, identity: ClientFileIdentity?,
-        lastServerVersion: ServerVersion = .none, schemaVersion: Int = 0
+        lastServerVersion: ServerVersion = .none, schemaVersion: Int = 0, lineage: StoreLineage? = nil
     ) {
+        self.lineage = lineage
         self.session = session
         self.partition = partition
         self.token = token

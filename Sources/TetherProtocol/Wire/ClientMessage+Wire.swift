@@ -23,6 +23,17 @@ extension ClientMessage {
             w.varint(bind.lastServerVersion.version)
             w.varint(bind.lastServerVersion.salt)
             w.varint(bind.schemaVersion)
+            if let lineage = bind.lineage {
+                w.varint(lineage.uploadSalt)
+                w.varint(lineage.integratedSeq)
+                w.varint(lineage.lastSeq)
+                w.varint(lineage.sent.count)
+                for range in lineage.sent {
+                    w.varint(range.salt)
+                    w.varint(range.firstSeq)
+                    w.varint(range.lastSeq)
+                }
+            }
         case .upload(let upload):
             w.byte(MessageType.upload.rawValue)
             w.varint(upload.session)
@@ -74,9 +85,11 @@ extension ClientMessage {
             }
             let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
             let schemaVersion = try r.int("schema version", in: 0...Int(Int32.max))
+            // Protocol 3 appends the store's lineage; a protocol-2 bind ends here.
+            let lineage = r.isAtEnd ? nil : try Self.decodeLineage(&r)
             message = .bind(BindRequest(
                 session: session, partition: partition, token: token, identity: identity,
-                lastServerVersion: version, schemaVersion: schemaVersion))
+                lastServerVersion: version, schemaVersion: schemaVersion, lineage: lineage))
         case .upload:
             let session = try r.uint32("session id")
             let count = try r.count("changeset count", minimumElementBytes: 6, limit: Int.max / 6)
@@ -104,5 +117,24 @@ extension ClientMessage {
         }
         try r.expectEnd()
         return message
+    }
+
+    /// The lineage section of a protocol-3 bind: salt, integrated seq, last seq, sent ranges.
+    static func decodeLineage(_ r: inout ByteReader) throws(WireDecodeError) -> StoreLineage {
+        let salt = try r.int64("upload salt")
+        guard salt != 0 else { throw .malformed(field: "upload salt", reason: "0 is not a salt") }
+        let integrated = try r.int64("integrated seq")
+        let last = try r.int64("last seq")
+        let count = try r.count("sent range count", minimumElementBytes: 3, limit: ProtocolLimits.maxSentRanges)
+        var sent: [StoreLineage.SentRange] = []
+        for _ in 0..<count {
+            let range = StoreLineage.SentRange(
+                salt: try r.int64("sent range salt"), firstSeq: try r.int64("sent range first seq"), lastSeq: try r.int64("sent range last seq"))
+            guard range.firstSeq <= range.lastSeq else {
+                throw .malformed(field: "sent range", reason: "\(range.firstSeq)...\(range.lastSeq) is not a range")
+            }
+            sent.append(range)
+        }
+        return StoreLineage(uploadSalt: salt, integratedSeq: integrated, lastSeq: last, sent: sent)
     }
 }

@@ -23,4 +23,7 @@ public enum ProtocolLimits {
     public static let initialSendWindow = 4
     /// The largest grant one `credit` message may carry.
     public static let maxCreditGrant = 1024
+    /// Unacknowledged upload ranges one bind may list (protocol 3, ``StoreLineage``); a store
+    /// keeps at most this many, the newest.
+    public static let maxSentRanges = 1024
 }

@@ -42,8 +42,8 @@ extension PostgresServerStorage {
                 logger: logger)
             try await connection.guardedQuery(
                 """
-                INSERT INTO snapshot_client_files(snapshot_id, id, salt, integrated_seq, integrated_version, created_at, last_seen)
-                SELECT \(id), id, salt, integrated_seq, integrated_version, created_at, last_seen FROM client_files WHERE partition_id = \(p.id)
+                INSERT INTO snapshot_client_files(snapshot_id, id, \(unescaped: ClientFileRecord.copiedColumns))
+                SELECT \(id), id, \(unescaped: ClientFileRecord.copiedColumns) FROM client_files WHERE partition_id = \(p.id)
                 """, logger: logger)
             return SnapshotRecord(id: id, partition: partition.rawValue, version: p.head.latest.version, createdAt: now)
         }
@@ -76,8 +76,8 @@ extension PostgresServerStorage {
             try await connection.guardedQuery("DELETE FROM client_files WHERE partition_id = \(p.id)", logger: logger)
             try await connection.guardedQuery(
                 """
-                INSERT INTO client_files(id, partition_id, salt, integrated_seq, integrated_version, created_at, last_seen)
-                SELECT id, \(p.id), salt, integrated_seq, integrated_version, created_at, last_seen
+                INSERT INTO client_files(id, partition_id, \(unescaped: ClientFileRecord.copiedColumns))
+                SELECT id, \(p.id), \(unescaped: ClientFileRecord.copiedColumns)
                 FROM snapshot_client_files WHERE snapshot_id = \(snapshot)
                 """, logger: logger)
             try await connection.guardedQuery(

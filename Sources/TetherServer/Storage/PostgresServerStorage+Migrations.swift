@@ -104,6 +104,14 @@ extension PostgresServerStorage {
                 taken_at timestamptz NOT NULL DEFAULT now())
             """,
         ]),
+        // Store lineage (protocol 3): the salt of the session whose upload was integrated last,
+        // and the highest server version the store reported at a bind (docs/sync-model.md).
+        (3, [
+            "ALTER TABLE client_files ADD COLUMN integrated_salt bigint NOT NULL DEFAULT 0",
+            "ALTER TABLE client_files ADD COLUMN confirmed_version bigint NOT NULL DEFAULT 0",
+            "ALTER TABLE snapshot_client_files ADD COLUMN integrated_salt bigint NOT NULL DEFAULT 0",
+            "ALTER TABLE snapshot_client_files ADD COLUMN confirmed_version bigint NOT NULL DEFAULT 0",
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

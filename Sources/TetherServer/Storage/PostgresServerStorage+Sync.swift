@@ -65,14 +65,16 @@ extension PostgresServerStorage {
             try await client.withConnection { connection in
                 let rows = try await connection.guardedQuery(
                     """
-                    SELECT c.id, c.salt, c.integrated_seq, c.integrated_version, c.last_seen
+                    SELECT c.id, c.salt, c.integrated_seq, c.integrated_version, c.integrated_salt, c.confirmed_version, c.last_seen
                     FROM client_files c JOIN partitions p ON p.id = c.partition_id
                     WHERE c.id = \(id) AND p.name = \(partition.rawValue)
                     """, logger: logger)
-                for try await (id, salt, seq, version, lastSeen) in rows.decode((Int64, Int64, Int64, Int64, Double).self) {
+                for try await (id, salt, seq, version, uploadSalt, confirmed, lastSeen) in rows.decode(
+                    (Int64, Int64, Int64, Int64, Int64, Int64, Double).self)
+                {
                     return ClientFileRecord(
                         identity: ClientFileIdentity(id: id, salt: salt), integratedSeq: seq, integratedVersion: version,
-                        lastSeen: Date(timeIntervalSince1970: lastSeen))
+                        integratedSalt: uploadSalt, confirmedVersion: confirmed, lastSeen: Date(timeIntervalSince1970: lastSeen))
                 }
                 return nil
             }
@@ -93,10 +95,14 @@ extension PostgresServerStorage {
         }
     }
 
-    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
+    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                try await connection.guardedQuery("UPDATE client_files SET last_seen = \(now.timeIntervalSince1970) WHERE id = \(id)", logger: logger)
+                try await connection.guardedQuery(
+                    """
+                    UPDATE client_files SET last_seen = \(now.timeIntervalSince1970),
+                        confirmed_version = greatest(confirmed_version, \(confirmedVersion)) WHERE id = \(id)
+                    """, logger: logger)
             }
         }
     }
@@ -105,15 +111,15 @@ extension PostgresServerStorage {
     /// order on every instance. Rows are read and written in batches (`unnest`), whatever the
     /// upload's size: a handful of round trips per upload.
     public func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
     ) async throws -> IntegrationOutcome {
-        try await integrate(uploads, from: clientFile, into: partition, now: now, fence: nil)
+        try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: nil)
     }
 
     public func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
     ) async throws -> IntegrationOutcome {
-        try await integrate(uploads, from: clientFile, into: partition, now: now, fence: epoch)
+        try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: epoch)
     }
 
     public func epoch(of partition: PartitionName) async throws -> Int64 {
@@ -123,7 +129,7 @@ extension PostgresServerStorage {
     }
 
     private func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, fence: Int64?
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, fence: Int64?
     ) async throws -> IntegrationOutcome {
         try await transaction { connection in
             let logger = self.logger
@@ -163,7 +169,7 @@ extension PostgresServerStorage {
                 try await connection.guardedQuery(
                     """
                     UPDATE client_files SET integrated_seq = \(plan.integratedSeq), integrated_version = \(p.head.latest.version),
-                        last_seen = \(now.timeIntervalSince1970) WHERE id = \(clientFile)
+                        integrated_salt = \(uploadSalt), last_seen = \(now.timeIntervalSince1970) WHERE id = \(clientFile)
                     """, logger: logger)
             }
             return IntegrationOutcome(

@@ -38,8 +38,8 @@ extension SQLiteServerStorage {
                 arguments: [id, p.id])
             try db.execute(
                 sql: """
-                    INSERT INTO snapshot_client_files(snapshot_id, id, salt, integrated_seq, integrated_version, created_at, last_seen)
-                    SELECT ?, id, salt, integrated_seq, integrated_version, created_at, last_seen FROM client_files WHERE partition_id = ?
+                    INSERT INTO snapshot_client_files(snapshot_id, id, \(ClientFileRecord.copiedColumns))
+                    SELECT ?, id, \(ClientFileRecord.copiedColumns) FROM client_files WHERE partition_id = ?
                     """,
                 arguments: [id, p.id])
             return SnapshotRecord(id: id, partition: partition.rawValue, version: p.head.latest.version, createdAt: now)
@@ -74,8 +74,8 @@ extension SQLiteServerStorage {
             try db.execute(sql: "DELETE FROM client_files WHERE partition_id = ?", arguments: [p.id])
             try db.execute(
                 sql: """
-                    INSERT INTO client_files(id, partition_id, salt, integrated_seq, integrated_version, created_at, last_seen)
-                    SELECT id, ?, salt, integrated_seq, integrated_version, created_at, last_seen
+                    INSERT INTO client_files(id, partition_id, \(ClientFileRecord.copiedColumns))
+                    SELECT id, ?, \(ClientFileRecord.copiedColumns)
                     FROM snapshot_client_files WHERE snapshot_id = ?
                     """,
                 arguments: [p.id, snapshot])

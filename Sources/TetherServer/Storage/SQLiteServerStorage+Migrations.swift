@@ -72,6 +72,16 @@ extension SQLiteServerStorage {
                     PRIMARY KEY(user, pattern));
                 """)
         }
+        // Store lineage (protocol 3): the salt of the session whose upload was integrated last,
+        // and the highest server version the store reported at a bind (docs/sync-model.md).
+        migrator.registerMigration("v2: store lineage") { db in
+            try db.execute(sql: """
+                ALTER TABLE client_files ADD COLUMN integrated_salt INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE client_files ADD COLUMN confirmed_version INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE snapshot_client_files ADD COLUMN integrated_salt INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE snapshot_client_files ADD COLUMN confirmed_version INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

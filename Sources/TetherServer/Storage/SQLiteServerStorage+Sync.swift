@@ -42,6 +42,7 @@ extension SQLiteServerStorage {
             return ClientFileRecord(
                 identity: ClientFileIdentity(id: row["id"], salt: row["salt"]),
                 integratedSeq: row["integrated_seq"], integratedVersion: row["integrated_version"],
+                integratedSalt: row["integrated_salt"], confirmedVersion: row["confirmed_version"],
                 lastSeen: Date(timeIntervalSince1970: row["last_seen"]))
         }
     }
@@ -68,14 +69,16 @@ extension SQLiteServerStorage {
         return PartitionRow(id: db.lastInsertedRowID, head: .empty)
     }
 
-    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
+    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE client_files SET last_seen = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, id])
+            try db.execute(
+                sql: "UPDATE client_files SET last_seen = ?, confirmed_version = max(confirmed_version, ?) WHERE id = ?",
+                arguments: [now.timeIntervalSince1970, confirmedVersion, id])
         }
     }
 
     public func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
     ) async throws -> IntegrationOutcome {
         try await pool.write { db in
             guard var p = try Self.partitionRow(partition, db) else { throw StorageError.notFound("partition \(partition)") }
@@ -100,8 +103,8 @@ extension SQLiteServerStorage {
                     sql: "UPDATE partitions SET latest_version = ?, latest_salt = ? WHERE id = ?",
                     arguments: [p.head.latest.version, p.head.latest.salt, p.id])
                 try db.execute(
-                    sql: "UPDATE client_files SET integrated_seq = ?, integrated_version = ?, last_seen = ? WHERE id = ?",
-                    arguments: [plan.integratedSeq, p.head.latest.version, now.timeIntervalSince1970, clientFile])
+                    sql: "UPDATE client_files SET integrated_seq = ?, integrated_version = ?, integrated_salt = ?, last_seen = ? WHERE id = ?",
+                    arguments: [plan.integratedSeq, p.head.latest.version, uploadSalt, now.timeIntervalSince1970, clientFile])
             }
             return IntegrationOutcome(
                 head: p.head, accepted: plan.accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq, gap: plan.gap)

@@ -2,8 +2,8 @@ import Foundation
 public import TetherProtocol
 
 /// Everything the sync server keeps durably, behind one narrow interface. The SQLite
-/// implementation is ``SQLiteServerStorage``; a PostgreSQL one can follow without touching
-/// the sync logic. Every method that returns has committed (and fsynced) its changes.
+/// implementations are ``SQLiteServerStorage`` and ``PostgresServerStorage``; the rules they
+/// share are written once (``UploadSequencing``, ``HistoryInvariant``, ``BindRules``). Every method that returns has committed (and fsynced) its changes.
 public protocol ServerStorage: Sendable {
     // Server-wide state.
     func flags() async throws -> ServerFlags
@@ -25,14 +25,20 @@ public protocol ServerStorage: Sendable {
     func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord?
     /// Creates the partition when needed and a new client file with a fresh id and salt.
     func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead)
-    func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws
+    /// Records that the store bound at `version`: last seen now, and its confirmed version
+    /// raised to `version` (never lowered).
+    func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws
 
     // Sync.
     /// In one transaction, per changeset in order: skips it when its `lastSeq` is at or below
     /// the client file's integrated seq (a re-send); applies it to the state in server order
     /// and appends it to the history with a fresh salt when its `afterSeq` is that seq;
-    /// otherwise stops and reports the gap. Records the new integrated seq.
-    func integrate(_ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date) async throws -> IntegrationOutcome
+    /// otherwise stops and reports the gap. Records the new integrated seq, and `uploadSalt`
+    /// (the session's, ``StoreLineage``) as the salt it was integrated under, in the same
+    /// transaction.
+    func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
+    ) async throws -> IntegrationOutcome
     /// History entries after `version`, oldest first, at most `maxEntries`, stopping once
     /// `maxBytes` of changesets were collected (always at least one entry when there is one).
     func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry]
@@ -68,9 +74,9 @@ public protocol ServerStorage: Sendable {
     // instance with its notification.
     /// The partition's epoch (0 for a partition never bound or restored).
     func epoch(of partition: PartitionName) async throws -> Int64
-    /// ``integrate(_:from:into:now:)``, refused when the partition's epoch is no longer `epoch`.
+    /// ``integrate(_:from:uploadSalt:into:now:)``, refused when the partition's epoch is no longer `epoch`.
     func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
     ) async throws -> IntegrationOutcome
     /// ``history(of:after:maxEntries:maxBytes:)``, refused when the partition's epoch is no longer `epoch`.
     func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int, epoch: Int64) async throws -> [HistoryEntry]
@@ -84,15 +90,34 @@ extension ServerStorage {
     public var stateDownloads: (reading: Int, waiting: Int)? { nil }
 
     public func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
     ) async throws -> IntegrationOutcome {
-        try await integrate(uploads, from: clientFile, into: partition, now: now)
+        try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now)
     }
 
     public func history(
         of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int, epoch: Int64
     ) async throws -> [HistoryEntry] {
         try await history(of: partition, after: version, maxEntries: maxEntries, maxBytes: maxBytes)
+    }
+}
+
+/// Uploads without a session salt (tests and tools; an agent older than protocol 3).
+extension ServerStorage {
+    public func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date
+    ) async throws -> IntegrationOutcome {
+        try await integrate(uploads, from: clientFile, uploadSalt: 0, into: partition, now: now)
+    }
+
+    public func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
+    ) async throws -> IntegrationOutcome {
+        try await integrate(uploads, from: clientFile, uploadSalt: 0, into: partition, now: now, epoch: epoch)
+    }
+
+    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
+        try await touchClientFile(id, of: partition, now: now, confirmedVersion: 0)
     }
 }
 

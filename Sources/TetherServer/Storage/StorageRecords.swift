@@ -23,14 +23,28 @@ public struct ClientFileRecord: Sendable, Hashable {
     public var integratedSeq: Int64
     /// The server version of the last integrated upload.
     public var integratedVersion: Int64
+    /// The upload salt of the session whose upload was integrated last (``StoreLineage``);
+    /// 0 when unknown (integrated from an agent older than protocol 3, or nothing yet).
+    public var integratedSalt: Int64
+    /// The highest server version the store reported having at a bind.
+    public var confirmedVersion: Int64
     public var lastSeen: Date
 
-    public init(identity: ClientFileIdentity, integratedSeq: Int64, integratedVersion: Int64, lastSeen: Date) {
+    public init(
+        identity: ClientFileIdentity, integratedSeq: Int64, integratedVersion: Int64, integratedSalt: Int64 = 0,
+        confirmedVersion: Int64 = 0, lastSeen: Date
+    ) {
         self.identity = identity
         self.integratedSeq = integratedSeq
         self.integratedVersion = integratedVersion
+        self.integratedSalt = integratedSalt
+        self.confirmedVersion = confirmedVersion
         self.lastSeen = lastSeen
     }
+
+    /// The columns of `client_files` a snapshot copies and a restore puts back, after `id`, in
+    /// both storages (one list, so a new column cannot be copied by one and forgotten by the other).
+    static let copiedColumns = "salt, integrated_seq, integrated_version, integrated_salt, confirmed_version, created_at, last_seen"
 }
 
 /// One accepted changeset in a partition's history.

@@ -14,6 +14,18 @@ enum ServerFaultInjection {
     static let stateChunkDelay: Duration? = ProcessInfo.processInfo.environment["TETHER_FAULT_STATE_CHUNK_DELAY_MS"]
         .flatMap(Int64.init).map { .milliseconds($0) }
 
+    /// `TETHER_FAULT_HOLD_DOWNLOADS_FILE=<path>`: while that file exists, no session is sent
+    /// history entries (uploads are still integrated): a test can crash an agent between the
+    /// server integrating its upload and the agent hearing the acknowledgement.
+    static let holdDownloadsFile = ProcessInfo.processInfo.environment["TETHER_FAULT_HOLD_DOWNLOADS_FILE"]
+
+    static func holdDownloadsIfRequested() async {
+        guard let holdDownloadsFile else { return }
+        while FileManager.default.fileExists(atPath: holdDownloadsFile) && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     static func refusal(_ request: BindRequest) -> SyncError? {
         guard let refuseBindFile, request.identity != nil, FileManager.default.fileExists(atPath: refuseBindFile) else { return nil }
         return SyncError(

@@ -106,6 +106,7 @@ struct SessionStreamer: Sendable {
         var cursor = start
         var integrated = seq
         while true {
+            await ServerFaultInjection.holdDownloadsIfRequested()
             let entries = try await storage.history(
                 of: session.partition, after: cursor, maxEntries: Self.maxEntriesPerBatch, maxBytes: ProtocolLimits.targetBatchBytes,
                 epoch: session.epoch)

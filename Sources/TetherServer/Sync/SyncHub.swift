@@ -21,14 +21,18 @@ public struct BoundSession: Sendable {
     public var access: PartitionAccess
     /// The partition's epoch when the session bound (``ServerStorage/epoch(of:)``).
     public var epoch: Int64
+    /// The salt the session's uploads are integrated under (``StoreLineage``; 0 for an agent
+    /// older than protocol 3).
+    public var uploadSalt: Int64
     /// Ends the session with a session-level error (pushed to the device).
     public var fail: @Sendable (SyncError) async -> Void
 
     public init(
         key: SessionKey, partition: PartitionName, clientFile: Int64, user: String, tokenDigest: TokenDigest,
-        access: PartitionAccess, epoch: Int64 = 0, fail: @escaping @Sendable (SyncError) async -> Void
+        access: PartitionAccess, epoch: Int64 = 0, uploadSalt: Int64 = 0, fail: @escaping @Sendable (SyncError) async -> Void
     ) {
         self.epoch = epoch
+        self.uploadSalt = uploadSalt
         self.key = key
         self.partition = partition
         self.clientFile = clientFile

@@ -66,8 +66,10 @@ public final class SyncService: Sendable {
             if let known = request.identity {
                 let record = try await storage.clientFile(known.id, of: partition)
                 let currentHead = try await storage.head(of: partition) ?? .empty
-                if record?.identity == known {
-                    let boundElsewhere = SyncError(
+                if let record, record.identity == known {
+                    // A store whose history disagrees with the server's is a copy of the one
+                    // bound now (or an older image of it): it hears so rather than 108 forever.
+                    let boundElsewhere = BindRules.verifyLineage(request, clientFile: record) ?? SyncError(
                         .clientFileBoundInOtherSession, "client file \(known.id) of partition \(partition) is already bound in another session")
                     guard await hub.reserve(known.id, of: partition, for: key) else { return .rejected(boundElsewhere) }
                     // Sessions of other instances sharing the storage count too.
@@ -79,11 +81,15 @@ public final class SyncService: Sendable {
                 let salt = try await storage.salt(of: partition, version: request.lastServerVersion.version)
                 if let problem = ServerFaultInjection.refusal(request)
                     ?? BindRules.verify(request, clientFile: record, head: currentHead, saltAtVersion: salt)
+                    ?? record.flatMap({ BindRules.verifyLineage(request, clientFile: $0) })
                 {
                     await release(key)
                     return .rejected(problem)
                 }
-                try await storage.touchClientFile(known.id, of: partition, now: now())
+                // Checked with the client file reserved: no other session of it integrates
+                // between the check and this one's uploads.
+                try await storage.touchClientFile(
+                    known.id, of: partition, now: now(), confirmedVersion: request.lastServerVersion.version)
                 integratedSeq = record?.integratedSeq ?? 0
                 (identity, head, downloadAfter) = (known, currentHead, request.lastServerVersion)
             } else {
@@ -98,7 +104,8 @@ public final class SyncService: Sendable {
                 integratedClientSeq: integratedSeq, schema: snapshot.schemas.current)
             let session = BoundSession(
                 key: key, partition: partition, clientFile: identity.id, user: authorized.user,
-                tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch, fail: fail)
+                tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch,
+                uploadSalt: request.lineage?.uploadSalt ?? 0, fail: fail)
             let wakeups = await hub.register(session)
             // With other instances, this instance's flags may lag a terminate-sync another one
             // committed: read them again now the session is registered. One committed before
@@ -137,7 +144,8 @@ public final class SyncService: Sendable {
         do {
             let started = ContinuousClock.now
             let outcome = try await storage.integrate(
-                upload.changesets, from: session.clientFile, into: session.partition, now: now(), epoch: session.epoch)
+                upload.changesets, from: session.clientFile, uploadSalt: session.uploadSalt, into: session.partition, now: now(),
+                epoch: session.epoch)
             metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)
             if outcome.accepted > 0 {
                 await hub.publish(session.partition)
