@@ -34,7 +34,7 @@ public enum IdentityForgetting {
     /// the lineage `MESSAGE_ID`, cause `machine-changed`; an `identity` event per store), and
     /// only then is the new id recorded — a crash in between forgets again, harmlessly.
     static func checkMachine(
-        configuration: AgentConfiguration, stateDatabase: AgentStateDatabase, logger: Logger, events: AgentEvents
+        configuration: AgentConfiguration, stateDatabase: AgentStateDatabase, logger: Logger, events: AgentEvents, metrics: AgentMetrics
     ) throws {
         let current: String
         do {
@@ -57,6 +57,7 @@ public enum IdentityForgetting {
                         "tether.cause": .string(cause.rawValue),
                     ])
                 events.emit(AgentEvent(.identity, partition: name.rawValue, message: "sync identity forgotten", cause: cause.rawValue))
+                metrics.identityForgotten(name)
             }
             if forgotten.isEmpty { logger.notice("the machine id changed since the last start; no store had a sync identity to forget") }
         }

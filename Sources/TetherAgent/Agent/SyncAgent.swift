@@ -50,7 +50,8 @@ public actor SyncAgent {
         (statusSignals, statusSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         // Before any partition binds: a state directory from another machine must not sync
         // under identities that machine still uses.
-        try IdentityForgetting.checkMachine(configuration: configuration, stateDatabase: stateDatabase, logger: logger, events: events)
+        try IdentityForgetting.checkMachine(
+            configuration: configuration, stateDatabase: stateDatabase, logger: logger, events: events, metrics: metrics)
     }
 
     /// Creates the partitions' controllers (paused ones stay paused across restarts).

@@ -20,6 +20,8 @@ public final class AgentMetrics: Sendable {
         var errorHookRuns: [String: Int] = [:]
         /// Sync errors since the start, by action.
         var syncErrors: [String: Int] = [:]
+        /// Stores whose identity was forgotten at this start (the machine id changed).
+        var identitiesForgotten: [PartitionName: Int] = [:]
     }
 
     private let state = Mutex(Connection())
@@ -42,6 +44,9 @@ public final class AgentMetrics: Sendable {
 
     /// The agent met a sync error that asks for `action`.
     func syncErrorMet(action: String) { state.withLock { $0.syncErrors[action, default: 0] += 1 } }
+
+    /// The store of `partition` forgot its sync identity (the machine id changed).
+    func identityForgotten(_ partition: PartitionName) { state.withLock { $0.identitiesForgotten[partition, default: 0] += 1 } }
 
     /// Since when the current connection is up; nil while not connected.
     var connectedSince: Date? { state.withLock { $0.connectedSince } }
@@ -92,6 +97,13 @@ public final class AgentMetrics: Sendable {
             for outcome in ResetOutcome.allCases {
                 _ = counter("tether_agent_resets_total", [partition, ("outcome", outcome.rawValue)])
             }
+            for cause in LineageCause.allCases {
+                _ = counter("tether_agent_lineage_events_total", [partition, ("cause", cause.rawValue)])
+            }
+            if let forgotten = connection.identitiesForgotten[status.name] {
+                counter("tether_agent_lineage_events_total", [partition, ("cause", LineageCause.machineChanged.rawValue)])
+                    .increment(by: Int64(forgotten))
+            }
         }
         for event in HookEvent.allCases {
             for result in Self.hookResults {
@@ -107,6 +119,9 @@ public final class AgentMetrics: Sendable {
         }
         for record in inputs.resets where configured.contains(record.partition) {
             counter("tether_agent_resets_total", [("partition", record.partition.rawValue), ("outcome", record.outcome.rawValue)]).increment()
+            if let cause = record.cause {
+                counter("tether_agent_lineage_events_total", [("partition", record.partition.rawValue), ("cause", cause.rawValue)]).increment()
+            }
             for run in record.hooks {
                 counter("tether_agent_hook_runs_total", [("hook", run.event.rawValue), ("result", Self.label(run.result))]).increment()
             }
@@ -150,5 +165,7 @@ public final class AgentMetrics: Sendable {
         "tether_agent_connected_since_timestamp_seconds": "Unix time the current connection came up; 0 while not connected",
         "tether_agent_reconnects_total": "Connection attempts after a failed attempt or a lost connection since tetherd started",
         "tether_agent_partitions": "Configured partitions",
+        "tether_agent_lineage_events_total":
+            "Stores found restored from an older copy (store-regressed) or synced from two places (store-cloned), as resets recorded in the state database, and identities forgotten since the start because the machine id changed (machine-changed)",
     ]
 }

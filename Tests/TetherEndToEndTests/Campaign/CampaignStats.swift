@@ -10,6 +10,8 @@ struct CampaignStats: Sendable {
     /// Faults that could not be injected on this machine, with the reason.
     var unavailable: [String: String] = [:]
     var resets: [String: Int] = [:]
+    /// Resets by their lineage cause (`store-regressed`, `store-cloned`).
+    var causes: [String: Int] = [:]
     /// Partitions found stuck after the faults stopped and forced with `reset initiate`.
     var forced = 0
     /// Agents restarted because a connection attempt hung (a known open bug).
@@ -37,6 +39,7 @@ struct CampaignStats: Sendable {
         line += " | faults: \(list(faults))"
         if !unavailable.isEmpty { line += " (unavailable: \(unavailable.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")))" }
         line += " | resets: \(list(resets)) forced=\(forced) loops-cut=\(loopsCut) stuck-connecting=\(stuckConnecting)"
+        line += " | reset causes: \(list(causes))"
         line += " | rounds checked: \(list(roundsByCertainty)) rows checked=\(rowsChecked) contested=\(contestedChecked) by-several=\(contestedBySeveral)"
         line += " | changes lost=\(violations.count) findings=\(findings.count)"
         return line

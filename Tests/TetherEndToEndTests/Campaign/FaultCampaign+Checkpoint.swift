@@ -10,7 +10,10 @@ extension FaultCampaign {
     func checkpoint(knownResets: [String: Set<String>] = [:]) async throws {
         let converged = try await converge()
         try await checkServerRows(converged)
-        var discardedOwners: [String: Set<String>] = [:]
+        var discardedOwners = shared.withLock { state in
+            defer { state.discardedOwners = [:] }
+            return state.discardedOwners
+        }
         let bound = Self.resetBound(serverFaults: shared.withLock { $0.roundServerFaults })
         for agent in agents {
             let resets = try await agent.json(["resets"])["resets"]?.arrayValue ?? []
@@ -21,6 +24,7 @@ extension FaultCampaign {
                 perPartition[partition, default: 0] += 1
                 stats.withLock { $0.resets[outcome, default: 0] += 1 }
                 if reset["fallback_reason"]?.stringValue?.hasPrefix("reset loop") == true { stats.withLock { $0.loopsCut += 1 } }
+                if let cause = reset["cause"]?.stringValue { stats.withLock { $0.causes[cause, default: 0] += 1 } }
                 event("\(agent.name) reset \(reset["id"]?.stringValue ?? "?") of \(partition): error \(reset["error_code"].map { "\($0)" } ?? "?") \(outcome) phase \(reset["phase"]?.stringValue ?? "?") started \(reset["started_at"]?.stringValue ?? "?")")
                 if outcome != "recovered" { discardedOwners[partition, default: []].insert(agent.name) }
                 if outcome == "in-progress" || outcome == "manual-pending" {
@@ -62,6 +66,7 @@ extension FaultCampaign {
                 shared.withLock { $0.model.recordSnapshot(partition, id: id) }
             }
         }
+        try await takeImages()
     }
 
     /// The most client resets one device may make of one partition in a round: each fault that

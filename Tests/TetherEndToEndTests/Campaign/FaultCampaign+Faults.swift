@@ -16,6 +16,9 @@ extension FaultCampaign {
         /// With several server instances (PostgreSQL): kill -9 of one instance (restarted later);
         /// it replaces `kill-server`, and `freeze-server` freezes one instance.
         case killInstance = "kill-instance"
+        /// A device put back to an older image of its state directory, of one store file only,
+        /// and a copy of a device running beside it (``FaultCampaign/rollBack(_:partition:)``).
+        case imageRestore = "image-restore", storeRollback = "store-rollback", clone
 
         /// Whether the fault applies to a cluster of `instances` server instances.
         func applies(instances: Int) -> Bool {
@@ -40,6 +43,8 @@ extension FaultCampaign {
             case .diskFull: 5
             case .terminateSync, .recoveryOff: 4
             case .revoke: 3
+            case .imageRestore: 4
+            case .storeRollback, .clone: 3
             }
         }
     }
@@ -48,6 +53,8 @@ extension FaultCampaign {
     enum Undo: Sendable {
         case restartServer(Int), freeDisk, restartAgent(Int), pass(Int), enableSync, recoveryOn, grant, resume(Int, String)
         case thawServer(Int), thawAgent(Int)
+        /// Stops a clone once its writes are synced.
+        case stopClone(Int)
 
         /// Healing order: the server and disk first, then agents, then server-side settings.
         var order: Int {
@@ -58,7 +65,7 @@ extension FaultCampaign {
             case .restartAgent: 2
             case .pass: 3
             case .enableSync, .recoveryOn, .grant: 4
-            case .resume: 5
+            case .resume, .stopClone: 5
             }
         }
 
@@ -73,7 +80,10 @@ extension FaultCampaign {
     /// Random faults until `end`, each undone after a random while; everything undone at the end.
     /// Half the rounds inject only faults that never discard, so the model can vouch for every row.
     func injectFaults(until end: ContinuousClock.Instant) async throws {
-        let lossless = shared.withLock { $0.faultRandom.chance(0.5) }
+        let lossless = shared.withLock { state in
+            state.lossless = state.faultRandom.chance(0.5)
+            return state.lossless
+        }
         let faults = Fault.allCases.filter { (!lossless || !$0.mayDiscard) && $0.applies(instances: settings.instances) }
             .map { ($0, $0.weight) }
         var scheduled: [(at: ContinuousClock.Instant, undo: Undo)] = []
@@ -210,6 +220,14 @@ extension FaultCampaign {
         case .pause:
             guard let index = agentIndex, try await agents[index].ctl(["pause", partition]).status == 0 else { return .skipped }
             return .lasting(.resume(index, partition))
+        case .imageRestore, .storeRollback:
+            // In a lossless round only agents whose resets recover (a discard-mode reset drops
+            // the writes made between the restart and the reset: they are in its backup).
+            let lossless = shared.withLock { $0.lossless }
+            let target = agentIndex.flatMap { lossless && settings.modes[$0] == "discard_unsynced_changes" ? nil : $0 }
+            return try await rollBack(target, partition: fault == .storeRollback ? partition : nil)
+        case .clone:
+            return try await startClone(of: agentIndex, partition: partition)
         }
     }
 
@@ -248,6 +266,8 @@ extension FaultCampaign {
             }
             let name = undo.faultName
             shared.withLock { _ = $0.serverFaults.remove(name) }
+        case .stopClone(let number):
+            return try await stopClone(number)
         case .resume(let index, let partition):
             // A pause outlives a restart: resume once the agent is back.
             guard !isDown(agents[index].name) else { return false }

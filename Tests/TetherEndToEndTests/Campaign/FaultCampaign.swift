@@ -86,6 +86,20 @@ final class FaultCampaign: Sendable {
         var timeline: [String] = []
         /// Write failures by message (ids stripped), for the detail report.
         var refusals: [String: Int] = [:]
+        /// Whether this round injects only faults that never discard.
+        var lossless = false
+        /// Per agent index: images of its state directory taken at checkpoints, oldest first.
+        var images: [Int: [String]] = [:]
+        /// Agents whose application writes are held (before an image restore or a clone), and
+        /// agents with a write in flight.
+        var held: Set<String> = []
+        var writing: Set<String> = []
+        /// Clones running, by number, and how many were made.
+        var clones: [Int: ClusterAgent] = [:]
+        var cloneCount = 0
+        var cloneWorkloads: [String: CampaignWorkload] = [:]
+        /// Per partition: owners outside `agents` (clones) whose reset this round did not recover.
+        var discardedOwners: [String: Set<String>] = [:]
     }
 
     init(settings: CampaignSettings) async throws {
@@ -160,6 +174,16 @@ final class FaultCampaign: Sendable {
     private func write(_ index: Int, until end: ContinuousClock.Instant) async throws {
         let agent = agents[index]
         while clock.now < end {
+            let held = shared.withLock { state in
+                if state.held.contains(agent.name) { return true }
+                state.writing.insert(agent.name)
+                return false
+            }
+            if held {
+                try await Task.sleep(for: .milliseconds(50))
+                continue
+            }
+            defer { shared.withLock { _ = $0.writing.remove(agent.name) } }
             let (partition, operations, contested, begun, settled, pause) = shared.withLock { state in
                 let partition = state.workloads[index].pick(settings.partitions)
                 let contested = partition == settings.contestedPartition && state.workloads[index].contests()
