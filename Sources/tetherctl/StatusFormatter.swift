@@ -58,6 +58,7 @@ enum StatusFormatter {
                 lines.append("  \(text(hook["event"])): \(text(hook["result"])) at \(text(hook["finished_at"]))")
             }
             if let reason = r["fallback_reason"]?.stringValue { lines.append("  fell back: \(reason)") }
+            if let cause = r["cause"]?.stringValue { lines.append("  cause: \(cause) (\(text(r["error_message"])))") }
         }
         return lines.joined(separator: "\n")
     }

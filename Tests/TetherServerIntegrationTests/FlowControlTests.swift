@@ -96,23 +96,6 @@ import TetherProtocol
         }
     }
 
-    @Test func aProtocolOneClientIsSentTheWholeStateWithoutCredit() async throws {
-        try await withServer { server in
-            try await Self.fill(server)
-            try await withRawConnection(server) { raw in
-                try await raw.send(.hello(Hello(protocolVersion: TetherVersion.flowControl - 1, software: "tetherd (previous)")))
-                try await raw.send(.bind(Self.newDevice(1)))
-                var chunks = 0
-                while true {
-                    let chunk = try await raw.receive(Self.chunk(of: 1))
-                    chunks += 1
-                    if chunk.isLast { break }
-                }
-                #expect(chunks > ProtocolLimits.initialSendWindow)
-            }
-        }
-    }
-
     @Test func creditForASessionThatIsNotBoundBreaksTheProtocol() async throws {
         try await withServer { server in
             try await withRawConnection(server) { raw in
