@@ -11,7 +11,7 @@ struct SecurityEndToEndTests {
     /// docs/contract.md "Reset hooks": the only variables a hook gets, besides PATH.
     static let hookVariables: Set<String> = [
         "PATH", "TETHER_EVENT", "TETHER_RESET_ID", "TETHER_PARTITION", "TETHER_STORE", "TETHER_BACKUP", "TETHER_RESET_MODE",
-        "TETHER_RESET_OUTCOME", "TETHER_ERROR_CODE", "TETHER_ERROR_MESSAGE", "TETHER_SERVER_URL",
+        "TETHER_RESET_OUTCOME", "TETHER_ERROR_CODE", "TETHER_ERROR_MESSAGE", "TETHER_RESET_CAUSE", "TETHER_SERVER_URL",
     ]
 
     /// Hooks that save the environment they were executed with, exactly as execve() passed it

@@ -6,7 +6,7 @@ import TetherStore
 import TetherTestSupport
 
 /// The repository's `hooks/` folder.
-private let hooksDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+let hooksDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("hooks").path
 
 private func sqlite(_ file: String, _ sql: String) async throws -> String {
@@ -24,7 +24,7 @@ private func environment(_ dir: TemporaryDirectory, event: HookEvent, outcome: S
         .merging(extra) { $1 }
 }
 
-private func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent, outcome: String? = nil, extra: [String: String] = [:]) async -> (HookResult, RecordingLog) {
+func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent, outcome: String? = nil, extra: [String: String] = [:]) async -> (HookResult, RecordingLog) {
     let log = RecordingLog()
     let invocation = HookInvocation(
         event: event, executable: hooksDir + "/" + name, environment: environment(dir, event: event, outcome: outcome, extra: extra),
