@@ -78,13 +78,20 @@ CAMPAIGN = FaultCampaignTests
 # `make test PACKAGES=0` leaves them out of a local run (CI runs them).
 PACKAGING = TetherPackagingTests
 PACKAGES ?= 1
+# Foundation's Process.run() in Swift 6.3.1 reads up to 256 bytes past a readdir(3) record of
+# /proc/self/fd and crashes the test process when the next page is unmapped (about one run in
+# five of a suite that starts many processes; fixed upstream by swift-corelibs-foundation
+# pull request 5472, not yet in a release). With allocations of 16 KiB and more made by mmap,
+# readdir's 32 KiB buffer gets its own mapping with about 4 KiB of slack after it, so the
+# over-read stays in mapped memory. Only the test processes (and what they start) run so.
+TEST_ENV = GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16384
 test: bootstrap
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)|$(PACKAGING)'
-	$(SWIFT) test --skip-build --filter '$(INTEGRATION)' --skip '$(POSTGRES)'
-	$(SWIFT) test --skip-build --filter '$(POSTGRES)'
-	$(SWIFT) test --skip-build --filter '$(END_TO_END)' --skip '$(CAMPAIGN)'
-	$(SWIFT) test --skip-build --filter '$(CAMPAIGN)'
+	$(TEST_ENV) $(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)|$(PACKAGING)'
+	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(INTEGRATION)' --skip '$(POSTGRES)'
+	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(POSTGRES)'
+	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(END_TO_END)' --skip '$(CAMPAIGN)'
+	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(CAMPAIGN)'
 	$(if $(filter 0,$(PACKAGES)),@echo "test: packages skipped (PACKAGES=0)",$(MAKE) test-packages)
 
 # The randomised fault campaign for longer than `make test` runs it (about two minutes):
@@ -95,7 +102,7 @@ SEED ?=
 STORAGE ?=
 soak: bootstrap
 	$(SWIFT) build --build-tests
-	TETHER_CAMPAIGN_DURATION=$(DURATION) $(if $(SEED),TETHER_CAMPAIGN_SEED=$(SEED)) $(if $(STORAGE),TETHER_CAMPAIGN_STORAGE=$(STORAGE)) \
+	$(TEST_ENV) TETHER_CAMPAIGN_DURATION=$(DURATION) $(if $(SEED),TETHER_CAMPAIGN_SEED=$(SEED)) $(if $(STORAGE),TETHER_CAMPAIGN_STORAGE=$(STORAGE)) \
 	    $(SWIFT) test --skip-build --filter '$(CAMPAIGN)' 
 
 demo: bootstrap
@@ -184,7 +191,7 @@ deb: release
 test-packages: deb
 	$(SWIFT) build --build-tests
 	TETHER_DEB_DIR=$(CURDIR)/$(DEB_DIR) TETHER_RELEASE_BIN="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" \
-	    $(SWIFT) test --skip-build --filter '$(PACKAGING)'
+	    $(TEST_ENV) $(SWIFT) test --skip-build --filter '$(PACKAGING)'
 
 clean:
 	rm -rf .build demo-run

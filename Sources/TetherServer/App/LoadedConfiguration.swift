@@ -33,6 +33,7 @@ public struct LoadedConfiguration: Sendable {
         case .failure(let error):
             problems.append(ConfigProblem(file: path, key: "admin_token_file", line: nil, message: error.description))
         }
+        problems += Self.sharedTokens(users: users, admin: adminToken, file: path)
         var schema = Schema(version: 1, tables: [])
         do {
             let schemaText = try String(contentsOfFile: configuration.schemaFile, encoding: .utf8)
@@ -79,5 +80,25 @@ public struct LoadedConfiguration: Sendable {
         if !problems.isEmpty { throw ConfigError(problems) }
         return LoadedConfiguration(
             configuration: configuration, users: users, adminToken: adminToken, schema: schema, storagePassword: storagePassword)
+    }
+
+    /// Tokens that are not one identity's own: two users with one token (its sessions would
+    /// silently be the first user's), or a device token that is also the admin token (every
+    /// device could administer the server). Compared as digests, in constant time.
+    static func sharedTokens(users: UserDirectory, admin: TokenDigest, file: String) -> [ConfigProblem] {
+        var problems: [ConfigProblem] = []
+        for (j, entry) in users.entries.enumerated() {
+            if let i = users.entries.prefix(j).firstIndex(where: { $0.digest.constantTimeEquals(entry.digest) }) {
+                problems.append(ConfigProblem(
+                    file: file, key: "user[\(j)].token_file", line: nil,
+                    message: "user \(entry.name) has the same token as user \(users.entries[i].name) (user[\(i)]): every user needs a token of its own (tether-server token new \(entry.name))"))
+            }
+            if entry.digest.constantTimeEquals(admin) {
+                problems.append(ConfigProblem(
+                    file: file, key: "admin_token_file", line: nil,
+                    message: "the admin token is also the token of user \(entry.name): the admin API needs a token no device has (tether-server token new --admin)"))
+            }
+        }
+        return problems
     }
 }
