@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NIOSSL
+import TetherProtocol
 import TetherServer
 import TetherTOML
 
@@ -50,6 +51,10 @@ struct AdminCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.usage("--ca-file: cannot load \(caFile): \(error)")
             }
+        }
+        if let host = CleartextCredentials.exposedHost(in: baseURL) {
+            FileHandle.standardError.write(Data(
+                "tether-server admin: warning: the admin token goes in clear to \(host) (\(baseURL)): anyone on the path can read it; use https:// (docs/server.md)\n".utf8))
         }
         return AdminClient(baseURL: baseURL, token: token, tlsConfiguration: tls)
     }

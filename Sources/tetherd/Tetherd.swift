@@ -54,6 +54,7 @@ struct Tetherd: AsyncParsableCommand {
             do {
                 let loaded = try AgentConfiguration.load(path: config)
                 print("\(config): ok (\(loaded.partitions.count) partition\(loaded.partitions.count == 1 ? "" : "s"))")
+                if let warning = Self.cleartextWarning(loaded) { FileHandle.standardError.write(Data("\(config): warning: \(warning)\n".utf8)) }
                 return
             } catch {
                 for problem in error.problems { FileHandle.standardError.write(Data("\(problem)\n".utf8)) }
@@ -79,6 +80,7 @@ struct Tetherd: AsyncParsableCommand {
         logger.notice(
             "tetherd \(TetherVersion.release) starting",
             metadata: ["tether.version": "\(TetherVersion.release)", "tether.config": "\(config)"])
+        if let warning = Self.cleartextWarning(configuration) { logger.warning("\(warning)") }
         let agent: SyncAgent
         do {
             try FileManager.default.createDirectory(
@@ -114,6 +116,13 @@ struct Tetherd: AsyncParsableCommand {
 }
 
 extension Tetherd {
+    /// The token would cross the network in clear (`ws://` to another machine).
+    static func cleartextWarning(_ configuration: AgentConfiguration) -> String? {
+        CleartextCredentials.exposedHost(in: configuration.server.url).map {
+            "the token goes in clear to \($0) (server.url \(configuration.server.url)): anyone on the path can read it; use wss:// (docs/operations.md)"
+        }
+    }
+
     /// `--forget-identities`: refused while tetherd runs (its control socket answers).
     static func forgetIdentities(_ configuration: AgentConfiguration) throws {
         if (try? ControlClient(socketPath: configuration.controlSocket, timeout: .seconds(2)).send(ControlRequest(command: .status))) != nil {

@@ -115,4 +115,18 @@ struct ConfigErrorEndToEndTests {
             try await Self.expectOneLine("tether-server", ["--config", broken], file: broken, text: text, problem)
         }
     }
+
+    /// A token that would cross the network in clear is said so (and the configuration is
+    /// still valid: an operator may trust the network). Nothing connects here.
+    @Test func aCleartextServerURLIsWarnedAbout() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"], url: "ws://sync.example.com:7800/sync")
+            let result = try await ChildProcess.run(try BuiltProducts.executable("tetherd"), ["--check-config", "--config", a.configPath])
+            #expect(result.status == 0, "\(result)")
+            #expect(result.standardError.contains("warning: the token goes in clear to sync.example.com"), "\(result)")
+            let local = try cluster.agent("b", partitions: ["p"])
+            let quiet = try await ChildProcess.run(try BuiltProducts.executable("tetherd"), ["--check-config", "--config", local.configPath])
+            #expect(quiet.status == 0 && !quiet.standardError.contains("in clear"), "\(quiet)")
+        }
+    }
 }
