@@ -99,6 +99,8 @@ extension FaultCampaign {
         guard let index, shared.withLock({ $0.clones.count < 2 }) else { return .skipped }
         let original = agents[index]
         guard try await holdSynced(original) else { return .skipped }
+        // The copy inherits the original's reset records: only the clone's own count.
+        let inherited = Set(try await original.resets().compactMap { $0["id"]?.stringValue })
         let number = shared.withLock { state -> Int in
             state.cloneCount += 1
             state.roundServerFaults += 1
@@ -123,7 +125,10 @@ extension FaultCampaign {
             keep_backups = 10000
             \(settings.partitions.map { "[[partition]]\nname = \"\($0)\"" }.joined(separator: "\n"))
             """, to: clone.configPath)
-        shared.withLock { $0.clones[number] = clone }
+        shared.withLock {
+            $0.clones[number] = clone
+            $0.cloneResets[number] = inherited
+        }
         event("\(clone.name) cloned from \(original.name)")
         // Offline first (written before its first bind), then online.
         try await cloneWrites(clone, partition: partition)
@@ -132,16 +137,24 @@ extension FaultCampaign {
         return .lasting(.stopClone(number))
     }
 
-    /// Stops a clone once its writes are synced (its resets carried out); false to retry later.
+    /// Stops a clone once its writes are synced (its resets carried out, as an operator would
+    /// carry out one waiting for them); false when that does not happen within two minutes.
     func stopClone(_ number: Int) async throws -> Bool {
         guard let clone = shared.withLock({ $0.clones[number] }) else { return true }
-        for partition in settings.partitions {
-            if let status = try await clone.status(partition), status["pending_reset"]?.stringValue != nil {
-                _ = try await clone.ctl(["reset", "initiate", partition])
+        let deadline = clock.now.advanced(by: .seconds(120))
+        var synced = false
+        while !synced && clock.now < deadline {
+            synced = true
+            for partition in settings.partitions {
+                if let status = try await clone.status(partition), status["pending_reset"]?.stringValue != nil {
+                    _ = try await clone.ctl(["reset", "initiate", partition])
+                }
+                if try await clone.ctl(["wait-synced", partition, "--timeout", "10"]).status != 0 { synced = false }
             }
-            guard try await clone.ctl(["wait-synced", partition, "--timeout", "20"]).status == 0 else { return false }
         }
-        for reset in try await clone.resets() {
+        guard synced else { return false }
+        let inherited = shared.withLock { $0.cloneResets[number] ?? [] }
+        for reset in try await clone.resets() where !inherited.contains(reset["id"]?.stringValue ?? "") {
             let outcome = reset["outcome"]?.stringValue ?? "?"
             stats.withLock { $0.resets["clone-" + outcome, default: 0] += 1 }
             if let cause = reset["cause"]?.stringValue { stats.withLock { $0.causes[cause, default: 0] += 1 } }

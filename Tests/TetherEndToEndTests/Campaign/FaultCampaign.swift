@@ -98,6 +98,8 @@ final class FaultCampaign: Sendable {
         var clones: [Int: ClusterAgent] = [:]
         var cloneCount = 0
         var cloneWorkloads: [String: CampaignWorkload] = [:]
+        /// Per clone: the reset records it inherited from the original (not its own).
+        var cloneResets: [Int: Set<String>] = [:]
         /// Per partition: owners outside `agents` (clones) whose reset this round did not recover.
         var discardedOwners: [String: Set<String>] = [:]
     }
