@@ -298,4 +298,25 @@ struct StoreLineageEndToEndTests {
             #expect(try await a.resets().isEmpty)
         }
     }
+
+    /// Two copies online at once whose histories agree (the original never uploads again): the
+    /// clone meets 108 while the original stays bound; past the limit (here 3 s) it takes a new
+    /// identity (210, store-cloned) and its writes reach the original, which is not disturbed.
+    @Test func aCloneHeldOffBy108TakesANewIdentity() async throws {
+        try await withCluster { cluster in
+            let (a, _) = try await Self.pair(cluster)
+            let clone = try cluster.agent("clone", partitions: ["p"])
+            try await Self.insertSynced(a, ["a1"])
+            await a.stop()
+            try Self.restore(a.dir + "/state", to: clone)
+            try await a.start()
+            try await a.waitSynced("p")
+            try await Self.insert(clone, ["c1"])
+            try await clone.start(environment: ["TETHER_FAULT_BOUND_ELSEWHERE_SECONDS": "3"])
+            let reset = try await Self.resetDone(clone)
+            #expect(reset["error_code"] == 210 && reset["cause"] == "store-cloned")
+            try await eventually("a has c1") { try await Self.ids(a) == ["a1", "c1"] }
+            #expect(try await a.resets().isEmpty)
+        }
+    }
 }

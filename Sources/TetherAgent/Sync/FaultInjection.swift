@@ -41,6 +41,11 @@ enum FaultInjection {
         return limits
     }()
 
+    /// How long binds may keep meeting 108 before the store takes a new identity (600 s;
+    /// `TETHER_FAULT_BOUND_ELSEWHERE_SECONDS` shortens it for tests).
+    static let boundElsewhereLimit: Duration = ProcessInfo.processInfo.environment["TETHER_FAULT_BOUND_ELSEWHERE_SECONDS"]
+        .flatMap(Double.init).map { .milliseconds(Int64($0 * 1000)) } ?? .seconds(600)
+
     static func resetGate(_ phase: String) async {
         guard let resetGate else { return }
         let gate = resetGate + "/" + phase

@@ -156,6 +156,7 @@ extension PartitionController {
     /// The server accepted the bind: bootstrap a new store, or check the schema and go on.
     private func bound(_ reply: BindReply, events: inout SessionEvents.AsyncIterator) async throws {
         sessionEvent(.bound(stateFollows: reply.stateFollows))
+        boundElsewhereSince = nil
         updateFigures { $0.latestServerVersion = reply.latestServerVersion.version }
         // The server is the authority on what it integrated for this identity (after a reset
         // the store's own counter belongs to the previous identity).
@@ -382,7 +383,8 @@ extension PartitionController {
     }
 
     /// What docs/contract.md "Sync errors" says to do about `error`; logged once here, with its code and hint.
-    private func handle(_ error: SyncError) -> PartitionStateMachine.SessionEnd {
+    private func handle(_ received: SyncError) -> PartitionStateMachine.SessionEnd {
+        let error = identityTakenElsewhere(received) ?? received
         let reaction = SyncErrorReaction(error)
         recordError(error, heldForItsReset: reaction == .reset)
         var metadata: Logger.Metadata = ["tether.error_code": .stringConvertible(error.code.rawValue)]

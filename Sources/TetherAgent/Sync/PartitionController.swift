@@ -37,6 +37,8 @@ actor PartitionController {
     /// before sending (``StoreLineage``; both chosen anew at each bind).
     var uploadSalt: Int64 = StoreLineage.freshSalt()
     var recordedThrough: Int64 = 0
+    /// Since when every bind met 108 (the identity bound in another session), if the last did.
+    var boundElsewhereSince: ContinuousClock.Instant?
     /// When the current session was bound (how long it lasted decides the next backoff).
     var boundAt: ContinuousClock.Instant?
     var uploading = false

@@ -132,16 +132,19 @@ extension FaultCampaign {
         event("\(clone.name) cloned from \(original.name)")
         // Offline first (written before its first bind), then online.
         try await cloneWrites(clone, partition: partition)
-        try await clone.start()
+        // While the original stays bound and neither uploads, the clone meets 108; past 90 s
+        // (beyond the server's 30 s pings that end a dead connection) it takes a new identity.
+        try await clone.start(environment: ["TETHER_FAULT_BOUND_ELSEWHERE_SECONDS": "90"])
         try await cloneWrites(clone, partition: partition)
         return .lasting(.stopClone(number))
     }
 
     /// Stops a clone once its writes are synced (its resets carried out, as an operator would
-    /// carry out one waiting for them); false when that does not happen within two minutes.
+    /// carry out one waiting for them); false when that does not happen within four minutes
+    /// (a clone held off by 108 takes a new identity after 90 s, then resets and syncs).
     func stopClone(_ number: Int) async throws -> Bool {
         guard let clone = shared.withLock({ $0.clones[number] }) else { return true }
-        let deadline = clock.now.advanced(by: .seconds(120))
+        let deadline = clock.now.advanced(by: .seconds(240))
         var synced = false
         while !synced && clock.now < deadline {
             synced = true
