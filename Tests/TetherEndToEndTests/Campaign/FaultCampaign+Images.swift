@@ -22,9 +22,13 @@ extension FaultCampaign {
 
     /// At a checkpoint: an image of every agent's state directory.
     func takeImages() async throws {
-        let round = stats.withLock { $0.rounds }
+        // Numbered by checkpoint (the round count does not move at the first two).
+        let number = shared.withLock { state -> Int in
+            state.imagesTaken += 1
+            return state.imagesTaken
+        }
         for (index, agent) in agents.enumerated() where !isDown(agent.name) {
-            let path = agent.dir + "/images/\(round)"
+            let path = agent.dir + "/images/\(number)"
             agent.signal(SIGSTOP)
             defer { agent.signal(SIGCONT) }
             try Self.copyContents(of: agent.dir + "/state", to: path)

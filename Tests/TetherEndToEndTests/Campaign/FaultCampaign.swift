@@ -90,6 +90,7 @@ final class FaultCampaign: Sendable {
         var lossless = false
         /// Per agent index: images of its state directory taken at checkpoints, oldest first.
         var images: [Int: [String]] = [:]
+        var imagesTaken = 0
         /// Agents whose application writes are held (before an image restore or a clone), and
         /// agents with a write in flight.
         var held: Set<String> = []
