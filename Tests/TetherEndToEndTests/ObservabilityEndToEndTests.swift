@@ -37,12 +37,14 @@ struct ObservabilityEndToEndTests {
     private func run(_ cluster: Cluster, metricsPort: UInt16) async throws {
         let server = try #require(cluster.serverProcess)
         #expect(await server.waitForOutput("metrics and health check listening on 127.0.0.1:\(metricsPort)", timeout: .seconds(30)))
-        // Health and metrics need no token, on both listeners.
+        // Health needs no token, on both listeners; metrics are only on metrics_listen
+        // (public_metrics = false by default: partition names stay off the devices' network).
         for port in [cluster.port, metricsPort] {
             let health = try HTTPGet.get(port: port, path: "/healthz")
             #expect(health.status == 200 && health.body == "ok\n", "\(port): \(health)")
         }
-        let idle = try Self.serverMetrics(cluster.port)
+        #expect(try HTTPGet.get(port: cluster.port, path: "/metrics").status == 404)
+        let idle = try Self.serverMetrics(metricsPort)
         #expect(idle["tether_server_connected_devices"] == 0)
         #expect(idle["tether_server_changes_integrated_total"] == 0)
 
@@ -77,7 +79,7 @@ struct ObservabilityEndToEndTests {
         try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r1', 'one', 1), ('r2', 'two', 2)")
         try await a.waitSynced("p")
         try await b.waitSynced("p")
-        let synced = try Self.serverMetrics(cluster.port)
+        let synced = try Self.serverMetrics(metricsPort)
         #expect((synced["tether_server_changes_integrated_total"] ?? 0) >= 1)
         #expect((synced["tether_server_upload_bytes_total"] ?? 0) > (connected["tether_server_upload_bytes_total"] ?? 0))
         #expect((synced["tether_server_download_bytes_total"] ?? 0) > (connected["tether_server_download_bytes_total"] ?? 0))

@@ -71,7 +71,7 @@ import TetherTestSupport
         let service = SyncService(storage: storage, hub: SyncHub(), policy: policy, now: { Date() }, logger: Logger(label: "test"))
         let healthy = await service.health()
         #expect(healthy.ok && healthy.line == "ok")
-        let text = service.metrics.exposition(try await service.metricsSnapshot())
+        let text = service.metrics.exposition(await service.metricsSnapshot())
         #expect(text.contains("tether_server_sync_enabled 1"))
         try await storage.close()
         let broken = await service.health()

@@ -37,6 +37,7 @@ extension ServerControl {
     /// applies whatever differs from what this instance holds.
     public func resynchronize() async throws {
         try await resynchronizePolicy()
+        summary.replace(with: try await storage.latestVersions())
         for partition in await hub.sessionCounts().keys {
             guard let head = try await storage.head(of: partition) else { continue }
             guard let known = await headTracker.replace(partition, with: head.latest) else {

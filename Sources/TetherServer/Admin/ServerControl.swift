@@ -28,6 +28,7 @@ public final class ServerControl: Sendable {
     var policy: ServerPolicy { service.policy }
     var hub: SyncHub { service.hub }
     var bus: (any ClusterBus)? { service.bus }
+    var summary: PartitionSummary { service.summary }
 
     public func status() async throws -> AdminAPI.Status {
         let snapshot = await policy.snapshot
@@ -63,6 +64,7 @@ public final class ServerControl: Sendable {
         } catch StorageError.notFound(let what) {
             throw AdminError(.notFound, "\(what)", hint: "`tether-server admin snapshot \(name)` prints the ids of new snapshots")
         }
+        summary.restored(partition.rawValue, version: head.latest.version)
         logger.notice("partition restored", metadata: ["partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)"])
         await bus?.announce(.restored(partition))
         let notified = await failSessions(
@@ -127,6 +129,7 @@ public final class ServerControl: Sendable {
         let record = SchemaRecord(schema: schema, isBreaking: plan.isBreaking, appliedAt: now())
         try await storage.appendSchema(record, migration: plan.isBreaking ? StateMigration(from: current.current, to: schema) : nil)
         _ = await policy.appendSchema(record)
+        if plan.isBreaking { summary.replace(with: try await storage.latestVersions()) }
         logger.notice("schema applied", metadata: [
             "version": "\(schema.version)", "breaking": "\(plan.isBreaking)", "differences": "\(plan.diff.summary.count)",
         ])
@@ -161,6 +164,23 @@ public final class ServerControl: Sendable {
         return AdminAPI.GrantChanged(user: user, pattern: text, access: access?.rawValue, sessionsNotified: notified)
     }
 
+    /// Removes client files not seen for `history_horizon_days` (the identities of devices away
+    /// that long, and of binds whose device never came back); those of open sessions are
+    /// marked seen first, so a session that stays bound never loses its identity.
+    @discardableResult
+    public func expireClientFiles() async throws -> Int {
+        let horizon = Double(configuration.historyHorizonDays) * 86400
+        let bound = await hub.bound().map(\.clientFile)
+        let at = now()
+        let removed = try await storage.expireClientFiles(lastSeenBefore: at.addingTimeInterval(-horizon), bound: bound, now: at)
+        if removed > 0 {
+            logger.notice("client files expired: not seen for \(configuration.historyHorizonDays) days (history_horizon_days)", metadata: [
+                "client_files": "\(removed)",
+            ])
+        }
+        return removed
+    }
+
     public func compact(horizonSeconds: Int?) async throws -> AdminAPI.Compacted {
         let horizon = horizonSeconds.map(Double.init) ?? Double(configuration.historyHorizonDays) * 86400
         let report = try await storage.compact(olderThan: now().addingTimeInterval(-horizon))
@@ -173,15 +193,7 @@ public final class ServerControl: Sendable {
     public func recheckSessions(_ snapshot: PolicySnapshot) async -> Int {
         var failures: [(BoundSession, SyncError)] = []
         for session in await hub.bound() {
-            if snapshot.users.authenticate(digest: session.tokenDigest) != session.user {
-                failures.append((session, SyncError(.badUserAuthentication, "the access token of user \(session.user) is no longer accepted")))
-            } else if let access = snapshot.access.access(user: session.user, partition: session.partition) {
-                if access != session.access {
-                    failures.append((session, Self.rebind("access of user \(session.user) to partition \(session.partition) changed to \(access.rawValue)")))
-                }
-            } else {
-                failures.append((session, SyncError(.permissionDenied, "user \(session.user) no longer has a grant for partition \(session.partition)")))
-            }
+            if let error = BindRules.revalidate(session, against: snapshot) { failures.append((session, error)) }
         }
         await push(failures)
         return failures.count

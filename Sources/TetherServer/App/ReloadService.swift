@@ -5,8 +5,8 @@ import TetherSystemd
 import TetherTOML
 import UnixSignals
 
-/// Reloads users, tokens, grants, `client_recovery`, `log_level` and the TLS certificate and
-/// key on SIGHUP, then re-checks every bound session (203 for a token no longer accepted, 206
+/// Reloads users, tokens, grants, `client_recovery`, `log_level`, `[limits]` and the TLS
+/// certificate and key on SIGHUP, then re-checks every bound session (203 for a token no longer accepted, 206
 /// for a revoked grant). systemd hears `RELOADING=1` before and `READY=1` after. A renewed
 /// certificate is used for new connections; connections already open keep theirs. A config
 /// file with problems, or TLS files that cannot be loaded, are logged and the running
@@ -17,6 +17,8 @@ struct ReloadService: Service {
     let control: ServerControl
     /// The TLS context of new connections; nil when the server started without TLS.
     let tls: TLSContextBox?
+    /// The sync listener's `[limits]`.
+    let admission: ConnectionAdmission
     /// `true` when a reload starts, `false` when it is over (systemd's RELOADING=1 / READY=1).
     var reloading: @Sendable (Bool) -> Void = { _ in }
     let logger: Logger
@@ -42,9 +44,13 @@ struct ReloadService: Service {
         }
         let new = loaded.configuration
         if new.listen != running.listen || new.dataDirectory != running.dataDirectory || (new.tls == nil) != (running.tls == nil)
-            || new.metricsListen != running.metricsListen
+            || new.metricsListen != running.metricsListen || new.publicMetrics != running.publicMetrics
         {
-            logger.warning("listen, metrics_listen, data_dir and turning TLS on or off take effect at the next start")
+            logger.warning("listen, metrics_listen, public_metrics, data_dir and turning TLS on or off take effect at the next start")
+        }
+        if new.limits != admission.limits {
+            admission.replace(new.limits)
+            logger.notice("[limits] reloaded; they apply from each connection's next read or timer")
         }
         if let level = TetherLogLevel(rawValue: new.logLevel.rawValue), level != TetherLogging.level {
             TetherLogging.level = level

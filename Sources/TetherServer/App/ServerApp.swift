@@ -175,7 +175,11 @@ public enum ServerApp {
             users: loaded.users, adminToken: loaded.adminToken, configuredGrants: configuration.grants,
             runtimeGrants: try await storage.runtimeGrants(), flags: flags, configuredRecovery: configuration.clientRecovery,
             schemas: SchemaRegistry(history: history))
-        return SyncService(storage: storage, hub: SyncHub(), policy: policy, bus: bus, now: options.now, logger: logger)
+        let service = SyncService(
+            storage: storage, hub: SyncHub(), policy: policy, bus: bus, now: options.now, logger: logger,
+            globPartitionsPerUser: configuration.limits.globPartitionsPerUser)
+        service.summary.replace(with: try await storage.latestVersions())
+        return service
     }
 
     static func serve(
@@ -185,26 +189,27 @@ public enum ServerApp {
     ) async throws {
         let control = ServerControl(service: service, configuration: configuration, now: options.now, logger: logger)
         let endpoint = SyncEndpoint(service: service)
-        let router = Router(context: BasicWebSocketRequestContext.self)
+        let router = Router(context: TetherRequestContext.self)
         AdminRoutes(control: control, dataDirectory: configuration.dataDirectory).register(on: router)
-        ObservabilityRoutes(service: service).register(on: router)
+        ObservabilityRoutes(service: service, metrics: configuration.publicMetrics, detailedHealth: false).register(on: router)
         router.ws("sync") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, context in
-            await endpoint.handle(inbound: inbound, outbound: outbound, logger: context.logger)
+            await endpoint.handle(inbound: inbound, outbound: outbound, gate: context.requestContext.gate, logger: context.logger)
         }
-        let webSocket = HTTP1WebSocketUpgradeChannel.Configuration(
-            ws: .init(maxFrameSize: ProtocolLimits.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30))))
-        var server = HTTPServerBuilder.http1WebSocketUpgrade(webSocketRouter: router, configuration: webSocket)
         // New connections take the box's context; SIGHUP replaces it (ReloadService).
         var tlsBox: TLSContextBox? = nil
         if let tls = configuration.tls {
             do {
-                let box = TLSContextBox(try TLSContextBox.makeContext(tls))
-                server = .http1WebSocketUpgrade(webSocketRouter: router, configuration: webSocket, tls: box)
-                tlsBox = box
+                tlsBox = TLSContextBox(try TLSContextBox.makeContext(tls))
             } catch {
                 throw StartError.configuration(ConfigError(file: configuration.file, key: "tls_certificate", "cannot load TLS files: \(error)"))
             }
         }
+        let admission = ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
+        service.metrics.watch(admission)
+        let server = HTTPServerBuilder.guardedWebSocket(
+            webSocketRouter: router,
+            webSocket: .init(maxFrameSize: ProtocolLimits.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30))),
+            tls: tlsBox, admission: admission, adminGate: service.policy.adminGate)
         let scheme = configuration.tls == nil ? "http" : "https"
         let app = Application(
             router: router, server: server,
@@ -214,7 +219,8 @@ public enum ServerApp {
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.listen.port
                 let bound = ListenAddress(host: configuration.listen.host, port: port)
-                logger.notice("tether-server listening on \(bound) (\(scheme), sync at /sync, admin at /admin, metrics at /metrics)")
+                let metrics = configuration.publicMetrics ? ", metrics at /metrics" : ""
+                logger.notice("tether-server listening on \(bound) (\(scheme), sync at /sync, admin at /admin, health at /healthz\(metrics))")
                 await onReady(bound)
             },
             logger: logger)
@@ -225,7 +231,7 @@ public enum ServerApp {
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
                 service: ReloadService(
-                    configPath: options.configPath, running: configuration, control: control, tls: tlsBox,
+                    configPath: options.configPath, running: configuration, control: control, tls: tlsBox, admission: admission,
                     reloading: options.reloading, logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
@@ -236,7 +242,9 @@ public enum ServerApp {
         ]
         if let extra = extraService(control) { services.insert(.init(service: extra), at: 0) }
         if let metricsListen = configuration.metricsListen {
-            services.append(.init(service: metricsApplication(metricsListen, service: service, logger: logger, onReady: options.onMetricsReady)))
+            let metricsAdmission = ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
+            services.append(.init(service: metricsApplication(
+                metricsListen, service: service, admission: metricsAdmission, logger: logger, onReady: options.onMetricsReady)))
         }
         let group = ServiceGroup(configuration: .init(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -68,6 +68,8 @@ extension ServerConfiguration {
         }
 
         let storage = root.table("storage").map(parseStorage) ?? .sqlite
+        let publicMetrics = root.bool("public_metrics") ?? false
+        let limits = root.table("limits").map(ConnectionLimits.parse) ?? ConnectionLimits()
 
         try parser.finish()
         var configuration = ServerConfiguration(
@@ -76,6 +78,8 @@ extension ServerConfiguration {
             historyHorizonDays: horizon, logLevel: logLevel, users: users, grants: grants)
         configuration.storage = storage
         configuration.metricsListen = metricsListen
+        configuration.publicMetrics = publicMetrics
+        configuration.limits = limits
         return configuration
     }
 }

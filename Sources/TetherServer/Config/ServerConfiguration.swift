@@ -49,6 +49,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// `metrics_listen`: a second listener serving only `/metrics` and `/healthz`; nil: none
     /// (both are always on the sync listener too).
     public var metricsListen: ListenAddress? = nil
+    /// `public_metrics`: serve `/metrics` on `listen` too (default false: only on
+    /// `metrics_listen`, so partition names and scrape load stay off the devices' network).
+    public var publicMetrics = false
+    /// `[limits]`: what a connection may cost before it authenticates.
+    public var limits = ConnectionLimits()
 
     public static let defaultPath = "/etc/tether/tether-server.toml"
     public static let defaultHistoryHorizonDays = 30

@@ -7,12 +7,13 @@ import TetherSystemd
 extension ServerApp {
     /// The `metrics_listen` listener: only `/healthz` and `/metrics`, plain HTTP, no token.
     static func metricsApplication(
-        _ address: ListenAddress, service: SyncService, logger: Logger, onReady: @escaping @Sendable (ListenAddress) async -> Void
+        _ address: ListenAddress, service: SyncService, admission: ConnectionAdmission, logger: Logger,
+        onReady: @escaping @Sendable (ListenAddress) async -> Void
     ) -> some Service {
         let router = Router()
-        ObservabilityRoutes(service: service).register(on: router)
+        ObservabilityRoutes(service: service, metrics: true, detailedHealth: true).register(on: router)
         return Application(
-            router: router,
+            router: router, server: .guardedHTTP1(admission: admission),
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: "tether-server/\(TetherVersion.release)"),
             onServerRunning: { channel in
                 let bound = ListenAddress(host: address.host, port: channel.localAddress?.port ?? address.port)

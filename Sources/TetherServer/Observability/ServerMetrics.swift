@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import Synchronization
 public import Prometheus
 import TetherProtocol
 
@@ -18,6 +19,8 @@ public final class ServerMetrics: Sendable {
     private let uploadBytes: CoreMetrics.Counter
     private let downloadBytes: CoreMetrics.Counter
     private let integrateDuration: CoreMetrics.Timer
+    /// The sync listener's admission, read for `tether_server_unauthenticated_bytes`.
+    private let admission = Mutex<ConnectionAdmission?>(nil)
 
     /// Integrate latency buckets: from a fraction of a millisecond to several seconds.
     static let integrateBuckets: [Duration] = [
@@ -35,9 +38,13 @@ public final class ServerMetrics: Sendable {
         downloadBytes = CoreMetrics.Counter(label: "tether_server_download_bytes_total", factory: factory)
         integrateDuration = CoreMetrics.Timer(label: "tether_server_integrate_duration_seconds", factory: factory)
         // Present from the first scrape, before the first sync.
-        for name in ["tether_server_connected_devices", "tether_server_bound_sessions", "tether_server_sync_enabled"] {
+        for name in [
+            "tether_server_connected_devices", "tether_server_bound_sessions", "tether_server_sync_enabled",
+            "tether_server_unauthenticated_bytes",
+        ] {
             _ = gauge(name)
         }
+        for limit in ConnectionLimit.allCases { _ = limitedCounter(limit) }
     }
 
     /// Changesets accepted into a partition's history by one upload.
@@ -56,6 +63,17 @@ public final class ServerMetrics: Sendable {
     func syncError(_ code: SyncErrorCode) {
         CoreMetrics.Counter(label: "tether_server_sync_errors_total", dimensions: [("code", String(code.rawValue))], factory: factory)
             .increment()
+    }
+
+    /// Reads `tether_server_unauthenticated_bytes` from `admission` (the sync listener's).
+    func watch(_ admission: ConnectionAdmission) { self.admission.withLock { $0 = admission } }
+
+    /// A connection closed by one of `[limits]`.
+    func limited(_ limit: ConnectionLimit) { limitedCounter(limit).increment() }
+
+    private func limitedCounter(_ limit: ConnectionLimit) -> CoreMetrics.Counter {
+        CoreMetrics.Counter(
+            label: "tether_server_connections_limited_total", dimensions: [("limit", limit.rawValue)], factory: factory)
     }
 
     /// The values read at scrape time.
@@ -83,6 +101,7 @@ public final class ServerMetrics: Sendable {
         gauge("tether_server_connected_devices").set(to: Double(snapshot.connectedDevices))
         gauge("tether_server_bound_sessions").set(to: Double(snapshot.boundSessions))
         gauge("tether_server_sync_enabled").set(to: snapshot.syncEnabled ? 1.0 : 0.0)
+        gauge("tether_server_unauthenticated_bytes").set(to: Double(admission.withLock { $0 }?.unauthenticatedBytes ?? 0))
         for (partition, version) in snapshot.partitionVersions {
             gauge("tether_server_partition_version", [("partition", partition)]).set(to: Double(version))
         }
@@ -103,6 +122,7 @@ public final class ServerMetrics: Sendable {
         "tether_server_sync_enabled": "0 after admin terminate-sync until enable-sync, else 1",
         "tether_server_partition_version": "The partition's latest server version",
         "tether_server_state_downloads": "PostgreSQL: state downloads reading, and waiting for a slot (max_state_downloads)",
+        "tether_server_unauthenticated_bytes": "Bytes read from sync-listener connections that have not authenticated yet ([limits])",
     ]
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {

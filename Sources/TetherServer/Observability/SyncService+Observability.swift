@@ -13,15 +13,15 @@ extension SyncService {
         }
     }
 
-    /// The gauges `/metrics` reads at scrape time.
-    func metricsSnapshot() async throws -> ServerMetrics.Snapshot {
-        let partitions = try await storage.partitions()
-        let flags = try await storage.flags()
-        return ServerMetrics.Snapshot(
+    /// The gauges `/metrics` reads at scrape time: all from memory (the hub, the policy and
+    /// the ``PartitionSummary``), none from the storage, so a scrape costs the same whatever
+    /// the history holds and cannot be used to load the database.
+    func metricsSnapshot() async -> ServerMetrics.Snapshot {
+        ServerMetrics.Snapshot(
             connectedDevices: await hub.connectionCount,
             boundSessions: await hub.sessionCounts().values.reduce(0, +),
-            syncEnabled: !flags.syncTerminated,
-            partitionVersions: Dictionary(partitions.map { ($0.name, $0.head.latest.version) }, uniquingKeysWith: max),
+            syncEnabled: !(await policy.snapshot.flags.syncTerminated),
+            partitionVersions: summary.all,
             stateDownloads: storage.stateDownloads)
     }
 

@@ -57,6 +57,13 @@ public protocol ServerStorage: Sendable {
     /// Drops history entries created before `cutoff`, keeping the newest dropped one as base.
     func compact(olderThan cutoff: Date) async throws -> CompactionReport
     func partitions() async throws -> [PartitionStatus]
+    /// Every partition's latest version: one row each, nothing counted (``PartitionSummary``).
+    func latestVersions() async throws -> [String: Int64]
+    /// Client-file housekeeping: marks the client files of `bound` (sessions open now) seen at
+    /// `now`, then removes client files last seen before `cutoff` (devices away longer than
+    /// the history horizon, and identities handed out to binds never seen again). Returns how
+    /// many it removed.
+    func expireClientFiles(lastSeenBefore cutoff: Date, bound: [Int64], now: Date) async throws -> Int
     /// Checks every partition's head against its retained history (``HistoryInvariant``) and
     /// repairs one that breaks it (written by a version that restored forward without the
     /// invariant): its history is dropped and its latest version becomes the base.

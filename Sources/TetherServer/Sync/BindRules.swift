@@ -73,6 +73,26 @@ public enum BindRules {
         return nil
     }
 
+    /// Why a bound session may no longer sync as it bound (token withdrawn, grant revoked or
+    /// changed), or nil. Run on every session after a grant or reload changes the policy, and
+    /// on each bind once its session is registered.
+    public static func revalidate(_ session: BoundSession, against snapshot: PolicySnapshot) -> SyncError? {
+        if snapshot.users.authenticate(digest: session.tokenDigest) != session.user {
+            return SyncError(.badUserAuthentication, "the access token of user \(session.user) is no longer accepted")
+        }
+        guard let access = snapshot.access.access(user: session.user, partition: session.partition) else {
+            return SyncError(.permissionDenied, "user \(session.user) no longer has a grant for partition \(session.partition)")
+        }
+        if access != session.access {
+            return SyncError(
+                .otherSessionError,
+                "access of user \(session.user) to partition \(session.partition) changed to \(access.rawValue); bind again",
+                hint: "the server changed something this session depends on; the agent binds again at once",
+                retryAfterMilliseconds: 0)
+        }
+        return nil
+    }
+
     /// With client recovery disabled every reset becomes a reset without recovery.
     public static func applyRecoveryPolicy(_ error: SyncError, recoveryEnabled: Bool) -> SyncError {
         guard !recoveryEnabled, error.action == .clientReset else { return error }

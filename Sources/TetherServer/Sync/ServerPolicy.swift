@@ -39,11 +39,14 @@ public struct PolicySnapshot: Sendable {
 /// reloads (SIGHUP) and admin commands; read as a ``PolicySnapshot`` by every bind.
 public actor ServerPolicy {
     public private(set) var snapshot: PolicySnapshot
+    /// The admin token for the connection guard, kept equal to `snapshot.adminToken`.
+    public nonisolated let adminGate: AdminTokenGate
 
     public init(
         users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], runtimeGrants: [RuntimeGrant],
         flags: ServerFlags, configuredRecovery: Bool, schemas: SchemaRegistry
     ) {
+        adminGate = AdminTokenGate(adminToken)
         snapshot = PolicySnapshot(
             users: users, adminToken: adminToken, configuredGrants: configuredGrants, runtimeGrants: runtimeGrants,
             access: AccessPolicy(configured: configuredGrants, runtime: runtimeGrants),
@@ -55,6 +58,7 @@ public actor ServerPolicy {
     ) -> PolicySnapshot {
         snapshot.users = users
         snapshot.adminToken = adminToken
+        adminGate.replace(adminToken)
         snapshot.configuredGrants = configuredGrants
         snapshot.configuredRecovery = configuredRecovery
         snapshot.access = AccessPolicy(configured: configuredGrants, runtime: snapshot.runtimeGrants)

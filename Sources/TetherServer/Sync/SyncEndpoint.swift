@@ -15,7 +15,10 @@ public struct SyncEndpoint: Sendable {
         self.service = service
     }
 
-    public func handle(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger baseLogger: Logger) async {
+    public func handle(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, gate: ConnectionGate = .none, logger baseLogger: Logger
+    ) async {
+        gate.upgraded()
         let id = await service.hub.openConnection()
         let logger = {
             var logger = baseLogger
@@ -42,7 +45,7 @@ public struct SyncEndpoint: Sendable {
                     case .message(let bytes): input = .message(bytes)
                     }
                     // Each message's work runs in a task of its own: see ShortLivedTask.
-                    let outcome = (try? await ShortLivedTask.run { await process(input, connection: connection) })
+                    let outcome = (try? await ShortLivedTask.run { await process(input, connection: connection, gate: gate) })
                         ?? Outcome(streamers: [], close: true)
                     for streamer in outcome.streamers { group.addTask { await streamer.run() } }
                     if outcome.close { break reading }
@@ -71,7 +74,7 @@ public struct SyncEndpoint: Sendable {
 
     /// Decodes a message and runs the work it causes: binds, uploads (committed before the
     /// next message is read), and the streamers of sessions that bound.
-    private func process(_ input: Input, connection: ServerConnection) async -> Outcome {
+    private func process(_ input: Input, connection: ServerConnection, gate: ConnectionGate) async -> Outcome {
         var queue: [ServerConnection.Work]
         switch input {
         case .undecodable(let error):
@@ -94,6 +97,7 @@ public struct SyncEndpoint: Sendable {
                 let decision = await service.bind(request, key: key) { [weak connection] error in
                     await connection?.fail(session, generation: nil, with: error)
                 }
+                if decision.tokenAccepted { gate.authenticated() }
                 queue += await connection.bindDecided(session, decision)
             case .integrate(let upload, let session):
                 if let error = await service.integrate(upload, for: session) {

@@ -15,11 +15,17 @@ public final class SyncService: Sendable {
     let logger: Logger
     /// What `/metrics` exposes (docs/server.md).
     public let metrics: ServerMetrics
+    /// Every partition's latest version, kept current here (``PartitionSummary``).
+    public let summary = PartitionSummary()
+    /// `[limits] glob_partitions_per_user`.
+    let globPartitionsPerUser: Int
 
     public init(
         storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
-        now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics()
+        now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics(),
+        globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser
     ) {
+        self.globPartitionsPerUser = globPartitionsPerUser
         self.storage = storage
         self.bus = bus
         self.hub = hub
@@ -32,6 +38,15 @@ public final class SyncService: Sendable {
     public enum BindOutcome: Sendable {
         case accepted(BindReply, downloadAfter: ServerVersion, session: BoundSession, wakeups: AsyncStream<Void>)
         case rejected(SyncError)
+
+        /// Whether the bind's token named a user (accepted, or refused for another reason):
+        /// the connection is authenticated from then on (``ConnectionGuard``).
+        public var tokenAccepted: Bool {
+            switch self {
+            case .accepted: true
+            case .rejected(let error): error.code != .illegalPartitionName && error.code != .badUserAuthentication
+            }
+        }
     }
 
     /// Runs every bind check (``BindRules``), reserves the client file and registers the session.
@@ -93,7 +108,9 @@ public final class SyncService: Sendable {
                 integratedSeq = record?.integratedSeq ?? 0
                 (identity, head, downloadAfter) = (known, currentHead, request.lastServerVersion)
             } else {
+                if let refusal = globCapRefusal(authorized, snapshot: snapshot) { return .rejected(refusal) }
                 (identity, head) = try await storage.registerClientFile(in: partition, now: now())
+                summary.created(partition.rawValue, version: head.latest.version)
                 _ = await hub.reserve(identity.id, of: partition, for: key)
                 _ = try await bus?.acquire(clientFile: identity.id)
                 downloadAfter = head.latest
@@ -107,6 +124,13 @@ public final class SyncService: Sendable {
                 tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch,
                 uploadSalt: request.lineage?.uploadSalt ?? 0, fail: fail)
             let wakeups = await hub.register(session)
+            // A revoke (or a token withdrawn by a reload) while this bind awaited the storage
+            // re-checked the sessions registered then, which did not include this one: check
+            // it again now that it is registered. A change after this read finds it registered.
+            if let lost = BindRules.revalidate(session, against: await policy.snapshot) {
+                await release(key)
+                return .rejected(lost)
+            }
             // With other instances, this instance's flags may lag a terminate-sync another one
             // committed: read them again now the session is registered. One committed before
             // this read is refused here; one committed after it fences the session's uploads
@@ -147,6 +171,7 @@ public final class SyncService: Sendable {
                 upload.changesets, from: session.clientFile, uploadSalt: session.uploadSalt, into: session.partition, now: now(),
                 epoch: session.epoch)
             metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)
+            summary.committed(session.partition.rawValue, version: outcome.head.latest.version)
             if outcome.accepted > 0 {
                 await hub.publish(session.partition)
                 await bus?.announce(.newVersion(session.partition))

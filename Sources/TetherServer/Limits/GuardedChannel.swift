@@ -1,0 +1,70 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// A child channel that puts a ``ConnectionGuard`` in front of everything `base` sets up
+/// (TLS included), so `[limits]` hold from a connection's first byte.
+struct GuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+    let base: Base
+    let admission: ConnectionAdmission
+
+    /// Refuses a connection past `connections_per_peer` before anything is set up on it: it is
+    /// closed here (NIO leaves a connection whose setup failed open) and never reaches
+    /// Hummingbird.
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let admission = self.admission
+        let peer = channel.remoteAddress?.ipAddress ?? "unknown"
+        guard admission.admit(peer: peer) else {
+            admission.closed(peer, by: .connectionsPerPeer)
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(ConnectionRefused())
+        }
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(ConnectionGuard(admission: admission, peer: peer), position: .first)
+        }.flatMapError { error in
+            admission.leave(peer: peer)
+            return channel.eventLoop.makeFailedFuture(error)
+        }.flatMap {
+            base.setup(channel: channel, logger: logger)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
+    }
+}
+
+/// A connection refused by `[limits] connections_per_peer`.
+struct ConnectionRefused: Error {}
+
+extension HTTPServerBuilder {
+    /// The sync listener: HTTP/1 with the WebSocket upgrade, optionally behind TLS whose
+    /// context comes from `tls` for every new connection, every connection guarded.
+    static func guardedWebSocket<Context: WebSocketRequestContext>(
+        webSocketRouter: Router<Context>, webSocket: WebSocketServerConfiguration, tls: TLSContextBox?,
+        admission: ConnectionAdmission, adminGate: AdminTokenGate
+    ) -> HTTPServerBuilder {
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(additionalChannelHandlers: [HTTPPhaseWatcher(adminGate: adminGate)]), ws: webSocket)
+        return .init { responder in
+            let http = HTTP1WebSocketUpgradeChannel(
+                responder: responder, webSocketResponder: webSocketResponder, configuration: configuration)
+            guard let tls else { return GuardedChannel(base: http, admission: admission) }
+            return GuardedChannel(base: ReloadableTLSChannel(base: http, box: tls), admission: admission)
+        }
+    }
+
+    /// The `metrics_listen` listener: plain HTTP/1, every connection guarded.
+    static func guardedHTTP1(admission: ConnectionAdmission) -> HTTPServerBuilder {
+        .init { responder in
+            GuardedChannel(
+                base: HTTP1Channel(
+                    responder: responder, configuration: .init(additionalChannelHandlers: [HTTPPhaseWatcher(adminGate: nil)])),
+                admission: admission)
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Hummingbird
+import HummingbirdWebSocket
+import NIOCore
+
+/// The request context of the sync listener: Hummingbird's WebSocket context plus the
+/// connection's channel, through which the sync endpoint tells the ``ConnectionGuard`` that
+/// the connection upgraded and authenticated.
+struct TetherRequestContext: RequestContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        channel = source.channel
+    }
+
+    /// What the sync endpoint reports about this connection.
+    var gate: ConnectionGate {
+        let channel = self.channel
+        return ConnectionGate { event in channel.pipeline.fireUserInboundEventTriggered(event) }
+    }
+}
+
+/// How the sync endpoint reports a connection's progress to its guard (a no-op in tests that
+/// drive the endpoint without a network).
+public struct ConnectionGate: Sendable {
+    let report: @Sendable (ConnectionGuardEvent) -> Void
+
+    init(_ report: @escaping @Sendable (ConnectionGuardEvent) -> Void) { self.report = report }
+
+    public static let none = ConnectionGate { _ in }
+
+    func upgraded() { report(.upgraded) }
+    func authenticated() { report(.authenticated) }
+}
