@@ -1,0 +1,85 @@
+import Foundation
+import TetherProtocol
+@testable import TetherServer
+
+/// A storage that forwards to `base` and, once ``pauseNextRegistration()`` was called, stops
+/// in the next `registerClientFile` (after it ran) until ``resume()``: a test can act in the
+/// gap between a bind's storage work and the registration of its session.
+final class PausingStorage: ServerStorage, @unchecked Sendable {
+    let base: any ServerStorage
+    private let lock = NSLock()
+    private var armed = false
+    private let (reachedStream, reached) = AsyncStream<Void>.makeStream()
+    private let (resumeStream, resumer) = AsyncStream<Void>.makeStream()
+
+    init(_ base: any ServerStorage) { self.base = base }
+
+    func pauseNextRegistration() { lock.withLock { armed = true } }
+
+    /// Waits until a paused registration has run.
+    func waitUntilPaused() async {
+        var iterator = reachedStream.makeAsyncIterator()
+        _ = await iterator.next()
+    }
+
+    func resume() { resumer.yield() }
+
+    func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
+        let result = try await base.registerClientFile(in: partition, now: now)
+        let pause = lock.withLock { () -> Bool in
+            defer { armed = false }
+            return armed
+        }
+        if pause {
+            reached.yield()
+            var iterator = resumeStream.makeAsyncIterator()
+            _ = await iterator.next()
+        }
+        return result
+    }
+
+    // Everything else is forwarded.
+    func flags() async throws -> ServerFlags { try await base.flags() }
+    func setFlags(_ flags: ServerFlags) async throws { try await base.setFlags(flags) }
+    func terminateSync() async throws -> Int { try await base.terminateSync() }
+    func schemaHistory() async throws -> [SchemaRecord] { try await base.schemaHistory() }
+    func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws {
+        try await base.appendSchema(record, migration: migration)
+    }
+    func runtimeGrants() async throws -> [RuntimeGrant] { try await base.runtimeGrants() }
+    func setRuntimeGrant(_ grant: RuntimeGrant) async throws { try await base.setRuntimeGrant(grant) }
+    func head(of partition: PartitionName) async throws -> PartitionHead? { try await base.head(of: partition) }
+    func salt(of partition: PartitionName, version: Int64) async throws -> Int64? { try await base.salt(of: partition, version: version) }
+    func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord? {
+        try await base.clientFile(id, of: partition)
+    }
+    func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
+        try await base.touchClientFile(id, of: partition, now: now, confirmedVersion: confirmedVersion)
+    }
+    func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
+    ) async throws -> IntegrationOutcome {
+        try await base.integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now)
+    }
+    func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
+        try await base.history(of: partition, after: version, maxEntries: maxEntries, maxBytes: maxBytes)
+    }
+    func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64 {
+        try await base.integratedSeq(of: clientFile, in: partition, atOrBefore: version)
+    }
+    func openState(of partition: PartitionName) async throws -> any StateReader { try await base.openState(of: partition) }
+    func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord { try await base.snapshot(of: partition, now: now) }
+    func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {
+        try await base.restore(partition, to: snapshot)
+    }
+    func compact(olderThan cutoff: Date) async throws -> CompactionReport { try await base.compact(olderThan: cutoff) }
+    func partitions() async throws -> [PartitionStatus] { try await base.partitions() }
+    func latestVersions() async throws -> [String: Int64] { try await base.latestVersions() }
+    func expireClientFiles(lastSeenBefore cutoff: Date, bound: [Int64], now: Date) async throws -> Int {
+        try await base.expireClientFiles(lastSeenBefore: cutoff, bound: bound, now: now)
+    }
+    func repairHistories() async throws -> [HistoryRepair] { try await base.repairHistories() }
+    func historyProblems(of partition: PartitionName) async throws -> [String] { try await base.historyProblems(of: partition) }
+    func backup(to path: String) async throws { try await base.backup(to: path) }
+    func close() async throws { try await base.close() }
+}
