@@ -49,9 +49,14 @@ import TetherServer
         }
     }
 
+    /// From an authenticated connection (before a bind with an accepted token, the connection is
+    /// closed after `[limits] unauthenticated_bytes`: ConnectionLimitsTests).
     @Test func oversizedMessagesAre104() async throws {
         try await withServer { server in
             let error = try await provoke(server) { raw in
+                try await raw.send(.bind(BindRequest(
+                    session: 1, partition: "store-17", token: ServerProcess.tokens["pos-17"]!, identity: nil, schemaVersion: 1)))
+                _ = try await raw.receive { if case .bound(let reply) = $0 { reply } else { nil } }
                 var big = ClientMessage.upload(Upload(session: 1, changesets: [])).encoded()
                 big += [UInt8](repeating: 0, count: ProtocolLimits.maxMessageBytes + 1 - big.count)
                 try await raw.sendBytes(big)
