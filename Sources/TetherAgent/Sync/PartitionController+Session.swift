@@ -219,7 +219,8 @@ extension PartitionController {
     /// daemon's group write stores, others get nothing, and SQLite gives the `-wal` and `-shm`
     /// files the mode of the database file.
     static func createStoreFile(_ path: String) {
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o660)
+        // O_EXCL fails on a symbolic link too (never followed): the open that follows refuses it.
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o660)
         guard fd >= 0 else { return }  // already there: SQLite opens it as it is
         fchmod(fd, 0o660)  // whatever the umask
         Glibc.close(fd)

@@ -17,11 +17,13 @@ enum StateDownload {
         reply: BindReply, events: inout SessionEvents.AsyncIterator, partition: PartitionName, stagingPath: String,
         isolation: isolated (any Actor)? = #isolation, progress: (DownloadProgress) async -> Void
     ) async throws -> FetchedState {
+        // A link at the staging path is refused, not removed: someone planted it (``NoFollow``).
+        try NoFollow.refuseLinks(sqlite: stagingPath, place: .staging)
         PartitionStore.removeFiles(at: stagingPath)
         try FileManager.default.createDirectory(
             atPath: (stagingPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o750])
-        let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: reply.schema)
+        let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: reply.schema, place: .staging)
         defer { try? staging.close() }
         while let event = await events.next(isolation: #isolation) {
             switch event {
