@@ -4,7 +4,8 @@ import TetherControl
 import TetherTestSupport
 
 /// Issue 32 on real processes: a store that is a symbolic link is refused with a clear error
-/// (never followed, its target untouched).
+/// (never followed, its target untouched), and a state download that does not fit on the disk
+/// is refused with a clear error while the store keeps everything it had.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct StoreSafetyEndToEndTests {
     static func mode(_ path: String) -> mode_t {
@@ -42,6 +43,38 @@ struct StoreSafetyEndToEndTests {
             #expect(try await a.resets().isEmpty, "no quarantine, no reset")
             let kept = try await ChildProcess.run("/usr/bin/sqlite3", [elsewhere, "SELECT customer FROM orders WHERE id = 'k1'"])
             #expect(kept.standardOutput == "kim\n", "\(kept)")
+        }
+    }
+
+    @Test func aStateDownloadThatDoesNotFitIsRefusedAndTheStoreKeepsItsRows() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            let snapshot = try await cluster.admin(["snapshot", "p"])
+            let id = snapshot.split(separator: " ").first { $0.count == 16 && $0.allSatisfy(\.isHexDigit) }.map(String.init) ?? snapshot
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
+            try await a.waitSynced("p")
+            await a.stop()
+
+            // Restarted claiming 1000 free bytes, with a new partition to bootstrap.
+            try a.reconfigure { $0.partitions = ["p", "q"] }
+            try await a.start(environment: ["TETHER_FAULT_FREE_BYTES": "1000"])
+            let bootstrap = try await eventually("q reports the refusal", timeout: .seconds(30)) {
+                try await a.status("q")?["last_error"]?["message"]?.stringValue.flatMap { $0.contains("not enough free space") ? $0 : nil }
+            }
+            #expect(bootstrap.contains("\(a.dir)/state/staging"), "\(bootstrap)")
+            #expect(bootstrap.contains("1000 bytes free"), "\(bootstrap)")
+            #expect(a.log.contains("state download of q refused, retrying"))
+            #expect(!FileManager.default.fileExists(atPath: a.store("q")), "no store made of a download that did not fit")
+
+            // A reset of p meets the same refusal at its download; the store keeps its rows.
+            try await cluster.admin(["restore", "p", id])
+            try await eventually("p's reset download refused", timeout: .seconds(60)) {
+                a.log.contains("phase fetching failed") && a.log.contains("not enough free space for the server's state")
+            }
+            #expect(try await a.rows("p").contains("x|xena|1.0|-"), "the store keeps its rows")
+            #expect(try await a.status("p")?["state"] == "resetting")
         }
     }
 }

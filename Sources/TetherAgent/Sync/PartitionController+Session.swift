@@ -145,6 +145,11 @@ extension PartitionController {
                 return .storeDamaged(error)
             } catch let error as StoreError where error.isSchemaAlteration {
                 return .storeAltered(error)
+            } catch let error as DiskSpaceError {
+                // Shown as the partition's last error; retried with backoff, the store unchanged.
+                log.error("state download of \(settings.name) refused, retrying: \(error); \(error.hint)")
+                recordError(SyncError(.otherSessionError, "\(error)", action: .retry))
+                return .retry(nil)
             } catch {
                 log.error("sync of \(settings.name) failed: \(error)")
                 return .retry(nil)
@@ -165,7 +170,7 @@ extension PartitionController {
             log.notice("bootstrapping \(settings.name) from the server (version \(reply.latestServerVersion.version))")
             let staging = await context.configuration().stateDir + "/staging/\(settings.name)-bootstrap.sqlite"
             let fetched = try await StateDownload.receive(
-                reply: reply, events: &events, partition: settings.name, stagingPath: staging
+                reply: reply, events: &events, partition: settings.name, stagingPath: staging, storePath: settings.storePath
             ) { progress in
                 self.downloadProgress(progress)
             }
