@@ -3,9 +3,9 @@ import Testing
 import TetherControl
 import TetherTestSupport
 
-/// Issue 32 on real processes: a store that is a symbolic link is refused with a clear error
-/// (never followed, its target untouched), and a state download that does not fit on the disk
-/// is refused with a clear error while the store keeps everything it had.
+/// Issue 32 on real processes: a store or a state database that is a symbolic link is refused
+/// with a clear error (never followed, its target untouched), and a state download that does
+/// not fit on the disk is refused with a clear error while the store keeps everything it had.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct StoreSafetyEndToEndTests {
     static func mode(_ path: String) -> mode_t {
@@ -43,6 +43,25 @@ struct StoreSafetyEndToEndTests {
             #expect(try await a.resets().isEmpty, "no quarantine, no reset")
             let kept = try await ChildProcess.run("/usr/bin/sqlite3", [elsewhere, "SELECT customer FROM orders WHERE id = 'k1'"])
             #expect(kept.standardOutput == "kim\n", "\(kept)")
+        }
+    }
+
+    /// A state database that is a symbolic link stops the daemon at start with the path named;
+    /// the link's target is neither written nor given another mode.
+    @Test func aStateDatabaseThatIsASymbolicLinkStopsTheDaemonAtStart() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try FileManager.default.createDirectory(atPath: a.dir + "/state", withIntermediateDirectories: true)
+            let elsewhere = a.dir + "/elsewhere"
+            #expect(FileManager.default.createFile(atPath: elsewhere, contents: Data(), attributes: [.posixPermissions: 0o600]))
+            let database = a.dir + "/state/state.sqlite"
+            #expect(symlink(elsewhere, database) == 0)
+            let result = try await ChildProcess.run(
+                try BuiltProducts.executable("tetherd"), ["--config", a.configPath, "--log-destination", "stderr"], timeout: .seconds(30))
+            #expect(!result.timedOut && result.status == 1, "\(result)")
+            #expect(result.standardError.contains("state database \(database) is a symbolic link; refused, not followed"), "\(result)")
+            #expect(Self.mode(elsewhere) == 0o600)
+            #expect((try FileManager.default.attributesOfItem(atPath: elsewhere)[.size] as? Int) == 0, "nothing written through the link")
         }
     }
 
