@@ -93,6 +93,8 @@ struct StoreSafetyEndToEndTests {
                 a.log.contains("phase fetching failed") && a.log.contains("not enough free space for the server's state")
             }
             #expect(try await a.rows("p").contains("x|xena|1.0|-"), "the store keeps its rows")
+            let reported = try await a.status("p")?["last_error"]?["message"]?.stringValue ?? ""
+            #expect(reported.contains("not enough free space for the server's state"), "p's last_error: \(reported)")
             #expect(try await a.status("p")?["state"] == "resetting")
         }
     }

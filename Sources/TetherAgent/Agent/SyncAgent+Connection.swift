@@ -156,6 +156,8 @@ struct AgentStateFetcher: ServerStateFetcher {
             return fetched
         } catch {
             await controller?.downloadEnded(complete: false)
+            // Shown as the partition's last error too (the reset logs the failed phase).
+            if let error = error as? DiskSpaceError { await controller?.downloadRefused(error) }
             try? await session.unbind()
             throw error
         }

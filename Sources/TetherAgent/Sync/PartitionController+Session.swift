@@ -148,7 +148,7 @@ extension PartitionController {
             } catch let error as DiskSpaceError {
                 // Shown as the partition's last error; retried with backoff, the store unchanged.
                 log.error("state download of \(settings.name) refused, retrying: \(error); \(error.hint)")
-                recordError(SyncError(.otherSessionError, "\(error)", action: .retry))
+                downloadRefused(error)
                 return .retry(nil)
             } catch {
                 log.error("sync of \(settings.name) failed: \(error)")
@@ -241,6 +241,12 @@ extension PartitionController {
                 rowsDone: progress.rowsDone, rowsTotal: progress.rowsTotal, bytesDone: progress.bytesDone,
                 bytesTotal: progress.bytesTotal, startedAt: $0.download?.startedAt ?? now, updatedAt: now)
         }
+    }
+
+    /// A state download (a bootstrap, or a reset's step 4) was refused for lack of disk space:
+    /// the partition's last error says so (the caller logs it), retried with backoff.
+    func downloadRefused(_ error: DiskSpaceError) {
+        recordError(SyncError(.otherSessionError, "\(error)", action: .retry))
     }
 
     /// The download is over: stored (`complete`), or failed.
