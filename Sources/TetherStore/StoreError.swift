@@ -70,6 +70,13 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// True for a symbolic link where the agent keeps its own file (``symbolicLink(path:place:)``):
+    /// refused until someone removes it.
+    public var isSymbolicLink: Bool {
+        if case .symbolicLink = self { return true }
+        return false
+    }
+
     /// True when an application changed the store's tables (docs/contract.md: Partitions and stores forbids it): only a client
     /// reset gives the store back the server's schema.
     public var isSchemaAlteration: Bool {

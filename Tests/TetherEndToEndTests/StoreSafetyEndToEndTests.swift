@@ -46,6 +46,28 @@ struct StoreSafetyEndToEndTests {
         }
     }
 
+    /// A link planted where a new partition's bootstrap writes its staging store: the
+    /// partition stops with the error shown, and the link's target is untouched.
+    @Test func aStagingStoreThatIsASymbolicLinkStopsTheBootstrap() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            let staging = a.dir + "/state/staging/p-bootstrap.sqlite"
+            try FileManager.default.createDirectory(atPath: a.dir + "/state/staging", withIntermediateDirectories: true)
+            let elsewhere = a.dir + "/elsewhere"
+            #expect(FileManager.default.createFile(atPath: elsewhere, contents: Data("keep\n".utf8), attributes: [.posixPermissions: 0o600]))
+            #expect(symlink(elsewhere, staging) == 0)
+            try await a.start()
+            let error = try await eventually("p reports the link", timeout: .seconds(30)) {
+                try await a.status("p")?["last_error"]?["message"]?.stringValue.flatMap { $0.contains("symbolic link") ? $0 : nil }
+            }
+            #expect(error.contains("staging \(staging) is a symbolic link; refused, not followed"), "\(error)")
+            #expect(try await a.status("p")?["state"] == "stopped")
+            #expect(Self.mode(elsewhere) == 0o600)
+            #expect(try String(contentsOfFile: elsewhere, encoding: .utf8) == "keep\n")
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: staging)) == elsewhere)
+        }
+    }
+
     /// A state database that is a symbolic link stops the daemon at start with the path named;
     /// the link's target is neither written nor given another mode.
     @Test func aStateDatabaseThatIsASymbolicLinkStopsTheDaemonAtStart() async throws {

@@ -145,6 +145,12 @@ extension PartitionController {
                 return .storeDamaged(error)
             } catch let error as StoreError where error.isSchemaAlteration {
                 return .storeAltered(error)
+            } catch let error as StoreError where error.isSymbolicLink {
+                // A link where the agent writes (the bootstrap's staging store, a store made
+                // meanwhile): someone must look at it. Stopped, with the error shown.
+                log.error("syncing of \(settings.name) stops until a reload: \(error); \(error.hint)")
+                recordError(SyncError(.badClientFile, "\(error)", action: .fatal))
+                return .stop(reason: "\(error)")
             } catch let error as DiskSpaceError {
                 // Shown as the partition's last error; retried with backoff, the store unchanged.
                 log.error("state download of \(settings.name) refused, retrying: \(error); \(error.hint)")
