@@ -40,7 +40,7 @@ MAN_tetherd = 8 --exit 0=success --exit "1=runtime error" --exit "2=usage or con
     --file "/etc/tether/tetherd.toml=configuration" --file "/run/tether/tetherd.sock=control socket" \
     --file "/var/lib/tether=state database, stores, backups" \
     --see-also "tetherctl(1)" --see-also "tetherd.toml(5)" --see-also "tether-hooks(7)" --see-also "tether-server(8)" --see-also "systemd.service(5)"
-MAN_tetherctl = 1 --exit 0=success --exit "1=runtime error or timeout" --exit "2=usage error" --exit "3=the daemon cannot be reached" \
+MAN_tetherctl = 1 --exit 0=success --exit "1=runtime error or timeout" --exit "2=usage error" --exit "3=the daemon cannot be reached" --exit "4=permission denied (a user the daemon refuses, or a reader sending a command that changes the agent)" \
     --see-also "tetherd(8)" --see-also "tetherd.toml(5)"
 MAN_tether-server = 8 --exit 0=success --exit "1=runtime error (also: the server refused an admin command)" --exit "2=usage or configuration error" \
     --file "/etc/tether/tether-server.toml=configuration" --file "/etc/tether/schema.toml=the tables of every partition" \

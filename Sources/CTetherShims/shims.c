@@ -1,8 +1,13 @@
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <errno.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include "CTetherShims.h"
+
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
 
 int tether_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     struct ucred credentials;
@@ -12,6 +17,16 @@ int tether_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     *uid = credentials.uid;
     *gid = credentials.gid;
     return 0;
+}
+
+int tether_peer_groups(int fd, gid_t *groups, int capacity) {
+    if (capacity < 0) capacity = 0;
+    socklen_t length = (socklen_t)((size_t)capacity * sizeof(gid_t));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &length) != 0) {
+        if (errno == ERANGE) return (int)(length / sizeof(gid_t));  /* the size needed */
+        return -1;
+    }
+    return (int)(length / sizeof(gid_t));
 }
 
 int tether_accept_cloexec(int fd) {

@@ -11,6 +11,15 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         case metrics
         /// The kept events; with `follow`, then every new one, one JSON object per line.
         case events
+
+        /// True for the commands that change the agent (docs/operations.md "Two roles on the
+        /// control socket"): only root, the daemon's user and the operator group may send them.
+        public var changesState: Bool {
+            switch self {
+            case .status, .resets, .waitSynced, .metrics, .events: false
+            case .resetInitiate, .pause, .resume, .logLevel: true
+            }
+        }
     }
 
     public var command: Command
@@ -44,6 +53,10 @@ public struct ControlResponse: Sendable, Hashable, Codable {
         case ok, result, error
         case exitCode = "exit_code"
     }
+
+    /// The exit status of a refusal: the client's uid may not use the socket, or may only read
+    /// and sent a changing command (docs/operations.md "tetherctl exit codes").
+    public static let permissionDeniedExitCode: Int32 = 4
 
     public static func success(_ result: JSONValue) -> Self { Self(ok: true, result: result) }
     public static func failure(_ message: String, exitCode: Int32 = 1) -> Self {

@@ -24,6 +24,7 @@ enum CommitProbe {
         config.readonly = true
         config.busyMode = .timeout(busyTimeout)
         config.label = "tether.notify"
+        try NoFollow.refuseLinks(sqlite: path, place: .store)
         let queue = try DatabaseQueue(path: path, configuration: config)
         defer { try? queue.close() }
         return try queue.read(fingerprint)

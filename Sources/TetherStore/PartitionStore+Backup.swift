@@ -11,13 +11,22 @@ extension PartitionStore {
     ///
     /// The copy is written to `<destination>.partial`, switched to rollback-journal mode (so it
     /// is one standalone file), checked with `PRAGMA quick_check`, synced to disk and renamed
-    /// over `destination`: a crash never leaves a half-written file under the final name.
-    public func backup(to destination: String) async throws(StoreError) {
+    /// over `destination`: a crash never leaves a half-written file under the final name. The
+    /// backup gets `mode` through its descriptor before the rename. A symbolic link at
+    /// `destination` is refused (``StoreError/symbolicLink(path:place:)``), never followed.
+    public func backup(to destination: String, mode: mode_t = 0o640) async throws(StoreError) {
+        try NoFollow.refuseLinks(sqlite: destination, place: .backup)
         let partial = destination + ".partial"
         for leftover in [partial, partial + "-wal", partial + "-shm", partial + "-journal"] {
-            try? FileManager.default.removeItem(atPath: leftover)
+            try? FileManager.default.removeItem(atPath: leftover)  // a link is removed, not followed
         }
+        // Created here, without following a link, with the backup's mode (SQLite keeps the mode
+        // of an existing file); a link planted since the removal is refused.
+        let created = try NoFollow.open(partial, flags: O_RDWR | O_CREAT | O_EXCL, mode: mode, place: .backup)
+        fchmod(created, mode)  // whatever the umask
+        Glibc.close(created)
         do {
+            try NoFollow.refuseLinks(sqlite: partial, place: .backup)
             let target = try DatabaseQueue(path: partial)
             try await withPool { pool in
                 try await pool.read { source in
@@ -37,6 +46,7 @@ extension PartitionStore {
             throw StoreError.wrap(error, path: destination)
         }
         try FileSync.sync(partial)
+        try NoFollow.refuseLink(destination, place: .backup)
         guard rename(partial, destination) == 0 else {
             throw StoreError.io(path: destination, operation: "rename", errno: errno)
         }
@@ -50,11 +60,12 @@ extension PartitionStore {
     }
 
     /// `PRAGMA integrity_check` of any SQLite file (e.g. a backup); empty when it is sound.
-    public static func integrityCheck(ofFileAt path: String) throws(StoreError) -> [String] {
+    public static func integrityCheck(ofFileAt path: String, place: StoreFilePlace = .backup) throws(StoreError) -> [String] {
+        try NoFollow.refuseLinks(sqlite: path, place: place)
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError.io(path: path, operation: "open", errno: ENOENT)
         }
-        let problems = try readFile(at: path) { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        let problems = try readFile(at: path, place: place) { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
         return problems == ["ok"] ? [] : problems
     }
 }
@@ -62,7 +73,7 @@ extension PartitionStore {
 /// fsync of files and directories, so renames survive a crash.
 enum FileSync {
     static func sync(_ path: String) throws(StoreError) {
-        let fd = Glibc.open(path, O_RDONLY)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)  // fsync only: changes nothing
         guard fd >= 0 else { throw StoreError.io(path: path, operation: "open", errno: errno) }
         defer { Glibc.close(fd) }
         guard fsync(fd) == 0 else { throw StoreError.io(path: path, operation: "fsync", errno: errno) }

@@ -93,7 +93,8 @@ extension PartitionStore {
 
     /// Runs `body` in one read of the SQLite file at `path`, opened read-only for it and closed
     /// after (a backup, a staging copy, a store the agent has not opened); errors name the file.
-    static func readFile<T>(at path: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+    static func readFile<T>(at path: String, place: StoreFilePlace = .store, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        try NoFollow.refuseLinks(sqlite: path, place: place)
         do {
             let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
             defer { try? queue.close() }

@@ -11,14 +11,16 @@ extension PartitionStore {
     /// Returns false, changing nothing at `path`, when that cannot be done: a file is already
     /// there (an application created it), `path` is on another file system, or the staging
     /// store's journal is not empty (its WAL not checkpointed, a `-journal` left). The caller then writes the store
-    /// the long way, into the file that is there.
+    /// the long way, into the file that is there. A symbolic link at either path (or beside
+    /// them) is never followed: false, and the long way then refuses it with an error.
     public static func installWithoutCopy(staging: String, at path: String) -> Bool {
         let fileManager = FileManager.default
-        guard fileManager.fileExists(atPath: staging), !fileManager.fileExists(atPath: path),
+        guard (try? NoFollow.refuseLinks(sqlite: staging, place: .staging)) != nil,
+            (try? NoFollow.refuseLinks(sqlite: path, place: .store)) != nil,
+            fileManager.fileExists(atPath: staging), !fileManager.fileExists(atPath: path),
             size(of: staging + "-wal") == 0, !fileManager.fileExists(atPath: staging + "-journal")
         else { return false }
-        let fd = Glibc.open(staging, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return false }
+        guard let fd = try? NoFollow.open(staging, flags: O_RDWR, place: .staging) else { return false }
         fchmod(fd, 0o660)
         let synced = fsync(fd) == 0
         Glibc.close(fd)

@@ -38,6 +38,7 @@ extension PartitionStore {
     /// transaction; `notAStore` when the file is no Tether store.
     @discardableResult
     public static func forgetIdentity(ofStoreAt path: String) throws(StoreError) -> Bool {
+        try NoFollow.refuseLinks(sqlite: path, place: .store)
         do {
             var config = Configuration()
             config.busyMode = .timeout(busyTimeout)

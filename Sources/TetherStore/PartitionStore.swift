@@ -55,11 +55,16 @@ public final class PartitionStore: Sendable {
     /// With `tolerateAlteredTables`, an existing store whose user tables an application altered
     /// opens anyway (nothing is changed) and ``alteration`` names the difference: the agent
     /// then needs the store for the manual client reset that repairs it.
+    ///
+    /// A symbolic link at `path` (or at a `-wal`, `-shm`, `-journal` beside it) is refused
+    /// with ``StoreError/symbolicLink(path:place:)`` naming `place`, never followed (``NoFollow``).
     public static func open(
-        path: String, partition: PartitionName, schema: Schema, tolerateAlteredTables: Bool = false
+        path: String, partition: PartitionName, schema: Schema, tolerateAlteredTables: Bool = false,
+        place: StoreFilePlace = .store
     ) async throws(StoreError) -> PartitionStore {
         let problems = storeProblems(schema)
         guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
+        try NoFollow.refuseLinks(sqlite: path, place: place)
         let config = configuration(partition)
         let pool: DatabasePool
         do {
@@ -113,18 +118,20 @@ public final class PartitionStore: Sendable {
     }
 
     /// The schema recorded in the store at `path`, or nil when there is no Tether store there.
-    public static func recordedSchema(path: String) throws(StoreError) -> Schema? {
+    public static func recordedSchema(path: String, place: StoreFilePlace = .store) throws(StoreError) -> Schema? {
+        try NoFollow.refuseLinks(sqlite: path, place: place)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        return try readFile(at: path) { db in
+        return try readFile(at: path, place: place) { db in
             try MetaTable.exists(db) ? try MetaTable.recordedSchema(db, path: path) : nil
         }
     }
 
     /// The metadata of the store at `path`, read without opening it for writing (a staging
     /// copy, a backup), or nil when there is no Tether store there.
-    public static func metadata(ofStoreAt path: String) throws(StoreError) -> StoreMetadata? {
+    public static func metadata(ofStoreAt path: String, place: StoreFilePlace = .store) throws(StoreError) -> StoreMetadata? {
+        try NoFollow.refuseLinks(sqlite: path, place: place)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        return try readFile(at: path) { db in try MetaTable.exists(db) ? try MetaTable.fetch(db) : nil }
+        return try readFile(at: path, place: place) { db in try MetaTable.exists(db) ? try MetaTable.fetch(db) : nil }
     }
 
     /// Closes the agent's connections. The store must not be used afterwards (accesses throw).

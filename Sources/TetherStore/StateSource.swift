@@ -50,8 +50,10 @@ public struct StoreStateSource: StateSource {
 
     public var databasePath: String? { path }
 
-    /// Reads the tables of `schema` from the store file at `path`.
-    public init(path: String, schema: Schema, pageSize: Int = 256) throws(StoreError) {
+    /// Reads the tables of `schema` from the store file at `path` (`place`: what it is, for a
+    /// refused symbolic link's error).
+    public init(path: String, schema: Schema, pageSize: Int = 256, place: StoreFilePlace = .staging) throws(StoreError) {
+        try NoFollow.refuseLinks(sqlite: path, place: place)
         do {
             var config = Configuration()
             config.busyMode = .timeout(PartitionStore.busyTimeout)

@@ -127,6 +127,7 @@ final class StoreConnections: Sendable {
         guard now == file else {
             throw StoreError.io(path: path, operation: "reopen (the store file was replaced)", errno: ESTALE)
         }
+        try NoFollow.refuseLinks(sqlite: path, place: .store)
         do {
             return try DatabasePool(path: path, configuration: configuration)
         } catch {

@@ -34,6 +34,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case corrupt(path: String, problems: [String])
     /// A file-system operation failed.
     case io(path: String, operation: String, errno: Int32)
+    /// A symbolic link where the agent keeps its own file (`place`: store, backup, staging,
+    /// quarantine, state database): never followed, refused (``NoFollow``).
+    case symbolicLink(path: String, place: String)
 
     /// True when nothing short of a client reset (or a manual repair) makes the store usable:
     /// a damaged file, tables an application altered, or a breaking schema change.
@@ -65,6 +68,13 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .sqlite(_, let code, _): code & 0xFF == 11 || code & 0xFF == 26
         default: false
         }
+    }
+
+    /// True for a symbolic link where the agent keeps its own file (``symbolicLink(path:place:)``):
+    /// refused until someone removes it.
+    public var isSymbolicLink: Bool {
+        if case .symbolicLink = self { return true }
+        return false
     }
 
     /// True when an application changed the store's tables (docs/contract.md: Partitions and stores forbids it): only a client
@@ -101,6 +111,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "the store file is damaged; a client reset rebuilds it from the server (`tetherctl reset initiate`)"
         case .io:
             "check that the directory exists, is writable by the agent and that the disk is not full"
+        case .symbolicLink:
+            "tetherd never follows a symbolic link in its directories; find out who made it, remove the link and put the real file there (docs/operations.md \"Symbolic links\")"
         }
     }
 
@@ -140,6 +152,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "store \(path) failed the integrity check: \(problems.prefix(5).joined(separator: "; "))"
         case .io(let path, let operation, let errno):
             "\(operation) \(path) failed: errno \(errno)"
+        case .symbolicLink(let path, let place):
+            "\(place) \(path) is a symbolic link; refused, not followed"
         }
     }
 }

@@ -10,7 +10,7 @@ struct Tetherctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tetherctl",
         abstract: "Operator CLI for a running tetherd (through its control socket).",
-        discussion: "Exit status: 0 success, 1 runtime error or timeout, 2 usage error, 3 daemon unreachable.",
+        discussion: "Exit status: 0 success, 1 runtime error or timeout, 2 usage error, 3 daemon unreachable, 4 permission denied.",
         version: "tetherctl \(TetherVersion.release)",
         subcommands: [Status.self, Resets.self, Reset.self, WaitSynced.self, Pause.self, Resume.self, LogLevel.self, Metrics.self, Events.self]
     )

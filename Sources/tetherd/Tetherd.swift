@@ -91,7 +91,8 @@ struct Tetherd: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
-        let control = ControlServer(path: configuration.controlSocket, handler: agent, logger: logger)
+        let control = ControlServer(
+            path: configuration.controlSocket, handler: agent, logger: logger, operatorGroup: configuration.control.operatorGroup)
         // A session busy with one event for longer than the watchdog interval is wedged.
         let progressLimit = SystemdNotifier.watchdogInterval ?? .seconds(30)
         let watchdog = WatchdogService(

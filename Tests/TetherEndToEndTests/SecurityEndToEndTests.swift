@@ -174,10 +174,49 @@ struct SecurityEndToEndTests {
             #expect(byMode.status == 3, "\(byMode)")
             chmod(a.socket, 0o666)
             let byCredentials = try await ChildProcess.run("/usr/bin/setpriv", asNobody)
-            #expect(byCredentials.status == 1, "\(byCredentials)")
+            #expect(byCredentials.status == 4, "\(byCredentials)")
             #expect(byCredentials.standardError.contains("permission denied: uid 65534"))
             #expect(!byCredentials.standardOutput.contains("\"partitions\""), "no status for other users")
             #expect(try await a.ctl(["status"]).status == 0, "root is still served")
         }
     }
+
+    /// Issue 32, two roles on the running daemon's control socket, with real uids and gids
+    /// (numeric, through setpriv; none needs to exist): a member of the store group (root's
+    /// group 0 here, the daemon's group) reads but may not pause — exit 4 and a notice in the
+    /// daemon's log naming uid, pid and command; a member of the operator group pauses; root
+    /// resumes.
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+    func storeGroupReadsAndOnlyTheOperatorGroupChanges() async throws {
+        let operatorGID = 48_000 + Int.random(in: 0..<1000)
+        try await withCluster { cluster in
+            chmod(cluster.dir.path, 0o755)  // the socket's directory must be reachable for other uids
+            let a = try cluster.agent("a", partitions: ["p"], extra: "[control]\noperator_group = \(operatorGID)")
+            try await a.start()
+            try await a.waitSynced("p")
+            let tetherctl = try BuiltProducts.executable("tetherctl")
+            func run(_ uid: Int, _ groups: [Int], _ command: [String]) async throws -> ChildProcess.Result {
+                let credentials = ["--reuid=\(uid)", "--regid=\(uid)", "--groups=\(groups.map(String.init).joined(separator: ","))"]
+                return try await ChildProcess.run("/usr/bin/setpriv", credentials + [tetherctl, "--socket", a.socket] + command)
+            }
+
+            let status = try await run(49_101, [0], ["status", "--json"])
+            #expect(status.status == 0, "\(status)")
+            #expect(status.standardOutput.contains("\"partitions\""))
+            let refused = try await run(49_101, [0], ["pause", "p"])
+            #expect(refused.status == 4, "\(refused)")
+            #expect(refused.standardError.contains("permission denied: pause changes the agent; uid 49101 may only read"), "\(refused)")
+            try await eventually("the refusal is logged") {
+                a.log.contains("control socket: refused pause from uid 49101 (pid ")
+            }
+            #expect(try await a.status("p")?["state"] != "paused", "the refused pause changed nothing")
+
+            let byOperator = try await run(49_102, [0, operatorGID], ["pause", "p"])
+            #expect(byOperator.status == 0, "\(byOperator)")
+            #expect(try await a.status("p")?["state"] == "paused")
+            #expect(try await a.ctl(["resume", "p"]).status == 0, "root may change")
+            try await a.waitSynced("p")
+        }
+    }
 }
+

@@ -137,6 +137,10 @@ struct UnitFileTests {
         #expect(accounts.shell(of: "tether") == "/usr/sbin/nologin" && accounts.home(of: "tether") == "/var/lib/tether")
         #expect(!agent.groups.contains(server.primaryGroup) && !server.groups.contains(agent.primaryGroup))
         let tetherGroup = try #require(accounts.group("tether"))
+        // The operator group of the control socket ([control] operator_group's default): its own
+        // group, which neither daemon user is in (joining it is an operator's decision).
+        let adminGroup = try #require(accounts.group("tether-admin"), "sysusers.d/tetherd.conf creates tether-admin")
+        #expect(adminGroup != tetherGroup && !agent.groups.contains(adminGroup) && !server.groups.contains(adminGroup))
         let application = Account(name: "app", uid: 4711, primaryGroup: 4711, groups: [4711, tetherGroup])
         let stranger = Account(name: "other", uid: 4712, primaryGroup: 4712, groups: [4712])
 

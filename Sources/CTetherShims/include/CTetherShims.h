@@ -6,6 +6,12 @@
 /// visible through Swift's Glibc module). Returns 0, or -1 with errno set.
 int tether_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
+/// The supplementary groups of the peer of a connected Unix socket as the kernel recorded them
+/// at connect(2) (SO_PEERGROUPS, Linux 4.13 and later). Writes up to `capacity` groups to
+/// `groups` and returns how many the peer has — more than `capacity` means call again with a
+/// larger buffer — or -1 with errno set (ENOPROTOOPT: the kernel does not know the option).
+int tether_peer_groups(int fd, gid_t *groups, int capacity);
+
 /// accept4(2) with SOCK_CLOEXEC. Returns the new descriptor, or -1 with errno set.
 int tether_accept_cloexec(int fd);
 

@@ -156,6 +156,8 @@ struct AgentStateFetcher: ServerStateFetcher {
             return fetched
         } catch {
             await controller?.downloadEnded(complete: false)
+            // Shown as the partition's last error too (the reset logs the failed phase).
+            if let error = error as? DiskSpaceError { await controller?.downloadRefused(error) }
             try? await session.unbind()
             throw error
         }
@@ -168,8 +170,9 @@ struct AgentStateFetcher: ServerStateFetcher {
         guard let first = await events.next() else { throw SessionEnd.disconnected(nil) }
         switch first {
         case .bound(let reply):
+            let storePath = await controller?.settings.storePath
             return try await StateDownload.receive(
-                reply: reply, events: &events, partition: partition, stagingPath: stagingPath,
+                reply: reply, events: &events, partition: partition, stagingPath: stagingPath, storePath: storePath,
                 progress: { await controller?.downloadProgress($0) })
         case .error(let error): throw SessionEnd.serverError(error)
         case .disconnected(let error): throw SessionEnd.disconnected(error)

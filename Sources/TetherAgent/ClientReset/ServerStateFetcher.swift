@@ -20,8 +20,8 @@ public struct FetchedState: Sendable, Hashable {
     /// Reads back a staging store a previous run completed; nil when there is none, or it is
     /// not complete (no identity recorded).
     public static func existing(at path: String, partition: PartitionName) -> FetchedState? {
-        guard let schema = try? PartitionStore.recordedSchema(path: path) else { return nil }
-        guard let metadata = try? PartitionStore.metadata(ofStoreAt: path), let identity = metadata.clientFile else { return nil }
+        guard let schema = try? PartitionStore.recordedSchema(path: path, place: .staging) else { return nil }
+        guard let metadata = try? PartitionStore.metadata(ofStoreAt: path, place: .staging), let identity = metadata.clientFile else { return nil }
         return FetchedState(path: path, schema: schema, identity: identity, serverVersion: metadata.serverVersion)
     }
 }

@@ -25,6 +25,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     /// `metrics_textfile`: where tetherd writes its metrics every 15 s for node_exporter's
     /// textfile collector; nil: not written.
     public var metricsTextfile: String? = nil
+    /// `[control]`: who may run the control socket's changing commands.
+    public var control = ControlSettings()
 
     public var stateDatabasePath: String { stateDir + "/state.sqlite" }
     public var storesDir: String { stateDir + "/stores" }
@@ -78,6 +80,7 @@ public struct AgentConfiguration: Sendable, Hashable {
         let resetDefaults = ResetSettings(recoveryDir: stateDir + "/recovery")
         let reset = root.table("reset").map { buildReset($0, inheriting: resetDefaults) } ?? resetDefaults
         let events = root.table("events").map { buildEvents($0, inheriting: EventSettings()) } ?? EventSettings()
+        let control = root.table("control").map(buildControl) ?? ControlSettings()
 
         var partitions: [PartitionSettings] = []
         var names: Set<PartitionName> = []
@@ -106,6 +109,7 @@ public struct AgentConfiguration: Sendable, Hashable {
             reset: reset, partitions: partitions)
         configuration.metricsTextfile = metricsTextfile
         configuration.events = events
+        configuration.control = control
         return configuration
     }
 

@@ -17,20 +17,33 @@ extension ControlHandler {
 
 /// The control socket as a service: a listener thread accepts and authenticates clients,
 /// and each request is answered in a child task (so `wait-synced` can wait without holding
-/// up others). On shutdown the socket is removed and waiting requests are cancelled.
+/// up others). A changing command from a client that may only read is refused (exit status 4)
+/// and logged. On shutdown the socket is removed and waiting requests are cancelled.
 public struct ControlServer: Service {
     let path: String
     let handler: any ControlHandler
     let logger: Logger
+    let operatorGroup: ControlSettings.OperatorGroup
 
-    public init(path: String, handler: any ControlHandler, logger: Logger) {
+    public init(
+        path: String, handler: any ControlHandler, logger: Logger,
+        operatorGroup: ControlSettings.OperatorGroup = .name(ControlSettings.defaultOperatorGroup)
+    ) {
         self.path = path
         self.handler = handler
         self.logger = logger
+        self.operatorGroup = operatorGroup
     }
 
     public func run() async throws {
-        let listener = try ControlSocketListener(path: path)
+        let operatorGID = ControlAccess.resolve(operatorGroup)
+        if operatorGID == nil {
+            logger.notice(
+                "control socket: \(operatorGroup) does not exist; only root and the daemon's user may run commands that change the agent (pause, resume, reset initiate, log-level)",
+                metadata: ["tether.operator_group": .string("\(operatorGroup)")])
+        }
+        let listener = try ControlSocketListener(path: path, operatorGroup: operatorGID, operatorGroupName: operatorGroup.description)
+        let access = listener.access
         let (connections, continuation) = AsyncStream.makeStream(of: ControlConnection.self)
         let logger = self.logger
         let thread = Thread {
@@ -46,6 +59,15 @@ public struct ControlServer: Service {
                 for await connection in connections {
                     group.addTask {
                         switch connection.request {
+                        case .success(let request) where request.command.changesState && !connection.mayChange:
+                            let peer = connection.peer
+                            logger.notice(
+                                "control socket: refused \(request.command.rawValue) from uid \(peer.uid) (pid \(peer.pid)): it may only read; changing commands need root, the daemon's user or membership of \(access.operatorGroupName)",
+                                metadata: [
+                                    "tether.uid": .stringConvertible(peer.uid), "tether.pid": .stringConvertible(peer.pid),
+                                    "tether.command": .string(request.command.rawValue),
+                                ])
+                            connection.respond(access.refusal(request.command, peer: peer))
                         case .success(let request) where request.command == .events && request.follow == true:
                             // The answer is the stream's first line; the events follow on a thread.
                             let answer = await handler.handle(request)

@@ -4,7 +4,8 @@ import Glibc
 import TetherControl
 
 /// The listening side of the control socket, on a dedicated thread: it accepts, checks the
-/// peer with `SO_PEERCRED` (root, the daemon's user, or a member of the daemon's group) and
+/// peer with `SO_PEERCRED` and `SO_PEERGROUPS` (``ControlAccess``: root, the daemon's user, a
+/// member of the daemon's group or of the operator group), notes whether it may change, and
 /// reads the one-line request with a timeout, so neither a slow nor a refused client ever
 /// occupies a Swift concurrency thread. SwiftNIO cannot report peer credentials, hence this.
 final class ControlSocketListener: Sendable {
@@ -14,13 +15,17 @@ final class ControlSocketListener: Sendable {
 
     let path: String
     private let fd: Int32
-    private let allowedGroup: gid_t
+    let access: ControlAccess
 
     /// Creates the socket at `path` (replacing a stale socket, never another kind of file),
-    /// mode 0660, group `group` (the daemon's group by default).
-    init(path: String, group: gid_t = getegid()) throws(ControlSocketError) {
+    /// mode 0660, group `group` (the daemon's group by default). `operatorGroup`: the gid whose
+    /// members may change (nil: none), `operatorGroupName` how it was configured.
+    init(
+        path: String, group: gid_t = getegid(), operatorGroup: gid_t? = nil,
+        operatorGroupName: String = ControlSettings.OperatorGroup.name(ControlSettings.defaultOperatorGroup).description
+    ) throws(ControlSocketError) {
         self.path = path
-        self.allowedGroup = group
+        self.access = ControlAccess(daemonUID: geteuid(), storeGroup: group, operatorGroup: operatorGroup, operatorGroupName: operatorGroupName)
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path: path) }
@@ -60,18 +65,21 @@ final class ControlSocketListener: Sendable {
             var timeout = timeval(tv_sec: Self.ioTimeoutSeconds, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var peer = Peer()
-            guard tether_peer_credentials(client, &peer.pid, &peer.uid, &peer.gid) == 0 else {
+            guard let peer = ControlPeer.of(socket: client) else {
                 close(client)
                 continue
             }
-            guard isPermitted(peer) else {
-                onRefused("control socket: refused uid \(peer.uid) (pid \(peer.pid)): not root, the daemon's user or a member of its group")
-                let connection = ControlConnection(fd: client, request: nil)
-                connection.respond(ControlResponse.failure("permission denied: uid \(peer.uid) may not use this control socket"))
+            guard access.mayConnect(peer) else {
+                onRefused("control socket: refused uid \(peer.uid) (pid \(peer.pid)): not root, the daemon's user or a member of its group or of \(access.operatorGroupName)")
+                let connection = ControlConnection(fd: client, request: nil, peer: peer, mayChange: false)
+                connection.respond(
+                    ControlResponse.failure(
+                        "permission denied: uid \(peer.uid) may not use this control socket",
+                        exitCode: ControlResponse.permissionDeniedExitCode))
                 continue
             }
-            connections.yield(ControlConnection(fd: client, request: Self.readRequest(client)))
+            connections.yield(
+                ControlConnection(fd: client, request: Self.readRequest(client), peer: peer, mayChange: access.mayChange(peer)))
         }
     }
 
@@ -82,21 +90,6 @@ final class ControlSocketListener: Sendable {
     }
 
     deinit { close(fd) }
-
-    private struct Peer {
-        var pid: pid_t = 0
-        var uid: uid_t = 0
-        var gid: gid_t = 0
-    }
-
-    private func isPermitted(_ peer: Peer) -> Bool {
-        if peer.uid == 0 || peer.uid == geteuid() || peer.gid == allowedGroup { return true }
-        // Supplementary groups are not in SO_PEERCRED; the kernel lists them in /proc.
-        guard let status = try? String(contentsOfFile: "/proc/\(peer.pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Groups:") })
-        else { return false }
-        return line.dropFirst("Groups:".count).split(separator: " ").contains { gid_t($0) == allowedGroup }
-    }
 
     /// Reads one line (up to `maxRequestBytes`) and decodes it; nil when it is not a request.
     private static func readRequest(_ fd: Int32) -> Result<ControlRequest, ControlRequestError> {
@@ -134,6 +127,9 @@ struct ControlRequestError: Error, Sendable {
 struct ControlConnection: Sendable {
     let fd: Int32
     let request: Result<ControlRequest, ControlRequestError>?
+    let peer: ControlPeer
+    /// Whether the peer may run changing commands (``ControlAccess/mayChange(_:)``).
+    let mayChange: Bool
 
     func respond(_ response: ControlResponse) {
         var bytes = (try? JSONEncoder().encode(response)).map { Array($0) } ?? Array(#"{"ok":false,"error":"internal error"}"#.utf8)

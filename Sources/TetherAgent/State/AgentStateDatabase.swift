@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
+import Glibc
 public import TetherProtocol
+import TetherStore
 
 /// `state_dir/state.sqlite`: what the agent must remember across restarts — partition
 /// status (paused, stopped, last error) and every client reset with its phase and backup
@@ -10,8 +12,14 @@ public final class AgentStateDatabase: Sendable {
     private let queue: DatabaseQueue
     public let path: String
 
+    /// A symbolic link at `path` (or beside it: `-wal`, `-shm`, `-journal`) is refused with
+    /// ``AgentStateError/symbolicLink(path:)``, never followed; the file gets mode 0640 through
+    /// a descriptor (no `chmod(path)`).
     public init(path: String) throws(AgentStateError) {
         self.path = path
+        for suffix in ["", "-wal", "-shm", "-journal"] where NoFollow.isLink(path + suffix) {
+            throw .symbolicLink(path: path + suffix)
+        }
         do {
             let directory = (path as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
@@ -22,9 +30,14 @@ public final class AgentStateDatabase: Sendable {
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
+            // Created here without following a link (O_NOFOLLOW; SQLite then opens the file that is there).
+            let fd = try NoFollow.open(path, flags: O_RDWR | O_CREAT, mode: 0o640, place: .stateDatabase)
+            fchmod(fd, 0o640)
+            Glibc.close(fd)
             queue = try DatabaseQueue(path: path, configuration: configuration)
-            chmod(path, 0o640)
             try Self.migrator.migrate(queue)
+        } catch StoreError.symbolicLink(let link, _) {
+            throw .symbolicLink(path: link)
         } catch {
             throw AgentStateError.cannotOpen(path: path, reason: "\(error)")
         }

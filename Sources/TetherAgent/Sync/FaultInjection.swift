@@ -46,6 +46,10 @@ enum FaultInjection {
     static let boundElsewhereLimit: Duration = ProcessInfo.processInfo.environment["TETHER_FAULT_BOUND_ELSEWHERE_SECONDS"]
         .flatMap(Double.init).map { .milliseconds(Int64($0 * 1000)) } ?? .seconds(600)
 
+    /// `TETHER_FAULT_FREE_BYTES=<n>`: the free space a state download's disk-space check sees on
+    /// every file system (``DiskSpaceCheck``), so a test can run out of space without filling a disk.
+    static let freeBytes: Int64? = ProcessInfo.processInfo.environment["TETHER_FAULT_FREE_BYTES"].flatMap { Int64($0) }
+
     static func resetGate(_ phase: String) async {
         guard let resetGate else { return }
         let gate = resetGate + "/" + phase

@@ -145,6 +145,17 @@ extension PartitionController {
                 return .storeDamaged(error)
             } catch let error as StoreError where error.isSchemaAlteration {
                 return .storeAltered(error)
+            } catch let error as StoreError where error.isSymbolicLink {
+                // A link where the agent writes (the bootstrap's staging store, a store made
+                // meanwhile): someone must look at it. Stopped, with the error shown.
+                log.error("syncing of \(settings.name) stops until a reload: \(error); \(error.hint)")
+                recordError(SyncError(.badClientFile, "\(error)", action: .fatal))
+                return .stop(reason: "\(error)")
+            } catch let error as DiskSpaceError {
+                // Shown as the partition's last error; retried with backoff, the store unchanged.
+                log.error("state download of \(settings.name) refused, retrying: \(error); \(error.hint)")
+                downloadRefused(error)
+                return .retry(nil)
             } catch {
                 log.error("sync of \(settings.name) failed: \(error)")
                 return .retry(nil)
@@ -165,7 +176,7 @@ extension PartitionController {
             log.notice("bootstrapping \(settings.name) from the server (version \(reply.latestServerVersion.version))")
             let staging = await context.configuration().stateDir + "/staging/\(settings.name)-bootstrap.sqlite"
             let fetched = try await StateDownload.receive(
-                reply: reply, events: &events, partition: settings.name, stagingPath: staging
+                reply: reply, events: &events, partition: settings.name, stagingPath: staging, storePath: settings.storePath
             ) { progress in
                 self.downloadProgress(progress)
             }
@@ -219,47 +230,11 @@ extension PartitionController {
     /// daemon's group write stores, others get nothing, and SQLite gives the `-wal` and `-shm`
     /// files the mode of the database file.
     static func createStoreFile(_ path: String) {
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o660)
+        // O_EXCL fails on a symbolic link too (never followed): the open that follows refuses it.
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o660)
         guard fd >= 0 else { return }  // already there: SQLite opens it as it is
         fchmod(fd, 0o660)  // whatever the umask
         Glibc.close(fd)
-    }
-
-    /// A chunk of the server's state arrived (a bootstrap, or a reset's step 4).
-    func downloadProgress(_ progress: DownloadProgress) {
-        lastProgress = .now
-        announceDownload(progress)
-        let now = Date().timeIntervalSince1970
-        updateFigures {
-            $0.download = .init(
-                rowsDone: progress.rowsDone, rowsTotal: progress.rowsTotal, bytesDone: progress.bytesDone,
-                bytesTotal: progress.bytesTotal, startedAt: $0.download?.startedAt ?? now, updatedAt: now)
-        }
-    }
-
-    /// The download is over: stored (`complete`), or failed.
-    func downloadEnded(complete: Bool) {
-        if let download = figures.download {
-            context.events.emit(AgentEvent(
-                .download, partition: settings.name.rawValue, phase: "finished", outcome: complete ? "complete" : "interrupted",
-                rows: download.rowsDone, bytes: download.bytesDone))
-        }
-        downloadTenths = -1
-        updateFigures { $0.download = nil }
-    }
-
-    /// A `download` event when a download starts and at each further tenth of it.
-    private func announceDownload(_ progress: DownloadProgress) {
-        let fraction: Double? =
-            progress.rowsTotal > 0 ? Double(progress.rowsDone) / Double(progress.rowsTotal)
-            : progress.bytesTotal > 0 ? Double(progress.bytesDone) / Double(progress.bytesTotal) : nil
-        let tenths = fraction.map { min(Int($0 * 10), 10) } ?? 0
-        let started = figures.download == nil
-        guard started || tenths > downloadTenths else { return }
-        downloadTenths = max(tenths, 0)
-        context.events.emit(AgentEvent(
-            .download, partition: settings.name.rawValue, message: fraction.map { "\(Int($0 * 100)) %" },
-            phase: started ? "started" : "progress", rows: progress.rowsDone, bytes: progress.bytesDone))
     }
 
     private func apply(_ download: Download) async throws {

@@ -12,21 +12,32 @@ enum SessionEnd: Error, Sendable {
 
 /// Receives the server's state of a partition (the `state` chunks after a bind with
 /// `stateFollows`) into a staging store, for a new store's bootstrap and a reset's step 4.
+/// Before each chunk is written, ``DiskSpaceCheck`` makes sure the rest of the announced state
+/// fits on the staging store's and the store's file systems (`storePath`), or throws
+/// ``DiskSpaceError``: the store itself is not touched by a download.
 enum StateDownload {
     static func receive(
         reply: BindReply, events: inout SessionEvents.AsyncIterator, partition: PartitionName, stagingPath: String,
+        storePath: String? = nil, space: DiskSpaceCheck = .live,
         isolation: isolated (any Actor)? = #isolation, progress: (DownloadProgress) async -> Void
     ) async throws -> FetchedState {
+        let directories = ([stagingPath] + (storePath.map { [$0] } ?? [])).map { ($0 as NSString).deletingLastPathComponent }
+        var written: Int64 = 0
+        // A link at the staging path is refused, not removed: someone planted it (``NoFollow``).
+        try NoFollow.refuseLinks(sqlite: stagingPath, place: .staging)
         PartitionStore.removeFiles(at: stagingPath)
         try FileManager.default.createDirectory(
             atPath: (stagingPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o750])
-        let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: reply.schema)
+        let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: reply.schema, place: .staging)
         defer { try? staging.close() }
         while let event = await events.next(isolation: #isolation) {
             switch event {
             case .state(let chunk):
+                let bytes = Int64(chunk.rows.byteCount)
+                try space.check(directories: directories, progress: chunk.progress, written: written, chunk: bytes)
                 try await staging.insertStateRows(chunk.rows)
+                written += bytes
                 await progress(chunk.progress)
                 if chunk.isLast {
                     try await staging.completeState(serverVersion: chunk.serverVersion, clientFile: reply.identity)

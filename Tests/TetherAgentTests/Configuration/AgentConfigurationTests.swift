@@ -224,3 +224,21 @@ private func problems(_ body: () throws -> Void) -> [String] {
     #expect(found.contains("tetherd.toml:7: partition[0].events.error_hook: hook \(fixture.dir)/hooks/world is refused: \(fixture.dir)/hooks/world is writable by group or others (mode 757)"), "\(found)")
     #expect(found.contains { $0.hasPrefix("tetherd.toml:11: reset.before_hook:") }, "a path shared with a reset hook is reported under both keys: \(found)")
 }
+
+/// Issue 32: `[control] operator_group`, a group name or a numeric gid; problems name key and line.
+@Test func operatorGroupIsANameOrANumericGid() throws {
+    let fixture = try Fixture()
+    let partition = "[[partition]]\nname = \"p\"\n"
+    #expect(try fixture.parse(partition).control.operatorGroup == .name("tether-admin"))
+    #expect(try fixture.parse(partition + "[control]\noperator_group = \"ops\"\n").control.operatorGroup == .name("ops"))
+    #expect(try fixture.parse(partition + "[control]\noperator_group = 2001\n").control.operatorGroup == .id(2001))
+    #expect(try fixture.parse(partition + "[control]\noperator_group = \"2001\"\n").control.operatorGroup == .id(2001))
+    let badName = problems { _ = try fixture.parse(partition + "[control]\noperator_group = \"ops; rm\"\n") }
+    #expect(badName.count == 1 && badName[0].contains("control.operator_group") && badName[0].contains(":4"), "\(badName)")
+    let negative = problems { _ = try fixture.parse(partition + "[control]\noperator_group = -1\n") }
+    #expect(negative.count == 1 && negative[0].contains("control.operator_group"), "\(negative)")
+    let wrongType = problems { _ = try fixture.parse(partition + "[control]\noperator_group = true\n") }
+    #expect(wrongType.count == 1 && wrongType[0].contains("expected a group name or a numeric gid"), "\(wrongType)")
+    let unknown = problems { _ = try fixture.parse(partition + "[control]\noperators = \"ops\"\n") }
+    #expect(unknown.count == 1 && unknown[0].contains("control.operators"), "\(unknown)")
+}

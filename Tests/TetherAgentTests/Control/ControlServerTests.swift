@@ -21,6 +21,8 @@ private final class FakeHandler: ControlHandler {
             waiting.withLock { $0 += 1 }
             try? await Task.sleep(for: .seconds(3600))
             return .failure("the daemon is stopping")
+        case .pause where request.partition == "store-17":
+            return .success(["partition": "store-17", "state": "paused"])
         case .pause:
             return .failure("no partition named \(request.partition ?? "")", exitCode: 1)
         default:
@@ -38,12 +40,15 @@ private func tetherctl(_ arguments: [String], asUser: Bool = false) async throws
 }
 
 /// Runs a control server on a temp socket for the duration of `body`.
-private func withControlServer(_ body: @Sendable (String) async throws -> Void) async throws {
+private func withControlServer(
+    operatorGroup: ControlSettings.OperatorGroup = .name(ControlSettings.defaultOperatorGroup),
+    _ body: @Sendable (String) async throws -> Void
+) async throws {
     let dir = try TemporaryDirectory(prefix: "tether-ctl")
     chmod(dir.path, 0o755)
     defer { dir.remove() }
     let socket = dir.appending("tetherd.sock")
-    let server = ControlServer(path: socket, handler: FakeHandler(), logger: Logger(label: "test"))
+    let server = ControlServer(path: socket, handler: FakeHandler(), logger: Logger(label: "test"), operatorGroup: operatorGroup)
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await server.run() }
         try await eventually("control socket exists") { FileManager.default.fileExists(atPath: socket) }
@@ -133,9 +138,58 @@ func otherUsersAreRefused() async throws {
         // ...and SO_PEERCRED stops them even when the file is opened up.
         chmod(socket, 0o666)
         let byCredentials = try await tetherctl(["--socket", socket, "status"], asUser: true)
-        #expect(byCredentials.status == 1)
+        #expect(byCredentials.status == 4, "permission denied has its own exit status")
         #expect(byCredentials.standardError.contains("permission denied: uid 65534"))
     }
+}
+
+/// `tetherctl` as `uid` with primary group `uid` and the supplementary `groups` (numeric ids:
+/// nothing needs to exist in /etc/passwd or /etc/group).
+private func tetherctl(_ arguments: [String], uid: Int, groups: [Int]) async throws -> ChildProcess.Result {
+    let binary = try BuiltProducts.executable("tetherctl")
+    let credentials = ["--reuid=\(uid)", "--regid=\(uid)", "--groups=\(groups.map(String.init).joined(separator: ","))"]
+    return try await ChildProcess.run("/usr/bin/setpriv", credentials + [binary] + arguments)
+}
+
+/// Issue 32: the store group reads, the operator group (here a numeric gid) changes too.
+@Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+func readersReadAndOnlyOperatorsChange() async throws {
+    let operatorGID = 47_000 + Int.random(in: 0..<1000)
+    try await withControlServer(operatorGroup: .id(UInt32(operatorGID))) { socket in
+        // The socket's group is the daemon's (root's, 0 here): the store group.
+        let reader = (uid: 46_001, groups: [0])
+        let status = try await tetherctl(["--socket", socket, "status", "--json"], uid: reader.uid, groups: reader.groups)
+        #expect(status.status == 0, "\(status)")
+        let paused = try await tetherctl(["--socket", socket, "pause", "store-17"], uid: reader.uid, groups: reader.groups)
+        #expect(paused.status == 4, "\(paused)")
+        #expect(paused.standardError.contains("permission denied: pause changes the agent; uid 46001 may only read"), "\(paused)")
+        #expect(paused.standardError.contains("gid \(operatorGID)"))
+        for command in [["resume", "store-17"], ["reset", "initiate", "store-17"], ["log-level", "debug"]] {
+            let refused = try await tetherctl(["--socket", socket] + command, uid: reader.uid, groups: reader.groups)
+            #expect(refused.status == 4, "\(command): \(refused)")
+        }
+
+        let operatorMember = try await tetherctl(["--socket", socket, "pause", "store-17"], uid: 46_002, groups: [0, operatorGID])
+        #expect(operatorMember.status == 0, "\(operatorMember)")
+        #expect(operatorMember.standardOutput.contains("store-17 paused"))
+        let asRoot = try await tetherctl(["--socket", socket, "pause", "store-17"])
+        #expect(asRoot.status == 0, "\(asRoot)")
+    }
+}
+
+/// An operator group that does not exist: only root and the daemon's user change.
+@Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+func aMissingOperatorGroupLeavesChangesToRoot() async throws {
+    try await withControlServer(operatorGroup: .name("tether-no-such-group-\(UInt32.random(in: 0...UInt32.max))")) { socket in
+        let reader = try await tetherctl(["--socket", socket, "pause", "store-17"], uid: 46_003, groups: [0])
+        #expect(reader.status == 4, "\(reader)")
+        #expect(try await tetherctl(["--socket", socket, "pause", "store-17"]).status == 0)
+    }
+}
+
+@Test func theChangingCommandsAreExactlyThese() {
+    let changing = Set(ControlRequest.Command.allCases.filter(\.changesState))
+    #expect(changing == [.pause, .resume, .resetInitiate, .logLevel])
 }
 
 @Test func shutdownAnswersWaitingRequests() async throws {

@@ -111,3 +111,26 @@ private func record(_ id: String, _ partition: String = "p", at: Double = 100) -
     #expect(!decoded.isQuarantine)
     #expect(decoded.json["quarantined"] == false)
 }
+
+/// Issue 32: a state database that is a symbolic link is refused, and its target is untouched.
+@Test func aStateDatabaseThatIsALinkIsRefusedAndItsTargetUnchanged() throws {
+    let path = tempPath()
+    let directory = (path as NSString).deletingLastPathComponent
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let target = directory + "/elsewhere"
+    #expect(FileManager.default.createFile(atPath: target, contents: Data(), attributes: [.posixPermissions: 0o600]))
+    #expect(symlink(target, path) == 0)
+    var refused: AgentStateError?
+    do { _ = try AgentStateDatabase(path: path) } catch { refused = error }
+    #expect(refused == .symbolicLink(path: path), "\(String(describing: refused))")
+    #expect(refused?.description.contains(path) == true && refused?.description.contains("state database") == true)
+    let attributes = try FileManager.default.attributesOfItem(atPath: target)
+    #expect(attributes[.posixPermissions] as? Int == 0o600, "the link's target keeps its mode")
+    #expect(attributes[.size] as? Int == 0, "nothing was written into the link's target")
+
+    // The link gone, the database is created in its place with mode 0640 (set through its descriptor).
+    #expect(unlink(path) == 0)
+    _ = try AgentStateDatabase(path: path)
+    #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o640)
+}

@@ -1,0 +1,56 @@
+import Glibc
+import TetherProtocol
+
+/// The check a state download makes before it writes each chunk (docs/operations.md "Disk
+/// space for state downloads"): a server can make a device download a state of any size, and a
+/// full disk would stop every application writing beside the stores.
+///
+/// The server announces the whole state's size with every chunk (`bytes_total` of
+/// ``DownloadProgress``, the rows' encoded size). What the rest of the download still needs —
+/// the announced size less what was written already, at least the chunk at hand, or just the
+/// chunk when nothing is announced — plus a quarter for SQLite's own overhead, plus
+/// ``reserve`` kept free for everything else, must be free on each file system the state is
+/// written to: the staging store's and the store's.
+struct DiskSpaceCheck: Sendable {
+    /// Bytes kept free beyond what the download needs.
+    static let reserve: Int64 = 32 << 20
+
+    /// The bytes an unprivileged writer may still use on the file system holding `path`; nil
+    /// when that cannot be found out (the check then passes: it must not stop a download by
+    /// its own failure).
+    var freeBytes: @Sendable (String) -> Int64?
+
+    /// `statvfs(2)`, unless `TETHER_FAULT_FREE_BYTES` claims a number (tests).
+    static let live: DiskSpaceCheck = {
+        guard let claimed = FaultInjection.freeBytes else { return DiskSpaceCheck(freeBytes: statvfsFreeBytes) }
+        return DiskSpaceCheck(freeBytes: { _ in claimed })
+    }()
+
+    /// `f_bavail × f_frsize`: what is free for users other than root (the agent's user).
+    @Sendable static func statvfsFreeBytes(_ path: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        let free = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        return free.overflow ? Int64.max : Int64(clamping: free.partialValue)
+    }
+
+    /// The bytes the rest of a download needs free: see the type's description.
+    static func needed(announcedTotal: Int64, written: Int64, chunk: Int64) -> Int64 {
+        let remaining = announcedTotal > 0 ? max(announcedTotal - written, chunk) : chunk
+        let clamped = max(remaining, 0)
+        let (withOverhead, overflow) = clamped.addingReportingOverflow(clamped / 4)
+        return overflow ? Int64.max : withOverhead.addingReportingOverflow(reserve).overflow ? Int64.max : withOverhead + reserve
+    }
+
+    /// Throws when one of `directories` has less free space than the rest of the download
+    /// needs. `progress` is the chunk's (its `bytesTotal` the announced size), `written` the
+    /// bytes of the chunks written before it, `chunk` this chunk's bytes.
+    func check(directories: [String], progress: DownloadProgress, written: Int64, chunk: Int64) throws(DiskSpaceError) {
+        let needed = Self.needed(announcedTotal: progress.bytesTotal, written: written, chunk: chunk)
+        var seen: Set<String> = []
+        for directory in directories where seen.insert(directory).inserted {
+            guard let free = freeBytes(directory) else { continue }
+            if free < needed { throw DiskSpaceError(path: directory, needed: needed, free: free) }
+        }
+    }
+}
