@@ -62,14 +62,18 @@ release: bootstrap
 	$(SWIFT) build $(RELEASE_FLAGS)
 
 # The whole suite: unit, integration (real processes on loopback) and journald tests.
-# Six phases keep a 2-core machine responsive: unit tests in parallel (the storage conformance
+# Seven phases keep a 2-core machine responsive: unit tests in parallel (the storage conformance
 # suite starts one PostgreSQL of its own), then the server's integration tests, then the
 # multi-instance PostgreSQL tests (real servers sharing a PostgreSQL the tests start; alone, so
-# their instances and PostgreSQL do not starve the other integration tests), then the
+# their instances and PostgreSQL do not starve the other integration tests), then the floods
+# of 1,000 connections against one server (alone for the same reason), then the
 # end-to-end tests (real servers and agents), then the fault campaign, then the packages
 # (`make test-packages`, below).
 INTEGRATION = TetherServerIntegrationTests
 POSTGRES = PostgresServerTests|PostgresRestartTests
+# 1,000 hostile connections against one server ([limits]): alone, so their load does not starve
+# the other integration tests' servers.
+FLOOD = ConnectionFloodTests
 END_TO_END = TetherEndToEndTests
 # The fault campaign (about two minutes, seeded: 70 % with the server on SQLite, 30 % with two
 # instances on PostgreSQL; one summary line each in the output) runs alone last.
@@ -88,8 +92,9 @@ TEST_ENV = GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16384
 test: bootstrap
 	$(SWIFT) build --build-tests
 	$(TEST_ENV) $(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)|$(PACKAGING)'
-	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(INTEGRATION)' --skip '$(POSTGRES)'
+	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(INTEGRATION)' --skip '$(POSTGRES)|$(FLOOD)'
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(POSTGRES)'
+	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(FLOOD)'
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(END_TO_END)' --skip '$(CAMPAIGN)'
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(CAMPAIGN)'
 	$(if $(filter 0,$(PACKAGES)),@echo "test: packages skipped (PACKAGES=0)",$(MAKE) test-packages)
