@@ -10,7 +10,7 @@ struct DiskSpaceError: Error, Sendable, Hashable, CustomStringConvertible {
     var isTransient: Bool { true }
 
     var description: String {
-        "not enough free space for the server's state in \(path): \(needed) bytes needed (the announced size, a quarter more and \(DiskSpaceCheck.reserve) bytes kept free), \(free) bytes free"
+        "not enough free space for the server's state in \(path): \(needed) bytes needed (the announced size, a quarter more and up to \(DiskSpaceCheck.reserve) bytes kept free), \(free) bytes free"
     }
 
     var hint: String {

@@ -67,4 +67,15 @@ import TetherProtocol
         #expect(DiskSpaceCheck.statvfsFreeBytes("/nonexistent-\(UUID().uuidString)") == nil)
         #expect(DiskSpaceCheck.needed(announcedTotal: Int64.max, written: 0, chunk: 1) == Int64.max, "no overflow")
     }
+
+    @Test func aSmallFileSystemKeepsATwentiethFree() throws {
+        #expect(DiskSpaceCheck.reserve(capacity: 16 * Self.mebibyte) == 16 * Self.mebibyte / 20)
+        #expect(DiskSpaceCheck.reserve(capacity: 100 << 30) == DiskSpaceCheck.reserve)
+        #expect(DiskSpaceCheck.reserve(capacity: nil) == DiskSpaceCheck.reserve)
+        // A 16 MiB disk with 10 MiB free takes a state of 1 MiB.
+        let small = DiskSpaceCheck(freeBytes: { _ in 10 * Self.mebibyte }, capacityBytes: { _ in 16 * Self.mebibyte })
+        try small.check(
+            directories: ["/stores"], progress: DownloadProgress(rowsDone: 0, rowsTotal: 1, bytesDone: 0, bytesTotal: Self.mebibyte),
+            written: 0, chunk: Self.mebibyte)
+    }
 }
