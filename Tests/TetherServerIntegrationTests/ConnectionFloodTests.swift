@@ -33,6 +33,7 @@ import TetherTestSupport
                 if i % 50 == 0 { peak = max(peak, PlainSocket.residentBytes(of: pid)) }
             }
             peak = max(peak, PlainSocket.residentBytes(of: pid))
+            print("ConnectionFloodTests: server RSS \(idle >> 20) MiB idle, \(peak >> 20) MiB at the peak of 1,000 partial messages")
             #expect(peak - idle < 64 << 20, "server RSS grew from \(idle >> 20) MiB to \(peak >> 20) MiB")
             _ = try await eventually("every over-budget connection closed", timeout: .seconds(30)) {
                 sockets.allSatisfy(\.isClosedByPeer) ? true : nil

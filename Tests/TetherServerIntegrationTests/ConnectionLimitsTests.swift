@@ -57,6 +57,22 @@ import TetherTestSupport
         }
     }
 
+    @Test func sighupAppliesNewLimits() async throws {
+        try await withServer(extraConfig: Self.config("connections_per_peer = 100")) { server in
+            let held = try (0..<2).map { _ in try PlainSocket(port: server.port) }
+            let config = try String(contentsOfFile: server.configPath, encoding: .utf8)
+            try config.replacingOccurrences(of: "connections_per_peer = 100", with: "connections_per_peer = 2")
+                .write(toFile: server.configPath, atomically: true, encoding: .utf8)
+            server.signal(SIGHUP)
+            _ = try await eventually("the reload applied", timeout: .seconds(15)) {
+                server.log.contains("[limits] reloaded") ? true : nil
+            }
+            let third = try PlainSocket(port: server.port)
+            _ = try await eventually("a third connection refused", timeout: .seconds(10)) { third.isClosedByPeer ? true : nil }
+            #expect(held.filter(\.isClosedByPeer).isEmpty)
+        }
+    }
+
     @Test func anAdminRequestWithTheTokenMaySendALargeBodyAndOneWithoutMayNot() async throws {
         try await withServer(extraConfig: Self.config("")) { server in
             let padding = String(repeating: "x", count: 256 * 1024)

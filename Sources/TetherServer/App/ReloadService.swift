@@ -17,8 +17,8 @@ struct ReloadService: Service {
     let control: ServerControl
     /// The TLS context of new connections; nil when the server started without TLS.
     let tls: TLSContextBox?
-    /// The sync listener's `[limits]`.
-    let admission: ConnectionAdmission
+    /// `[limits]` of the sync listener and of `metrics_listen`.
+    let admissions: [ConnectionAdmission]
     /// `true` when a reload starts, `false` when it is over (systemd's RELOADING=1 / READY=1).
     var reloading: @Sendable (Bool) -> Void = { _ in }
     let logger: Logger
@@ -48,8 +48,8 @@ struct ReloadService: Service {
         {
             logger.warning("listen, metrics_listen, public_metrics, data_dir and turning TLS on or off take effect at the next start")
         }
-        if new.limits != admission.limits {
-            admission.replace(new.limits)
+        if new.limits != running.limits || admissions.contains(where: { $0.limits != new.limits }) {
+            for admission in admissions { admission.replace(new.limits) }
             logger.notice("[limits] reloaded; they apply from each connection's next read or timer")
         }
         if let level = TetherLogLevel(rawValue: new.logLevel.rawValue), level != TetherLogging.level {

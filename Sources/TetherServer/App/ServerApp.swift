@@ -224,6 +224,10 @@ public enum ServerApp {
                 await onReady(bound)
             },
             logger: logger)
+        // metrics_listen has a budget of its own: a flood there does not close devices' connections.
+        let metricsAdmission = configuration.metricsListen.map { _ in
+            ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
+        }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: app),
             .init(
@@ -231,7 +235,7 @@ public enum ServerApp {
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
                 service: ReloadService(
-                    configPath: options.configPath, running: configuration, control: control, tls: tlsBox, admission: admission,
+                    configPath: options.configPath, running: configuration, control: control, tls: tlsBox, admissions: [admission] + (metricsAdmission.map { [$0] } ?? []),
                     reloading: options.reloading, logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
@@ -241,8 +245,7 @@ public enum ServerApp {
                 successTerminationBehavior: .gracefullyShutdownGroup),
         ]
         if let extra = extraService(control) { services.insert(.init(service: extra), at: 0) }
-        if let metricsListen = configuration.metricsListen {
-            let metricsAdmission = ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
+        if let metricsListen = configuration.metricsListen, let metricsAdmission {
             services.append(.init(service: metricsApplication(
                 metricsListen, service: service, admission: metricsAdmission, logger: logger, onReady: options.onMetricsReady)))
         }
