@@ -24,7 +24,10 @@ public final class Cluster: Sendable {
     public let settings: ClusterSettings
     public let dir: TemporaryDirectory
     /// Each server instance's port, the first instance's first.
-    public let ports: [UInt16]
+    public var ports: [UInt16] { portList.withLock { $0 } }
+    /// Chosen before the instances start (a restart keeps its port); one found taken at the first
+    /// start is chosen again.
+    private let portList: Mutex<[UInt16]>
     /// The PostgreSQL of ``ClusterSettings/Storage/postgresql`` storage.
     public let postgres: PostgresCluster?
     let servers: Mutex<[ChildProcess?]>
@@ -38,7 +41,7 @@ public final class Cluster: Sendable {
         self.settings = settings
         dir = try TemporaryDirectory(prefix: settings.directoryPrefix)
         chmod(dir.path, 0o755)
-        ports = try (0..<settings.instances).map { _ in try LoopbackPort.free() }
+        portList = Mutex(try (0..<settings.instances).map { _ in try LoopbackPort.free() })
         servers = Mutex(Array(repeating: nil, count: settings.instances))
         try Self.write(Self.schema, to: dir.appending("schema.toml"))
         try Self.write("admin-secret\n", to: dir.appending("admin.token"), mode: 0o600)
@@ -58,8 +61,18 @@ public final class Cluster: Sendable {
         }
         do {
             for instance in ports.indices {
-                try Self.write(serverConfig(instance, storageTable: storageTable), to: serverConfigPath(instance))
-                try await startServer(instance: instance)
+                // A free port may be taken (as another connection's source port) before the
+                // instance binds it: choose another and start again.
+                for attempt in 1...3 {
+                    try Self.write(serverConfig(instance, storageTable: storageTable), to: serverConfigPath(instance))
+                    do {
+                        try await startServer(instance: instance)
+                        break
+                    } catch let error as TestSupportError where attempt < 3 && "\(error)".contains("Address already in use") {
+                        let port = try LoopbackPort.free()
+                        portList.withLock { $0[instance] = port }
+                    }
+                }
             }
         } catch {
             await shutdown()
