@@ -20,9 +20,7 @@ struct Events: ParsableCommand {
         let request = ControlRequest(command: .events, partition: partition, follow: !noFollow)
         if noFollow {
             let result = try options.send(request)
-            for value in result["events"]?.arrayValue ?? [] {
-                if let event = AgentEvent(value) { Self.emit(format(event)) }
-            }
+            for event in try GlobalOptions.report(result, as: EventsReport.self).events { Self.emit(format(event)) }
             return
         }
         // The timeout bounds the wait for the daemon's answer only: a quiet stream is no timeout.

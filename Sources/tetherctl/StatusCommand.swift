@@ -19,12 +19,12 @@ struct Status: ParsableCommand {
     func run() throws {
         let request = ControlRequest(command: .status)
         guard watch else {
-            try options.perform(request, human: StatusFormatter.status)
+            try options.perform(request, as: StatusReport.self, human: StatusFormatter.status)
             return
         }
         let terminal = isatty(STDOUT_FILENO) == 1 && !options.json
         while true {
-            let text = options.render(try options.send(request), human: StatusFormatter.status)
+            let text = try options.render(try options.send(request), as: StatusReport.self, human: StatusFormatter.status)
             if terminal {
                 // Home, clear, table: the operator sees one table that changes in place.
                 Self.write("\u{1B}[H\u{1B}[2J" + "every \(Self.seconds(interval)) s, \(Self.clock())  (Ctrl-C to stop)\n\n" + text + "\n")
@@ -54,9 +54,9 @@ struct Metrics: ParsableCommand {
     func run() throws {
         let result = try options.send(ControlRequest(command: .metrics))
         if options.json {
-            print(options.render(result) { _ in "" })
+            print(GlobalOptions.pretty(result))
         } else {
-            FileHandle.standardOutput.write(Data((result["text"]?.stringValue ?? "").utf8))
+            FileHandle.standardOutput.write(Data(try GlobalOptions.report(result, as: MetricsReport.self).text.utf8))
         }
     }
 }

@@ -103,20 +103,35 @@ struct GlobalOptions: ParsableArguments {
         return response.result ?? .null
     }
 
-    /// Sends `request`; prints the result (JSON or `human`), or the error; exits as docs/contract.md "Programs" says.
-    func perform(_ request: ControlRequest, timeout clientTimeout: Double? = nil, human: (JSONValue) -> String) throws {
-        let text = render(try send(request, timeout: clientTimeout), human: human)
+    /// Sends `request`; prints the result (as it came with `--json`, else `human` of the
+    /// report it holds), or the error; exits as docs/contract.md "Programs" says.
+    func perform<Report: Decodable>(
+        _ request: ControlRequest, as type: Report.Type, timeout clientTimeout: Double? = nil, human: (Report) -> String
+    ) throws {
+        let text = try render(try send(request, timeout: clientTimeout), as: type, human: human)
         if !text.isEmpty { print(text) }
     }
 
-    func render(_ result: JSONValue, human: (JSONValue) -> String) -> String {
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let data = (try? encoder.encode(result)) ?? Data("null".utf8)
-            return String(decoding: data, as: UTF8.self)
+    func render<Report: Decodable>(_ result: JSONValue, as type: Report.Type, human: (Report) -> String) throws -> String {
+        json ? Self.pretty(result) : human(try Self.report(result, as: type))
+    }
+
+    /// The report a result holds; an answer of another shape (a daemon of another release)
+    /// is an error (exit status 1), never read as zeros.
+    static func report<Report: Decodable>(_ result: JSONValue, as type: Report.Type) throws -> Report {
+        do {
+            return try result.decode(as: type)
+        } catch {
+            FileHandle.standardError.write(Data("tetherctl: the daemon's answer is not what this tetherctl reads (\(error)); --json prints it as it is\n".utf8))
+            throw ExitCode(1)
         }
-        return human(result)
+    }
+
+    static func pretty(_ result: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(result) else { return "null" }  // a JSONValue always encodes
+        return String(decoding: data, as: UTF8.self)
     }
 }
 
@@ -126,7 +141,7 @@ struct Resets: ParsableCommand {
     @Option(name: .long, help: "Only this partition's resets.")
     var partition: String?
     func run() throws {
-        try options.perform(ControlRequest(command: .resets, partition: partition), human: StatusFormatter.resets)
+        try options.perform(ControlRequest(command: .resets, partition: partition), as: ResetsReport.self, human: StatusFormatter.resets)
     }
 }
 
@@ -141,8 +156,8 @@ struct Reset: ParsableCommand {
         @Argument(help: "The partition.")
         var partition: String
         func run() throws {
-            try options.perform(ControlRequest(command: .resetInitiate, partition: partition)) { result in
-                "reset \(result["id"]?.stringValue ?? "?") of \(partition): \(result["outcome"]?.stringValue ?? "started")"
+            try options.perform(ControlRequest(command: .resetInitiate, partition: partition), as: ResetInitiatedReport.self) { result in
+                "reset \(result.id) of \(partition): \(result.outcome)"
             }
         }
     }
@@ -154,7 +169,7 @@ struct Pause: ParsableCommand {
     @Argument(help: "The partition.")
     var partition: String
     func run() throws {
-        try options.perform(ControlRequest(command: .pause, partition: partition)) { _ in "\(partition) paused" }
+        try options.perform(ControlRequest(command: .pause, partition: partition), as: PartitionStateReport.self) { _ in "\(partition) paused" }
     }
 }
 
@@ -164,7 +179,7 @@ struct Resume: ParsableCommand {
     @Argument(help: "The partition.")
     var partition: String
     func run() throws {
-        try options.perform(ControlRequest(command: .resume, partition: partition)) { _ in "\(partition) resumed" }
+        try options.perform(ControlRequest(command: .resume, partition: partition), as: PartitionStateReport.self) { _ in "\(partition) resumed" }
     }
 }
 
@@ -181,6 +196,6 @@ struct LogLevel: ParsableCommand {
         }
     }
     func run() throws {
-        try options.perform(ControlRequest(command: .logLevel, level: level)) { _ in "log level is now \(level)" }
+        try options.perform(ControlRequest(command: .logLevel, level: level), as: LogLevelReport.self) { result in "log level is now \(result.logLevel)" }
     }
 }

@@ -20,16 +20,16 @@ struct WaitSynced: ParsableCommand {
     func run() throws {
         let timeout = options.timeout ?? 60
         let request = ControlRequest(command: .waitSynced, partition: partition, timeout: timeout)
-        let human: (JSONValue) -> String = { [partition] result in
-            "\(partition) synced at server version \(result["server_version"]?.numberValue.map { String(Int($0)) } ?? "?")"
+        let human: (WaitSyncedReport) -> String = { [partition] result in
+            "\(partition) synced at server version \(result.serverVersion)"
         }
         // The daemon gives up after `timeout`; the client waits a little longer for that answer.
         guard progress else {
-            try options.perform(request, timeout: timeout + 10, human: human)
+            try options.perform(request, as: WaitSyncedReport.self, timeout: timeout + 10, human: human)
             return
         }
         let result = try waitShowingProgress(request, timeout: timeout + 10)
-        let text = options.render(result, human: human)
+        let text = try options.render(result, as: WaitSyncedReport.self, human: human)
         if !text.isEmpty { print(text) }
     }
 
@@ -47,7 +47,9 @@ struct WaitSynced: ParsableCommand {
         let terminal = isatty(STDOUT_FILENO) == 1
         var shown = ProgressLine.Shown()
         while done.wait(timeout: .now() + 0.5) == .timedOut {
-            guard let status = try? self.options.send(ControlRequest(command: .status), timeout: 2),
+            // A status that cannot be had now is skipped: the line waits for the next one.
+            guard let result = try? self.options.send(ControlRequest(command: .status), timeout: 2),
+                let status = try? result.decode(as: StatusReport.self),
                 let line = ProgressLine.line(partition: partition, status: status)
             else { continue }
             if terminal {
@@ -81,16 +83,15 @@ enum ProgressLine {
         }
     }
 
-    static func line(partition: String, status: JSONValue) -> Line? {
-        guard let entry = status["partitions"]?.arrayValue?.first(where: { $0["name"]?.stringValue == partition }) else { return nil }
-        let state = entry["state"]?.stringValue ?? "?"
-        guard let download = entry["download"], download != .null else {
-            let unsynced = Int(entry["unsynced_changes"]?.numberValue ?? 0)
-            return Line(text: "\(partition): \(state), \(unsynced) unsynced changes", state: state, decile: nil)
+    static func line(partition: String, status: StatusReport) -> Line? {
+        guard let entry = status.partitions.first(where: { $0.name == partition }) else { return nil }
+        let state = entry.state
+        guard let download = entry.download else {
+            return Line(text: "\(partition): \(state), \(entry.unsyncedChanges) unsynced changes", state: state, decile: nil)
         }
-        let rowsDone = download["rows_done"]?.numberValue ?? 0, rowsTotal = download["rows_total"]?.numberValue ?? 0
-        let bytesDone = download["bytes_done"]?.numberValue ?? 0, bytesTotal = download["bytes_total"]?.numberValue ?? 0
-        let rate = download["rows_per_second"]?.numberValue ?? 0
+        let rowsDone = Double(download.rowsDone), rowsTotal = Double(download.rowsTotal)
+        let bytesDone = Double(download.bytesDone), bytesTotal = Double(download.bytesTotal)
+        let rate = download.rowsPerSecond
         let what = state == "resetting" ? "resetting, downloading the server's state" : "bootstrapping"
         var text = "\(partition): \(what): \(count(rowsDone))"
         var decile: Int?

@@ -52,6 +52,11 @@ struct EventStreamEndToEndTests {
             defer { close(stalled) }
             let follower = try ChildProcess.start(try BuiltProducts.executable("tetherctl"), ["--socket", a.socket, "events", "--json"])
             defer { follower.signal(SIGTERM) }
+            // The follower streams before the commands start (the sync's events come first):
+            // one that subscribed late would see only the last 1,000 kept, under load.
+            _ = try await eventually("the live follower is streaming", timeout: .seconds(30)) {
+                jsonLines(follower.standardOutput).isEmpty ? nil : true
+            }
             // Pauses and resumes through the control socket: two state events each.
             let client = ControlClient(socketPath: a.socket, timeout: .seconds(10))
             let cycles = 2500

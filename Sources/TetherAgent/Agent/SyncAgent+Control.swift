@@ -15,14 +15,14 @@ extension SyncAgent: ControlHandler {
                 case .syncing, .synced, .resetting: break  // the session (or the reset) keeps them current
                 }
             }
-            return .success(["partitions": .array(await statuses().map(\.json)), "connection": connectionJSON()])
+            return .success(report: StatusReport(connection: connectionReport(), partitions: await statuses().map(\.report)))
         case .metrics:
-            return .success(["text": .string(await metricsExposition())])
+            return .success(report: MetricsReport(text: await metricsExposition()))
         case .resets:
             let partition = request.partition.flatMap(PartitionName.init)
             if request.partition != nil && partition == nil { return .failure("illegal partition name", exitCode: 2) }
             do {
-                return .success(["resets": .array(try stateDatabase.resets(partition: partition).map(\.json))])
+                return .success(report: ResetsReport(resets: try stateDatabase.resets(partition: partition).map(\.report)))
             } catch {
                 return .failure("\(error)")
             }
@@ -30,11 +30,14 @@ extension SyncAgent: ControlHandler {
             guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
             do {
                 guard let id = try await controller.initiate() else { return .failure("no reset to initiate for \(name)") }
-                let outcome = resetOutcome(id)
-                return .success([
-                    "id": .string(id), "partition": .string(name.rawValue),
-                    "outcome": .string(outcome == "manual-pending" ? "initiated" : outcome),
-                ])
+                let outcome: String
+                do {
+                    outcome = try resetOutcome(id)
+                } catch {
+                    return .failure("reset \(id) of \(name) was initiated, but its outcome cannot be read: \(error); see `tetherctl resets`")
+                }
+                return .success(report: ResetInitiatedReport(
+                    id: id, partition: name.rawValue, outcome: outcome == "manual-pending" ? "initiated" : outcome))
             } catch let error as AgentError {
                 return .failure("\(error)")
             } catch {
@@ -47,26 +50,26 @@ extension SyncAgent: ControlHandler {
             guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
             do { try await controller.pause() } catch { return .failure("cannot pause \(name): \(error)") }
             logger.notice("partition \(name) paused by the operator", metadata: ["tether.partition": .string(name.rawValue)])
-            return .success(["partition": .string(name.rawValue), "state": "paused"])
+            return .success(report: PartitionStateReport(partition: name.rawValue, state: PartitionState.paused.rawValue))
         case .resume:
             guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
             do { try await controller.resume() } catch { return .failure("cannot resume \(name): \(error)") }
             logger.notice("partition \(name) resumed by the operator", metadata: ["tether.partition": .string(name.rawValue)])
-            return .success(["partition": .string(name.rawValue), "state": "connecting"])
+            return .success(report: PartitionStateReport(partition: name.rawValue, state: PartitionState.connecting.rawValue))
         case .events:
             if let raw = request.partition {
                 guard let name = PartitionName(raw) else { return .failure("illegal partition name \(raw)", exitCode: 2) }
                 guard controllers[name] != nil else { return unknown(raw) }
             }
-            if request.follow == true { return .success(["follow": true]) }
-            return .success(["events": .array(events.log.recent(partition: request.partition).map(\.jsonValue))])
+            if request.follow == true { return .success(report: FollowReport()) }
+            return .success(report: EventsReport(events: events.log.recent(partition: request.partition)))
         case .logLevel:
             guard let name = request.level, let level = TetherLogLevel(rawValue: name) else {
                 return .failure("unknown log level \(request.level ?? "")", exitCode: 2)
             }
             TetherLogging.level = level
             logger.notice("log level set to \(level.rawValue) by the operator")
-            return .success(["log_level": .string(level.rawValue)])
+            return .success(report: LogLevelReport(logLevel: level.rawValue))
         }
     }
 
@@ -81,8 +84,9 @@ extension SyncAgent: ControlHandler {
         .failure("no partition named \(raw ?? "(none)") is configured", exitCode: 1)
     }
 
-    private func resetOutcome(_ id: String) -> String {
-        (try? stateDatabase.resets().first { $0.id == id }?.outcome.rawValue) ?? "in-progress"
+    /// The reset's outcome as recorded now (`in-progress` until it is recorded as ended).
+    private func resetOutcome(_ id: String) throws -> String {
+        try stateDatabase.resets().first { $0.id == id }?.outcome.rawValue ?? "in-progress"
     }
 
     /// Waits until every local change is uploaded and the store holds the server's latest
@@ -99,7 +103,7 @@ extension SyncAgent: ControlHandler {
             let status = await controller.status
             if status.isSynced {
                 if confirmed {
-                    return .success(["partition": .string(name.rawValue), "server_version": .number(Double(status.serverVersion))])
+                    return .success(report: WaitSyncedReport(partition: name.rawValue, serverVersion: status.serverVersion))
                 }
                 if let connection, (try? await connection.ping()) != nil {
                     confirmed = true

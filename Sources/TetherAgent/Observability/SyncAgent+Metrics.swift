@@ -15,13 +15,11 @@ extension SyncAgent {
     }
 
     /// `status`'s connection details: the server URL, whether connected and since when.
-    func connectionJSON() -> JSONValue {
+    func connectionReport() -> ConnectionReport {
         let since = metrics.connectedSince
-        return .object([
-            "server_url": .string(configuration.server.url),
-            "connected": .bool(since != nil),
-            "connected_since": since.map { .string(PartitionStatus.iso8601($0.timeIntervalSince1970)) } ?? .null,
-        ])
+        return ConnectionReport(
+            serverURL: configuration.server.url, connected: since != nil,
+            connectedSince: since.map { PartitionStatus.iso8601($0.timeIntervalSince1970) })
     }
 
     /// `metrics_textfile` from the configuration tetherd started with.

@@ -52,29 +52,23 @@ public struct PartitionStatus: Sendable, Hashable {
     /// The counts say caught up: nothing unsynced, the server's latest version integrated.
     var isCaughtUp: Bool { unsyncedChanges == 0 && serverVersion >= latestServerVersion }
 
-    public var json: JSONValue {
-        var object: [String: JSONValue] = [
-            "name": .string(name.rawValue), "state": .string(state.rawValue),
-            "server_version": .number(Double(serverVersion)), "unsynced_changes": .number(Double(unsyncedChanges)),
-            "pending_reset": .from(pendingReset), "pending_reset_reason": .from(pendingResetReason),
-            "last_error": .null, "download": .null,
-        ]
-        if let error = lastError {
-            object["last_error"] = [
-                "code": .number(Double(error.code)), "message": .string(error.message), "at": .string(Self.iso8601(error.at)),
-                "cause": .from(LineageCause(SyncError(SyncErrorCode(error.code), error.message))?.rawValue),
-            ]
-        }
-        if let download {
-            let rate = download.rate
-            object["download"] = [
-                "rows_done": .number(Double(download.rowsDone)), "rows_total": .number(Double(download.rowsTotal)),
-                "bytes_done": .number(Double(download.bytesDone)), "bytes_total": .number(Double(download.bytesTotal)),
-                "started_at": .string(Self.iso8601(download.startedAt)),
-                "rows_per_second": .number(rate.rows.rounded()), "bytes_per_second": .number(rate.bytes.rounded()),
-            ]
-        }
-        return .object(object)
+    /// The partition's entry of `tetherctl status` (``PartitionReport``).
+    public var report: PartitionReport {
+        PartitionReport(
+            name: name.rawValue, state: state.rawValue, serverVersion: serverVersion, unsyncedChanges: unsyncedChanges,
+            lastError: lastError.map { error in
+                LastErrorReport(
+                    code: error.code, message: error.message, at: Self.iso8601(error.at),
+                    cause: LineageCause(SyncError(SyncErrorCode(error.code), error.message))?.rawValue)
+            },
+            pendingReset: pendingReset, pendingResetReason: pendingResetReason,
+            download: download.map { download in
+                let rate = download.rate
+                return DownloadReport(
+                    rowsDone: download.rowsDone, rowsTotal: download.rowsTotal, bytesDone: download.bytesDone,
+                    bytesTotal: download.bytesTotal, startedAt: Self.iso8601(download.startedAt),
+                    rowsPerSecond: rate.rows.rounded(), bytesPerSecond: rate.bytes.rounded())
+            })
     }
 
     static func iso8601(_ time: Double) -> String {
@@ -102,22 +96,19 @@ extension ResetRecord {
     }
 
     /// The `tetherctl resets` entry (docs/contract.md: tetherctl).
-    public var json: JSONValue {
-        .object([
-            "id": .string(id), "partition": .string(partition.rawValue), "error_code": .number(Double(errorCode.rawValue)),
-            "error_message": .string(errorMessage), "mode": .string(mode.rawValue), "strategy": .string(strategy.rawValue),
-            "outcome": .string(outcome.rawValue), "phase": .string(phase.rawValue), "backup_path": .string(backupPath),
-            "backup_removed": .bool(backupRemoved), "started_at": .string(PartitionStatus.iso8601(startedAt)),
-            "finished_at": finishedAt.map { .string(PartitionStatus.iso8601($0)) } ?? .null,
-            "fallback_reason": .from(fallbackReason), "cause": .from(cause?.rawValue),
-            "quarantined": .bool(isQuarantine), "quarantine_reason": .from(quarantineReason),
-            "recovered_changes": .from(recoveredChanges), "dropped_changes": .from(droppedChanges),
-            "result_server_version": resultServerVersion.map { .number(Double($0)) } ?? .null,
-            "loop_repeats": .number(Double(loopRepeats ?? 0)), "backup_reused_from": .from(backupReusedFrom),
-            "hooks": .array(hooks.map { run in
-                ["event": .string(run.event.rawValue), "result": .string(run.result.summary), "succeeded": .bool(run.result.isSuccess),
-                 "finished_at": .string(PartitionStatus.iso8601(run.finishedAt))]
-            }),
-        ])
+    public var report: ResetReport {
+        ResetReport(
+            id: id, partition: partition.rawValue, errorCode: errorCode.rawValue, errorMessage: errorMessage, mode: mode.rawValue,
+            strategy: strategy.rawValue, outcome: outcome.rawValue, phase: phase.rawValue, backupPath: backupPath,
+            backupRemoved: backupRemoved, startedAt: PartitionStatus.iso8601(startedAt),
+            finishedAt: finishedAt.map(PartitionStatus.iso8601), fallbackReason: fallbackReason, cause: cause?.rawValue,
+            quarantined: isQuarantine, quarantineReason: quarantineReason, recoveredChanges: recoveredChanges,
+            droppedChanges: droppedChanges, resultServerVersion: resultServerVersion, loopRepeats: loopRepeats ?? 0,
+            backupReusedFrom: backupReusedFrom,
+            hooks: hooks.map { run in
+                HookRunReport(
+                    event: run.event.rawValue, result: run.result.summary, succeeded: run.result.isSuccess,
+                    finishedAt: PartitionStatus.iso8601(run.finishedAt))
+            })
     }
 }

@@ -109,7 +109,7 @@ private func record(_ id: String, _ partition: String = "p", at: Double = 100) -
     let decoded = try JSONDecoder().decode(ResetRecord.self, from: JSONSerialization.data(withJSONObject: json))
     #expect(decoded.id == "old")
     #expect(!decoded.isQuarantine)
-    #expect(decoded.json["quarantined"] == false)
+    #expect(!decoded.report.quarantined)
 }
 
 /// Issue 32: a state database that is a symbolic link is refused, and its target is untouched.
