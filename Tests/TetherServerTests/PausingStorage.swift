@@ -73,7 +73,7 @@ final class PausingStorage: ServerStorage, @unchecked Sendable {
         try await base.restore(partition, to: snapshot)
     }
     func compact(olderThan cutoff: Date) async throws -> CompactionReport { try await base.compact(olderThan: cutoff) }
-    func partitions() async throws -> [PartitionStatus] { try await base.partitions() }
+    func partitions() async throws -> [PartitionStatistics] { try await base.partitions() }
     func latestVersions() async throws -> [String: Int64] { try await base.latestVersions() }
     func expireClientFiles(lastSeenBefore cutoff: Date, bound: [Int64], now: Date) async throws -> Int {
         try await base.expireClientFiles(lastSeenBefore: cutoff, bound: bound, now: now)

@@ -167,16 +167,16 @@ struct AgentStateFetcher: ServerStateFetcher {
         _ session: SyncSession, partition: PartitionName, stagingPath: String, controller: PartitionController?
     ) async throws -> FetchedState {
         var events = session.events.makeAsyncIterator()
-        guard let first = await events.next() else { throw SessionEnd.disconnected(nil) }
+        guard let first = await events.next() else { throw SessionInterruption.disconnected(nil) }
         switch first {
         case .bound(let reply):
             let storePath = await controller?.settings.storePath
             return try await StateDownload.receive(
                 reply: reply, events: &events, partition: partition, stagingPath: stagingPath, storePath: storePath,
                 progress: { await controller?.downloadProgress($0) })
-        case .error(let error): throw SessionEnd.serverError(error)
-        case .disconnected(let error): throw SessionEnd.disconnected(error)
-        default: throw SessionEnd.unbound
+        case .error(let error): throw SessionInterruption.serverError(error)
+        case .disconnected(let error): throw SessionInterruption.disconnected(error)
+        default: throw SessionInterruption.unbound
         }
     }
 }

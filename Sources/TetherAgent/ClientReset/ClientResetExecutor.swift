@@ -235,7 +235,7 @@ public struct ClientResetExecutor: Sendable {
             return .serverStateFetched
         } catch is CancellationError {
             return .effectFailed(reason: "cancelled")
-        } catch SessionEnd.serverError(let error) where Self.refusalIsFinal(error) {
+        } catch SessionInterruption.serverError(let error) where Self.refusalIsFinal(error) {
             guard reportingRefusal else { return .fetchRefused(reason: "") }
             log.error("client reset \(record.id): the server refused to send its state: error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
             return .fetchRefused(reason: "error \(error.code.rawValue) (\(error.code.name)): \(error.message)")

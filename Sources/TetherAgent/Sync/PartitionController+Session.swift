@@ -135,11 +135,11 @@ extension PartitionController {
                 case .state:
                     continue  // only expected while bootstrapping, handled in bound()
                 }
-            } catch SessionEnd.serverError(let error) {
+            } catch SessionInterruption.serverError(let error) {
                 return handle(error)
-            } catch SessionEnd.disconnected {
+            } catch SessionInterruption.disconnected {
                 return .connectionLost
-            } catch SessionEnd.unbound {
+            } catch SessionInterruption.unbound {
                 return .retry(nil)
             } catch let error as StoreError where error.isCorruption {
                 return .storeDamaged(error)

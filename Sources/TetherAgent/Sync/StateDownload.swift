@@ -3,13 +3,6 @@ import TetherClient
 import TetherProtocol
 import TetherStore
 
-/// Why a session ended while it was downloading or syncing.
-enum SessionEnd: Error, Sendable {
-    case serverError(SyncError)
-    case disconnected(SyncError?)
-    case unbound
-}
-
 /// Receives the server's state of a partition (the `state` chunks after a bind with
 /// `stateFollows`) into a staging store, for a new store's bootstrap and a reset's step 4.
 /// Before each chunk is written, ``DiskSpaceCheck`` makes sure the rest of the announced state
@@ -43,12 +36,12 @@ enum StateDownload {
                     try await staging.completeState(serverVersion: chunk.serverVersion, clientFile: reply.identity)
                     return FetchedState(path: stagingPath, schema: reply.schema, identity: reply.identity, serverVersion: chunk.serverVersion)
                 }
-            case .error(let error): throw SessionEnd.serverError(error)
-            case .disconnected(let error): throw SessionEnd.disconnected(error)
-            case .unbound: throw SessionEnd.unbound
+            case .error(let error): throw SessionInterruption.serverError(error)
+            case .disconnected(let error): throw SessionInterruption.disconnected(error)
+            case .unbound: throw SessionInterruption.unbound
             case .bound, .download: continue
             }
         }
-        throw SessionEnd.disconnected(nil)
+        throw SessionInterruption.disconnected(nil)
     }
 }

@@ -139,10 +139,10 @@ extension PostgresServerStorage {
         }
     }
 
-    public func partitions() async throws -> [PartitionStatus] {
+    public func partitions() async throws -> [PartitionStatistics] {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                var result: [PartitionStatus] = []
+                var result: [PartitionStatistics] = []
                 let rows = try await connection.guardedQuery(
                     """
                     SELECT p.name, p.latest_version, p.latest_salt, p.base_version, p.base_salt,
@@ -155,7 +155,7 @@ extension PostgresServerStorage {
                 for try await (name, latest, latestSalt, base, baseSalt, entries, bytes, stateRows, files) in rows.decode(
                     (String, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64).self)
                 {
-                    result.append(PartitionStatus(
+                    result.append(PartitionStatistics(
                         name: name,
                         head: PartitionHead(
                             latest: ServerVersion(version: latest, salt: latestSalt), base: ServerVersion(version: base, salt: baseSalt)),

@@ -113,7 +113,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func partitions() async throws -> [PartitionStatus] {
+    public func partitions() async throws -> [PartitionStatistics] {
         try await pool.read { db in
             try Row.fetchAll(
                 db,
@@ -126,7 +126,7 @@ extension SQLiteServerStorage {
                     FROM partitions p ORDER BY p.name
                     """
             ).map { row in
-                PartitionStatus(
+                PartitionStatistics(
                     name: row["name"],
                     head: PartitionHead(
                         latest: ServerVersion(version: row["latest_version"], salt: row["latest_salt"]),

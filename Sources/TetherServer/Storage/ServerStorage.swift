@@ -56,7 +56,7 @@ public protocol ServerStorage: Sendable {
     func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead
     /// Drops history entries created before `cutoff`, keeping the newest dropped one as base.
     func compact(olderThan cutoff: Date) async throws -> CompactionReport
-    func partitions() async throws -> [PartitionStatus]
+    func partitions() async throws -> [PartitionStatistics]
     /// Every partition's latest version: one row each, nothing counted (``PartitionSummary``).
     func latestVersions() async throws -> [String: Int64]
     /// Client-file housekeeping: marks the client files of `bound` (sessions open now) seen at

@@ -127,7 +127,7 @@ public struct SnapshotRecord: Sendable, Hashable, Codable {
 }
 
 /// A partition as `admin status` shows it.
-public struct PartitionStatus: Sendable, Hashable {
+public struct PartitionStatistics: Sendable, Hashable {
     public var name: String
     public var head: PartitionHead
     public var historyEntries: Int
