@@ -29,6 +29,8 @@ public final class ServerControl: Sendable {
     var hub: SyncHub { service.hub }
     var bus: (any ClusterBus)? { service.bus }
     var summary: PartitionSummary { service.summary }
+    /// `history_horizon_days` in seconds.
+    var historyHorizon: TimeInterval { Double(configuration.historyHorizonDays) * 86400 }
 
     public func status() async throws -> AdminAPI.Status {
         let snapshot = await policy.snapshot
@@ -169,10 +171,9 @@ public final class ServerControl: Sendable {
     /// marked seen first, so a session that stays bound never loses its identity.
     @discardableResult
     public func expireClientFiles() async throws -> Int {
-        let horizon = Double(configuration.historyHorizonDays) * 86400
         let bound = await hub.bound().map(\.clientFile)
         let at = now()
-        let removed = try await storage.expireClientFiles(lastSeenBefore: at.addingTimeInterval(-horizon), bound: bound, now: at)
+        let removed = try await storage.expireClientFiles(lastSeenBefore: at.addingTimeInterval(-historyHorizon), bound: bound, now: at)
         if removed > 0 {
             logger.notice("client files expired: not seen for \(configuration.historyHorizonDays) days (history_horizon_days)", metadata: [
                 "client_files": "\(removed)",
@@ -182,7 +183,7 @@ public final class ServerControl: Sendable {
     }
 
     public func compact(horizonSeconds: Int?) async throws -> AdminAPI.Compacted {
-        let horizon = horizonSeconds.map(Double.init) ?? Double(configuration.historyHorizonDays) * 86400
+        let horizon = horizonSeconds.map(Double.init) ?? historyHorizon
         let report = try await storage.compact(olderThan: now().addingTimeInterval(-horizon))
         logger.info("history compacted", metadata: ["removed_entries": "\(report.removedEntries)"])
         return AdminAPI.Compacted(removedEntries: report.partitions)
@@ -220,12 +221,7 @@ public final class ServerControl: Sendable {
         rebind("\(what) was restored, or sync was terminated, since this session bound")
     }
 
-    static func rebind(_ reason: String) -> SyncError {
-        SyncError(
-            .otherSessionError, "\(reason); bind again",
-            hint: "the server changed something this session depends on; the agent binds again at once",
-            retryAfterMilliseconds: 0)
-    }
+    static func rebind(_ reason: String) -> SyncError { BindRules.rebind(reason) }
 
     private func knownPartition(_ name: String) throws -> PartitionName {
         let name = name.removingPercentEncoding ?? name

@@ -6,8 +6,8 @@ import TetherTOML
 import UnixSignals
 
 /// Reloads users, tokens, grants, `client_recovery`, `log_level`, `[limits]` and the TLS
-/// certificate and key on SIGHUP, then re-checks every bound session (203 for a token no longer accepted, 206
-/// for a revoked grant). systemd hears `RELOADING=1` before and `READY=1` after. A renewed
+/// certificate and key on SIGHUP, then re-checks every bound session (203 for a token no
+/// longer accepted, 206 for a revoked grant). systemd hears `RELOADING=1` before and `READY=1` after. A renewed
 /// certificate is used for new connections; connections already open keep theirs. A config
 /// file with problems, or TLS files that cannot be loaded, are logged and the running
 /// configuration (or certificate) kept.
@@ -48,7 +48,7 @@ struct ReloadService: Service {
         {
             logger.warning("listen, metrics_listen, public_metrics, data_dir and turning TLS on or off take effect at the next start")
         }
-        if new.limits != running.limits || admissions.contains(where: { $0.limits != new.limits }) {
+        if admissions.contains(where: { $0.limits != new.limits }) {
             for admission in admissions { admission.replace(new.limits) }
             logger.notice("[limits] reloaded; they apply from each connection's next read or timer")
         }

@@ -1,6 +1,5 @@
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOSSL
@@ -50,25 +49,5 @@ struct ReloadableTLSChannel<BaseChannel: ServerChildChannel>: ServerChildChannel
 
     func handle(value: Value, logger: Logger) async {
         await base.handle(value: value, logger: logger)
-    }
-}
-
-extension ServerChildChannel {
-    func withReloadableTLS(_ box: TLSContextBox) -> any ServerChildChannel {
-        ReloadableTLSChannel(base: self, box: box)
-    }
-}
-
-extension HTTPServerBuilder {
-    /// HTTP/1 with the WebSocket upgrade (as `http1WebSocketUpgrade`), behind TLS whose
-    /// context comes from `box` for every new connection.
-    static func http1WebSocketUpgrade<Context: WebSocketRequestContext>(
-        webSocketRouter: Router<Context>, configuration: HTTP1WebSocketUpgradeChannel.Configuration, tls box: TLSContextBox
-    ) -> HTTPServerBuilder {
-        let webSocketResponder = webSocketRouter.buildResponder()
-        return .init { responder in
-            HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration)
-                .withReloadableTLS(box)
-        }
     }
 }

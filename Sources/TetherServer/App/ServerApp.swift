@@ -235,8 +235,8 @@ public enum ServerApp {
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
                 service: ReloadService(
-                    configPath: options.configPath, running: configuration, control: control, tls: tlsBox, admissions: [admission] + (metricsAdmission.map { [$0] } ?? []),
-                    reloading: options.reloading, logger: logger),
+                    configPath: options.configPath, running: configuration, control: control, tls: tlsBox,
+                    admissions: [admission] + (metricsAdmission.map { [$0] } ?? []), reloading: options.reloading, logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
                 service: WatchdogService(

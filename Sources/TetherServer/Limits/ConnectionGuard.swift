@@ -16,9 +16,9 @@ enum ConnectionGuardEvent: Sendable {
 /// The first handler of every connection (before TLS and HTTP): it enforces `[limits]` on
 /// what a connection may cost before it authenticates. It counts the bytes read until then
 /// (per connection and, through ``ConnectionAdmission``, for all), gives them back once the
-/// connection authenticates or an HTTP request is answered, and closes a connection whose request head, next request, or first
-/// authenticated bind after the upgrade does not come in time. Everything runs on the
-/// connection's event loop.
+/// connection authenticates or an HTTP request is answered, and closes a connection whose
+/// request head, next request, or first authenticated bind after the upgrade does not come in
+/// time. Everything runs on the connection's event loop.
 final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -46,11 +46,13 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     private var timer: Scheduled<Void>?
     private let peer: String
 
-    /// For a connection from `peer` that `admission` admitted already.
+    /// Small reads until authenticated: an unauthenticated connection's bytes sit in buffers
+    /// sized to what it sent, not in 64 KiB ones.
     static let unauthenticatedReads = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 4096)
     /// NIO's default.
     static let authenticatedReads = AdaptiveRecvByteBufferAllocator()
 
+    /// For a connection from `peer` that `admission` admitted already.
     init(admission: ConnectionAdmission, peer: String) {
         self.admission = admission
         self.peer = peer
@@ -123,8 +125,6 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     private func start(_ context: ChannelHandlerContext) {
         guard !started else { return }
         started = true
-        // Small reads until authenticated: an unauthenticated connection's bytes sit in
-        // buffers sized to what it sent, not in 64 KiB ones.
         try? context.channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.unauthenticatedReads)
         arm(context, .headerTimeout)
     }

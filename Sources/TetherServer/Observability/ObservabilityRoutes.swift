@@ -19,7 +19,8 @@ struct ObservabilityRoutes<Context: RequestContext> {
         let detailedHealth = self.detailedHealth
         router.get("healthz") { _, _ in
             let health = await service.health()
-            return Self.text(health.ok ? .ok : .serviceUnavailable, health.ok || !detailedHealth ? (health.ok ? "ok" : "unavailable") : health.line)
+            let body = health.ok ? "ok" : detailedHealth ? health.line : "unavailable"
+            return Self.text(health.ok ? .ok : .serviceUnavailable, body)
         }
         guard metrics else { return }
         router.get("metrics") { _, _ in

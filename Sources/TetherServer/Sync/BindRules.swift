@@ -84,13 +84,18 @@ public enum BindRules {
             return SyncError(.permissionDenied, "user \(session.user) no longer has a grant for partition \(session.partition)")
         }
         if access != session.access {
-            return SyncError(
-                .otherSessionError,
-                "access of user \(session.user) to partition \(session.partition) changed to \(access.rawValue); bind again",
-                hint: "the server changed something this session depends on; the agent binds again at once",
-                retryAfterMilliseconds: 0)
+            return rebind("access of user \(session.user) to partition \(session.partition) changed to \(access.rawValue)")
         }
         return nil
+    }
+
+    /// Ends a session whose grounds changed (grant, schema, restore, terminate-sync): the agent
+    /// binds again at once.
+    public static func rebind(_ reason: String) -> SyncError {
+        SyncError(
+            .otherSessionError, "\(reason); bind again",
+            hint: "the server changed something this session depends on; the agent binds again at once",
+            retryAfterMilliseconds: 0)
     }
 
     /// With client recovery disabled every reset becomes a reset without recovery.
