@@ -17,10 +17,8 @@ public final class AgentStateDatabase: Sendable {
     /// a descriptor (no `chmod(path)`).
     public init(path: String) throws(AgentStateError) {
         self.path = path
-        for suffix in ["", "-wal", "-shm", "-journal"] where NoFollow.isLink(path + suffix) {
-            throw .symbolicLink(path: path + suffix)
-        }
         do {
+            try NoFollow.refuseLinks(sqlite: path, place: .stateDatabase)
             let directory = (path as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
             var configuration = Configuration()

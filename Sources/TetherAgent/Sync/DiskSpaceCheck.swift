@@ -31,12 +31,7 @@ struct DiskSpaceCheck: Sendable {
     }()
 
     /// `f_blocks × f_frsize`.
-    @Sendable static func statvfsCapacityBytes(_ path: String) -> Int64? {
-        var info = statvfs()
-        guard statvfs(path, &info) == 0 else { return nil }
-        let size = UInt64(info.f_blocks).multipliedReportingOverflow(by: UInt64(info.f_frsize))
-        return size.overflow ? Int64.max : Int64(clamping: size.partialValue)
-    }
+    @Sendable static func statvfsCapacityBytes(_ path: String) -> Int64? { statvfsBytes(path) { $0.f_blocks } }
 
     /// The reserve on a file system of `capacity` bytes: 32 MiB, or a twentieth of a file
     /// system smaller than 640 MiB (a small disk must still take a small state).
@@ -46,11 +41,14 @@ struct DiskSpaceCheck: Sendable {
     }
 
     /// `f_bavail × f_frsize`: what is free for users other than root (the agent's user).
-    @Sendable static func statvfsFreeBytes(_ path: String) -> Int64? {
+    @Sendable static func statvfsFreeBytes(_ path: String) -> Int64? { statvfsBytes(path) { $0.f_bavail } }
+
+    /// `blocks(statvfs(path)) × f_frsize`, at most `Int64.max`; nil when `statvfs` fails.
+    private static func statvfsBytes(_ path: String, _ blocks: (statvfs) -> fsblkcnt_t) -> Int64? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
-        let free = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
-        return free.overflow ? Int64.max : Int64(clamping: free.partialValue)
+        let bytes = UInt64(blocks(info)).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        return bytes.overflow ? Int64.max : Int64(clamping: bytes.partialValue)
     }
 
     /// The bytes the rest of a download needs free: see the type's description.
