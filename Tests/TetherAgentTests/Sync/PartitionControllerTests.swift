@@ -191,7 +191,10 @@ import TetherTestSupport
             persisted: try fixture.stateDatabase.status(of: ResetFixture.partition),
             backoff: Backoff(initial: .milliseconds(10), maximum: .milliseconds(50)))
         agent.cancelDuringNextBind()
-        await controller.run(on: ScriptedLink())  // returns: its task was cancelled mid-step
+        // In a child task: the cancellation is the run's, not the test's own.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await controller.run(on: ScriptedLink()) }  // returns: cancelled mid-step
+        }
         await controller.connectionLost()
         #expect(await controller.status.state == .offline)
         #expect(await controller.machine.stoppedReason == nil)
