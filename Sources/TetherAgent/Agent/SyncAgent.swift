@@ -187,18 +187,3 @@ extension SyncAgent: AgentContext {
 
     nonisolated var resetLoopLimits: ResetLoopGuard.Limits { FaultInjection.resetLoopLimits }
 }
-
-/// Errors of the agent itself, each with a hint.
-enum AgentError: Error, CustomStringConvertible {
-    case token(String)
-    case noConnection
-    case nothingToInitiate(String)
-
-    var description: String {
-        switch self {
-        case .token(let reason): "token file: \(reason)"
-        case .noConnection: "not connected to the server"
-        case .nothingToInitiate(let reason): "nothing to initiate: \(reason)"
-        }
-    }
-}

@@ -31,16 +31,6 @@ enum FaultInjection {
         throw StoreError.sqlite(path: path, code: 11, message: "database disk image is malformed (injected by TETHER_FAULT_CORRUPT_ON_APPLY)")
     }
 
-    /// `TETHER_FAULT_RESET_LOOP_FIRST_DELAY=<seconds>`: the reset-loop guard's first wait (10 s
-    /// otherwise), so a test can run a loop to its manual fallback in seconds.
-    static let resetLoopLimits: ResetLoopGuard.Limits = {
-        var limits = ResetLoopGuard.Limits()
-        if let text = ProcessInfo.processInfo.environment["TETHER_FAULT_RESET_LOOP_FIRST_DELAY"], let seconds = Double(text) {
-            limits.firstDelay = seconds
-        }
-        return limits
-    }()
-
     /// How long binds may keep meeting 108 before the store takes a new identity (600 s;
     /// `TETHER_FAULT_BOUND_ELSEWHERE_SECONDS` shortens it for tests).
     static let boundElsewhereLimit: Duration = ProcessInfo.processInfo.environment["TETHER_FAULT_BOUND_ELSEWHERE_SECONDS"]
