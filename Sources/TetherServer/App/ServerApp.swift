@@ -205,7 +205,7 @@ public enum ServerApp {
             }
         }
         let admission = ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
-        service.metrics.watch(admission)
+        service.metrics.watchUnauthenticatedBytes { admission.unauthenticatedBytes }
         let server = HTTPServerBuilder.guardedWebSocket(
             webSocketRouter: router,
             webSocket: .init(maxFrameSize: ProtocolLimits.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30))),

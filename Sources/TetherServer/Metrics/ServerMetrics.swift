@@ -19,8 +19,8 @@ public final class ServerMetrics: Sendable {
     private let uploadBytes: CoreMetrics.Counter
     private let downloadBytes: CoreMetrics.Counter
     private let integrateDuration: CoreMetrics.Timer
-    /// The sync listener's admission, read for `tether_server_unauthenticated_bytes`.
-    private let admission = Mutex<ConnectionAdmission?>(nil)
+    /// Reads the sync listener's unauthenticated bytes, for `tether_server_unauthenticated_bytes`.
+    private let unauthenticatedBytes = Mutex<(@Sendable () -> Int)?>(nil)
 
     /// Integrate latency buckets: from a fraction of a millisecond to several seconds.
     static let integrateBuckets: [Duration] = [
@@ -65,8 +65,9 @@ public final class ServerMetrics: Sendable {
             .increment()
     }
 
-    /// Reads `tether_server_unauthenticated_bytes` from `admission` (the sync listener's).
-    func watch(_ admission: ConnectionAdmission) { self.admission.withLock { $0 = admission } }
+    /// `tether_server_unauthenticated_bytes` reads `read` (the sync listener's admission) at
+    /// each scrape.
+    func watchUnauthenticatedBytes(_ read: @escaping @Sendable () -> Int) { unauthenticatedBytes.withLock { $0 = read } }
 
     /// A connection closed by one of `[limits]`.
     func limited(_ limit: ConnectionLimit) { limitedCounter(limit).increment() }
@@ -101,7 +102,7 @@ public final class ServerMetrics: Sendable {
         gauge("tether_server_connected_devices").set(to: Double(snapshot.connectedDevices))
         gauge("tether_server_bound_sessions").set(to: Double(snapshot.boundSessions))
         gauge("tether_server_sync_enabled").set(to: snapshot.syncEnabled ? 1.0 : 0.0)
-        gauge("tether_server_unauthenticated_bytes").set(to: Double(admission.withLock { $0 }?.unauthenticatedBytes ?? 0))
+        gauge("tether_server_unauthenticated_bytes").set(to: Double(unauthenticatedBytes.withLock { $0 }?() ?? 0))
         for (partition, version) in snapshot.partitionVersions {
             gauge("tether_server_partition_version", [("partition", partition)]).set(to: Double(version))
         }
