@@ -81,12 +81,9 @@ struct ConnectionsBench {
                     recorder.opened(connection)
                     let session = try await connection.bind(BindRequest(session: 1, partition: partition, token: token, identity: nil))
                     for await event in session.events {
+                        if event.makesSessionReady { recorder.ready(index) }
                         switch event {
-                        case .bound(let reply):
-                            if !reply.stateFollows { recorder.ready(index) }
-                        case .state(let chunk):
-                            if chunk.isLast { recorder.ready(index) }
-                        case .download:
+                        case .bound, .state, .download:
                             continue
                         case .error(let error):
                             guard let delay = error.retryAfterMilliseconds else {

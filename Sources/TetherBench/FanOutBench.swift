@@ -82,11 +82,10 @@ struct FanOutBench {
                     BindRequest(session: 1, partition: partition, token: token, identity: nil))
                 let clock = ContinuousClock()
                 for await event in session.events {
+                    if event.makesSessionReady { recorder.ready(index) }
                     switch event {
-                    case .bound(let reply):
-                        if !reply.stateFollows { recorder.ready(index) }
-                    case .state(let chunk):
-                        if chunk.isLast { recorder.ready(index) }
+                    case .bound, .state:
+                        continue
                     case .download:
                         recorder.delivered(index, at: clock.now)
                     case .error(let error):

@@ -1,18 +1,6 @@
 import GRDB
 import TetherProtocol
 
-/// What `resetInPlace` did, in counts.
-public struct ResetReport: Sendable, Hashable {
-    public var rewrite: RewriteReport
-    /// Set when local changes were replayed.
-    public var recovery: RecoveryReport?
-    /// Log entries (unsynced local changes) the reset removed from the change log before
-    /// re-queuing the recovered ones.
-    public var localChangesCleared: Int
-    /// Differences applied when the reset also replaced the schema.
-    public var schemaDifferences: [String]
-}
-
 extension PartitionStore {
     /// Rewrites the live store, in place and in one transaction, to the full state `state`
     /// (docs/contract.md: Reset steps step 5): applications keep their open connections and see a single commit.
@@ -40,7 +28,7 @@ extension PartitionStore {
         clientFile: ClientFileIdentity? = nil,
         recovering recoverySource: RecoverySource? = nil,
         resetMarker: String? = nil
-    ) async throws(StoreError) -> ResetReport {
+    ) async throws(StoreError) -> ResetInPlaceReport {
         if let newSchema {
             let problems = Self.storeProblems(newSchema)
             guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
@@ -93,7 +81,7 @@ extension PartitionStore {
                     try MetaTable.setServerVersion(db, serverVersion)
                     if let clientFile { try MetaTable.setClientFile(db, clientFile) }
                     try MetaTable.setClientResetMarker(db, (recovery?.kept ?? 0) > 0 ? resetMarker : nil)
-                    return ResetReport(
+                    return ResetInPlaceReport(
                         rewrite: rewrite, recovery: recovery, localChangesCleared: cleared,
                         schemaDifferences: differences)
                 }

@@ -10,14 +10,14 @@ import Logging
 /// The level comes from a shared ``LogLevelBox`` unless this handler's level was set
 /// explicitly. When journald cannot be reached the record is written to stderr instead, as
 /// ``StderrLogHandler`` would, so nothing is lost silently.
-public struct JournalLogHandler: LogHandler {
+public struct JournalLogHandler: SharedLevelLogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
 
     private let label: String
     private let identifier: String
-    private let levelBox: LogLevelBox
-    private var levelOverride: Logger.Level?
+    public let levelBox: LogLevelBox
+    public var levelOverride: Logger.Level?
 
     /// - Parameters:
     ///   - label: the logger's label (`TETHER_LOGGER`).
@@ -31,17 +31,6 @@ public struct JournalLogHandler: LogHandler {
         self.identifier = identifier
         self.levelBox = levelBox
         self.metadataProvider = metadataProvider
-    }
-
-    /// The shared level, unless this handler (this logger value) was given its own.
-    public var logLevel: Logger.Level {
-        get { levelOverride ?? levelBox.loggerLevel }
-        set { levelOverride = newValue }
-    }
-
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
     }
 
     public func log(event: LogEvent) {
@@ -76,16 +65,5 @@ public struct JournalLogHandler: LogHandler {
                 sd_journal_sendv(vectors.baseAddress, Int32(vectors.count))
             }
         }
-    }
-
-    private func mergedMetadata(_ explicit: Logger.Metadata?) -> Logger.Metadata {
-        var merged = metadata
-        if let provided = metadataProvider?.get() {
-            merged.merge(provided) { _, new in new }
-        }
-        if let explicit {
-            merged.merge(explicit) { _, new in new }
-        }
-        return merged
     }
 }

@@ -7,12 +7,12 @@ import Logging
 /// The level comes from a shared ``LogLevelBox`` unless this handler's level was set
 /// explicitly. Each line is written with a single `write(2)`, so lines of concurrent records
 /// do not interleave.
-public struct StderrLogHandler: LogHandler {
+public struct StderrLogHandler: SharedLevelLogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
 
-    private let levelBox: LogLevelBox
-    private var levelOverride: Logger.Level?
+    public let levelBox: LogLevelBox
+    public var levelOverride: Logger.Level?
     private let output: @Sendable (String) -> Void
 
     /// - Parameters:
@@ -27,24 +27,8 @@ public struct StderrLogHandler: LogHandler {
         self.output = output
     }
 
-    public var logLevel: Logger.Level {
-        get { levelOverride ?? levelBox.loggerLevel }
-        set { levelOverride = newValue }
-    }
-
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() {
-            merged.merge(provided) { _, new in new }
-        }
-        if let explicit = event.metadata {
-            merged.merge(explicit) { _, new in new }
-        }
+        var merged = mergedMetadata(event.metadata)
         if let error = event.error, merged["error"] == nil {
             merged["error"] = .string(String(describing: error))
         }

@@ -188,7 +188,7 @@ import TetherStore
         let existing = randomItems(), target = randomItems()
         try await store.apply([serverEntry(1, existing.map { .insert("items", $0.key, $0.value) })])
         let rows = target.map { StateRow(table: "items", key: $0.key, fields: $0.value) }
-        let report: ResetReport
+        let report: ResetInPlaceReport
         if fromStagedFile {
             let staging = try await makeStore(dir, name: "staging.sqlite")
             try await staging.insertStateRows(rows)

@@ -130,13 +130,5 @@ extension ChangeRows.Value {
     }
 
     /// The value's type name, for error messages (never the value itself).
-    public var typeName: String {
-        switch self {
-        case .null: "null"
-        case .integer: "integer"
-        case .real: "real"
-        case .text: "text"
-        case .blob: "blob"
-        }
-    }
+    public var typeName: String { fieldValue.typeName }
 }

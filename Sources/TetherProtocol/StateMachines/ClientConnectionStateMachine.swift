@@ -100,9 +100,7 @@ public struct ClientConnectionStateMachine: Sendable {
     }
 
     private mutating func route(_ id: SessionID, _ event: ClientSessionStateMachine.Event) -> [Action] {
-        guard var machine = sessions[id] else { return [] }
-        let sessionActions = machine.handle(event)
-        sessions[id] = machine
+        guard let sessionActions = sessions.handle(event, in: id) else { return [] }
         var actions: [Action] = []
         for action in sessionActions {
             switch action {

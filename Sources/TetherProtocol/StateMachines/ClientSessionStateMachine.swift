@@ -1,16 +1,3 @@
-/// What a client session reports to its owner (the agent).
-public enum SessionEvent: Sendable, Hashable {
-    case bound(BindReply)
-    case state(StateChunk)
-    case download(Download)
-    /// A session error from the server; the session is being unbound.
-    case error(SyncError)
-    /// The server confirmed the unbind: the session id may be bound again.
-    case unbound
-    /// The connection ended; `error` is the connection-level error when there was one.
-    case disconnected(SyncError?)
-}
-
 /// The client's side of one session, as a pure state machine: events in, actions out.
 ///
 /// ```

@@ -108,9 +108,7 @@ public struct ServerConnectionStateMachine: Sendable {
     }
 
     private mutating func route(_ id: SessionID, _ event: ServerSessionStateMachine.Event) -> [Action] {
-        guard var machine = sessions[id] else { return [] }
-        let sessionActions = machine.handle(event)
-        sessions[id] = machine
+        guard let sessionActions = sessions.handle(event, in: id) else { return [] }
         var actions: [Action] = []
         for action in sessionActions {
             switch action {

@@ -1,0 +1,22 @@
+/// What a client session reports to its owner (the agent).
+public enum SessionEvent: Sendable, Hashable {
+    case bound(BindReply)
+    case state(StateChunk)
+    case download(Download)
+    /// A session error from the server; the session is being unbound.
+    case error(SyncError)
+    /// The server confirmed the unbind: the session id may be bound again.
+    case unbound
+    /// The connection ended; `error` is the connection-level error when there was one.
+    case disconnected(SyncError?)
+
+    /// True for the event that makes the session ready for uploads and downloads: bound
+    /// without state to follow, or the last chunk of the state that followed.
+    public var makesSessionReady: Bool {
+        switch self {
+        case .bound(let reply): !reply.stateFollows
+        case .state(let chunk): chunk.isLast
+        default: false
+        }
+    }
+}
