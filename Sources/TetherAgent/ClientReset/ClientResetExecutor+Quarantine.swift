@@ -13,8 +13,7 @@ extension ClientResetExecutor {
         let id = ResetRecord.newID()
         let partition = context.partition
         let record = ResetRecord(
-            id: id, partition: partition.name, errorCode: .badClientFile,
-            errorMessage: "the store file is damaged: \(problem)", mode: partition.reset.mode, strategy: .discard,
+            id: id, partition: partition.name, error: SyncError(.badClientFile, "the store file is damaged: \(problem)"), mode: partition.reset.mode, strategy: .discard,
             fallbackReason: "the store was quarantined: it is corrupt or not SQLite",
             backupPath: ResetRecord.quarantinePath(recoveryDir: partition.reset.recoveryDir, partition: partition.name, id: id, at: now),
             startedAt: now)

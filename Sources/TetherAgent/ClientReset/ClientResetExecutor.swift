@@ -77,7 +77,7 @@ public struct ClientResetExecutor: Sendable {
         let id = ResetRecord.newID()
         let startedAt = now()
         var record = ResetRecord(
-            id: id, partition: context.partition.name, errorCode: error.code, errorMessage: error.message,
+            id: id, partition: context.partition.name, error: error,
             mode: context.partition.reset.mode, strategy: decision.strategy, fallbackReason: decision.fallbackReason,
             backupPath: ResetRecord.backupPath(
                 recoveryDir: context.partition.reset.recoveryDir, partition: context.partition.name, id: id, at: startedAt),

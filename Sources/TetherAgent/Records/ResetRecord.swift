@@ -66,14 +66,15 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     /// True for the record of a quarantined store.
     public var isQuarantine: Bool { quarantineReason != nil }
 
+    /// A reset just recorded, for `error` (its code and message are kept).
     public init(
-        id: String, partition: PartitionName, errorCode: SyncErrorCode, errorMessage: String, mode: ResetMode,
+        id: String, partition: PartitionName, error: SyncError, mode: ResetMode,
         strategy: ResetStrategy, fallbackReason: String? = nil, backupPath: String, startedAt: Double
     ) {
         self.id = id
         self.partition = partition
-        self.errorCode = errorCode
-        self.errorMessage = errorMessage
+        self.errorCode = error.code
+        self.errorMessage = error.message
         self.mode = mode
         self.strategy = strategy
         self.fallbackReason = fallbackReason

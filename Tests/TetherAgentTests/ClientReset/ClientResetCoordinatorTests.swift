@@ -7,7 +7,7 @@ typealias Effect = ClientResetCoordinator.Effect
 
 private func record(_ strategy: ResetStrategy, mode: ResetMode = .recoverUnsyncedChanges) -> ResetRecord {
     ResetRecord(
-        id: "r1", partition: PartitionName("p")!, errorCode: .divergingHistories, errorMessage: "restored",
+        id: "r1", partition: PartitionName("p")!, error: SyncError(.divergingHistories, "restored"),
         mode: mode, strategy: strategy, backupPath: "/var/lib/tether/recovery/p/20261122T000000Z-r1.sqlite",
         startedAt: 100)
 }

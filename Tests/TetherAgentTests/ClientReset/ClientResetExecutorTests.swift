@@ -214,7 +214,7 @@ func theDownloadOverlapsTheBackupUnlessABeforeHookRunsBetween(withHook: Bool) as
     let fixture = try await ResetFixture(synced: synced)
     fixture.fetcher.serve(server)
     var record = ResetRecord(
-        id: "feedfacecafebeef", partition: ResetFixture.partition, errorCode: .divergingHistories, errorMessage: "x",
+        id: "feedfacecafebeef", partition: ResetFixture.partition, error: SyncError(.divergingHistories, "x"),
         mode: .recoverUnsyncedChanges, strategy: .recover,
         backupPath: fixture.dir.appending("recovery/store-17/x-feedfacecafebeef.sqlite"), startedAt: 1)
     record.phase = .rewriting
@@ -325,7 +325,7 @@ func theDownloadOverlapsTheBackupUnlessABeforeHookRunsBetween(withHook: Bool) as
 @Test func retentionCountsASharedBackupOnce() {
     func done(_ id: String, _ path: String, at: Double) -> ResetRecord {
         var record = ResetRecord(
-            id: id, partition: PartitionName("p")!, errorCode: .divergingHistories, errorMessage: "x",
+            id: id, partition: PartitionName("p")!, error: SyncError(.divergingHistories, "x"),
             mode: .recoverUnsyncedChanges, strategy: .recover, backupPath: path, startedAt: at)
         record.phase = .done
         return record

@@ -9,7 +9,7 @@ import TetherProtocol
 
     func done(_ id: String, startedAt: Double, finishedAt: Double, confirmed: Bool? = nil, repeats: Int? = nil) -> ResetRecord {
         var record = ResetRecord(
-            id: id, partition: PartitionName("p")!, errorCode: .divergingHistories, errorMessage: "x",
+            id: id, partition: PartitionName("p")!, error: SyncError(.divergingHistories, "x"),
             mode: .recoverUnsyncedChanges, strategy: .recover, backupPath: "/b/\(id).sqlite", startedAt: startedAt)
         record.phase = .done
         record.outcome = .recovered

@@ -17,8 +17,7 @@ private func sqlite(_ file: String, _ sql: String) async throws -> String {
 
 private func environment(_ dir: TemporaryDirectory, event: HookEvent, outcome: String?, extra: [String: String]) -> [String: String] {
     let record = ResetRecord(
-        id: "0123456789abcdef", partition: PartitionName("store-17")!, errorCode: .divergingHistories,
-        errorMessage: "partition restored from a \"backup\"", mode: .recoverUnsyncedChanges, strategy: .recover,
+        id: "0123456789abcdef", partition: PartitionName("store-17")!, error: SyncError(.divergingHistories, "partition restored from a \"backup\""), mode: .recoverUnsyncedChanges, strategy: .recover,
         backupPath: dir.appending("recovery/store-17/20261122T000000Z-0123456789abcdef.sqlite"), startedAt: 0)
     return HookInvocation.environment(for: event, record: record, storePath: dir.appending("store.sqlite"), serverURL: "ws://127.0.0.1:1/sync", outcome: outcome)
         .merging(extra) { $1 }

@@ -87,7 +87,7 @@ private func alive(_ pid: Int32) -> Bool {
     let dir = try HookDir()
     let log = RecordingLog()
     let record = ResetRecord(
-        id: "r42", partition: PartitionName("store-17")!, errorCode: .divergingHistories, errorMessage: "restored from backup",
+        id: "r42", partition: PartitionName("store-17")!, error: SyncError(.divergingHistories, "restored from backup"),
         mode: .recoverUnsyncedChanges, strategy: .recover, backupPath: "/b/x.sqlite", startedAt: 0)
     let env = HookInvocation.environment(
         for: .afterReset, record: record, storePath: "/s/store-17.sqlite", serverURL: "ws://h/sync", outcome: "recovered")

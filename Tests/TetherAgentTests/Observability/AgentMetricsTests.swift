@@ -14,7 +14,7 @@ import TetherProtocol
 
     static func reset(_ partition: String, _ outcome: ResetOutcome, hooks: [ResetRecord.HookRun] = []) -> ResetRecord {
         var record = ResetRecord(
-            id: UUID().uuidString, partition: PartitionName(partition)!, errorCode: SyncErrorCode(222), errorMessage: "secret row contents",
+            id: UUID().uuidString, partition: PartitionName(partition)!, error: SyncError(SyncErrorCode(222), "secret row contents"),
             mode: .recoverUnsyncedChanges, strategy: .recover, backupPath: "/b", startedAt: 1)
         record.outcome = outcome
         record.hooks = hooks

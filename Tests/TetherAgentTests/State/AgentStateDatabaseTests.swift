@@ -10,7 +10,7 @@ private func tempPath() -> String {
 
 private func record(_ id: String, _ partition: String = "p", at: Double = 100) -> ResetRecord {
     ResetRecord(
-        id: id, partition: PartitionName(partition)!, errorCode: .divergingHistories, errorMessage: "restored",
+        id: id, partition: PartitionName(partition)!, error: SyncError(.divergingHistories, "restored"),
         mode: .recoverUnsyncedChanges, strategy: .recover,
         backupPath: ResetRecord.backupPath(recoveryDir: "/r", partition: PartitionName(partition)!, id: id, at: at),
         startedAt: at)
