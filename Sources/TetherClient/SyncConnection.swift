@@ -94,6 +94,8 @@ public actor SyncConnection {
                     case .continuation: .continuation
                     default: .binary
                     }
+                // What the machine says to a received message can only fail to be sent (the
+                // connection is gone, and this loop ends with it): nothing to report twice.
                 switch assembler.append(kind, frame.data.readableBytesView, fin: frame.fin) {
                 case .incomplete:
                     continue

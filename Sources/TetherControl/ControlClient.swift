@@ -6,6 +6,9 @@ public struct ControlClientError: Error, Sendable, CustomStringConvertible {
     public var description: String
     /// The daemon did not answer within the client's timeout (exit status 1, not 3).
     public var isTimeout = false
+    /// Nothing listens on the socket (no such socket, or connection refused): the daemon is
+    /// not running. Any other failure leaves that unknown.
+    public var nobodyListens = false
 }
 
 /// The client side of the control socket: one request line, one response line.
@@ -81,6 +84,7 @@ public struct ControlClient: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else {
+            let absent = errno == ENOENT || errno == ECONNREFUSED
             let reason = switch errno {
             case ENOENT: "no such socket (is tetherd running? is control_socket right?)"
             case ECONNREFUSED: "connection refused (tetherd is not running)"
@@ -88,7 +92,9 @@ public struct ControlClient: Sendable {
             default: String(cString: strerror(errno))
             }
             close(fd)
-            throw unreachable(reason)
+            var error = unreachable(reason)
+            error.nobodyListens = absent
+            throw error
         }
         var line: [UInt8]
         do { line = Array(try JSONEncoder().encode(request)) } catch {

@@ -182,9 +182,18 @@ public final class CommitWatchService: Sendable {
         }
     }
 
-    /// Reads the fingerprint of one store and yields when it moved.
+    /// Reads the fingerprint of one store and yields when it moved, or when it cannot be read
+    /// now (locked past the probe's short timeout, being replaced, damaged): whether a commit
+    /// happened is then unknown, so the reader is woken and reads with its own connection —
+    /// meeting the real error, if there is one — rather than a commit going unannounced.
     private func check(_ id: UInt64, path: String) {
-        guard let fingerprint = try? CommitProbe.read(path: path) else { return }
+        let fingerprint: CommitProbe.Fingerprint
+        do {
+            fingerprint = try CommitProbe.read(path: path)
+        } catch {
+            state.withLock { $0.watches.continuation(of: id) }?.yield(StoreCommit(noticedAt: .now))
+            return
+        }
         let continuation = state.withLock { $0.watches.record(fingerprint, for: id) }
         continuation?.yield(StoreCommit(noticedAt: .now))
     }

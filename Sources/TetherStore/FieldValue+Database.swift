@@ -49,6 +49,10 @@ extension StoreError {
             return .sqlite(path: path, code: error.extendedResultCode.rawValue, message: message)
         case is CancellationError:
             return .sqlite(path: path, code: 9, message: "interrupted: the task was cancelled")
+        case let error as WireDecodeError:
+            // Bytes the agent itself stored (kept values, staged rows) that no longer decode:
+            // the file is damaged, as SQLITE_CORRUPT says.
+            return .sqlite(path: path, code: 11, message: "values stored in the file do not decode: \(error)")
         default:
             return .sqlite(path: path, code: 1, message: String(describing: type(of: error)))
         }

@@ -22,7 +22,9 @@ enum HeldValues {
             db.cachedStatement(sql: "SELECT fields FROM _tether_held WHERE tbl = ? AND pk = ?"),
             arguments: [row.table, row.key.databaseValue])
         else { return nil }
-        return try? FieldValue.decodeFields([UInt8](bytes))
+        // Bytes the agent wrote that no longer decode: a damaged store, said so, never read as
+        // "nothing kept" (the kept values would be lost without a word).
+        return try FieldValue.decodeFields([UInt8](bytes))
     }
 
     static func release(_ db: Database, _ row: LoggedRow) throws {

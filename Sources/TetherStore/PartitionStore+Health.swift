@@ -16,6 +16,7 @@ extension PartitionStore {
     /// at all (an application's `sqlite3 store.sqlite` before the agent created the store).
     /// The agent creates the store in such a file instead of refusing it.
     public static func isEmptyDatabase(path: String) throws(StoreError) -> Bool {
+        // Attributes that cannot be read: the read below fails too, and says why.
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
         if size == 0 { return true }
         return try readFile(at: path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 }
@@ -62,7 +63,7 @@ extension PartitionStore {
             if !present.contains(table.name) {
                 try db.execute(sql: StoreSQL.createTable(table))
                 repaired.append("table \(table.name) created again")
-            } else if (try? SchemaVerifier.verify(db, table: table, path: path)) == nil {
+            } else if try !Self.fits(db, table: table, path: path) {
                 try db.execute(sql: "DROP TABLE \(StoreSQL.quote(table.name))")
                 try db.execute(sql: StoreSQL.createTable(table))
                 repaired.append("table \(table.name) recreated to the schema")
@@ -73,5 +74,16 @@ extension PartitionStore {
             healthState.withLock { $0.alteration = nil }
         }
         return repaired
+    }
+
+    /// Whether `table` is as the schema says. Only a mismatch says no: any other error (I/O, a
+    /// damaged page) is thrown, so a table is never dropped for a read that failed.
+    private static func fits(_ db: Database, table: TableSchema, path: String) throws -> Bool {
+        do {
+            try SchemaVerifier.verify(db, table: table, path: path)
+            return true
+        } catch StoreError.schemaMismatch {
+            return false
+        }
     }
 }

@@ -46,23 +46,23 @@ enum MetaTable {
         }
     }
 
-    static func encode(_ schema: Schema) -> String {
+    /// The schema as recorded in `_tether_meta` (sorted keys, so equal schemas are equal text).
+    static func encode(_ schema: Schema) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        // Encoding plain value types cannot fail.
-        return (try? String(decoding: encoder.encode(schema), as: UTF8.self)) ?? "{}"
+        return String(decoding: try encoder.encode(schema), as: UTF8.self)
     }
 
     static func insert(_ db: Database, partition: String, schema: Schema) throws {
         try db.execute(
             sql: "INSERT INTO _tether_meta (id, partition, schema_version, schema_json) VALUES (1, ?, ?, ?)",
-            arguments: [partition, schema.version, encode(schema)])
+            arguments: [partition, schema.version, try encode(schema)])
     }
 
     static func setSchema(_ db: Database, _ schema: Schema) throws {
         try db.execute(
             sql: "UPDATE _tether_meta SET schema_version = ?, schema_json = ? WHERE id = 1",
-            arguments: [schema.version, encode(schema)])
+            arguments: [schema.version, try encode(schema)])
     }
 
     static func setServerVersion(_ db: Database, _ version: ServerVersion) throws {
@@ -103,7 +103,8 @@ enum MetaTable {
             try db.execute(sql: "UPDATE _tether_apply SET active = 0 WHERE id = 1")
             return result
         } catch {
-            // The transaction is rolled back anyway; clear the flag in case a caller commits.
+            // Cleanup: the transaction is rolled back anyway; clear the flag in case a caller
+            // commits. The body's error is the one reported.
             try? db.execute(sql: "UPDATE _tether_apply SET active = 0 WHERE id = 1")
             throw error
         }

@@ -130,6 +130,9 @@ struct WatchTable {
         stores[id] = store
         return store.continuation
     }
+
+    /// The continuation of a store still watched.
+    func continuation(of id: UInt64) -> AsyncStream<StoreCommit>.Continuation? { stores[id]?.continuation }
 }
 
 /// What one drain of the inotify queue reported.

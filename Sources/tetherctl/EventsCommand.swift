@@ -28,6 +28,8 @@ struct Events: ParsableCommand {
             if options.json {
                 Self.emit(line)
             } else if let data = line.data(using: .utf8), let event = try? JSONDecoder().decode(AgentEvent.self, from: data) {
+                // A kind this tetherctl does not know (a newer tetherd) is left out of the
+                // human form, as `events` without --follow leaves it out; --json shows it.
                 Self.emit(event.humanLine)
             }
             return true

@@ -102,7 +102,7 @@ struct Tetherd: AsyncParsableCommand {
         ]
         if let textfile = configuration.metricsTextfile {
             services.append(.init(service: MetricsTextfileService(
-                path: textfile, clock: ContinuousClock(), logger: logger, render: { await agent.metricsExposition() })))
+                path: textfile, clock: ContinuousClock(), logger: logger, render: { try await agent.metricsExposition() })))
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -126,9 +126,17 @@ extension Tetherd {
 
     /// `--forget-identities`: refused while tetherd runs (its control socket answers).
     static func forgetIdentities(_ configuration: AgentConfiguration) throws {
-        if (try? ControlClient(socketPath: configuration.controlSocket, timeout: .seconds(2)).send(ControlRequest(command: .status))) != nil {
+        do {
+            _ = try ControlClient(socketPath: configuration.controlSocket, timeout: .seconds(2)).send(ControlRequest(command: .status))
             FileHandle.standardError.write(Data("tetherd: tetherd is running (\(configuration.controlSocket) answers); stop it first\n".utf8))
             throw ExitCode(1)
+        } catch let error as ControlClientError where !error.nobodyListens {
+            // A daemon too busy to answer, or a socket this user may not use: whether tetherd
+            // runs is unknown, and forgetting identities under a running daemon is not undone.
+            FileHandle.standardError.write(Data("tetherd: cannot tell whether tetherd is running (\(error)); stop it first\n".utf8))
+            throw ExitCode(1)
+        } catch is ControlClientError {
+            // Nobody listens: tetherd is not running.
         }
         do {
             let forgotten = try IdentityForgetting.forget(configuration.partitions)

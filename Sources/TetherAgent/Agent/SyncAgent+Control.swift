@@ -17,7 +17,11 @@ extension SyncAgent: ControlHandler {
             }
             return .success(report: StatusReport(connection: connectionReport(), partitions: await statuses().map(\.report)))
         case .metrics:
-            return .success(report: MetricsReport(text: await metricsExposition()))
+            do {
+                return .success(report: MetricsReport(text: try await metricsExposition()))
+            } catch {
+                return .failure("the metrics cannot be read: \(error)")
+            }
         case .resets:
             let partition = request.partition.flatMap(PartitionName.init)
             if request.partition != nil && partition == nil { return .failure("illegal partition name", exitCode: 2) }
@@ -105,6 +109,8 @@ extension SyncAgent: ControlHandler {
                 if confirmed {
                     return .success(report: WaitSyncedReport(partition: name.rawValue, serverVersion: status.serverVersion))
                 }
+                // A round trip to the server confirms it; a failed ping is not an answer but
+                // a reason to look again, until the deadline (which then says so).
                 if let connection, (try? await connection.ping()) != nil {
                     confirmed = true
                     continue

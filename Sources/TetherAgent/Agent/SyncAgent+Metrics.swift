@@ -3,8 +3,10 @@ import TetherControl
 
 extension SyncAgent {
     /// The agent's metrics in the Prometheus text format (`tetherctl metrics`, `metrics_textfile`).
-    public func metricsExposition(now: Date = Date()) async -> String {
-        let resets = (try? stateDatabase.resets()) ?? []
+    /// Throws when the state database cannot be read: the reset counts would otherwise show
+    /// zero, which a dashboard cannot tell from "no resets".
+    public func metricsExposition(now: Date = Date()) async throws -> String {
+        let resets = try stateDatabase.resets()
         var current = await statuses()
         // Before the sessions start (the first textfile write) every configured partition is
         // still connecting: show it so, rather than not at all.

@@ -86,7 +86,7 @@ public actor SyncAgent {
             group.addTask { await self.statusLoop() }
             group.addTask { await self.connectionLoop() }
             group.addTask { await hooks.run() }
-            group.addTask { try? await releaser.run() }
+            group.addTask { await releaser.run() }
             await group.next()
             group.cancelAll()
         }

@@ -98,6 +98,7 @@ extension ClientResetExecutor {
     /// reset of the partition finished, so repeated failures cannot fill the disk.
     func removeStrayStagingFiles(of partition: PartitionName, stateDir: String, log: Logger) {
         let directory = stateDir + "/staging"
+        // Cleanup: no staging directory (none made yet, or not readable) leaves nothing to remove.
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         let records: [ResetRecord]
         do { records = try stateDatabase.resets(partition: partition) } catch {

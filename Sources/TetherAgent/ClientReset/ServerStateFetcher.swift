@@ -18,7 +18,8 @@ public struct FetchedState: Sendable, Hashable {
     }
 
     /// Reads back a staging store a previous run completed; nil when there is none, or it is
-    /// not complete (no identity recorded).
+    /// not complete (no identity recorded), or it cannot be read: the state is then fetched
+    /// again, which a staging file never prevents (it is only a shortcut past a download).
     public static func existing(at path: String, partition: PartitionName) -> FetchedState? {
         guard let schema = try? PartitionStore.recordedSchema(path: path, place: .staging) else { return nil }
         guard let metadata = try? PartitionStore.metadata(ofStoreAt: path, place: .staging), let identity = metadata.clientFile else { return nil }

@@ -45,7 +45,8 @@ struct ControlPeer: Sendable, Hashable {
         return []
     }
 
-    /// The `Groups:` line of `/proc/<pid>/status` (kernels before 4.13).
+    /// The `Groups:` line of `/proc/<pid>/status` (kernels before 4.13). Unreadable (the peer
+    /// exited): no groups, so the peer gets no more than its uid gives it — failing closed.
     private static func procGroups(_ pid: pid_t) -> [gid_t] {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Groups:") })

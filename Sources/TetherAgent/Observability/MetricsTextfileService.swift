@@ -4,18 +4,19 @@ public import ServiceLifecycle
 
 /// `metrics_textfile`: writes the agent's metrics for node_exporter's textfile collector
 /// every `interval` (15 s) and once at start, atomically (a temporary file in the same
-/// directory, then rename), so the collector never reads half a file. A write that fails is
-/// logged once until one succeeds again; the service keeps trying.
+/// directory, then rename), so the collector never reads half a file. A write that fails (or
+/// metrics that cannot be read) is logged once until one succeeds again, and the file is left
+/// as it was — stale, as its age shows, never made up; the service keeps trying.
 public struct MetricsTextfileService<C: Clock>: Service where C.Duration == Duration {
     public static var defaultInterval: Duration { .seconds(15) }
 
     let path: String
     let interval: Duration
     let clock: C
-    let render: @Sendable () async -> String
+    let render: @Sendable () async throws -> String
     let logger: Logger
 
-    public init(path: String, interval: Duration = Self.defaultInterval, clock: C, logger: Logger, render: @escaping @Sendable () async -> String) {
+    public init(path: String, interval: Duration = Self.defaultInterval, clock: C, logger: Logger, render: @escaping @Sendable () async throws -> String) {
         self.path = path
         self.interval = interval
         self.clock = clock
@@ -29,7 +30,7 @@ public struct MetricsTextfileService<C: Clock>: Service where C.Duration == Dura
             var deadline = clock.now
             while !Task.isCancelled {
                 do {
-                    try Self.writeAtomically(await render(), to: path)
+                    try Self.writeAtomically(try await render(), to: path)
                     if failing { logger.notice("metrics_textfile \(path) written again") }
                     failing = false
                 } catch {
@@ -53,10 +54,15 @@ public struct MetricsTextfileService<C: Clock>: Service where C.Duration == Dura
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary])
         }
         // createFile honours the umask: make sure the collector can read it.
-        try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: temporary)
+        do {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: temporary)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)  // cleanup; the chmod's error is the one reported
+            throw error
+        }
         guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(atPath: temporary)
+            try? FileManager.default.removeItem(atPath: temporary)  // cleanup; the rename's error is the one reported
             throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "rename to \(path): \(reason)"])
         }
     }

@@ -42,8 +42,8 @@ struct IdleStoreReleaser<C: Clock>: Service where C.Duration == Duration {
         self.stores = stores
     }
 
-    /// Runs until cancelled (or the service group's graceful shutdown).
-    func run() async throws {
+    /// Runs until cancelled (or the service group's graceful shutdown); nothing in it can fail.
+    func run() async {
         var looks = Looks()
         while !Task.isCancelled {
             do { try await clock.sleep(for: interval) } catch { return }

@@ -38,7 +38,7 @@ private final class TrimCount: Sendable {
             [busy, idle] as [any IdleReleasable]
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await releaser.run() }
+            group.addTask { await releaser.run() }
             try await stepThrough(clock, busy: busy, idle: idle, trims: trims)
             group.cancelAll()
         }
@@ -75,7 +75,7 @@ private final class TrimCount: Sendable {
             [store] as [any IdleReleasable]
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await releaser.run() }
+            group.addTask { await releaser.run() }
             store.use()
             store.hold(true)  // a long access: begun, not ended
             try await Self.tick(clock)  // first look
@@ -109,7 +109,7 @@ private final class TrimCount: Sendable {
             [store] as [any IdleReleasable]
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await releaser.run() }
+            group.addTask { await releaser.run() }
             try await Self.tick(clock)  // first look
             #expect(store.connections.isOpen)
             try await Self.tick(clock)  // unused for an interval: closed
@@ -133,7 +133,7 @@ private final class TrimCount: Sendable {
         let clock = ManualClock()
         let releaser = IdleStoreReleaser(clock: clock, trim: {}) { [] }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await releaser.run() }
+            group.addTask { await releaser.run() }
             #expect(await clock.waitForSleepers(1))
             group.cancelAll()
             try await group.waitForAll()
