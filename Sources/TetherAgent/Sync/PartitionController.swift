@@ -128,7 +128,7 @@ actor PartitionController {
                 return .quarantineFailed(reason: "\(error)")
             }
         case .waitForWake:
-            if machine.phase == .stopped, let reason = machine.stoppedReason {
+            if case .stopped(let reason) = machine.phase {
                 log.debug("stopped until the configuration is reloaded: \(reason)")
             }
             await waitForWake()
@@ -189,7 +189,7 @@ actor PartitionController {
     func resume() throws {
         // Resuming a partition that is not paused changes nothing (its session, and the state
         // it reports, go on).
-        guard machine.paused else { return }
+        guard machine.isPaused else { return }
         var row = statusRow()
         row.paused = false
         try context.stateDatabase.update(row)
@@ -259,7 +259,7 @@ actor PartitionController {
         let current = status
         guard current != published else { return }
         if current.state != published?.state {
-            let reason = machine.stoppedReason ?? machine.pendingReset?.reason
+            let reason = machine.stopReason ?? machine.pendingReset?.reason
             context.events.emit(AgentEvent(
                 .state, partition: settings.name.rawValue, state: current.state.rawValue, message: reason, resetID: current.pendingReset))
         }
@@ -310,7 +310,7 @@ actor PartitionController {
     }
 
     func statusRow() -> PartitionStatusRow {
-        PartitionStatusRow(name: settings.name, paused: machine.paused, stoppedReason: machine.stoppedReason, lastError: figures.lastError)
+        PartitionStatusRow(name: settings.name, paused: machine.isPaused, stoppedReason: machine.stopReason, lastError: figures.lastError)
     }
 
     /// Healthy unless an event has been handled for longer than `limit` without progress.
