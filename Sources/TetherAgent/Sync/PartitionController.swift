@@ -31,20 +31,10 @@ actor PartitionController {
     /// Set while an event is being handled, for the watchdog (a wedged session stops pings).
     var busySince: ContinuousClock.Instant?
     var lastProgress = ContinuousClock.now
-    /// Uploads resume after this local seq (the server's integrated seq, or what this session sent).
-    var uploadCursor: Int64 = 0
-    /// The salt this session's uploads go under, and the last seq recorded under it in the store
-    /// before sending (``StoreLineage``; both chosen anew at each bind).
-    var uploadSalt: Int64 = StoreLineage.freshSalt()
-    var recordedThrough: Int64 = 0
-    /// Since when every bind met 108 (the identity bound in another session), if the last did.
-    var boundElsewhereSince: ContinuousClock.Instant?
-    /// When the current session was bound (how long it lasted decides the next backoff).
-    var boundAt: ContinuousClock.Instant?
-    var uploading = false
-    /// What the server granted at the last bind.
-    var access: PartitionAccess = .readwrite
-    var uploadAgain = false
+    /// The bind under way, from its request to the session's end (nil between sessions).
+    var session: PartitionSession?
+    /// Whether binds keep meeting 108 (the identity bound in another session); spans binds.
+    var boundElsewhere = BoundElsewhereWatch()
     /// Whether the last reset still waits for a bind to confirm it (nil: not looked up yet).
     var resetAwaitingBind: Bool?
     /// A reset-causing error not announced yet: its sync-error event (and error hook run)
