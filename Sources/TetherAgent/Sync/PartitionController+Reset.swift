@@ -113,7 +113,7 @@ extension PartitionController {
             return record.id
         }
         // Forcing a reset is for a partition stuck in an error state, not a healthy one.
-        guard machine.stoppedReason != nil || (figures.lastError != nil && ![.synced, .syncing].contains(machine.shownState)) else {
+        guard machine.stopReason != nil || (figures.lastError != nil && ![.synced, .syncing].contains(machine.shownState)) else {
             throw AgentError.nothingToInitiate("\(settings.name) is \(status.state.rawValue) with no pending reset and no error to recover from")
         }
         let code = figures.lastError.map { SyncErrorCode($0.code) } ?? .otherSessionError

@@ -10,10 +10,9 @@ extension PartitionController {
     /// One bind of the partition on `link`, until the session ends; how it ended and how long
     /// it had been bound.
     func syncSession(on link: any PartitionLink) async -> (PartitionStateMachine.SessionEnd, Duration?) {
-        boundAt = nil
         let end = await runSession(on: link)
-        let boundFor = boundAt.map { ContinuousClock.now - $0 }
-        boundAt = nil
+        let boundFor = session?.boundFor
+        session = nil
         if case .reset(let error, _) = end, error.action == .deleteStore {
             return (.reset(error, storeEmptied: await storeIsAlreadyEmptied()), boundFor)
         }
@@ -59,8 +58,7 @@ extension PartitionController {
         }
         // A new salt for this session's uploads; the store's lineage lets the server tell an
         // older image or a copy of the store from a store that missed an acknowledgement.
-        uploadSalt = StoreLineage.freshSalt()
-        recordedThrough = 0
+        let uploadSalt = StoreLineage.freshSalt()
         let lineage: StoreLineage
         do {
             lineage = try await store?.lineage(uploadSalt: uploadSalt)
@@ -75,16 +73,17 @@ extension PartitionController {
             session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
             identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
             schemaVersion: store?.schema.version ?? 0, lineage: lineage)
-        let session: any PartitionSession
+        let linkSession: any LinkSession
         do {
-            session = try await link.openSession(request)
+            linkSession = try await link.openSession(request)
         } catch {
             return await link.isClosed ? .connectionLost : .retry(nil)
         }
+        session = PartitionSession(link: linkSession, uploadSalt: uploadSalt)
         sessionEvent(.bindSent)
         let outcome = await withTaskGroup(of: PartitionStateMachine.SessionEnd?.self) { group in
-            group.addTask { await self.processEvents(session) }
-            group.addTask { await self.uploadOnCommits(session) }
+            group.addTask { await self.processEvents(linkSession) }
+            group.addTask { await self.uploadOnCommits() }
             group.addTask {
                 // Pause, removal and a forced reset end the session at once (not at its next event).
                 while !Task.isCancelled {
@@ -105,12 +104,12 @@ extension PartitionController {
         }
         // The session is over whatever the server answers to the unbind (the connection may
         // be gone already).
-        try? await session.unbind()
+        try? await linkSession.unbind()
         return outcome
     }
 
-    private func processEvents(_ session: any PartitionSession) async -> PartitionStateMachine.SessionEnd {
-        var events = session.events.makeAsyncIterator()
+    private func processEvents(_ linkSession: any LinkSession) async -> PartitionStateMachine.SessionEnd {
+        var events = linkSession.events.makeAsyncIterator()
         while let event = await events.next(isolation: #isolation) {
             if shouldEndSession { return .interrupted }
             busySince = .now
@@ -122,7 +121,7 @@ extension PartitionController {
                 case .bound(let reply):
                     try await bound(reply, events: &events)
                     if let alteration = await checkStoreSchema() { return .storeAltered(alteration) }
-                    await uploadPending(session)
+                    await uploadPending()
                 case .download(let download):
                     try await apply(download)
                 case .error(let error):
@@ -167,11 +166,9 @@ extension PartitionController {
     /// The server accepted the bind: bootstrap a new store, or check the schema and go on.
     private func bound(_ reply: BindReply, events: inout SessionEvents.AsyncIterator) async throws {
         sessionEvent(.bound(stateFollows: reply.stateFollows))
-        boundElsewhereSince = nil
+        boundElsewhere.bound()
         updateFigures { $0.latestServerVersion = reply.latestServerVersion.version }
-        // The server is the authority on what it integrated for this identity (after a reset
-        // the store's own counter belongs to the previous identity).
-        uploadCursor = reply.integratedClientSeq
+        session?.accepted(reply)
         if reply.stateFollows {
             log.notice("bootstrapping \(settings.name) from the server (version \(reply.latestServerVersion.version))")
             let staging = await context.configuration().stateDir + "/staging/\(settings.name)-bootstrap.sqlite"
@@ -188,7 +185,6 @@ extension PartitionController {
             }
         }
         try await store?.setReadOnly(reply.access == .read)
-        access = reply.access
         do {
             try confirmLastReset()
         } catch {
@@ -197,7 +193,7 @@ extension PartitionController {
             log.warning("could not record that the server accepted the store after its last reset: \(error)")
         }
         downloadEnded(complete: true)
-        boundAt = .now
+        session?.becameReady(access: reply.access)
         try await refreshCounts()
         sessionBecameReady()
     }
@@ -260,7 +256,14 @@ extension PartitionController {
     /// the agent has not opened (a partition paused since the start) is read from its file.
     func recountWithoutSession() async {
         if store != nil { return await recount() }
-        guard let figures = try? PartitionStore.syncFigures(ofStoreAt: settings.storePath) else { return }
+        let read: (metadata: StoreMetadata, pending: Int)?
+        do {
+            read = try PartitionStore.syncFigures(ofStoreAt: settings.storePath)
+        } catch {
+            log.warning("cannot read the version and unsynced count of the store \(settings.storePath); the status shows the last ones: \(error)")
+            return
+        }
+        guard let figures = read else { return }  // no store yet, or one never synced
         updateFigures {
             $0.serverVersion = figures.metadata.serverVersion.version
             $0.unsyncedChanges = figures.pending
@@ -283,83 +286,9 @@ extension PartitionController {
         }
     }
 
-    /// Uploads after every commit another process (or the agent) makes to the store, once the
-    /// session is ready; ends the session when an application altered the store's tables
-    /// (checked at each commit) or the store turned out to be damaged.
-    private func uploadOnCommits(_ session: any PartitionSession) async -> PartitionStateMachine.SessionEnd? {
-        while !machine.sessionReady {
-            await readySignal.wait()
-            if Task.isCancelled { return nil }
-        }
-        let notifier: StoreChangeNotifier
-        do {
-            notifier = try StoreChangeNotifier(path: settings.storePath)
-        } catch {
-            // Without it no commit would ever be uploaded: bind again rather than sync half.
-            log.error("cannot watch the store \(settings.storePath) for commits, binding again: \(error)")
-            return .retry(nil)
-        }
-        defer { notifier.stop() }
-        if let damage = await uploadPending(session) { return .storeDamaged(damage) }  // committed before the notifier started
-        for await _ in notifier {
-            if let alteration = await checkStoreSchema() { return .storeAltered(alteration) }
-            if let damage = await uploadPending(session) { return .storeDamaged(damage) }
-            if Task.isCancelled { return nil }
-        }
-        if Task.isCancelled { return nil }
-        // The watcher ended the sequence (it could not watch the store any more): bind again
-        // rather than stop uploading.
-        log.error("stopped watching the store \(settings.storePath) for commits, binding again")
-        return .retry(nil)
-    }
-
-    /// Log entries one upload batch holds at most; batches are cut by size first
-    /// (`PartitionStore.uploadBatchBytes`, about 512 KiB of values): 4,096 short rows, or one row
-    /// of a 1 MiB blob.
-    static let uploadBatchEntries = 4096
-
-    /// Sends every pending batch not yet sent in this session, whole (docs/sync-model.md).
-    /// Returns the error when the store turned out to be damaged.
-    @discardableResult
-    func uploadPending(_ session: any PartitionSession) async -> StoreError? {
-        guard machine.sessionReady, !machine.sessionShouldEnd, let store, access == .readwrite else {
-            await recount()
-            return nil
-        }
-        if uploading {
-            uploadAgain = true
-            return nil
-        }
-        uploading = true
-        defer { uploading = false }
-        repeat {
-            uploadAgain = false
-            do {
-                while let batch = try await store.pendingChanges(after: uploadCursor, limit: Self.uploadBatchEntries) {
-                    if batch.lastSeq > recordedThrough {
-                        // Recorded before it leaves, up to every seq assigned so far (their
-                        // changes are fixed): usually one durable write per burst of uploads.
-                        recordedThrough = try await store.recordUpload(
-                            salt: uploadSalt, firstSeq: batch.afterSeq + 1, lastSeq: max(batch.lastSeq, try await store.lastAssignedSeq()))
-                    }
-                    try await session.upload([batch])
-                    uploadCursor = batch.lastSeq
-                    lastProgress = .now
-                }
-                try await refreshCounts()
-            } catch let error as StoreError where error.isCorruption {
-                return error
-            } catch {
-                log.debug("upload stopped: \(error)")
-                return nil
-            }
-        } while uploadAgain
-        return nil
-    }
-
     /// What docs/contract.md "Sync errors" says to do about `error`; logged once here, with its code and hint.
     private func handle(_ received: SyncError) -> PartitionStateMachine.SessionEnd {
-        let error = identityTakenElsewhere(received) ?? received
+        let error = boundElsewhere.identityTakenElsewhere(received) ?? received
         let reaction = SyncErrorReaction(error)
         recordError(error, heldForItsReset: reaction == .reset)
         var metadata: Logger.Metadata = ["tether.error_code": .stringConvertible(error.code.rawValue)]

@@ -38,11 +38,11 @@ extension PartitionController {
         do {
             problems = try await opened.quickCheck()
         } catch {
-            try? opened.close()
+            try? opened.close()  // given up on: the check's error says why
             throw error
         }
         guard problems.isEmpty else {
-            try? opened.close()
+            try? opened.close()  // given up on: it is quarantined
             throw StoreError.corrupt(path: settings.storePath, problems: problems)
         }
         warnAboutRecreatedTriggers(opened.triggersRecreatedAtOpen)

@@ -31,20 +31,10 @@ actor PartitionController {
     /// Set while an event is being handled, for the watchdog (a wedged session stops pings).
     var busySince: ContinuousClock.Instant?
     var lastProgress = ContinuousClock.now
-    /// Uploads resume after this local seq (the server's integrated seq, or what this session sent).
-    var uploadCursor: Int64 = 0
-    /// The salt this session's uploads go under, and the last seq recorded under it in the store
-    /// before sending (``StoreLineage``; both chosen anew at each bind).
-    var uploadSalt: Int64 = StoreLineage.freshSalt()
-    var recordedThrough: Int64 = 0
-    /// Since when every bind met 108 (the identity bound in another session), if the last did.
-    var boundElsewhereSince: ContinuousClock.Instant?
-    /// When the current session was bound (how long it lasted decides the next backoff).
-    var boundAt: ContinuousClock.Instant?
-    var uploading = false
-    /// What the server granted at the last bind.
-    var access: PartitionAccess = .readwrite
-    var uploadAgain = false
+    /// The bind under way, from its request to the session's end (nil between sessions).
+    var session: PartitionSession?
+    /// Whether binds keep meeting 108 (the identity bound in another session); spans binds.
+    var boundElsewhere = BoundElsewhereWatch()
     /// Whether the last reset still waits for a bind to confirm it (nil: not looked up yet).
     var resetAwaitingBind: Bool?
     /// A reset-causing error not announced yet: its sync-error event (and error hook run)
@@ -128,7 +118,7 @@ actor PartitionController {
                 return .quarantineFailed(reason: "\(error)")
             }
         case .waitForWake:
-            if machine.phase == .stopped, let reason = machine.stoppedReason {
+            if case .stopped(let reason) = machine.phase {
                 log.debug("stopped until the configuration is reloaded: \(reason)")
             }
             await waitForWake()
@@ -189,7 +179,7 @@ actor PartitionController {
     func resume() throws {
         // Resuming a partition that is not paused changes nothing (its session, and the state
         // it reports, go on).
-        guard machine.paused else { return }
+        guard machine.isPaused else { return }
         var row = statusRow()
         row.paused = false
         try context.stateDatabase.update(row)
@@ -259,7 +249,7 @@ actor PartitionController {
         let current = status
         guard current != published else { return }
         if current.state != published?.state {
-            let reason = machine.stoppedReason ?? machine.pendingReset?.reason
+            let reason = machine.stopReason ?? machine.pendingReset?.reason
             context.events.emit(AgentEvent(
                 .state, partition: settings.name.rawValue, state: current.state.rawValue, message: reason, resetID: current.pendingReset))
         }
@@ -310,7 +300,7 @@ actor PartitionController {
     }
 
     func statusRow() -> PartitionStatusRow {
-        PartitionStatusRow(name: settings.name, paused: machine.paused, stoppedReason: machine.stoppedReason, lastError: figures.lastError)
+        PartitionStatusRow(name: settings.name, paused: machine.isPaused, stoppedReason: machine.stopReason, lastError: figures.lastError)
     }
 
     /// Healthy unless an event has been handled for longer than `limit` without progress.

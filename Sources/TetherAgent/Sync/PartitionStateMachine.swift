@@ -2,8 +2,8 @@ import TetherProtocol
 import TetherStore
 
 /// The lifecycle of one partition, without I/O: where it is (connecting, bootstrapping,
-/// syncing, offline, paused, reset-pending, resetting, stopped), what it remembers across a
-/// session (a pause, a stop reason, an operator's request), and what its run loop does next.
+/// syncing, offline, paused, reset-pending, resetting, stopped), what it holds for the next pass
+/// (a pause, a stop reason, an operator's request), and what its run loop does next.
 /// ``PartitionController`` performs the actions and feeds back what happened; the status
 /// `tetherctl status` shows is derived here, in ``shownState``, and nowhere else.
 ///
@@ -11,6 +11,12 @@ import TetherStore
 /// state database's answer: is a reset recorded for this partition?), which decides the pass's
 /// one step: bind a session, drive a reset, wait for an operator or a reload, or leave. The
 /// step's result is the next event; a step with no result starts the next pass.
+///
+/// Each fact is kept in one place. What is true in a phase is carried by the phase (a stopped
+/// partition's reason, a session's readiness, the reset a partition waits for); what was asked
+/// while the partition was elsewhere and takes effect at the next pass is in ``requests``,
+/// never for the phase that already holds it (a pause asked during a session is a request; the
+/// pass that follows makes it the phase and drops the request).
 struct PartitionStateMachine: Sendable, Hashable {
     enum Phase: Sendable, Hashable {
         /// Before the first pass.
@@ -19,17 +25,44 @@ struct PartitionStateMachine: Sendable, Hashable {
         case connecting
         /// Bound; the server's state is arriving for a new store.
         case bootstrapping
-        /// Bound and ready: uploads and downloads flow.
-        case syncing
+        /// Bound (and ready, until the session ends): uploads and downloads flow.
+        case syncing(SessionFacts)
         /// The session or the connection ended; the partition binds again after a wait.
         case offline
-        case paused
+        /// Until a resume; with the reset that was pending when the pause began (still shown).
+        case paused(PendingReset?)
         /// A manual reset or a delete-store action waits for `tetherctl reset initiate`.
-        case resetPending
-        case resetting
+        case resetPending(PendingReset)
+        /// A reset is under way (nil: it finished, the next pass binds).
+        case resetting(PendingReset?)
         /// Until a reload (105, 204, a store that cannot be opened or quarantined).
-        case stopped
+        case stopped(reason: String)
         case removed
+    }
+
+    /// What is true of a bound session.
+    struct SessionFacts: Sendable, Hashable {
+        /// The store is bootstrapped or checked: uploads may flow (false once the session ended).
+        var ready: Bool
+        /// Nothing unsynced and the server's latest version integrated.
+        var caughtUp: Bool
+    }
+
+    /// What the operator or a step asked while the partition was in another phase; the next
+    /// pass acts on it. A request is never set for the phase that already holds its fact.
+    struct Requests: Sendable, Hashable {
+        /// Pause at the next pass (never set while the phase is paused).
+        var pause = false
+        /// Leave at the next pass (never set while the phase is removed).
+        var remove = false
+        /// Stop at the next pass that is not paused, for this reason (never set while stopped).
+        var stop: String?
+        /// `reset initiate` for a reset waiting for an operator: the next pass that sees one
+        /// carries it out; dropped by a pass that sees none.
+        var initiate = false
+        /// A forced reset was recorded and the run loop has not picked it up yet: the session
+        /// in flight ends.
+        var forcedReset = false
     }
 
     /// A reset recorded in the state database and not finished.
@@ -72,97 +105,62 @@ struct PartitionStateMachine: Sendable, Hashable {
         case deferred(Duration)
     }
 
-    enum Event: Sendable, Hashable {
-        // The operator and the configuration (the pause and resume are persisted first).
-        case pauseRequested
-        case resumeRequested
-        case removeRequested
-        case reloaded
-        /// `reset initiate` for a reset waiting for an operator.
-        case initiateRequested
-        /// `reset initiate` recorded a forced reset: it ends the session in flight.
-        case resetForced(id: String)
-        /// The agent's connection closed.
-        case connectionLost
-        // The run loop.
-        case passStarted(pendingReset: PendingReset?)
-        case bindSent
-        case bound(stateFollows: Bool)
-        /// The bind is complete (store bootstrapped or checked): uploads may flow.
-        case sessionReady(caughtUp: Bool)
-        /// Nothing unsynced and the server's latest version integrated, or not.
-        case countsChanged(caughtUp: Bool)
-        /// `boundFor`: how long the session had been bound (nil: never bound).
-        case sessionEnded(SessionEnd, boundFor: Duration?)
-        case resetStarted(id: String?)
-        case resetEnded(ResetEnd)
-        case quarantineFailed(reason: String)
-    }
-
-    enum Action: Sendable, Hashable {
-        /// Bind a session and run it until it ends (``Event/sessionEnded(_:boundFor:)``).
-        case bind
-        /// Carry out the recorded reset; `initiate`: an operator's go (or the daemon's start).
-        case driveReset(initiate: Bool)
-        /// Start a reset for `error`, if ``ResetLoopGuard`` allows (``Event/resetEnded(_:)``).
-        case startReset(SyncError)
-        /// A manual reset of a store an application altered.
-        case startAlteredStoreReset(StoreError)
-        /// Move the damaged store aside (recorded as a reset), then bootstrap.
-        case quarantine(StoreError)
-        /// Wait for a wake (operator command, reload), then start the next pass.
-        case waitForWake
-        /// Sleep a backoff delay (no shorter than `floor`), or until woken; `newSeries`: the
-        /// session was healthy, the backoff starts again from its first delay.
-        case backOff(floor: Duration, newSeries: Bool)
-        /// Sleep `delay`, or until woken.
-        case sleep(Duration)
-        /// Start the backoff from its first delay at the next failure.
-        case resetBackoff
-        /// Write the pause flag, the stop reason and the last error to the state database.
-        case persistStatus
-        /// Wake the run loop (and end the session in flight if ``sessionShouldEnd``).
-        case wake
-        /// Return from the run loop (removed, or the connection is gone).
-        case exit
-    }
-
     /// A session that stayed bound this long was healthy: its end starts a new backoff series.
     static let healthySession: Duration = .seconds(30)
 
     private(set) var phase: Phase
-    private(set) var paused: Bool
-    private(set) var stoppedReason: String?
-    private(set) var removed = false
-    /// The reset recorded and not finished, as the last pass saw it (or a forced one since).
-    private(set) var pendingReset: PendingReset?
-    /// True once the session is bound and its store ready.
-    private(set) var sessionReady = false
-    private(set) var caughtUp = false
-    /// A pending manual reset is carried out by the daemon's start (docs/client-reset.md).
-    private var atStart = true
-    private var initiateRequested = false
-    /// A forced reset was recorded and the run loop has not picked it up yet.
-    private var forcedResetWaiting = false
+    private(set) var requests = Requests()
+    /// No pass has looked up resets since the daemon started: a pending manual reset is
+    /// carried out by the daemon's start (docs/client-reset.md).
+    private var startUnused = true
 
     init(paused: Bool) {
-        self.paused = paused
-        self.phase = paused ? .paused : .starting
+        self.phase = paused ? .paused(nil) : .starting
+    }
+
+    /// Paused, or a pause waits for the next pass.
+    var isPaused: Bool {
+        if case .paused = phase { return true }
+        return requests.pause
+    }
+
+    /// Removed, or the removal waits for the next pass.
+    var isRemoved: Bool { phase == .removed || requests.remove }
+
+    /// Why the partition is stopped, or stops at its next pass that is not paused.
+    var stopReason: String? {
+        if case .stopped(let reason) = phase { return reason }
+        return requests.stop
+    }
+
+    /// The reset recorded and not finished, as the last pass saw it (or a forced one since).
+    var pendingReset: PendingReset? {
+        switch phase {
+        case .resetPending(let reset): return reset
+        case .resetting(let reset), .paused(let reset): return reset
+        default: return nil
+        }
+    }
+
+    /// True while the session is bound and its store ready.
+    var sessionReady: Bool {
+        if case .syncing(let facts) = phase { return facts.ready }
+        return false
     }
 
     /// Whether the next pass needs the state database's answer about resets (a paused, stopped
     /// or removed partition waits or leaves whatever is recorded).
-    var passLooksUpResets: Bool { !removed && !paused && stoppedReason == nil }
+    var passLooksUpResets: Bool { !isRemoved && !isPaused && stopReason == nil }
 
     /// Pause, removal and a forced reset end the session in flight at once.
-    var sessionShouldEnd: Bool { removed || paused || forcedResetWaiting }
+    var sessionShouldEnd: Bool { isRemoved || isPaused || requests.forcedReset }
 
     /// What `tetherctl status` shows.
     var shownState: PartitionState {
         switch phase {
         case .starting, .connecting: .connecting
         case .bootstrapping: .syncing
-        case .syncing: sessionReady && caughtUp ? .synced : .syncing
+        case .syncing(let facts): facts.ready && facts.caughtUp ? .synced : .syncing
         case .offline: .offline
         case .paused: .paused
         case .resetPending: .resetPending
@@ -175,27 +173,31 @@ struct PartitionStateMachine: Sendable, Hashable {
     mutating func handle(_ event: Event) -> [Action] {
         switch event {
         case .pauseRequested:
-            paused = true
+            if !isPaused { requests.pause = true }
             return [.wake]
         case .resumeRequested:
-            guard paused else { return [] }
-            paused = false
-            if phase == .paused { phase = .connecting }
+            guard isPaused else { return [] }
+            // Back to where the pass that paused found it: the reset it waits for, or a bind.
+            if case .paused(let reset) = phase {
+                let back: Phase = reset.map { reset -> Phase in reset.waitsForOperator ? .resetPending(reset) : .resetting(reset) } ?? .connecting
+                move(to: back)
+            }
+            requests.pause = false
             return [.wake]
         case .removeRequested:
-            removed = true
+            if !isRemoved { requests.remove = true }
             return [.wake]
         case .reloaded:
-            stoppedReason = nil
+            requests.stop = nil
+            if case .stopped = phase { phase = .connecting }
             return [.wake]
         case .initiateRequested:
-            initiateRequested = true
+            requests.initiate = true
             return [.wake]
         case .resetForced(let id):
-            stoppedReason = nil
-            forcedResetWaiting = true
-            pendingReset = PendingReset(id: id, waitsForOperator: false)
-            phase = .resetting
+            requests.forcedReset = true
+            move(to: .resetting(PendingReset(id: id, waitsForOperator: false)))
+            requests.stop = nil
             return [.persistStatus, .wake]
         case .connectionLost:
             goOffline()
@@ -203,65 +205,74 @@ struct PartitionStateMachine: Sendable, Hashable {
         case .passStarted(let reset):
             return startPass(pendingReset: reset)
         case .bindSent:
-            phase = .connecting
+            move(to: .connecting)
             return []
         case .bound(let stateFollows):
-            if stateFollows { phase = .bootstrapping }
+            if stateFollows { move(to: .bootstrapping) }
             return []
         case .sessionReady(let caughtUp):
-            sessionReady = true
-            self.caughtUp = caughtUp
-            phase = .syncing
+            move(to: .syncing(SessionFacts(ready: true, caughtUp: caughtUp)))
             return []
         case .countsChanged(let caughtUp):
-            self.caughtUp = caughtUp
+            // Outside syncing the figure waits: ``Event/sessionReady(caughtUp:)`` brings it.
+            if case .syncing(var facts) = phase {
+                facts.caughtUp = caughtUp
+                phase = .syncing(facts)
+            }
             return []
         case .sessionEnded(let end, let boundFor):
-            sessionReady = false
+            if case .syncing(var facts) = phase {
+                facts.ready = false
+                phase = .syncing(facts)
+            }
             return sessionEnded(end, healthy: boundFor.map { $0 > Self.healthySession } ?? false)
         case .resetStarted(let id):
-            phase = .resetting
-            if let id { pendingReset = PendingReset(id: id, waitsForOperator: false) }
+            move(to: .resetting(id.map { PendingReset(id: $0, waitsForOperator: false) } ?? pendingReset))
             return []
         case .resetEnded(let end):
             return resetEnded(end)
         case .quarantineFailed(let reason):
-            stoppedReason = "the damaged store could not be quarantined: \(reason)"
+            stop(because: "the damaged store could not be quarantined: \(reason)")
             return [.persistStatus]
         }
     }
 
     private mutating func startPass(pendingReset reset: PendingReset?) -> [Action] {
-        forcedResetWaiting = false
-        if removed {
-            phase = .removed
+        requests.forcedReset = false
+        if isRemoved {
+            move(to: .removed)
             return [.exit]
         }
-        if paused {
-            phase = .paused
+        if isPaused {
+            if case .paused = phase {} else { move(to: .paused(pendingReset)) }
             return [.waitForWake]
         }
-        if stoppedReason != nil {
-            phase = .stopped
+        if let reason = stopReason {
+            move(to: .stopped(reason: reason))
             return [.waitForWake]
         }
-        let start = atStart
-        atStart = false
-        pendingReset = reset
+        let start = startUnused
+        startUnused = false
         guard let reset else {
-            initiateRequested = false
+            requests.initiate = false
+            // The reset the phase held is finished (or was undone): nothing is shown pending.
+            switch phase {
+            case .resetting(.some): phase = .resetting(nil)
+            case .resetPending: phase = .connecting
+            default: break
+            }
             return [.bind]
         }
         guard reset.waitsForOperator else {
-            phase = .resetting
+            move(to: .resetting(reset))
             return [.driveReset(initiate: false)]
         }
-        guard initiateRequested || start else {
-            phase = .resetPending
+        guard requests.initiate || start else {
+            move(to: .resetPending(reset))
             return [.waitForWake]
         }
-        initiateRequested = false
-        phase = .resetting
+        requests.initiate = false
+        move(to: .resetting(reset))
         return [.driveReset(initiate: true)]
     }
 
@@ -281,7 +292,7 @@ struct PartitionStateMachine: Sendable, Hashable {
         case .reset(let error, _):
             return [.startReset(error)]
         case .stop(let reason):
-            stoppedReason = reason
+            stop(because: reason)
             return [.persistStatus]
         case .storeDamaged(let problem):
             return [.quarantine(problem)]
@@ -295,13 +306,17 @@ struct PartitionStateMachine: Sendable, Hashable {
     private mutating func resetEnded(_ end: ResetEnd) -> [Action] {
         switch end {
         case .done(let deleteStore):
-            pendingReset = nil
+            switch phase {
+            case .resetting, .resetPending: phase = .resetting(nil)
+            case .paused: phase = .paused(nil)
             // Access was denied: try again later, in case it is granted back.
-            if deleteStore { stoppedReason = nil }
+            case .stopped where deleteStore: phase = .resetting(nil)
+            default: break
+            }
+            if deleteStore { requests.stop = nil }
             return [.resetBackoff]
         case .waitsForOperator(let reset):
-            pendingReset = reset
-            phase = .resetPending
+            move(to: .resetPending(reset))
             return []
         case .failed:
             return [.backOff(floor: .zero, newSeries: false)]
@@ -311,11 +326,41 @@ struct PartitionStateMachine: Sendable, Hashable {
         }
     }
 
+    /// A stop for `reason`: the phase's, when already stopped; otherwise for the next pass.
+    private mutating func stop(because reason: String) {
+        if case .stopped = phase {
+            phase = .stopped(reason: reason)
+        } else {
+            requests.stop = reason
+        }
+    }
+
+    /// Enters `next`. What the phase left held and `next` does not (a pause, a stop, a
+    /// removal) becomes a request for the next pass; what `next` holds is no longer requested.
+    private mutating func move(to next: Phase) {
+        switch (phase, next) {
+        case (.paused, .paused), (.stopped, .stopped), (.removed, .removed): break
+        case (.paused, _): requests.pause = true
+        case (.stopped(let reason), _): requests.stop = reason
+        case (.removed, _): requests.remove = true
+        default: break
+        }
+        switch next {
+        case .paused: requests.pause = false
+        case .stopped: requests.stop = nil
+        case .removed: requests.remove = false
+        default: break
+        }
+        phase = next
+    }
+
     /// The session or the connection ended: a partition that was using it is offline; one
     /// that waits for something else (an operator, a reset under way, a pause, a reload) keeps
     /// its state, so nothing an operator or a script keys on is hidden by a dropped connection.
     private mutating func goOffline() {
-        sessionReady = false
-        if [.starting, .connecting, .bootstrapping, .syncing].contains(phase) { phase = .offline }
+        switch phase {
+        case .starting, .connecting, .bootstrapping, .syncing: phase = .offline
+        default: break
+        }
     }
 }

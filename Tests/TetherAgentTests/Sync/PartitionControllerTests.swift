@@ -197,7 +197,7 @@ import TetherTestSupport
         }
         await controller.connectionLost()
         #expect(await controller.status.state == .offline)
-        #expect(await controller.machine.stoppedReason == nil)
+        #expect(await controller.machine.stopReason == nil)
         #expect(await controller.status.lastError == nil, "an interruption is not an error of the store")
         let link = ScriptedLink()
         try await withThrowingTaskGroup(of: Void.self) { group in

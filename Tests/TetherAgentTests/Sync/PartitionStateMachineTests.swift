@@ -15,6 +15,7 @@ import TetherStore
     static let damage = StoreError.corrupt(path: "/s.sqlite", problems: ["page 3"])
     static let manual = Machine.PendingReset(id: "r-manual", waitsForOperator: true, reason: "the partition's mode is manual")
     static let automatic = Machine.PendingReset(id: "r-auto", waitsForOperator: false)
+    static let ready = Phase.syncing(Machine.SessionFacts(ready: true, caughtUp: true))
 
     /// A machine in `phase`, reached by the events the controller feeds.
     static func machine(in phase: Phase) -> Machine {
@@ -37,25 +38,42 @@ import TetherStore
     }
 
     static let phases: [Phase] = [
-        .starting, .connecting, .bootstrapping, .syncing, .offline, .paused, .resetPending, .resetting, .stopped, .removed,
+        .starting, .connecting, .bootstrapping, ready, .offline, .paused(nil), .resetPending(manual), .resetting(automatic),
+        .stopped(reason: "error 105"), .removed,
     ]
 
     /// Phases that use the session or the connection: a lost connection makes them offline.
-    static let online: Set<Phase> = [.starting, .connecting, .bootstrapping, .syncing]
+    static let online: Set<Phase> = [.starting, .connecting, .bootstrapping, ready]
+
+    /// `phase` once its session ended: a session's facts say it is no longer ready.
+    static func ended(_ phase: Phase) -> Phase {
+        guard case .syncing(var facts) = phase else { return phase }
+        facts.ready = false
+        return .syncing(facts)
+    }
+
+    /// `phase` once the reset it holds finished.
+    static func resetFinished(_ phase: Phase) -> Phase {
+        switch phase {
+        case .resetting, .resetPending: .resetting(nil)
+        case .paused: .paused(nil)
+        default: phase
+        }
+    }
 
     /// Each event with the rule that gives the phase and actions after it, from the phase before.
     static let rules: [(String, Machine.Event, @Sendable (Phase) -> (Phase, [Machine.Action]))] = [
         ("pause", .pauseRequested, { ($0, [.wake]) }),
-        ("resume", .resumeRequested, { phase in phase == .paused ? (.connecting, [.wake]) : (phase, []) }),
+        ("resume", .resumeRequested, { phase in phase == .paused(nil) ? (.connecting, [.wake]) : (phase, []) }),
         ("remove", .removeRequested, { ($0, [.wake]) }),
-        ("reload", .reloaded, { ($0, [.wake]) }),
+        ("reload", .reloaded, { phase in (phase == .stopped(reason: "error 105") ? .connecting : phase, [.wake]) }),
         ("initiate", .initiateRequested, { ($0, [.wake]) }),
-        ("forced", .resetForced(id: "r-forced"), { _ in (.resetting, [.persistStatus, .wake]) }),
+        ("forced", .resetForced(id: "r-forced"), { _ in (.resetting(Machine.PendingReset(id: "r-forced", waitsForOperator: false)), [.persistStatus, .wake]) }),
         ("lost", .connectionLost, { phase in (online.contains(phase) ? .offline : phase, []) }),
         ("bindSent", .bindSent, { _ in (.connecting, []) }),
         ("bound", .bound(stateFollows: false), { ($0, []) }),
         ("boundWithState", .bound(stateFollows: true), { _ in (.bootstrapping, []) }),
-        ("ready", .sessionReady(caughtUp: false), { _ in (.syncing, []) }),
+        ("ready", .sessionReady(caughtUp: false), { _ in (.syncing(Machine.SessionFacts(ready: true, caughtUp: false)), []) }),
         ("counts", .countsChanged(caughtUp: true), { ($0, []) }),
         ("endLost", .sessionEnded(.connectionLost, boundFor: nil), { phase in (online.contains(phase) ? .offline : phase, [.exit]) }),
         ("endRetry", .sessionEnded(.retry(retryError), boundFor: .seconds(5)), { phase in
@@ -64,25 +82,31 @@ import TetherStore
         ("endRetryHealthy", .sessionEnded(.retry(nil), boundFor: .seconds(31)), { phase in
             (online.contains(phase) ? .offline : phase, [.backOff(floor: .zero, newSeries: true)])
         }),
-        ("endReset", .sessionEnded(.reset(resetError, storeEmptied: false), boundFor: nil), { ($0, [.startReset(resetError)]) }),
-        ("endResetEmptied", .sessionEnded(.reset(resetError, storeEmptied: true), boundFor: nil), { ($0, [.startReset(resetError)]) }),
+        ("endReset", .sessionEnded(.reset(resetError, storeEmptied: false), boundFor: nil), { (ended($0), [.startReset(resetError)]) }),
+        ("endResetEmptied", .sessionEnded(.reset(resetError, storeEmptied: true), boundFor: nil), { (ended($0), [.startReset(resetError)]) }),
         ("endDeleteEmptied", .sessionEnded(.reset(deleteError, storeEmptied: true), boundFor: nil), { phase in
             (online.contains(phase) ? .offline : phase, [.backOff(floor: .zero, newSeries: false)])
         }),
-        ("endDelete", .sessionEnded(.reset(deleteError, storeEmptied: false), boundFor: nil), { ($0, [.startReset(deleteError)]) }),
-        ("endStop", .sessionEnded(.stop(reason: "error 204"), boundFor: nil), { ($0, [.persistStatus]) }),
-        ("endDamaged", .sessionEnded(.storeDamaged(damage), boundFor: nil), { ($0, [.quarantine(damage)]) }),
-        ("endAltered", .sessionEnded(.storeAltered(damage), boundFor: nil), { ($0, [.startAlteredStoreReset(damage)]) }),
-        ("endInterrupted", .sessionEnded(.interrupted, boundFor: nil), { ($0, []) }),
-        ("resetStarted", .resetStarted(id: "r-new"), { _ in (.resetting, []) }),
-        ("resetDone", .resetEnded(.done(deleteStore: false)), { ($0, [.resetBackoff]) }),
-        ("resetDeleted", .resetEnded(.done(deleteStore: true)), { ($0, [.resetBackoff]) }),
-        ("resetWaits", .resetEnded(.waitsForOperator(manual)), { _ in (.resetPending, []) }),
+        ("endDelete", .sessionEnded(.reset(deleteError, storeEmptied: false), boundFor: nil), { (ended($0), [.startReset(deleteError)]) }),
+        ("endStop", .sessionEnded(.stop(reason: "error 204"), boundFor: nil), { phase in
+            (phase == .stopped(reason: "error 105") ? .stopped(reason: "error 204") : ended(phase), [.persistStatus])
+        }),
+        ("endDamaged", .sessionEnded(.storeDamaged(damage), boundFor: nil), { (ended($0), [.quarantine(damage)]) }),
+        ("endAltered", .sessionEnded(.storeAltered(damage), boundFor: nil), { (ended($0), [.startAlteredStoreReset(damage)]) }),
+        ("endInterrupted", .sessionEnded(.interrupted, boundFor: nil), { (ended($0), []) }),
+        ("resetStarted", .resetStarted(id: "r-new"), { _ in (.resetting(Machine.PendingReset(id: "r-new", waitsForOperator: false)), []) }),
+        ("resetDone", .resetEnded(.done(deleteStore: false)), { (resetFinished($0), [.resetBackoff]) }),
+        ("resetDeleted", .resetEnded(.done(deleteStore: true)), { phase in
+            (phase == .stopped(reason: "error 105") ? .resetting(nil) : resetFinished(phase), [.resetBackoff])
+        }),
+        ("resetWaits", .resetEnded(.waitsForOperator(manual)), { _ in (.resetPending(manual), []) }),
         ("resetFailed", .resetEnded(.failed), { ($0, [.backOff(floor: .zero, newSeries: false)]) }),
         ("resetDeferred", .resetEnded(.deferred(.seconds(10))), { phase in
             (online.contains(phase) ? .offline : phase, [.sleep(.seconds(10))])
         }),
-        ("quarantineFailed", .quarantineFailed(reason: "disk full"), { ($0, [.persistStatus]) }),
+        ("quarantineFailed", .quarantineFailed(reason: "disk full"), { phase in
+            (phase == .stopped(reason: "error 105") ? .stopped(reason: "the damaged store could not be quarantined: disk full") : phase, [.persistStatus])
+        }),
     ]
 
     @Test(arguments: phases)
@@ -93,30 +117,124 @@ import TetherStore
             let (expectedPhase, expectedActions) = rule(phase)
             #expect(machine.phase == expectedPhase, "\(phase)/\(name): phase")
             #expect(actions == expectedActions, "\(phase)/\(name): actions")
+            Self.expectConsistent(machine, "\(phase)/\(name)")
         }
     }
 
-    /// The next pass after each event, in each phase: where the memory the event left leads.
+    /// What the phase and the requests say agree, and no fact is held twice: a request is
+    /// never set for the phase that holds its fact, the shown state has the data it implies.
+    static func expectConsistent(_ machine: Machine, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let requests = machine.requests
+        switch machine.phase {
+        case .paused: #expect(!requests.pause, "\(what): a paused phase is not asked to pause", sourceLocation: sourceLocation)
+        case .stopped: #expect(requests.stop == nil, "\(what): a stopped phase holds its own reason", sourceLocation: sourceLocation)
+        case .removed: #expect(!requests.remove, "\(what): removed once", sourceLocation: sourceLocation)
+        default: break
+        }
+        let shown = machine.shownState
+        #expect(shown != .synced || machine.sessionReady, "\(what): synced only with a ready session", sourceLocation: sourceLocation)
+        #expect(!machine.sessionReady || [.syncing, .synced].contains(shown), "\(what): a ready session syncs", sourceLocation: sourceLocation)
+        #expect(shown != .paused || machine.isPaused, "\(what): shown paused only when paused", sourceLocation: sourceLocation)
+        #expect(shown != .resetPending || machine.pendingReset != nil, "\(what): a pending reset is shown with its id", sourceLocation: sourceLocation)
+        #expect(
+            shown != .stopped || machine.stopReason != nil || machine.isRemoved, "\(what): stopped with a reason",
+            sourceLocation: sourceLocation)
+        #expect(
+            machine.pendingReset == nil || [.resetPending, .resetting, .paused].contains(shown), "\(what): a reset is shown where it waits",
+            sourceLocation: sourceLocation)
+        #expect(
+            machine.passLooksUpResets == (!machine.isPaused && !machine.isRemoved && machine.stopReason == nil), "\(what): passLooksUpResets",
+            sourceLocation: sourceLocation)
+    }
+
+    @Test func aPauseDuringASessionEndsItThenThePassPausesAndAResumeBindsAgain() {
+        var machine = Self.machine(in: Self.ready)
+        #expect(machine.handle(.pauseRequested) == [.wake])
+        #expect(machine.isPaused && machine.sessionShouldEnd && !machine.passLooksUpResets)
+        #expect(machine.requests.pause, "requested: the session's phase holds no pause")
+        _ = machine.handle(.sessionEnded(.interrupted, boundFor: .seconds(1)))
+        #expect(machine.shownState == .syncing, "an ended session no longer shows synced")
+        #expect(machine.handle(.passStarted(pendingReset: nil)) == [.waitForWake])
+        #expect(machine.phase == .paused(nil))
+        #expect(!machine.requests.pause, "the phase holds the pause now")
+        #expect(machine.handle(.pauseRequested) == [.wake])
+        #expect(!machine.requests.pause, "a second pause is not requested again")
+        #expect(machine.handle(.resumeRequested) == [.wake])
+        #expect(machine.phase == .connecting && !machine.isPaused)
+        #expect(machine.handle(.passStarted(pendingReset: nil)) == [.bind])
+    }
+
+    @Test func aPausedPartitionKeepsShowingItsPendingResetAndAResumeRestoresIt() {
+        var machine = Self.machine(in: .resetPending(Self.manual))
+        _ = machine.handle(.pauseRequested)
+        #expect(machine.handle(.passStarted(pendingReset: nil)) == [.waitForWake])
+        #expect(machine.phase == .paused(Self.manual))
+        #expect(machine.shownState == .paused && machine.pendingReset == Self.manual)
+        _ = machine.handle(.resumeRequested)
+        #expect(machine.phase == .resetPending(Self.manual))
+        #expect(machine.handle(.passStarted(pendingReset: Self.manual)) == [.waitForWake])
+        // An automatic reset under way resumes as under way.
+        var resetting = Self.machine(in: .resetting(Self.automatic))
+        _ = resetting.handle(.pauseRequested)
+        _ = resetting.handle(.passStarted(pendingReset: nil))
+        _ = resetting.handle(.resumeRequested)
+        #expect(resetting.phase == .resetting(Self.automatic))
+    }
+
+    @Test func aStopReasonIsHeldOnceAndOutlivesAPause() {
+        var machine = Self.machine(in: .stopped(reason: "error 105"))
+        #expect(machine.requests.stop == nil)
+        _ = machine.handle(.pauseRequested)
+        _ = machine.handle(.passStarted(pendingReset: nil))
+        #expect(machine.phase == .paused(nil))
+        #expect(machine.stopReason == "error 105" && machine.requests.stop == "error 105", "kept as a request while paused")
+        _ = machine.handle(.resumeRequested)
+        #expect(machine.handle(.passStarted(pendingReset: nil)) == [.waitForWake])
+        #expect(machine.phase == .stopped(reason: "error 105"))
+        // A reload ends the stop at once: nothing is shown stopped without a reason.
+        _ = machine.handle(.reloaded)
+        #expect(machine.phase == .connecting && machine.stopReason == nil)
+        // A stop met during a session is a request until the next pass.
+        var syncing = Self.machine(in: Self.ready)
+        _ = syncing.handle(.sessionEnded(.stop(reason: "error 204"), boundFor: nil))
+        #expect(syncing.stopReason == "error 204" && syncing.requests.stop == "error 204")
+        _ = syncing.handle(.passStarted(pendingReset: nil))
+        #expect(syncing.phase == .stopped(reason: "error 204") && syncing.requests.stop == nil)
+    }
+
+    @Test func aRemovalOutlivesTheEventsThatMoveThePhase() {
+        var machine = Self.machine(in: .removed)
+        _ = machine.handle(.resetForced(id: "r1"))
+        #expect(machine.isRemoved && machine.requests.remove)
+        #expect(machine.handle(.passStarted(pendingReset: nil)) == [.exit])
+        #expect(machine.phase == .removed && !machine.requests.remove)
+    }
+
+    /// The next pass after each event, in each phase: where the requests the event left lead.
     @Test(arguments: phases)
     func theNextPassAfterEveryEvent(_ phase: Phase) {
         for (name, event, _) in Self.rules {
             var machine = Self.machine(in: phase)
             _ = machine.handle(event)
+            let pending = machine.pendingReset
+            let reason = machine.stopReason
             let actions = machine.handle(.passStarted(pendingReset: nil))
             let expected: (Phase, [Machine.Action])
             if phase == .removed || name == "remove" {
                 expected = (.removed, [.exit])
-            } else if phase == .paused && name != "resume" || name == "pause" {
-                expected = (.paused, [.waitForWake])
-            } else if (phase == .stopped && !["reload", "forced", "resetDeleted"].contains(name)) || name == "endStop"
+            } else if phase == .paused(nil) && name != "resume" || name == "pause" {
+                expected = (.paused(pending), [.waitForWake])
+            } else if (phase == .stopped(reason: "error 105") && !["reload", "forced", "resetDeleted"].contains(name)) || name == "endStop"
                 || name == "quarantineFailed"
             {
-                expected = (.stopped, [.waitForWake])
+                expected = (.stopped(reason: reason ?? "none"), [.waitForWake])
             } else {
                 expected = (machine.phase, [.bind])
+                #expect(machine.pendingReset == nil, "\(phase)/\(name) then a pass that binds: no reset shown")
             }
             #expect(machine.phase == expected.0, "\(phase)/\(name) then a pass: phase")
             #expect(actions == expected.1, "\(phase)/\(name) then a pass: actions")
+            Self.expectConsistent(machine, "\(phase)/\(name) then a pass")
         }
     }
 
@@ -157,12 +275,12 @@ import TetherStore
 
     @Test func pauseRemovalAndAForcedResetEndTheSession() {
         for event in [Machine.Event.pauseRequested, .removeRequested, .resetForced(id: "r1")] {
-            var machine = Self.machine(in: .syncing)
+            var machine = Self.machine(in: Self.ready)
             #expect(!machine.sessionShouldEnd)
             _ = machine.handle(event)
             #expect(machine.sessionShouldEnd, "\(event)")
         }
-        var machine = Self.machine(in: .syncing)
+        var machine = Self.machine(in: Self.ready)
         _ = machine.handle(.resetForced(id: "r1"))
         #expect(machine.pendingReset?.id == "r1")
         _ = machine.handle(.sessionEnded(.interrupted, boundFor: .seconds(1)))
@@ -190,20 +308,20 @@ import TetherStore
     }
 
     @Test func aStopIsRememberedUntilAReloadOrADeleteStoreThatFinished() {
-        var machine = Self.machine(in: .stopped)
-        #expect(machine.stoppedReason == "error 105")
+        var machine = Self.machine(in: .stopped(reason: "error 105"))
+        #expect(machine.stopReason == "error 105")
         #expect(machine.handle(.passStarted(pendingReset: nil)) == [.waitForWake])
         _ = machine.handle(.resetEnded(.done(deleteStore: false)))
         #expect(machine.handle(.passStarted(pendingReset: nil)) == [.waitForWake], "an ordinary reset does not clear a stop")
         _ = machine.handle(.resetEnded(.done(deleteStore: true)))
-        #expect(machine.stoppedReason == nil)
+        #expect(machine.stopReason == nil)
         #expect(machine.handle(.passStarted(pendingReset: nil)) == [.bind])
         _ = machine.handle(.quarantineFailed(reason: "read-only file system"))
-        #expect(machine.stoppedReason == "the damaged store could not be quarantined: read-only file system")
+        #expect(machine.stopReason == "the damaged store could not be quarantined: read-only file system")
     }
 
     @Test func aResetThatWaitsForAnOperatorIsShownWithItsReason() {
-        var machine = Self.machine(in: .resetting)
+        var machine = Self.machine(in: .resetting(Self.automatic))
         _ = machine.handle(.resetEnded(.waitsForOperator(Self.manual)))
         #expect(machine.shownState == .resetPending)
         #expect(machine.pendingReset?.reason == "the partition's mode is manual")

@@ -13,7 +13,7 @@ final class ScriptedLink: PartitionLink {
     private let sessions = Mutex<[ScriptedSession]>([])
     private let closed = Mutex(false)
 
-    func openSession(_ request: BindRequest) async throws -> any PartitionSession {
+    func openSession(_ request: BindRequest) async throws -> any LinkSession {
         let session = ScriptedSession(request: request)
         sessions.withLock { $0.append(session) }
         return session
@@ -38,7 +38,7 @@ final class ScriptedLink: PartitionLink {
     }
 }
 
-final class ScriptedSession: PartitionSession {
+final class ScriptedSession: LinkSession {
     let request: BindRequest
     let events: SessionEvents
     private let continuation: AsyncStream<SessionEvent>.Continuation
