@@ -6,16 +6,21 @@ public import TetherProtocol
 /// checked inside every transaction that moves a head other than by appending (restore,
 /// compaction), and at start, where a partition that breaks it is repaired.
 extension PostgresServerStorage {
-    /// The salt of `version` in the partition's retained history (its base and version 0 included).
-    static func retainedSalt(of version: Int64, in partition: PartitionRow, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64? {
-        if version == 0 { return 0 }
-        if version == partition.head.base.version { return partition.head.base.salt }
-        for try await salt in try await connection.guardedQuery(
-            "SELECT salt FROM history WHERE partition_id = \(partition.id) AND version = \(version)", logger: logger
-        ).decode(Int64.self) {
+    /// The salt of `version` in the partition's retained history (``PartitionRules/salt(of:in:)``).
+    static func retainedSalt(
+        of version: Int64, in partition: StoredPartition?, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> Int64? {
+        switch PartitionRules.salt(of: version, in: partition) {
+        case .known(let salt):
             return salt
+        case .history(let partitionID):
+            for try await salt in try await connection.guardedQuery(
+                "SELECT salt FROM history WHERE partition_id = \(partitionID) AND version = \(version)", logger: logger
+            ).decode(Int64.self) {
+                return salt
+            }
+            return nil
         }
-        return nil
     }
 
     static func retainedVersions(of partitionID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [ServerVersion] {

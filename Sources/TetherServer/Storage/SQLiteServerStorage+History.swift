@@ -6,15 +6,18 @@ public import TetherProtocol
 /// transaction that moves a head other than by appending (restore, compaction), and at open,
 /// where a partition that breaks it is repaired.
 extension SQLiteServerStorage {
-    /// The salt of `version` in `partition`'s retained history (its base and version 0 included).
-    static func retainedSalt(of version: Int64, in partition: PartitionRow, _ db: Database) throws -> Int64? {
-        if version == 0 { return 0 }
-        if version == partition.head.base.version { return partition.head.base.salt }
-        return try Int64.fetchOne(
-            db, sql: "SELECT salt FROM history WHERE partition_id = ? AND version = ?", arguments: [partition.id, version])
+    /// The salt of `version` in `partition`'s retained history (``PartitionRules/salt(of:in:)``).
+    static func retainedSalt(of version: Int64, in partition: StoredPartition?, _ db: Database) throws -> Int64? {
+        switch PartitionRules.salt(of: version, in: partition) {
+        case .known(let salt):
+            return salt
+        case .history(let partitionID):
+            return try Int64.fetchOne(
+                db, sql: "SELECT salt FROM history WHERE partition_id = ? AND version = ?", arguments: [partitionID, version])
+        }
     }
 
-    static func partitionRow(id: Int64, _ db: Database) throws -> PartitionRow? {
+    static func partitionRow(id: Int64, _ db: Database) throws -> StoredPartition? {
         guard let name = try String.fetchOne(db, sql: "SELECT name FROM partitions WHERE id = ?", arguments: [id]),
             let partition = PartitionName(name)
         else { return nil }
