@@ -53,15 +53,14 @@ extension PostgresServerStorage {
                 guard let partition = PartitionName(name),
                     let row = try await Self.partitionRow(partition, lock: true, connection, logger)
                 else { continue }
-                let problems = HistoryInvariant.violations(head: row.head, history: try await Self.retainedVersions(of: row.id, connection, logger))
-                guard !problems.isEmpty else { continue }
-                let repaired = HistoryInvariant.repaired(row.head)
+                let history = try await Self.retainedVersions(of: row.id, connection, logger)
+                guard let repair = HistoryInvariant.repair(name, head: row.head, history: history) else { continue }
                 try await connection.guardedQuery("DELETE FROM history WHERE partition_id = \(row.id)", logger: logger)
                 try await connection.guardedQuery(
-                    "UPDATE partitions SET base_version = \(repaired.base.version), base_salt = \(repaired.base.salt) WHERE id = \(row.id)",
+                    "UPDATE partitions SET base_version = \(repair.head.base.version), base_salt = \(repair.head.base.salt) WHERE id = \(row.id)",
                     logger: logger)
-                try await Self.checkHistory(of: row.id, head: repaired, connection, logger)
-                repairs.append(HistoryRepair(partition: name, problems: problems, head: repaired))
+                try await Self.checkHistory(of: row.id, head: repair.head, connection, logger)
+                repairs.append(repair)
             }
             return repairs
         }

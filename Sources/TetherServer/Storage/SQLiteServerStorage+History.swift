@@ -39,19 +39,17 @@ extension SQLiteServerStorage {
     public func repairHistories() async throws -> [HistoryRepair] {
         try await pool.write { db in
             var repairs: [HistoryRepair] = []
-            for row in try Row.fetchAll(db, sql: "SELECT id FROM partitions ORDER BY name") {
-                let id: Int64 = row["id"]
-                guard let partition = try Self.partitionRow(id: id, db) else { continue }
-                let problems = HistoryInvariant.violations(head: partition.head, history: try Self.retainedVersions(of: id, db))
-                guard !problems.isEmpty else { continue }
-                let repaired = HistoryInvariant.repaired(partition.head)
+            for name in try String.fetchAll(db, sql: "SELECT name FROM partitions ORDER BY name") {
+                guard let partitionName = PartitionName(name), let partition = try Self.partitionRow(partitionName, db) else { continue }
+                let id = partition.id
+                guard let repair = HistoryInvariant.repair(name, head: partition.head, history: try Self.retainedVersions(of: id, db))
+                else { continue }
                 try db.execute(sql: "DELETE FROM history WHERE partition_id = ?", arguments: [id])
                 try db.execute(
                     sql: "UPDATE partitions SET base_version = ?, base_salt = ? WHERE id = ?",
-                    arguments: [repaired.base.version, repaired.base.salt, id])
-                try Self.checkHistory(of: id, head: repaired, db)
-                let name: String = try String.fetchOne(db, sql: "SELECT name FROM partitions WHERE id = ?", arguments: [id]) ?? "?"
-                repairs.append(HistoryRepair(partition: name, problems: problems, head: repaired))
+                    arguments: [repair.head.base.version, repair.head.base.salt, id])
+                try Self.checkHistory(of: id, head: repair.head, db)
+                repairs.append(repair)
             }
             return repairs
         }
