@@ -17,8 +17,9 @@ enum PartitionRules {
     static let createdHead = PartitionHead.empty
 
     /// A salt for a new version or client file: random, and never 0, the salt of version 0 and
-    /// of a partition not created yet, so a store can only match a version it really saw.
-    static func freshSalt() -> Int64 { Int64.random(in: 1...Int64.max) }
+    /// of a partition not created yet, so a store can only match a version it really saw. The
+    /// rule of every salt in the protocol (``StoreLineage/freshSalt()``).
+    static func freshSalt() -> Int64 { StoreLineage.freshSalt() }
 
     /// The version the next integrated changeset commits as.
     static func version(after latest: ServerVersion) -> ServerVersion {
