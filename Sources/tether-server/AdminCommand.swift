@@ -8,7 +8,8 @@ import TetherTOML
 /// `tether-server admin [--url URL] [--token-file F] COMMAND [--json]`: the admin client.
 /// Without --url and --token-file, they come from the server's config file when it is
 /// readable (`listen`, `tls_*`, `admin_token_file`), else `http://127.0.0.1:7800` and
-/// `/etc/tether/admin.token`.
+/// `/etc/tether/admin.token`. A config file that is read but does not parse is refused, not
+/// taken for defaults that may name another server.
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
@@ -33,8 +34,19 @@ struct AdminCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one JSON document instead of text.")
     var json = false
 
+    /// The server's config file, nil when it cannot be read (absent, or not readable by this user).
+    private func configuredServer() throws -> ServerConfiguration? {
+        // Unreadable: the defaults apply, as documented; the read's error is not an answer.
+        guard let text = try? String(contentsOfFile: config, encoding: .utf8) else { return nil }
+        do {
+            return try ServerConfiguration.parse(toml: text, file: config)
+        } catch {
+            throw CommandFailure.usage(["--config: \(config) does not parse; pass --url and --token-file, or fix it:"] + error.problems.map(\.description))
+        }
+    }
+
     func client() throws -> AdminClient {
-        let configured = (try? String(contentsOfFile: config, encoding: .utf8)).flatMap { try? ServerConfiguration.parse(toml: $0, file: config) }
+        let configured = url != nil && tokenFile != nil ? nil : try configuredServer()
         let baseURL = url ?? configured.map(Self.url(for:)) ?? "http://127.0.0.1:7800"
         let tokenPath = tokenFile ?? configured?.adminTokenFile ?? "/etc/tether/admin.token"
         let token: String

@@ -120,6 +120,7 @@ struct AdminSchemaApply: AsyncParsableCommand {
             let result = try await admin.client().applySchema(toml: text, file: file, allowBreaking: allowBreaking)
             print(admin.json ? try AdminCommand.encode(result) : Self.describe(result))
         } catch AdminClient.Failure.rejected(409, _, let hint, let body) {
+            // The differences, when the refusal carries them; the failure below is the answer either way.
             if let result = try? JSONDecoder().decode(AdminAPI.SchemaApplied.self, from: body) {
                 print(admin.json ? try AdminCommand.encode(result) : Self.describe(result))
             }

@@ -34,6 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
                         location, password: loaded.storagePassword, logger: Logger(label: "tether-server.check"))
                     print("\(config): the database \(location) answers (\(version.prefix { $0 != "," }))")
                 } catch {
+                    // The line number only points at the key; the file was read once already.
                     let line = KeyLineIndex(text: (try? String(contentsOfFile: config, encoding: .utf8)) ?? "").line(of: "storage.url")
                     let problem = ConfigProblem(file: config, key: "storage.url", line: line, message: "the database does not answer: \(error)")
                     throw CommandFailure(lines: [problem.description], exitCode: 2)

@@ -61,6 +61,11 @@ import TetherProtocol
         #expect(!HistoryInvariant.violations(head: PartitionHead(latest: v(3, 30), base: .none), history: [v(1, 10), v(3, 30)]).isEmpty)
         #expect(!HistoryInvariant.violations(head: PartitionHead(latest: v(0, 0), base: v(0, 5)), history: []).isEmpty)
         #expect(HistoryInvariant.repaired(PartitionHead(latest: v(8, 80), base: .none)) == PartitionHead(latest: v(8, 80), base: v(8, 80)))
+        #expect(HistoryInvariant.repair("p", head: PartitionHead(latest: v(2, 20), base: .none), history: [v(1, 10), v(2, 20)]) == nil)
+        let repair = HistoryInvariant.repair("p", head: PartitionHead(latest: v(8, 80), base: .none), history: [])
+        #expect(repair?.partition == "p")
+        #expect(repair?.head == PartitionHead(latest: v(8, 80), base: v(8, 80)))
+        #expect(repair?.problems.isEmpty == false)
     }
 }
 

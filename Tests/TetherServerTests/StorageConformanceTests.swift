@@ -60,10 +60,10 @@ import TetherTestTraits
             #expect(Set(history.map(\.version.salt)).count == 6)
             #expect(history.map(\.originFile) == [a.id, b.id, a.id, a.id, a.id, a.id])
             #expect(history.map(\.originSeq) == [2, 1, 3, 4, 5, 6])
-            #expect(history[5].changeset.changes.count == 3)
+            #expect(try history[5].decodedChangeset().changes.count == 3)
             #expect(try await storage.history(of: partition, after: 2, maxEntries: 2, maxBytes: 1 << 20).map(\.version.version) == [3, 4])
             #expect(try await storage.history(of: partition, after: 0, maxEntries: 100, maxBytes: 1).count == 1)
-            let firstTwo = history[0].changeset.encoded.count + history[1].changeset.encoded.count
+            let firstTwo = try history[0].decodedChangeset().encoded.count + history[1].decodedChangeset().encoded.count
             #expect(try await storage.history(of: partition, after: 0, maxEntries: 100, maxBytes: firstTwo).count == 2)
             #expect(try await storage.history(of: partition, after: 6, maxEntries: 100, maxBytes: 1 << 20).isEmpty)
 

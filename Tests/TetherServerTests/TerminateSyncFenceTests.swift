@@ -94,8 +94,10 @@ import TetherTestTraits
     /// terminate-sync committed on another instance.
     @Test func aBindWithStaleFlagsIsRefusedAfterTerminateSyncOnAnotherInstance() async throws {
         try await withStorage(.postgresql) { storage, place in
+            let hub = SyncHub()
             let service = SyncService(
-                storage: storage, hub: SyncHub(), policy: Self.policy(), bus: AcceptingBus(), now: { Date() }, logger: Logger(label: "test"))
+                storage: storage, hub: hub, fence: RebindFence(hub: hub), policy: Self.policy(), bus: AcceptingBus(), now: { Date() },
+                logger: Logger(label: "test"))
             let request = BindRequest(session: 1, partition: partition.rawValue, token: "device-token", identity: nil)
             let before = await service.bind(request, key: SessionKey(connection: 1, session: 1), fail: { _ in })
             guard case .accepted = before else {

@@ -91,8 +91,8 @@ public struct AdminClient: Sendable {
                 if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
                 try FileManager.default.moveItem(atPath: temporary, toPath: path)
             } catch {
-                try? handle.close()
-                try? FileManager.default.removeItem(atPath: temporary)
+                try? handle.close()  // cleanup: the error is what the caller hears
+                try? FileManager.default.removeItem(atPath: temporary)  // cleanup, as above
                 throw error
             }
             return size
@@ -128,8 +128,15 @@ public struct AdminClient: Sendable {
     }
 
     private func rejection(_ response: HTTPClientResponse) async throws -> Failure {
-        let bytes = (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer()
+        let bytes: ByteBuffer
+        do {
+            bytes = try await response.body.collect(upTo: 1 << 20)
+        } catch {
+            let message = "\(response.status.reasonPhrase) (the server's explanation could not be read: \(error))"
+            return .rejected(status: Int(response.status.code), message: message, hint: nil, body: Data())
+        }
         let data = Data(bytes.readableBytesView)
+        // A body that is not the server's failure document (a proxy's page, say): the status says it.
         if let failure = try? JSONDecoder().decode(AdminAPI.Failure.self, from: data) {
             return .rejected(status: Int(response.status.code), message: failure.error, hint: failure.hint, body: data)
         }
@@ -145,7 +152,7 @@ public struct AdminClient: Sendable {
             try await client.shutdown()
             return result
         } catch {
-            try? await client.shutdown()
+            try? await client.shutdown()  // cleanup: the body's error is what the caller hears
             throw error
         }
     }

@@ -48,8 +48,18 @@ struct AdminRoutes<Context: RequestContext> {
             let body = try await request.decode(as: AdminAPI.GrantRequest.self, context: context)
             return try await control.grant(user: body.user, pattern: body.pattern, access: nil)
         }
-        admin.post("compact") { request, context in
-            let body = try? await request.decode(as: AdminAPI.CompactRequest.self, context: context)
+        admin.post("compact") { request, _ in
+            // No body: the configured horizon. A body that does not decode is refused rather
+            // than read as no body, which would compact with another horizon than asked.
+            let bytes = try await request.body.collect(upTo: 1 << 16)
+            var body: AdminAPI.CompactRequest? = nil
+            if bytes.readableBytes > 0 {
+                do {
+                    body = try JSONDecoder().decode(AdminAPI.CompactRequest.self, from: Data(bytes.readableBytesView))
+                } catch {
+                    throw AdminError(.badRequest, "the compact request does not decode: \(error)")
+                }
+            }
             return try await control.compact(horizonSeconds: body?.horizonSeconds)
         }
         admin.post("backup") { _, _ in try await backup() }
@@ -61,20 +71,30 @@ struct AdminRoutes<Context: RequestContext> {
         do {
             try await control.storage.backup(to: path)
         } catch {
-            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: path)  // cleanup: the failure is the answer
             throw AdminError(.internalServerError, "backup failed: \(error)")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw AdminError(.internalServerError, "backup failed: cannot read \(path)")
         }
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-        try? FileManager.default.removeItem(atPath: path)  // the open handle keeps the data
-        control.logger.notice("backup streamed", metadata: ["bytes": "\(size ?? -1)"])
+        let size: Int
+        do {
+            guard let bytes = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int else {
+                throw AdminError(.internalServerError, "backup failed: \(path) has no size")
+            }
+            size = bytes
+        } catch {
+            try? handle.close()  // cleanup: the failure below is the answer
+            try? FileManager.default.removeItem(atPath: path)  // cleanup, as above
+            throw error as? AdminError ?? AdminError(.internalServerError, "backup failed: cannot read the size of \(path): \(error)")
+        }
+        try? FileManager.default.removeItem(atPath: path)  // the open handle keeps the data; a leftover file is only litter
+        control.logger.notice("backup streamed", metadata: ["bytes": "\(size)"])
         let file = UncheckedFileHandle(handle)
         return Response(
             status: .ok, headers: [.contentType: "application/vnd.sqlite3"],
             body: ResponseBody(contentLength: size) { writer in
-                defer { try? file.handle.close() }
+                defer { try? file.handle.close() }  // cleanup once streamed
                 while let data = try file.handle.read(upToCount: 1 << 20), !data.isEmpty {
                     try await writer.write(ByteBuffer(bytes: data))
                 }

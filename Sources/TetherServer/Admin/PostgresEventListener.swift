@@ -56,7 +56,7 @@ struct PostgresEventListener: Service {
                 }
                 // Closed and awaited on every path (a connection must not be dropped open).
                 let _: EventLoopFuture<Void> = connection.close()
-                try? await connection.closeFuture.get()
+                try? await connection.closeFuture.get()  // closing: its error changes nothing
                 if let failure { throw failure }
             } catch {
                 if Task.isCancelled { return }

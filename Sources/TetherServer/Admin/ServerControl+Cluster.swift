@@ -16,9 +16,8 @@ extension ServerControl {
                 await hub.publish(partition)
             case .restored(let partition):
                 await headTracker.forget(partition)
-                let notified = await failSessions(
-                    where: { $0.partition == partition },
-                    with: Self.rebind("partition \(partition) was restored to an earlier snapshot"))
+                let notified = await fence.rebind(
+                    where: { $0.partition == partition }, because: "partition \(partition) was restored to an earlier snapshot")
                 logger.notice("partition restored on another instance", metadata: ["partition": "\(partition)", "sessions_notified": "\(notified)"])
             case .flagsChanged, .schemaChanged, .grantsChanged:
                 needsResync = true
@@ -47,9 +46,8 @@ extension ServerControl {
             if known == head.latest { continue }
             // The version this instance last saw is gone or has another salt: history was rewritten.
             if try await storage.salt(of: partition, version: known.version) != known.salt, known.version > head.base.version {
-                _ = await failSessions(
-                    where: { $0.partition == partition },
-                    with: Self.rebind("partition \(partition) was restored to an earlier snapshot"))
+                _ = await fence.rebind(
+                    where: { $0.partition == partition }, because: "partition \(partition) was restored to an earlier snapshot")
             } else {
                 await hub.publish(partition)
             }
@@ -62,7 +60,7 @@ extension ServerControl {
         if flags != snapshot.flags {
             _ = await policy.setFlags(flags)
             if flags.syncTerminated && !snapshot.flags.syncTerminated {
-                let notified = await failSessions(where: { _ in true }, with: Self.rebind("sync was terminated on the server"))
+                let notified = await fence.rebind(where: { _ in true }, because: "sync was terminated on the server")
                 logger.notice("sync terminated on another instance", metadata: ["sessions_notified": "\(notified)"])
             }
         }
@@ -71,7 +69,7 @@ extension ServerControl {
         if !newer.isEmpty {
             for record in newer { _ = await policy.appendSchema(record) }
             let version = newer.last!.version
-            _ = await failSessions(where: { _ in true }, with: Self.rebind("the server's schema changed to version \(version)"))
+            _ = await fence.rebind(where: { _ in true }, because: "the server's schema changed to version \(version)")
         }
         let grants = try await storage.runtimeGrants()
         if Set(grants) != Set(snapshot.runtimeGrants) {

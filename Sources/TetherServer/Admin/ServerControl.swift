@@ -11,14 +11,21 @@ import TetherTOML
 /// terminated, or their access changed.
 public final class ServerControl: Sendable {
     let service: SyncService
+    /// Tells sessions to bind again (``RebindFence``), the same one the sync service meets.
+    let fence: RebindFence
     let configuration: ServerConfiguration
     let now: @Sendable () -> Date
     let logger: Logger
     /// Heads this instance has seen, for ``resynchronize()`` (instances sharing a database).
     let headTracker = HeadTracker()
 
-    public init(service: SyncService, configuration: ServerConfiguration, now: @escaping @Sendable () -> Date, logger: Logger) {
+    public init(
+        service: SyncService, fence: RebindFence, configuration: ServerConfiguration, now: @escaping @Sendable () -> Date,
+        logger: Logger
+    ) {
+        precondition(fence.hub === service.hub, "the rebind fence must reach the sync service's sessions")
         self.service = service
+        self.fence = fence
         self.configuration = configuration
         self.now = now
         self.logger = logger
@@ -69,9 +76,8 @@ public final class ServerControl: Sendable {
         summary.restored(partition.rawValue, version: head.latest.version)
         logger.notice("partition restored", metadata: ["partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)"])
         await bus?.announce(.restored(partition))
-        let notified = await failSessions(
-            where: { $0.partition == partition },
-            with: Self.rebind("partition \(partition) was restored to snapshot \(snapshot)"))
+        let notified = await fence.rebind(
+            where: { $0.partition == partition }, because: "partition \(partition) was restored to snapshot \(snapshot)")
         return AdminAPI.Restored(partition: partition.rawValue, snapshot: snapshot, serverVersion: head.latest.version, sessionsNotified: notified)
     }
 
@@ -82,7 +88,7 @@ public final class ServerControl: Sendable {
         _ = await policy.setFlags(flags)
         logger.notice("sync terminated", metadata: ["client_files_forgotten": "\(forgotten)"])
         await bus?.announce(.flagsChanged)
-        let notified = await failSessions(where: { _ in true }, with: Self.rebind("sync was terminated on the server"))
+        let notified = await fence.rebind(where: { _ in true }, because: "sync was terminated on the server")
         return AdminAPI.SyncState(syncTerminated: true, clientFilesForgotten: forgotten, sessionsNotified: notified)
     }
 
@@ -137,8 +143,8 @@ public final class ServerControl: Sendable {
         ])
         result.applied = true
         await bus?.announce(.schemaChanged)
-        result.sessionsNotified = await failSessions(
-            where: { _ in true }, with: Self.rebind("the server's schema changed to version \(schema.version)"))
+        result.sessionsNotified = await fence.rebind(
+            where: { _ in true }, because: "the server's schema changed to version \(schema.version)")
         return result
     }
 
@@ -196,32 +202,9 @@ public final class ServerControl: Sendable {
         for session in await hub.bound() {
             if let error = BindRules.revalidate(session, against: snapshot) { failures.append((session, error)) }
         }
-        await push(failures)
+        await fence.push(failures)
         return failures.count
     }
-
-    func failSessions(where predicate: @Sendable (BoundSession) -> Bool, with error: SyncError) async -> Int {
-        let sessions = await hub.bound(where: predicate)
-        await push(sessions.map { ($0, error) })
-        return sessions.count
-    }
-
-    /// Pushes errors to sessions concurrently, so one slow connection does not delay the rest.
-    private func push(_ failures: [(BoundSession, SyncError)]) async {
-        await withDiscardingTaskGroup { group in
-            for (session, error) in failures {
-                group.addTask { await session.fail(error) }
-            }
-        }
-    }
-
-    /// A session fenced by its partition's epoch (``StorageError/fenced``): another instance
-    /// restored the partition or terminated sync since the session bound.
-    static func fencedRebind(_ what: String) -> SyncError {
-        rebind("\(what) was restored, or sync was terminated, since this session bound")
-    }
-
-    static func rebind(_ reason: String) -> SyncError { BindRules.rebind(reason) }
 
     private func knownPartition(_ name: String) throws -> PartitionName {
         let name = name.removingPercentEncoding ?? name

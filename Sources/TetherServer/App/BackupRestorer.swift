@@ -52,7 +52,7 @@ public enum BackupRestorer {
                 try manager.removeItem(atPath: database + suffix)
             }
             let partial = database + ".restoring"
-            try? manager.removeItem(atPath: partial)
+            try? manager.removeItem(atPath: partial)  // a leftover of an interrupted restore, usually absent
             try manager.copyItem(atPath: backup, toPath: partial)
             try manager.moveItem(atPath: partial, toPath: database)
         } catch {

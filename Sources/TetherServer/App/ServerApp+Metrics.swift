@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import Synchronization
 import TetherProtocol
 import TetherSystemd
 
@@ -27,13 +28,39 @@ extension ServerApp {
 /// The server's watchdog check: progress means the storage answered a read and the session
 /// hub answered, each within the time the watchdog loop waits for them. A storage or actor
 /// that hangs stops the pings, so systemd restarts the server after `WatchdogSec=`; a storage
-/// that answers with an error does not (that is `/healthz`'s 503, for the load balancer).
-struct ServerHealthCheck: HealthCheck {
+/// that answers with an error does not (that is `/healthz`'s 503, for the load balancer), but
+/// the check logs when its reads start failing and when they answer again.
+final class ServerHealthCheck: HealthCheck, Sendable {
     let service: SyncService
+    let logger: Logger
+    /// Whether the last read failed, so a failing storage is logged once, not at every ping.
+    private let failing = Mutex(false)
+
+    init(service: SyncService, logger: Logger) {
+        self.service = service
+        self.logger = logger
+    }
 
     func isMakingProgress() async -> Bool {
-        _ = try? await service.storage.flags()
+        do {
+            _ = try await service.storage.flags()
+            if recordFailing(false) { logger.notice("the storage answers reads again") }
+        } catch {
+            if recordFailing(true) {
+                logger.error("the storage fails reads; /healthz answers 503 until it recovers", metadata: [
+                    "error": "\(SyncService.oneLine(error))",
+                ])
+            }
+        }
         _ = await service.hub.connectionCount
         return true
+    }
+
+    /// Records whether the storage's last read failed; true when that changed.
+    private func recordFailing(_ now: Bool) -> Bool {
+        failing.withLock { before in
+            defer { before = now }
+            return before != now
+        }
     }
 }

@@ -86,7 +86,7 @@ public enum ServerApp {
             let service = try await prepare(loaded, storage: storage, options: options, logger: logger)
             try await serve(service, configuration: configuration, options: options, logger: logger, onReady: onReady)
         } catch {
-            try? await storage.close()
+            try? await storage.close()  // best effort: the error that stopped the server is the one to report
             throw error
         }
         try await storage.close()
@@ -175,8 +175,9 @@ public enum ServerApp {
             users: loaded.users, adminToken: loaded.adminToken, configuredGrants: configuration.grants,
             runtimeGrants: try await storage.runtimeGrants(), flags: flags, configuredRecovery: configuration.clientRecovery,
             schemas: SchemaRegistry(history: history))
+        let hub = SyncHub()
         let service = SyncService(
-            storage: storage, hub: SyncHub(), policy: policy, bus: bus, now: options.now, logger: logger,
+            storage: storage, hub: hub, fence: RebindFence(hub: hub), policy: policy, bus: bus, now: options.now, logger: logger,
             globPartitionsPerUser: configuration.limits.globPartitionsPerUser)
         service.summary.replace(with: try await storage.latestVersions())
         return service
@@ -187,7 +188,8 @@ public enum ServerApp {
         onReady: @escaping @Sendable (ListenAddress) async -> Void,
         extraService: (ServerControl) -> (any Service)? = { _ in nil }
     ) async throws {
-        let control = ServerControl(service: service, configuration: configuration, now: options.now, logger: logger)
+        let control = ServerControl(
+            service: service, fence: service.fence, configuration: configuration, now: options.now, logger: logger)
         let endpoint = SyncEndpoint(service: service)
         let router = Router(context: TetherRequestContext.self)
         AdminRoutes(control: control, dataDirectory: configuration.dataDirectory).register(on: router)
@@ -240,7 +242,7 @@ public enum ServerApp {
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
                 service: WatchdogService(
-                    interval: options.watchdogInterval, notifier: options.notifier, healthCheck: ServerHealthCheck(service: service),
+                    interval: options.watchdogInterval, notifier: options.notifier, healthCheck: ServerHealthCheck(service: service, logger: logger),
                     clock: ContinuousClock(), logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
         ]

@@ -125,6 +125,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     private func start(_ context: ChannelHandlerContext) {
         guard !started else { return }
         started = true
+        // Read sizing only: a channel that refuses it reads with the default allocator.
         try? context.channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.unauthenticatedReads)
         arm(context, .headerTimeout)
     }

@@ -71,4 +71,13 @@ public enum HistoryInvariant {
     public static func repaired(_ head: PartitionHead) -> PartitionHead {
         PartitionHead(latest: head.latest, base: head.latest)
     }
+
+    /// What repairing partition `name` means, with `head` and its retained `history`: nil when
+    /// the invariant holds; else the problems found and the ``repaired(_:)`` head, which a
+    /// storage writes after dropping the partition's history.
+    public static func repair(_ name: String, head: PartitionHead, history: [ServerVersion]) -> HistoryRepair? {
+        let problems = violations(head: head, history: history)
+        guard !problems.isEmpty else { return nil }
+        return HistoryRepair(partition: name, problems: problems, head: repaired(head))
+    }
 }

@@ -30,7 +30,7 @@ extension PostgresServerStorage {
             let logger = self.logger
             // The partition's lock: no upload commits between the copies of state and client files.
             let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: true, connection, logger)
-            let id = SQLiteServerStorage.snapshotID()
+            let id = PartitionRules.snapshotID()
             try await connection.guardedQuery(
                 """
                 INSERT INTO snapshots(id, partition_id, version, salt, base_version, base_salt, created_at)

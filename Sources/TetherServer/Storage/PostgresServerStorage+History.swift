@@ -6,16 +6,21 @@ public import TetherProtocol
 /// checked inside every transaction that moves a head other than by appending (restore,
 /// compaction), and at start, where a partition that breaks it is repaired.
 extension PostgresServerStorage {
-    /// The salt of `version` in the partition's retained history (its base and version 0 included).
-    static func retainedSalt(of version: Int64, in partition: PartitionRow, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64? {
-        if version == 0 { return 0 }
-        if version == partition.head.base.version { return partition.head.base.salt }
-        for try await salt in try await connection.guardedQuery(
-            "SELECT salt FROM history WHERE partition_id = \(partition.id) AND version = \(version)", logger: logger
-        ).decode(Int64.self) {
+    /// The salt of `version` in the partition's retained history (``PartitionRules/salt(of:in:)``).
+    static func retainedSalt(
+        of version: Int64, in partition: StoredPartition?, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> Int64? {
+        switch PartitionRules.salt(of: version, in: partition) {
+        case .known(let salt):
             return salt
+        case .history(let partitionID):
+            for try await salt in try await connection.guardedQuery(
+                "SELECT salt FROM history WHERE partition_id = \(partitionID) AND version = \(version)", logger: logger
+            ).decode(Int64.self) {
+                return salt
+            }
+            return nil
         }
-        return nil
     }
 
     static func retainedVersions(of partitionID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [ServerVersion] {
@@ -48,15 +53,14 @@ extension PostgresServerStorage {
                 guard let partition = PartitionName(name),
                     let row = try await Self.partitionRow(partition, lock: true, connection, logger)
                 else { continue }
-                let problems = HistoryInvariant.violations(head: row.head, history: try await Self.retainedVersions(of: row.id, connection, logger))
-                guard !problems.isEmpty else { continue }
-                let repaired = HistoryInvariant.repaired(row.head)
+                let history = try await Self.retainedVersions(of: row.id, connection, logger)
+                guard let repair = HistoryInvariant.repair(name, head: row.head, history: history) else { continue }
                 try await connection.guardedQuery("DELETE FROM history WHERE partition_id = \(row.id)", logger: logger)
                 try await connection.guardedQuery(
-                    "UPDATE partitions SET base_version = \(repaired.base.version), base_salt = \(repaired.base.salt) WHERE id = \(row.id)",
+                    "UPDATE partitions SET base_version = \(repair.head.base.version), base_salt = \(repair.head.base.salt) WHERE id = \(row.id)",
                     logger: logger)
-                try await Self.checkHistory(of: row.id, head: repaired, connection, logger)
-                repairs.append(HistoryRepair(partition: name, problems: problems, head: repaired))
+                try await Self.checkHistory(of: row.id, head: repair.head, connection, logger)
+                repairs.append(repair)
             }
             return repairs
         }

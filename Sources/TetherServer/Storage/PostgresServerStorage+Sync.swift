@@ -5,22 +5,15 @@ import PostgresNIO
 public import TetherProtocol
 
 extension PostgresServerStorage {
-    struct PartitionRow: Sendable {
-        var id: Int64
-        var head: PartitionHead
-        /// Incremented by every restore (fences sessions bound before it).
-        var epoch: Int64
-    }
-
     /// The partition's row; `lock` takes the row lock every change to the partition takes first.
-    static func partitionRow(_ name: PartitionName, lock: Bool = false, _ connection: PostgresConnection, _ logger: Logger) async throws -> PartitionRow? {
+    static func partitionRow(_ name: PartitionName, lock: Bool = false, _ connection: PostgresConnection, _ logger: Logger) async throws -> StoredPartition? {
         let rows = try await connection.guardedQuery(
             lock
                 ? "SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = \(name.rawValue) FOR UPDATE"
                 : "SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = \(name.rawValue)",
             logger: logger)
         for try await (id, latest, latestSalt, base, baseSalt, epoch) in rows.decode((Int64, Int64, Int64, Int64, Int64, Int64).self) {
-            return PartitionRow(
+            return StoredPartition(
                 id: id,
                 head: PartitionHead(latest: ServerVersion(version: latest, salt: latestSalt), base: ServerVersion(version: base, salt: baseSalt)),
                 epoch: epoch)
@@ -28,17 +21,21 @@ extension PostgresServerStorage {
         return nil
     }
 
-    static func createPartitionIfNeeded(_ partition: PartitionName, now: Date, lock: Bool, _ connection: PostgresConnection, _ logger: Logger) async throws -> PartitionRow {
+    /// The partition's row, created with ``PartitionRules/createdHead`` when it has none.
+    static func createPartitionIfNeeded(
+        _ partition: PartitionName, now: Date, lock: Bool, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> StoredPartition {
+        let head = PartitionRules.createdHead
         try await connection.guardedQuery(
             """
             INSERT INTO partitions(name, latest_version, latest_salt, base_version, base_salt, created_at)
-            VALUES (\(partition.rawValue), 0, 0, 0, 0, \(now.timeIntervalSince1970)) ON CONFLICT (name) DO NOTHING
+            VALUES (\(partition.rawValue), \(head.latest.version), \(head.latest.salt), \(head.base.version), \(head.base.salt),
+                \(now.timeIntervalSince1970))
+            ON CONFLICT (name) DO NOTHING
             """, logger: logger)
         guard let row = try await partitionRow(partition, lock: lock, connection, logger) else { throw StorageError.corrupt("partitions") }
         return row
     }
-
-    static func freshSalt() -> Int64 { Int64.random(in: 1...Int64.max) }
 
     public func head(of partition: PartitionName) async throws -> PartitionHead? {
         try await withStorageErrors {
@@ -49,13 +46,7 @@ extension PostgresServerStorage {
     public func salt(of partition: PartitionName, version: Int64) async throws -> Int64? {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                guard let p = try await Self.partitionRow(partition, connection, logger) else { return version == 0 ? 0 : nil }
-                if version == 0 { return 0 }
-                if version == p.head.base.version { return p.head.base.salt }
-                let rows = try await connection.guardedQuery(
-                    "SELECT salt FROM history WHERE partition_id = \(p.id) AND version = \(version)", logger: logger)
-                for try await salt in rows.decode(Int64.self) { return salt }
-                return nil
+                try await Self.retainedSalt(of: version, in: try await Self.partitionRow(partition, connection, logger), connection, logger)
             }
         }
     }
@@ -84,7 +75,7 @@ extension PostgresServerStorage {
     public func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
         try await transaction { connection in
             let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: false, connection, self.logger)
-            let salt = Self.freshSalt()
+            let salt = PartitionRules.freshSalt()
             let rows = try await connection.guardedQuery(
                 """
                 INSERT INTO client_files(partition_id, salt, created_at, last_seen)
@@ -150,7 +141,7 @@ extension PostgresServerStorage {
                 try await Self.applyToState(accepted.map(\.changes), partitionID: p.id, connection, logger)
                 var versions: [Int64] = [], salts: [Int64] = [], seqs: [Int64] = [], blobs: [ByteBuffer] = []
                 for upload in accepted {
-                    let version = ServerVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
+                    let version = PartitionRules.version(after: p.head.latest)
                     versions.append(version.version)
                     salts.append(version.salt)
                     seqs.append(upload.lastSeq)
@@ -275,7 +266,7 @@ extension PostgresServerStorage {
                     try await connection.guardedQuery("COMMIT", logger: logger)
                     return entries
                 } catch {
-                    _ = try? await connection.guardedQuery("ROLLBACK", logger: logger)
+                    _ = try? await connection.guardedQuery("ROLLBACK", logger: logger)  // the body's error is the answer
                     throw error
                 }
             }
@@ -283,7 +274,7 @@ extension PostgresServerStorage {
     }
 
     private static func history(
-        _ p: PartitionRow, after version: Int64, maxEntries: Int, maxBytes: Int, _ connection: PostgresConnection, _ logger: Logger
+        _ p: StoredPartition, after version: Int64, maxEntries: Int, maxBytes: Int, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [HistoryEntry] {
         // The page's running size decides in the database where it stops (always one entry).
         let rows = try await connection.guardedQuery(
@@ -320,7 +311,9 @@ extension PostgresServerStorage {
                     file = (seq, integratedVersion)
                 }
                 guard let file else { return 0 }
-                if file.version <= version { return file.seq }
+                if case .known(let seq) = PartitionRules.integratedSeq(file.seq, integratedVersion: file.version, atOrBefore: version) {
+                    return seq
+                }
                 for try await seq in try await connection.guardedQuery(
                     """
                     SELECT max(origin_seq) FROM history WHERE partition_id = \(p.id) AND origin_file = \(clientFile) AND version <= \(version)

@@ -115,10 +115,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
         for try await (key, value) in try await connection.guardedQuery("SELECT key, value FROM meta", logger: logger).decode((String, Int64?).self) {
             values[key] = value
         }
-        return ServerFlags(
-            syncTerminated: (values["sync_terminated"] ?? 0) == 1,
-            recoveryOverride: (values["recovery_override"] ?? nil).map { $0 == 1 },
-            recoveryOverrideConfigValue: (values["recovery_override_config"] ?? nil).map { $0 == 1 })
+        return ServerFlags(meta: values)
     }
 
     public func setFlags(_ flags: ServerFlags) async throws {
@@ -126,12 +123,9 @@ public final class PostgresServerStorage: ServerStorage, Service {
     }
 
     static func write(_ flags: ServerFlags, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        let keys = ["sync_terminated", "recovery_override", "recovery_override_config"]
-        let values: [Bool?] = [flags.syncTerminated, flags.recoveryOverride, flags.recoveryOverrideConfigValue]
-        for (key, value) in zip(keys, values) {
-            let number: Int64? = value.map { $0 ? 1 : 0 }
+        for (key, value) in flags.metaRows {
             try await connection.guardedQuery(
-                "INSERT INTO meta(key, value) VALUES (\(key), \(number)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                "INSERT INTO meta(key, value) VALUES (\(key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 logger: logger)
         }
     }
@@ -263,7 +257,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
                     try await connection.guardedQuery("COMMIT", logger: logger)
                     return result
                 } catch {
-                    _ = try? await connection.guardedQuery("ROLLBACK", logger: logger)
+                    _ = try? await connection.guardedQuery("ROLLBACK", logger: logger)  // the body's error is the answer
                     throw error
                 }
             }

@@ -92,7 +92,7 @@ actor PostgresStateReader: StateReader {
     func close() async {
         guard !closed else { return }
         closed = true
-        _ = try? await connection.guardedQuery("COMMIT", logger: logger)
+        _ = try? await connection.guardedQuery("COMMIT", logger: logger)  // read only: ending it is cleanup
         try? await connection.close()
         slots.release()
     }

@@ -13,19 +13,18 @@ extension SQLiteServerStorage {
         }
     }
 
+    /// The flags as the `meta` rows say (``ServerFlags/init(meta:)``).
     static func readFlags(_ db: Database) throws -> ServerFlags {
-        let terminated = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'sync_terminated'") ?? 0
-        let override = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'recovery_override'")
-        let config = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'recovery_override_config'")
-        return ServerFlags(
-            syncTerminated: terminated == 1, recoveryOverride: override.map { $0 == 1 },
-            recoveryOverrideConfigValue: config.map { $0 == 1 })
+        ServerFlags(meta: Dictionary(
+            uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT key, value FROM meta").map { row -> (String, Int64?) in
+                (row["key"], row["value"])
+            }))
     }
 
     public func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord {
         try await pool.write { db in
             let p = try Self.createPartitionIfNeeded(partition, now: now, db)
-            let id = Self.snapshotID()
+            let id = PartitionRules.snapshotID()
             try db.execute(
                 sql: """
                     INSERT INTO snapshots(id, partition_id, version, salt, base_version, base_salt, created_at)
@@ -44,13 +43,6 @@ extension SQLiteServerStorage {
                 arguments: [id, p.id])
             return SnapshotRecord(id: id, partition: partition.rawValue, version: p.head.latest.version, createdAt: now)
         }
-    }
-
-    /// 16 hex digits: unguessable enough not to be confused with another server's.
-    static func snapshotID() -> String {
-        let value = UInt64.random(in: 0...UInt64.max)
-        let hex = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     public func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {

@@ -6,15 +6,18 @@ public import TetherProtocol
 /// transaction that moves a head other than by appending (restore, compaction), and at open,
 /// where a partition that breaks it is repaired.
 extension SQLiteServerStorage {
-    /// The salt of `version` in `partition`'s retained history (its base and version 0 included).
-    static func retainedSalt(of version: Int64, in partition: PartitionRow, _ db: Database) throws -> Int64? {
-        if version == 0 { return 0 }
-        if version == partition.head.base.version { return partition.head.base.salt }
-        return try Int64.fetchOne(
-            db, sql: "SELECT salt FROM history WHERE partition_id = ? AND version = ?", arguments: [partition.id, version])
+    /// The salt of `version` in `partition`'s retained history (``PartitionRules/salt(of:in:)``).
+    static func retainedSalt(of version: Int64, in partition: StoredPartition?, _ db: Database) throws -> Int64? {
+        switch PartitionRules.salt(of: version, in: partition) {
+        case .known(let salt):
+            return salt
+        case .history(let partitionID):
+            return try Int64.fetchOne(
+                db, sql: "SELECT salt FROM history WHERE partition_id = ? AND version = ?", arguments: [partitionID, version])
+        }
     }
 
-    static func partitionRow(id: Int64, _ db: Database) throws -> PartitionRow? {
+    static func partitionRow(id: Int64, _ db: Database) throws -> StoredPartition? {
         guard let name = try String.fetchOne(db, sql: "SELECT name FROM partitions WHERE id = ?", arguments: [id]),
             let partition = PartitionName(name)
         else { return nil }
@@ -36,19 +39,17 @@ extension SQLiteServerStorage {
     public func repairHistories() async throws -> [HistoryRepair] {
         try await pool.write { db in
             var repairs: [HistoryRepair] = []
-            for row in try Row.fetchAll(db, sql: "SELECT id FROM partitions ORDER BY name") {
-                let id: Int64 = row["id"]
-                guard let partition = try Self.partitionRow(id: id, db) else { continue }
-                let problems = HistoryInvariant.violations(head: partition.head, history: try Self.retainedVersions(of: id, db))
-                guard !problems.isEmpty else { continue }
-                let repaired = HistoryInvariant.repaired(partition.head)
+            for name in try String.fetchAll(db, sql: "SELECT name FROM partitions ORDER BY name") {
+                guard let partitionName = PartitionName(name), let partition = try Self.partitionRow(partitionName, db) else { continue }
+                let id = partition.id
+                guard let repair = HistoryInvariant.repair(name, head: partition.head, history: try Self.retainedVersions(of: id, db))
+                else { continue }
                 try db.execute(sql: "DELETE FROM history WHERE partition_id = ?", arguments: [id])
                 try db.execute(
                     sql: "UPDATE partitions SET base_version = ?, base_salt = ? WHERE id = ?",
-                    arguments: [repaired.base.version, repaired.base.salt, id])
-                try Self.checkHistory(of: id, head: repaired, db)
-                let name: String = try String.fetchOne(db, sql: "SELECT name FROM partitions WHERE id = ?", arguments: [id]) ?? "?"
-                repairs.append(HistoryRepair(partition: name, problems: problems, head: repaired))
+                    arguments: [repair.head.base.version, repair.head.base.salt, id])
+                try Self.checkHistory(of: id, head: repair.head, db)
+                repairs.append(repair)
             }
             return repairs
         }

@@ -3,24 +3,17 @@ import GRDB
 public import TetherProtocol
 
 extension SQLiteServerStorage {
-    struct PartitionRow {
-        var id: Int64
-        var head: PartitionHead
-    }
-
-    static func partitionRow(_ name: PartitionName, _ db: Database) throws -> PartitionRow? {
+    static func partitionRow(_ name: PartitionName, _ db: Database) throws -> StoredPartition? {
         guard let row = try Row.fetchOne(
             db, sql: "SELECT id, latest_version, latest_salt, base_version, base_salt FROM partitions WHERE name = ?",
             arguments: [name.rawValue])
         else { return nil }
-        return PartitionRow(
+        return StoredPartition(
             id: row["id"],
             head: PartitionHead(
                 latest: ServerVersion(version: row["latest_version"], salt: row["latest_salt"]),
                 base: ServerVersion(version: row["base_version"], salt: row["base_salt"])))
     }
-
-    static func freshSalt() -> Int64 { Int64.random(in: 1...Int64.max) }
 
     public func head(of partition: PartitionName) async throws -> PartitionHead? {
         try await pool.read { db in try Self.partitionRow(partition, db)?.head }
@@ -28,8 +21,7 @@ extension SQLiteServerStorage {
 
     public func salt(of partition: PartitionName, version: Int64) async throws -> Int64? {
         try await pool.read { db in
-            guard let p = try Self.partitionRow(partition, db) else { return version == 0 ? 0 : nil }
-            return try Self.retainedSalt(of: version, in: p, db)
+            try Self.retainedSalt(of: version, in: try Self.partitionRow(partition, db), db)
         }
     }
 
@@ -50,7 +42,7 @@ extension SQLiteServerStorage {
     public func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
         try await pool.write { db in
             let p = try Self.createPartitionIfNeeded(partition, now: now, db)
-            let salt = Self.freshSalt()
+            let salt = PartitionRules.freshSalt()
             try db.execute(
                 sql: "INSERT INTO client_files(partition_id, salt, created_at, last_seen) VALUES (?, ?, ?, ?)",
                 arguments: [p.id, salt, now.timeIntervalSince1970, now.timeIntervalSince1970])
@@ -58,15 +50,18 @@ extension SQLiteServerStorage {
         }
     }
 
-    static func createPartitionIfNeeded(_ partition: PartitionName, now: Date, _ db: Database) throws -> PartitionRow {
+    /// The partition's row, created with ``PartitionRules/createdHead`` when it has none.
+    static func createPartitionIfNeeded(_ partition: PartitionName, now: Date, _ db: Database) throws -> StoredPartition {
         if let existing = try partitionRow(partition, db) { return existing }
+        let head = PartitionRules.createdHead
         try db.execute(
             sql: """
                 INSERT INTO partitions(name, latest_version, latest_salt, base_version, base_salt, created_at)
-                VALUES (?, 0, 0, 0, 0, ?)
+                VALUES (?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [partition.rawValue, now.timeIntervalSince1970])
-        return PartitionRow(id: db.lastInsertedRowID, head: .empty)
+            arguments: [partition.rawValue, head.latest.version, head.latest.salt, head.base.version, head.base.salt,
+                        now.timeIntervalSince1970])
+        return StoredPartition(id: db.lastInsertedRowID, head: head)
     }
 
     public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
@@ -88,7 +83,7 @@ extension SQLiteServerStorage {
             let plan = UploadSequencing.plan(uploads, integratedSeq: file["integrated_seq"])
             for upload in plan.accepted {
                 try Self.applyToState(upload.changes, partitionID: p.id, db)
-                let version = ServerVersion(version: p.head.latest.version + 1, salt: Self.freshSalt())
+                let version = PartitionRules.version(after: p.head.latest)
                 try db.execute(
                     sql: """
                         INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
@@ -181,7 +176,9 @@ extension SQLiteServerStorage {
                     db, sql: "SELECT integrated_seq, integrated_version FROM client_files WHERE id = ? AND partition_id = ?",
                     arguments: [clientFile, p.id])
             else { return 0 }
-            if (row["integrated_version"] as Int64) <= version { return row["integrated_seq"] }
+            let source = PartitionRules.integratedSeq(
+                row["integrated_seq"], integratedVersion: row["integrated_version"], atOrBefore: version)
+            if case .known(let seq) = source { return seq }
             return try Int64.fetchOne(
                 db,
                 sql: "SELECT max(origin_seq) FROM history WHERE partition_id = ? AND origin_file = ? AND version <= ?",

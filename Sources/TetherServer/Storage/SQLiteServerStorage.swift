@@ -42,16 +42,7 @@ public final class SQLiteServerStorage: ServerStorage {
     // MARK: Flags
 
     public func flags() async throws -> ServerFlags {
-        try await pool.read { db in
-            let values = try Dictionary(
-                uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT key, value FROM meta").map { row -> (String, Int64?) in
-                    (row["key"], row["value"])
-                })
-            return ServerFlags(
-                syncTerminated: (values["sync_terminated"] ?? 0) == 1,
-                recoveryOverride: (values["recovery_override"] ?? nil).map { $0 == 1 },
-                recoveryOverrideConfigValue: (values["recovery_override_config"] ?? nil).map { $0 == 1 })
-        }
+        try await pool.read { db in try Self.readFlags(db) }
     }
 
     public func setFlags(_ flags: ServerFlags) async throws {
@@ -59,14 +50,11 @@ public final class SQLiteServerStorage: ServerStorage {
     }
 
     static func write(_ flags: ServerFlags, _ db: Database) throws {
-        func set(_ key: String, _ value: Bool?) throws {
+        for (key, value) in flags.metaRows {
             try db.execute(
                 sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                arguments: [key, value.map { $0 ? 1 : 0 }])
+                arguments: [key, value])
         }
-        try set("sync_terminated", flags.syncTerminated)
-        try set("recovery_override", flags.recoveryOverride)
-        try set("recovery_override_config", flags.recoveryOverrideConfigValue)
     }
 
     // MARK: Schemas

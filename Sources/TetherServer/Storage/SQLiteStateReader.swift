@@ -31,7 +31,7 @@ final class SQLiteStateReader: StateReader {
 
     static func open(pool: DatabasePool, partition: PartitionName) async throws -> SQLiteStateReader {
         let snapshot = try pool.makeSnapshot()
-        let (p, rows, bytes) = try await snapshot.read { db -> (SQLiteServerStorage.PartitionRow?, Int64, Int64) in
+        let (p, rows, bytes) = try await snapshot.read { db -> (StoredPartition?, Int64, Int64) in
             guard let p = try SQLiteServerStorage.partitionRow(partition, db) else { return (nil, 0, 0) }
             let row = try Row.fetchOne(
                 db, sql: "SELECT count(*) AS n, coalesce(sum(length(key) + length(fields)), 0) AS b FROM state WHERE partition_id = ?",

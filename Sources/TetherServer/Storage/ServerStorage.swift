@@ -1,9 +1,10 @@
 import Foundation
 public import TetherProtocol
 
-/// Everything the sync server keeps durably, behind one narrow interface. The SQLite
-/// implementations are ``SQLiteServerStorage`` and ``PostgresServerStorage``; the rules they
-/// share are written once (``UploadSequencing``, ``HistoryInvariant``, ``BindRules``). Every method that returns has committed (and fsynced) its changes.
+/// Everything the sync server keeps durably, behind one narrow interface, implemented by
+/// ``SQLiteServerStorage`` and ``PostgresServerStorage``. The rules they share are written once
+/// (``UploadSequencing``, ``HistoryInvariant``, ``PartitionRules``, ``ServerFlags/metaRows``),
+/// so each keeps only its SQL. Every method that returns has committed (and fsynced) its changes.
 public protocol ServerStorage: Sendable {
     // Server-wide state.
     func flags() async throws -> ServerFlags

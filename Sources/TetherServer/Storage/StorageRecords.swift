@@ -65,7 +65,10 @@ public struct HistoryEntry: Sendable, Hashable {
     }
 
     /// The changeset decoded (tests and tools; downloads pass ``encodedChangeset`` on).
-    public var changeset: Changeset { (try? Changeset.decode(encodedChangeset)) ?? Changeset() }
+    /// Throws ``StorageError/corrupt(_:)`` rather than reading as an empty changeset.
+    public func decodedChangeset() throws(StorageError) -> Changeset {
+        do { return try Changeset.decode(encodedChangeset) } catch { throw .corrupt("history") }
+    }
 }
 
 /// The result of committing an upload.

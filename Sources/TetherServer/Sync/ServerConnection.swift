@@ -4,15 +4,11 @@ import TetherProtocol
 import WSCore
 
 /// One WebSocket connection on the server: drives its ``ServerConnectionStateMachine``,
-/// writes what the machine says to send, and keeps the bound sessions' contexts. The
-/// connection's reader task calls ``received(_:)``; the hub pushes failures through
-/// ``fail(_:generation:with:)``; session streamers ask ``isCurrent(_:generation:)``.
+/// writes what the machine says to send, and keeps its bound sessions, one value each
+/// (``ServerSessionTable``). The connection's reader task calls ``received(_:)``; the hub
+/// pushes failures through ``fail(_:generation:with:)``; session streamers ask
+/// ``isCurrent(_:generation:)``.
 actor ServerConnection {
-    struct Bound {
-        var session: BoundSession
-        var generation: UInt64
-    }
-
     /// Work the reader runs after a machine step (it owns the task group for streamers).
     enum Work: Sendable {
         case bind(BindRequest)
@@ -26,11 +22,7 @@ actor ServerConnection {
     let writer: WebSocketOutboundWriter
     let logger: Logger
     private var machine: ServerConnectionStateMachine
-    private var bound: [SessionID: Bound] = [:]
-    private var pending: [SessionID: (AsyncStream<Void>, ServerVersion)] = [:]
-    /// Each bound session's flow control (protocol 2).
-    private var windows: [SessionID: SendWindow] = [:]
-    private var nextGeneration: UInt64 = 1
+    private var sessions = ServerSessionTable()
 
     init(id: UInt64, service: SyncService, writer: WebSocketOutboundWriter, logger: Logger) {
         self.id = id
@@ -54,14 +46,10 @@ actor ServerConnection {
     func bindDecided(_ session: SessionID, _ outcome: SyncService.BindOutcome) async -> [Work] {
         switch outcome {
         case .accepted(let reply, let after, let boundSession, let wakeups):
-            bound[session] = Bound(session: boundSession, generation: nextGeneration)
-            nextGeneration += 1
-            windows.removeValue(forKey: session)?.close()
             let flowControl = (machine.negotiatedProtocolVersion ?? 0) >= TetherVersion.flowControl
-            windows[session] = SendWindow(initial: flowControl ? ProtocolLimits.initialSendWindow : nil)
-            pending[session] = (wakeups, after)
+            let bound = sessions.bind(session, as: boundSession, flowControl: flowControl, wakeups: wakeups, after: after)
             let work = await perform(machine.sessionEvent(session, .bindAccepted(reply, downloadAfter: after)))
-            pending[session] = nil
+            sessions.bindPerformed(session, generation: bound.generation)
             return work
         case .rejected(let error):
             // Refusals an operator caused on purpose (sync terminated) are routine; the rest are notable.
@@ -75,10 +63,10 @@ actor ServerConnection {
     /// Ends a session with a session-level error (grant revoked, upload refused, …).
     /// `generation` guards against a session id that was unbound and bound again meanwhile.
     func fail(_ session: SessionID, generation: UInt64?, with error: SyncError) async {
-        if let generation, bound[session]?.generation != generation { return }
+        if let generation, !sessions.isCurrent(session, generation: generation) { return }
         guard machine.sessionState(session) != nil else { return }
         logger.log(level: error.code == .otherSessionError ? .info : .notice, "session failed", metadata: [
-            "session": "\(session)", "partition": "\(bound[session]?.session.partition.rawValue ?? "-")",
+            "session": "\(session)", "partition": "\(sessions[session]?.bound.partition.rawValue ?? "-")",
             "code": "\(error.code.rawValue)", "reason": "\(error.message)",
         ])
         _ = await perform(machine.sessionEvent(session, .failed(error)))
@@ -86,20 +74,20 @@ actor ServerConnection {
 
     /// Called by a streamer before each state chunk; false when it must stop.
     func sendingStateChunk(_ session: SessionID, generation: UInt64, isLast: Bool) async -> Bool {
-        guard bound[session]?.generation == generation else { return false }
+        guard sessions.isCurrent(session, generation: generation) else { return false }
         _ = await perform(machine.sessionEvent(session, .sendingStateChunk(isLast: isLast)))
-        return bound[session]?.generation == generation
+        return sessions.isCurrent(session, generation: generation)
     }
 
     func isCurrent(_ session: SessionID, generation: UInt64) -> Bool {
-        bound[session]?.generation == generation && machine.state != .closed
+        sessions.isCurrent(session, generation: generation) && machine.state != .closed
     }
 
     func connectionClosed() async {
         _ = await perform(machine.connectionClosed())
     }
 
-    func generation(of session: SessionID) -> UInt64? { bound[session]?.generation }
+    func generation(of session: SessionID) -> UInt64? { sessions[session]?.generation }
 
     /// Executes machine actions: sends in order, releases sessions, and returns the work
     /// that needs the reader (binds, uploads, streamers, closing).
@@ -116,20 +104,19 @@ actor ServerConnection {
                 case .authorizeBind(let request):
                     work.append(.bind(request))
                 case .integrate(let upload):
-                    if let session = bound[id]?.session { work.append(.integrate(upload, session)) }
+                    if let session = sessions[id]?.bound { work.append(.integrate(upload, session)) }
                 case .grantCredit(let messages):
-                    windows[id]?.grant(messages)
+                    sessions[id]?.window.grant(messages)
                 case .streamState, .streamDownloads:
-                    guard let entry = bound[id], let (wakeups, after) = pending[id], let window = windows[id] else { continue }
+                    guard let session = sessions[id], let start = session.streamStart else { continue }
                     let bootstrap: Bool = if case .streamState = sessionAction { true } else { false }
                     work.append(.stream(SessionStreamer(
-                        session: entry.session, generation: entry.generation, bootstrap: bootstrap, after: after,
-                        wakeups: wakeups, window: window, connection: self, storage: service.storage, policy: service.policy,
-                        writer: writer, logger: logger)))
+                        session: session.bound, generation: session.generation, bootstrap: bootstrap, after: start.after,
+                        wakeups: start.wakeups, window: session.window, connection: self, storage: service.storage,
+                        policy: service.policy, fence: service.fence, writer: writer, logger: logger)))
                 case .release:
-                    windows.removeValue(forKey: id)?.close()
-                    if let entry = bound.removeValue(forKey: id) {
-                        await service.release(entry.session.key)
+                    if let session = sessions.release(id) {
+                        await service.release(session.bound.key)
                     } else {
                         await service.release(SessionKey(connection: self.id, session: id))
                     }

@@ -22,7 +22,7 @@ enum ServerFaultInjection {
     static func holdDownloadsIfRequested() async {
         guard let holdDownloadsFile else { return }
         while FileManager.default.fileExists(atPath: holdDownloadsFile) && !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: .milliseconds(20))  // cancelled: the loop ends
         }
     }
 

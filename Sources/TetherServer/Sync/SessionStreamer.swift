@@ -17,6 +17,8 @@ struct SessionStreamer: Sendable {
     let connection: ServerConnection
     let storage: any ServerStorage
     let policy: ServerPolicy
+    /// Turns a storage's fence into the session's rebind.
+    let fence: RebindFence
     let writer: WebSocketOutboundWriter
     let logger: Logger
 
@@ -38,7 +40,7 @@ struct SessionStreamer: Sendable {
             return
         } catch StorageError.fenced(let what) {
             guard await connection.isCurrent(id, generation: generation) else { return }
-            await connection.fail(id, generation: generation, with: ServerControl.fencedRebind(what))
+            await connection.fail(id, generation: generation, with: fence.fenced(what))
         } catch {
             guard await connection.isCurrent(id, generation: generation) else { return }
             logger.error("download stream failed", metadata: ["partition": "\(session.partition)", "error": "\(error)"])

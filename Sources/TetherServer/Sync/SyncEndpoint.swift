@@ -44,7 +44,8 @@ public struct SyncEndpoint: Sendable {
                     case .failure(let error): input = .undecodable(error)
                     case .message(let bytes): input = .message(bytes)
                     }
-                    // Each message's work runs in a task of its own: see ShortLivedTask.
+                    // Each message's work runs in a task of its own: see ShortLivedTask. It throws
+                    // only when the connection's task is cancelled, which closes the connection.
                     let outcome = (try? await ShortLivedTask.run { await process(input, connection: connection, gate: gate) })
                         ?? Outcome(streamers: [], close: true)
                     for streamer in outcome.streamers { group.addTask { await streamer.run() } }

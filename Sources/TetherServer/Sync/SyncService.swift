@@ -8,6 +8,8 @@ public import TetherProtocol
 public final class SyncService: Sendable {
     public let storage: any ServerStorage
     public let hub: SyncHub
+    /// Turns a storage's fence into the rebind the session gets (``RebindFence``).
+    public let fence: RebindFence
     public let policy: ServerPolicy
     /// Tells other instances sharing the storage about new versions (nil: one instance).
     public let bus: (any ClusterBus)?
@@ -21,11 +23,13 @@ public final class SyncService: Sendable {
     let globPartitionsPerUser: Int
 
     public init(
-        storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
+        storage: any ServerStorage, hub: SyncHub, fence: RebindFence, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
         now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics(),
         globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser
     ) {
+        precondition(fence.hub === hub, "the rebind fence must reach this service's sessions")
         self.globPartitionsPerUser = globPartitionsPerUser
+        self.fence = fence
         self.storage = storage
         self.bus = bus
         self.hub = hub
@@ -189,7 +193,7 @@ public final class SyncService: Sendable {
             ])
             return nil
         } catch StorageError.fenced(let what) {
-            return ServerControl.fencedRebind(what)
+            return fence.fenced(what)
         } catch StorageError.notFound(let what) {
             let error = SyncError(.badClientFileIdentifier, "\(what): the store's identity was forgotten (sync terminated or partition restored)")
             return BindRules.applyRecoveryPolicy(error, recoveryEnabled: snapshot.recoveryEnabled)
