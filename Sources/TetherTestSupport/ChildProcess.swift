@@ -116,7 +116,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Waits until stdout or stderr contains `text`; `false` when `timeout` passes first.
-    public func waitForOutput(_ text: String, timeout: Duration = .seconds(10)) async -> Bool {
+    public func waitForOutput(_ text: String, timeout: Duration = TestDeadline.standard) async -> Bool {
         let needle = Array(text.utf8)
         return await state.wait(timeout: timeout) { state in
             state.stdout.containsSequence(needle) || state.stderr.containsSequence(needle)

@@ -11,7 +11,7 @@ public struct ConditionTimeout: Error, CustomStringConvertible {
 /// Polls `condition` until it is true, failing after `timeout`. Tests use this instead of
 /// sleeping: it returns as soon as the condition holds.
 public func eventually(
-    _ what: String = "condition", timeout: Duration = .seconds(10), pollInterval: Duration = .milliseconds(10),
+    _ what: String = "condition", timeout: Duration = TestDeadline.standard, pollInterval: Duration = .milliseconds(10),
     file: String = #fileID, line: Int = #line, _ condition: () async throws -> Bool
 ) async throws {
     _ = try await eventually(what, timeout: timeout, pollInterval: pollInterval, file: file, line: line) {
@@ -21,7 +21,7 @@ public func eventually(
 
 /// Polls `produce` until it returns a value, failing after `timeout`.
 public func eventually<T>(
-    _ what: String = "value", timeout: Duration = .seconds(10), pollInterval: Duration = .milliseconds(10),
+    _ what: String = "value", timeout: Duration = TestDeadline.standard, pollInterval: Duration = .milliseconds(10),
     file: String = #fileID, line: Int = #line, _ produce: () async throws -> T?
 ) async throws -> T {
     let clock = ContinuousClock()

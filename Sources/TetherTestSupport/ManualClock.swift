@@ -75,7 +75,7 @@ public final class ManualClock: Clock, Sendable {
 
     /// Waits until at least `count` tasks sleep on the clock; `false` when `timeout` passes first.
     @discardableResult
-    public func waitForSleepers(_ count: Int = 1, timeout: Duration = .seconds(10)) async -> Bool {
+    public func waitForSleepers(_ count: Int = 1, timeout: Duration = TestDeadline.standard) async -> Bool {
         await state.wait(timeout: timeout) { $0.sleepers.count >= count }
     }
 }

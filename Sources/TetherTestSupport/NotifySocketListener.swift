@@ -53,7 +53,7 @@ public final class NotifySocketListener: Sendable {
     public var messages: [String] { received.value }
 
     /// The next message not yet returned by this method, or `nil` when none arrives in time.
-    public func next(timeout: Duration = .seconds(10)) async -> String? {
+    public func next(timeout: Duration = TestDeadline.standard) async -> String? {
         let index = cursor.withLock { $0 }
         guard await received.wait(timeout: timeout, until: { $0.count > index }) else { return nil }
         return cursor.withLock { cursor in
@@ -64,7 +64,7 @@ public final class NotifySocketListener: Sendable {
 
     /// Waits until a received message satisfies `predicate` and returns it (`nil` on timeout).
     public func first(
-        timeout: Duration = .seconds(10), where predicate: @escaping @Sendable (String) -> Bool
+        timeout: Duration = TestDeadline.standard, where predicate: @escaping @Sendable (String) -> Bool
     ) async -> String? {
         guard await received.wait(timeout: timeout, until: { $0.contains(where: predicate) }) else { return nil }
         return received.read { $0.first(where: predicate) }
@@ -72,7 +72,7 @@ public final class NotifySocketListener: Sendable {
 
     /// Waits until `count` received messages satisfy `predicate`; `false` on timeout.
     public func waitForCount(
-        _ count: Int, timeout: Duration = .seconds(10), where predicate: @escaping @Sendable (String) -> Bool
+        _ count: Int, timeout: Duration = TestDeadline.standard, where predicate: @escaping @Sendable (String) -> Bool
     ) async -> Bool {
         await received.wait(timeout: timeout) { $0.count(where: predicate) >= count }
     }
@@ -86,7 +86,7 @@ public final class NotifySocketListener: Sendable {
     /// sends a marker datagram (which queues behind them) and waits for it. A child's
     /// notification sent before it printed something is therefore counted once the test saw
     /// that output and flushed.
-    public func flush(timeout: Duration = .seconds(10)) async throws {
+    public func flush(timeout: Duration = TestDeadline.standard) async throws {
         let marker = "TETHER_TEST_FLUSH=\(UInt64.random(in: 0...UInt64.max))"
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket(AF_UNIX): \(String(cString: strerror(errno)))") }
