@@ -31,7 +31,7 @@ import TetherTestSupport
             #expect(started.value.isEmpty, "a download started while every slot was taken")
             for count in 1...3 {
                 slots.release()
-                #expect(await started.wait(timeout: .seconds(10)) { $0.count == count }, "\(count) started")
+                #expect(await started.wait(timeout: TestDeadline.standard) { $0.count == count }, "\(count) started")
                 #expect(slots.inUse == 1, "a released slot went to a waiter, not back to the free ones")
             }
             try await group.waitForAll()

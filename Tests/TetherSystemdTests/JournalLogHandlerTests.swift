@@ -24,7 +24,7 @@ struct JournalLogHandlerTests {
             "reset started", metadata: ["message_id": "3c7d1b4e9f0a4d2b8e6f5a1c2b3d4e5f", "tether.error_code": "211",
                                         "tether.hook": ["name": "before-reset"]])
 
-        let records = try await eventually("8 records for \(identifier)", timeout: .seconds(10)) {
+        let records = try await eventually("8 records for \(identifier)", timeout: TestDeadline.standard) {
             let found = try await Journald.records(identifier: identifier)
             return found.count >= 8 ? found : nil
         }
@@ -66,13 +66,13 @@ struct JournalLogHandlerTests {
         box.level = .debug
         logger.debug("debug kept")
         logger.trace("trace dropped")
-        let records = try await eventually("2 records", timeout: .seconds(10)) {
+        let records = try await eventually("2 records", timeout: TestDeadline.standard) {
             let found = try await Journald.records(identifier: identifier)
             return found.count >= 2 ? found : nil
         }
         // A marker sent last: once it is there, anything logged before it would be too.
         logger.critical("marker")
-        let all = try await eventually("marker", timeout: .seconds(10)) {
+        let all = try await eventually("marker", timeout: TestDeadline.standard) {
             let found = try await Journald.records(identifier: identifier)
             return found.contains { $0["MESSAGE"] == "marker" } ? found : nil
         }

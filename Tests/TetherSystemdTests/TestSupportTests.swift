@@ -23,7 +23,7 @@ import TetherTestSupport
 }
 
 @Test func childProcessCollectsOutputAndStatus() async throws {
-    let result = try await ChildProcess.run("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"], timeout: .seconds(10))
+    let result = try await ChildProcess.run("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"], timeout: TestDeadline.standard)
     #expect(result.status == 3 && !result.signalled && !result.timedOut)
     #expect(result.standardOutput == "out\n")
     #expect(result.standardError == "err\n")

@@ -37,7 +37,7 @@ struct TetherLoggingJournalTests {
         #expect(result.succeeded, "\(result)")
         #expect(result.standardOutput.hasPrefix("destination: journal ("))
         #expect(result.standardError.isEmpty)
-        let records = try await eventually("7 probe records", timeout: .seconds(10)) {
+        let records = try await eventually("7 probe records", timeout: TestDeadline.standard) {
             let found = try await Journald.records(identifier: identifier)
             return found.count >= 7 ? found : nil
         }

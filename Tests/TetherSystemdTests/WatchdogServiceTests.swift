@@ -128,7 +128,7 @@ private struct Harness {
     #expect(child.standardOutput.contains("watchdog interval: 0.2 seconds"))
 
     #expect(FileManager.default.createFile(atPath: stallFile, contents: nil))
-    #expect(await child.waitForOutput("watchdog pings stopped", timeout: .seconds(10)))
+    #expect(await child.waitForOutput("watchdog pings stopped", timeout: TestDeadline.standard))
     try await listener.flush()
     let stalledCount = listener.count(where: isPing)
     try await consistently("no ping while stalled", for: .milliseconds(600)) {
@@ -136,11 +136,11 @@ private struct Harness {
     }
 
     try FileManager.default.removeItem(atPath: stallFile)
-    #expect(await child.waitForOutput("watchdog pings resumed", timeout: .seconds(10)))
-    #expect(await listener.waitForCount(stalledCount + 2, timeout: .seconds(10), where: isPing))
+    #expect(await child.waitForOutput("watchdog pings resumed", timeout: TestDeadline.standard))
+    #expect(await listener.waitForCount(stalledCount + 2, timeout: TestDeadline.standard, where: isPing))
 
     child.signal(SIGTERM)
-    let result = await child.wait(timeout: .seconds(10))
+    let result = await child.wait(timeout: TestDeadline.standard)
     #expect(result.succeeded, "\(result)")
     #expect(result.standardOutput.contains("watchdog stopped"))
     #expect(result.standardError.components(separatedBy: "watchdog pings stopped").count == 2, "stall logged once")
@@ -154,11 +154,11 @@ private struct Harness {
         environment: ChildProcess.inheritedEnvironment(
             adding: listener.environment.merging(["WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"]) { $1 }))
     defer { child.signal(SIGKILL) }
-    #expect(await child.waitForOutput("watchdog interval: none", timeout: .seconds(10)))
+    #expect(await child.waitForOutput("watchdog interval: none", timeout: TestDeadline.standard))
     // The group logs this after it trapped SIGTERM.
-    #expect(await child.waitForOutput("] Starting service\n", timeout: .seconds(10)))
+    #expect(await child.waitForOutput("] Starting service\n", timeout: TestDeadline.standard))
     child.signal(SIGTERM)
-    let result = await child.wait(timeout: .seconds(10))
+    let result = await child.wait(timeout: TestDeadline.standard)
     #expect(result.succeeded, "\(result)")
     try await listener.flush()
     #expect(listener.count { $0 == "WATCHDOG=1" } == 0)

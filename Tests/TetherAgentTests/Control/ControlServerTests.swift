@@ -206,7 +206,7 @@ func aMissingOperatorGroupLeavesChangesToRoot() async throws {
         try await eventually("wait-synced request arrived") { handler.waiting.withLock { $0 } == 1 }
         #expect(!waiting.hasExited)
         await group.triggerGracefulShutdown()
-        let result = await waiting.wait(timeout: .seconds(10))
+        let result = await waiting.wait(timeout: TestDeadline.standard)
         #expect(result.status == 1)
         #expect(result.standardError.contains("stopping"))
         try await tasks.waitForAll()
