@@ -286,27 +286,13 @@ extension PartitionController {
         }
     }
 
-    /// What docs/contract.md "Sync errors" says to do about `error`; logged once here, with its code and hint.
+    /// What docs/contract.md "Sync errors" says to do about `error` (``SessionErrorVerdict``);
+    /// logged once here, with its code and hint.
     private func handle(_ received: SyncError) -> PartitionStateMachine.SessionEnd {
         let error = boundElsewhere.identityTakenElsewhere(received) ?? received
-        let reaction = SyncErrorReaction(error)
-        recordError(error, heldForItsReset: reaction == .reset)
-        var metadata: Logger.Metadata = ["tether.error_code": .stringConvertible(error.code.rawValue)]
-        if error.code == .wrongProtocolVersion { metadata["message_id"] = .string(TetherMessageID.protocolMismatch.rawValue) }
-        let text = "error \(error.code.rawValue) (\(error.code.name)) on \(settings.name): \(error.message); \(error.hint)"
-        switch reaction {
-        case .retry:
-            log.warning("\(text)", metadata: metadata)
-            return .retry(error)
-        case .reauthenticate:
-            log.error("\(text); the token file is read again before the next attempt", metadata: metadata)
-            return .retry(error)
-        case .stop:
-            log.error("\(text); syncing stops until the configuration is reloaded", metadata: metadata)
-            return .stop(reason: "error \(error.code.rawValue): \(error.message)")
-        case .reset:
-            log.error("\(text)", metadata: metadata)
-            return .reset(error, storeEmptied: false)
-        }
+        let verdict = SessionErrorVerdict(error, partition: settings.name)
+        recordError(error, heldForItsReset: verdict.heldForItsReset)
+        log.log(level: verdict.level, "\(verdict.message)", metadata: verdict.metadata)
+        return verdict.end
     }
 }
