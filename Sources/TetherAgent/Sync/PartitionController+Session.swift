@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import Logging
 import TetherClient
 import TetherControl
@@ -45,34 +44,12 @@ extension PartitionController {
             return .stop(reason: "the store cannot be opened: \(error)")
         }
         if let alteration = alteredStore { return .storeAltered(alteration) }
-        // The store's identity decides whether the server sees a known store or a new device:
-        // a failed read must not bind it as a new one.
-        let metadata: StoreMetadata?
-        do {
-            metadata = try await store?.metadata()
-        } catch let error where error.isCorruption {
-            return .storeDamaged(error)
-        } catch {
-            log.error("cannot read the sync identity of the store \(settings.storePath), retrying: \(error)")
-            return .retry(nil)
+        let request: BindRequest
+        let uploadSalt: Int64
+        switch await BindRequestBuilder(settings: settings, context: context, log: log).request(for: store, token: token) {
+        case .request(let built, let salt): (request, uploadSalt) = (built, salt)
+        case .ended(let end): return end
         }
-        // A new salt for this session's uploads; the store's lineage lets the server tell an
-        // older image or a copy of the store from a store that missed an acknowledgement.
-        let uploadSalt = StoreLineage.freshSalt()
-        let lineage: StoreLineage
-        do {
-            lineage = try await store?.lineage(uploadSalt: uploadSalt)
-                ?? StoreLineage(uploadSalt: uploadSalt, integratedSeq: 0, lastSeq: 0, sent: [])
-        } catch let error where error.isCorruption {
-            return .storeDamaged(error)
-        } catch {
-            log.error("cannot read the upload records of the store \(settings.storePath), retrying: \(error)")
-            return .retry(nil)
-        }
-        let request = BindRequest(
-            session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
-            identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
-            schemaVersion: store?.schema.version ?? 0, lineage: lineage)
         let linkSession: any LinkSession
         do {
             linkSession = try await link.openSession(request)
@@ -198,39 +175,12 @@ extension PartitionController {
         sessionBecameReady()
     }
 
-    /// Makes the live store the downloaded state (creating it for a new device); any local
-    /// changes already in it are replayed on top (a store emptied by a delete-store action).
+    /// Makes the live store the downloaded state (``StoreBootstrap``); the store it opened is
+    /// kept even when the adoption failed.
     private func adopt(_ fetched: FetchedState) async throws {
-        defer { StoreMemory.releaseFreedMemory() }
-        if store == nil {
-            let directory = (settings.storePath as NSString).deletingLastPathComponent
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o770])
-            // A new device: the downloaded store becomes the store, each row written once.
-            if PartitionStore.installWithoutCopy(staging: fetched.path, at: settings.storePath) {
-                store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
-                log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version)")
-                return
-            }
-            Self.createStoreFile(settings.storePath)
-            store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
-        }
-        guard let store else { return }
-        let report = try await store.resetInPlace(
-            to: try StoreStateSource(path: fetched.path, schema: fetched.schema), serverVersion: fetched.serverVersion,
-            schema: fetched.schema, clientFile: fetched.identity, recovering: .pendingChanges)
-        PartitionStore.removeFiles(at: fetched.path)
-        log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version) (\(report.rewrite.inserted) rows)")
-    }
-
-    /// Creates the empty store file with mode 0660 before SQLite opens it: applications in the
-    /// daemon's group write stores, others get nothing, and SQLite gives the `-wal` and `-shm`
-    /// files the mode of the database file.
-    static func createStoreFile(_ path: String) {
-        // O_EXCL fails on a symbolic link too (never followed): the open that follows refuses it.
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o660)
-        guard fd >= 0 else { return }  // already there: SQLite opens it as it is
-        fchmod(fd, 0o660)  // whatever the umask
-        Glibc.close(fd)
+        let adoption = await StoreBootstrap(settings: settings, log: log).adopt(fetched, into: store)
+        store = adoption.store
+        if let failure = adoption.failure { throw failure }
     }
 
     private func apply(_ download: Download) async throws {
