@@ -206,34 +206,22 @@ extension PartitionController {
     /// the agent has not opened (a partition paused since the start) is read from its file.
     func recountWithoutSession() async {
         if store != nil { return await recount() }
-        let read: (metadata: StoreMetadata, pending: Int)?
+        let counts: StoreCounts?
         do {
-            read = try PartitionStore.syncFigures(ofStoreAt: settings.storePath)
+            counts = try StoreCounts.read(fileAt: settings.storePath)
         } catch {
             log.warning("cannot read the version and unsynced count of the store \(settings.storePath); the status shows the last ones: \(error)")
             return
         }
-        guard let figures = read else { return }  // no store yet, or one never synced
-        updateFigures {
-            $0.serverVersion = figures.metadata.serverVersion.version
-            $0.unsyncedChanges = figures.pending
-        }
+        guard let counts else { return }  // no store yet, or one never synced
+        updateFigures(counts.show)
     }
 
-    /// Re-reads the store's version and unsynced count; clears the reset-cycle marker once the
-    /// server has acknowledged everything a reset recovered.
+    /// Re-reads the store's version and unsynced count (``StoreCounts``); clears the
+    /// reset-cycle marker once the server has acknowledged everything a reset recovered.
     func refreshCounts() async throws {
         guard let store else { return }
-        let metadata = try await store.metadata()
-        let pending = try await store.pendingChangeCount()
-        if pending == 0, metadata.clientResetMarker != nil {
-            try await store.setClientResetMarker(nil)
-            log.notice("the server acknowledged the changes recovered by reset \(metadata.clientResetMarker ?? "")")
-        }
-        updateFigures {
-            $0.serverVersion = metadata.serverVersion.version
-            $0.unsyncedChanges = pending
-        }
+        updateFigures(try await StoreCounts.read(store, log: log).show)
     }
 
     /// What docs/contract.md "Sync errors" says to do about `error` (``SessionErrorVerdict``);
