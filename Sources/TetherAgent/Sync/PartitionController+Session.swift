@@ -111,30 +111,24 @@ extension PartitionController {
                 case .state:
                     continue  // only expected while bootstrapping, handled in bound()
                 }
-            } catch SessionInterruption.serverError(let error) {
-                return handle(error)
-            } catch SessionInterruption.disconnected {
-                return .connectionLost
-            } catch SessionInterruption.unbound {
-                return .retry(nil)
-            } catch let error as StoreError where error.isCorruption {
-                return .storeDamaged(error)
-            } catch let error as StoreError where error.isSchemaAlteration {
-                return .storeAltered(error)
-            } catch let error as StoreError where error.isSymbolicLink {
-                // A link where the agent writes (the bootstrap's staging store, a store made
-                // meanwhile): someone must look at it. Stopped, with the error shown.
-                log.error("syncing of \(settings.name) stops until a reload: \(error); \(error.hint)")
-                recordError(SyncError(.badClientFile, "\(error)", action: .fatal))
-                return .stop(reason: "\(error)")
-            } catch let error as DiskSpaceError {
-                // Shown as the partition's last error; retried with backoff, the store unchanged.
-                log.error("state download of \(settings.name) refused, retrying: \(error); \(error.hint)")
-                downloadRefused(error)
-                return .retry(nil)
             } catch {
-                log.error("sync of \(settings.name) failed: \(error)")
-                return .retry(nil)
+                switch SessionFailure(error) {
+                case .ends(let end):
+                    return end
+                case .serverError(let error):
+                    return handle(error)
+                case .symbolicLink(let error):
+                    log.error("syncing of \(settings.name) stops until a reload: \(error); \(error.hint)")
+                    recordError(SyncError(.badClientFile, "\(error)", action: .fatal))
+                    return .stop(reason: "\(error)")
+                case .downloadRefused(let error):
+                    log.error("state download of \(settings.name) refused, retrying: \(error); \(error.hint)")
+                    downloadRefused(error)
+                    return .retry(nil)
+                case .other(let error):
+                    log.error("sync of \(settings.name) failed: \(error)")
+                    return .retry(nil)
+                }
             }
         }
         return .connectionLost
