@@ -80,11 +80,13 @@ extension PartitionController {
         guard machine.stopReason != nil || (figures.lastError != nil && ![.synced, .syncing].contains(machine.shownState)) else {
             throw AgentError.nothingToInitiate("\(settings.name) is \(status.state.rawValue) with no pending reset and no error to recover from")
         }
+        // The error the partition showed when asked (opening the store may record another).
+        let lastError = figures.lastError
         try await openStoreIfPresent()
         guard let store else { throw StoreError.notAStore(path: settings.storePath) }
         // Recorded here, driven by the run loop: the command answers at once, whatever the
         // reset then meets (no connection, access still denied).
-        let record = try await resets.recordForced(store: store, lastError: figures.lastError)
+        let record = try await resets.recordForced(store: store, lastError: lastError)
         recordForcedReset(record.id)
         return record.id
     }
