@@ -58,27 +58,19 @@ extension PartitionController {
         }
         session = PartitionSession(link: linkSession, uploadSalt: uploadSalt)
         sessionEvent(.bindSent)
-        let outcome = await withTaskGroup(of: PartitionStateMachine.SessionEnd?.self) { group in
-            group.addTask { await self.processEvents(linkSession) }
-            group.addTask { await self.uploadOnCommits() }
-            group.addTask {
-                // Pause, removal and a forced reset end the session at once (not at its next event).
-                while !Task.isCancelled {
-                    await self.waitForWake()
-                    if await self.shouldEndSession { return .interrupted }
-                }
-                return nil
-            }
-            var outcome: PartitionStateMachine.SessionEnd = .connectionLost
-            for await result in group {
-                if let result {
-                    outcome = result
-                    break
-                }
-            }
-            group.cancelAll()
-            return outcome
-        }
+        let outcome = await FirstResult.of(
+            [
+                { @Sendable in await self.processEvents(linkSession) },
+                { @Sendable in await self.uploadOnCommits() },
+                { @Sendable in
+                    // Pause, removal and a forced reset end the session at once (not at its next event).
+                    while !Task.isCancelled {
+                        await self.waitForWake()
+                        if await self.shouldEndSession { return .interrupted }
+                    }
+                    return nil
+                },
+            ], otherwise: .connectionLost)
         // The session is over whatever the server answers to the unbind (the connection may
         // be gone already).
         try? await linkSession.unbind()
