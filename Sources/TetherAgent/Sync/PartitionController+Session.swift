@@ -33,15 +33,11 @@ extension PartitionController {
             // The connection or the daemon is going away: an open it interrupted says nothing
             // about the store.
             return .connectionLost
-        } catch let error as StoreError where error.isTransient {
-            // A full disk, an I/O error, a lock: it may pass, so try again with backoff.
-            log.error("cannot open the store \(settings.storePath), retrying: \(error)")
-            return .retry(nil)
         } catch {
-            log.error("cannot open the store \(settings.storePath); syncing of \(settings.name) stops until a reload: \(error)")
+            let failure = storeOpener.sessionEnd(forOpenFailure: error)
             // Shown as the partition's last error: a stopped partition always says why.
-            recordError(SyncError(.badClientFile, "the store \(settings.storePath) cannot be opened: \(error)", action: .fatal))
-            return .stop(reason: "the store cannot be opened: \(error)")
+            if let shown = failure.shown { recordError(shown) }
+            return failure.end
         }
         if let alteration = alteredStore { return .storeAltered(alteration) }
         let request: BindRequest

@@ -61,6 +61,21 @@ struct PartitionStoreOpener: Sendable {
         return opened
     }
 
+    /// How a session ends when the store could not be opened before its bind (logged here);
+    /// `shown`: the error the partition then shows as its last one.
+    func sessionEnd(forOpenFailure error: any Error) -> (end: PartitionStateMachine.SessionEnd, shown: SyncError?) {
+        if let error = error as? StoreError, error.isTransient {
+            // A full disk, an I/O error, a lock: it may pass, so try again with backoff.
+            log.error("cannot open the store \(settings.storePath), retrying: \(error)")
+            return (.retry(nil), nil)
+        }
+        log.error("cannot open the store \(settings.storePath); syncing of \(settings.name) stops until a reload: \(error)")
+        return (
+            .stop(reason: "the store cannot be opened: \(error)"),
+            SyncError(.badClientFile, "the store \(settings.storePath) cannot be opened: \(error)", action: .fatal)
+        )
+    }
+
     /// After every commit: an application's schema change is noticed here (`PRAGMA
     /// schema_version` moved). Returns the alteration when the tables no longer match.
     func checkSchema(of store: PartitionStore) async -> StoreError? {
