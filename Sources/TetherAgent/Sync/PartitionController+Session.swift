@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import Logging
 import TetherClient
 import TetherControl
@@ -34,45 +33,19 @@ extension PartitionController {
             // The connection or the daemon is going away: an open it interrupted says nothing
             // about the store.
             return .connectionLost
-        } catch let error as StoreError where error.isTransient {
-            // A full disk, an I/O error, a lock: it may pass, so try again with backoff.
-            log.error("cannot open the store \(settings.storePath), retrying: \(error)")
-            return .retry(nil)
         } catch {
-            log.error("cannot open the store \(settings.storePath); syncing of \(settings.name) stops until a reload: \(error)")
+            let failure = storeOpener.sessionEnd(forOpenFailure: error)
             // Shown as the partition's last error: a stopped partition always says why.
-            recordError(SyncError(.badClientFile, "the store \(settings.storePath) cannot be opened: \(error)", action: .fatal))
-            return .stop(reason: "the store cannot be opened: \(error)")
+            if let shown = failure.shown { recordError(shown) }
+            return failure.end
         }
         if let alteration = alteredStore { return .storeAltered(alteration) }
-        // The store's identity decides whether the server sees a known store or a new device:
-        // a failed read must not bind it as a new one.
-        let metadata: StoreMetadata?
-        do {
-            metadata = try await store?.metadata()
-        } catch let error where error.isCorruption {
-            return .storeDamaged(error)
-        } catch {
-            log.error("cannot read the sync identity of the store \(settings.storePath), retrying: \(error)")
-            return .retry(nil)
+        let request: BindRequest
+        let uploadSalt: Int64
+        switch await BindRequestBuilder(settings: settings, context: context, log: log).request(for: store, token: token) {
+        case .request(let built, let salt): (request, uploadSalt) = (built, salt)
+        case .ended(let end): return end
         }
-        // A new salt for this session's uploads; the store's lineage lets the server tell an
-        // older image or a copy of the store from a store that missed an acknowledgement.
-        let uploadSalt = StoreLineage.freshSalt()
-        let lineage: StoreLineage
-        do {
-            lineage = try await store?.lineage(uploadSalt: uploadSalt)
-                ?? StoreLineage(uploadSalt: uploadSalt, integratedSeq: 0, lastSeq: 0, sent: [])
-        } catch let error where error.isCorruption {
-            return .storeDamaged(error)
-        } catch {
-            log.error("cannot read the upload records of the store \(settings.storePath), retrying: \(error)")
-            return .retry(nil)
-        }
-        let request = BindRequest(
-            session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
-            identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
-            schemaVersion: store?.schema.version ?? 0, lineage: lineage)
         let linkSession: any LinkSession
         do {
             linkSession = try await link.openSession(request)
@@ -81,27 +54,19 @@ extension PartitionController {
         }
         session = PartitionSession(link: linkSession, uploadSalt: uploadSalt)
         sessionEvent(.bindSent)
-        let outcome = await withTaskGroup(of: PartitionStateMachine.SessionEnd?.self) { group in
-            group.addTask { await self.processEvents(linkSession) }
-            group.addTask { await self.uploadOnCommits() }
-            group.addTask {
-                // Pause, removal and a forced reset end the session at once (not at its next event).
-                while !Task.isCancelled {
-                    await self.waitForWake()
-                    if await self.shouldEndSession { return .interrupted }
-                }
-                return nil
-            }
-            var outcome: PartitionStateMachine.SessionEnd = .connectionLost
-            for await result in group {
-                if let result {
-                    outcome = result
-                    break
-                }
-            }
-            group.cancelAll()
-            return outcome
-        }
+        let outcome = await FirstResult.of(
+            [
+                { @Sendable in await self.processEvents(linkSession) },
+                { @Sendable in await self.uploadOnCommits() },
+                { @Sendable in
+                    // Pause, removal and a forced reset end the session at once (not at its next event).
+                    while !Task.isCancelled {
+                        await self.waitForWake()
+                        if await self.shouldEndSession { return .interrupted }
+                    }
+                    return nil
+                },
+            ], otherwise: .connectionLost)
         // The session is over whatever the server answers to the unbind (the connection may
         // be gone already).
         try? await linkSession.unbind()
@@ -134,30 +99,24 @@ extension PartitionController {
                 case .state:
                     continue  // only expected while bootstrapping, handled in bound()
                 }
-            } catch SessionInterruption.serverError(let error) {
-                return handle(error)
-            } catch SessionInterruption.disconnected {
-                return .connectionLost
-            } catch SessionInterruption.unbound {
-                return .retry(nil)
-            } catch let error as StoreError where error.isCorruption {
-                return .storeDamaged(error)
-            } catch let error as StoreError where error.isSchemaAlteration {
-                return .storeAltered(error)
-            } catch let error as StoreError where error.isSymbolicLink {
-                // A link where the agent writes (the bootstrap's staging store, a store made
-                // meanwhile): someone must look at it. Stopped, with the error shown.
-                log.error("syncing of \(settings.name) stops until a reload: \(error); \(error.hint)")
-                recordError(SyncError(.badClientFile, "\(error)", action: .fatal))
-                return .stop(reason: "\(error)")
-            } catch let error as DiskSpaceError {
-                // Shown as the partition's last error; retried with backoff, the store unchanged.
-                log.error("state download of \(settings.name) refused, retrying: \(error); \(error.hint)")
-                downloadRefused(error)
-                return .retry(nil)
             } catch {
-                log.error("sync of \(settings.name) failed: \(error)")
-                return .retry(nil)
+                switch SessionFailure(error) {
+                case .ends(let end):
+                    return end
+                case .serverError(let error):
+                    return handle(error)
+                case .symbolicLink(let error):
+                    log.error("syncing of \(settings.name) stops until a reload: \(error); \(error.hint)")
+                    recordError(SyncError(.badClientFile, "\(error)", action: .fatal))
+                    return .stop(reason: "\(error)")
+                case .downloadRefused(let error):
+                    log.error("state download of \(settings.name) refused, retrying: \(error); \(error.hint)")
+                    downloadRefused(error)
+                    return .retry(nil)
+                case .other(let error):
+                    log.error("sync of \(settings.name) failed: \(error)")
+                    return .retry(nil)
+                }
             }
         }
         return .connectionLost
@@ -198,39 +157,12 @@ extension PartitionController {
         sessionBecameReady()
     }
 
-    /// Makes the live store the downloaded state (creating it for a new device); any local
-    /// changes already in it are replayed on top (a store emptied by a delete-store action).
+    /// Makes the live store the downloaded state (``StoreBootstrap``); the store it opened is
+    /// kept even when the adoption failed.
     private func adopt(_ fetched: FetchedState) async throws {
-        defer { StoreMemory.releaseFreedMemory() }
-        if store == nil {
-            let directory = (settings.storePath as NSString).deletingLastPathComponent
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o770])
-            // A new device: the downloaded store becomes the store, each row written once.
-            if PartitionStore.installWithoutCopy(staging: fetched.path, at: settings.storePath) {
-                store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
-                log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version)")
-                return
-            }
-            Self.createStoreFile(settings.storePath)
-            store = try await PartitionStore.open(path: settings.storePath, partition: settings.name, schema: fetched.schema)
-        }
-        guard let store else { return }
-        let report = try await store.resetInPlace(
-            to: try StoreStateSource(path: fetched.path, schema: fetched.schema), serverVersion: fetched.serverVersion,
-            schema: fetched.schema, clientFile: fetched.identity, recovering: .pendingChanges)
-        PartitionStore.removeFiles(at: fetched.path)
-        log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version) (\(report.rewrite.inserted) rows)")
-    }
-
-    /// Creates the empty store file with mode 0660 before SQLite opens it: applications in the
-    /// daemon's group write stores, others get nothing, and SQLite gives the `-wal` and `-shm`
-    /// files the mode of the database file.
-    static func createStoreFile(_ path: String) {
-        // O_EXCL fails on a symbolic link too (never followed): the open that follows refuses it.
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o660)
-        guard fd >= 0 else { return }  // already there: SQLite opens it as it is
-        fchmod(fd, 0o660)  // whatever the umask
-        Glibc.close(fd)
+        let adoption = await StoreBootstrap(settings: settings, log: log).adopt(fetched, into: store)
+        store = adoption.store
+        if let failure = adoption.failure { throw failure }
     }
 
     private func apply(_ download: Download) async throws {
@@ -256,57 +188,31 @@ extension PartitionController {
     /// the agent has not opened (a partition paused since the start) is read from its file.
     func recountWithoutSession() async {
         if store != nil { return await recount() }
-        let read: (metadata: StoreMetadata, pending: Int)?
+        let counts: StoreCounts?
         do {
-            read = try PartitionStore.syncFigures(ofStoreAt: settings.storePath)
+            counts = try StoreCounts.read(fileAt: settings.storePath)
         } catch {
             log.warning("cannot read the version and unsynced count of the store \(settings.storePath); the status shows the last ones: \(error)")
             return
         }
-        guard let figures = read else { return }  // no store yet, or one never synced
-        updateFigures {
-            $0.serverVersion = figures.metadata.serverVersion.version
-            $0.unsyncedChanges = figures.pending
-        }
+        guard let counts else { return }  // no store yet, or one never synced
+        updateFigures(counts.show)
     }
 
-    /// Re-reads the store's version and unsynced count; clears the reset-cycle marker once the
-    /// server has acknowledged everything a reset recovered.
+    /// Re-reads the store's version and unsynced count (``StoreCounts``); clears the
+    /// reset-cycle marker once the server has acknowledged everything a reset recovered.
     func refreshCounts() async throws {
         guard let store else { return }
-        let metadata = try await store.metadata()
-        let pending = try await store.pendingChangeCount()
-        if pending == 0, metadata.clientResetMarker != nil {
-            try await store.setClientResetMarker(nil)
-            log.notice("the server acknowledged the changes recovered by reset \(metadata.clientResetMarker ?? "")")
-        }
-        updateFigures {
-            $0.serverVersion = metadata.serverVersion.version
-            $0.unsyncedChanges = pending
-        }
+        updateFigures(try await StoreCounts.read(store, log: log).show)
     }
 
-    /// What docs/contract.md "Sync errors" says to do about `error`; logged once here, with its code and hint.
+    /// What docs/contract.md "Sync errors" says to do about `error` (``SessionErrorVerdict``);
+    /// logged once here, with its code and hint.
     private func handle(_ received: SyncError) -> PartitionStateMachine.SessionEnd {
         let error = boundElsewhere.identityTakenElsewhere(received) ?? received
-        let reaction = SyncErrorReaction(error)
-        recordError(error, heldForItsReset: reaction == .reset)
-        var metadata: Logger.Metadata = ["tether.error_code": .stringConvertible(error.code.rawValue)]
-        if error.code == .wrongProtocolVersion { metadata["message_id"] = .string(TetherMessageID.protocolMismatch.rawValue) }
-        let text = "error \(error.code.rawValue) (\(error.code.name)) on \(settings.name): \(error.message); \(error.hint)"
-        switch reaction {
-        case .retry:
-            log.warning("\(text)", metadata: metadata)
-            return .retry(error)
-        case .reauthenticate:
-            log.error("\(text); the token file is read again before the next attempt", metadata: metadata)
-            return .retry(error)
-        case .stop:
-            log.error("\(text); syncing stops until the configuration is reloaded", metadata: metadata)
-            return .stop(reason: "error \(error.code.rawValue): \(error.message)")
-        case .reset:
-            log.error("\(text)", metadata: metadata)
-            return .reset(error, storeEmptied: false)
-        }
+        let verdict = SessionErrorVerdict(error, partition: settings.name)
+        recordError(error, heldForItsReset: verdict.heldForItsReset)
+        log.log(level: verdict.level, "\(verdict.message)", metadata: verdict.metadata)
+        return verdict.end
     }
 }

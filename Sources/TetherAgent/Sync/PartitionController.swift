@@ -17,9 +17,8 @@ actor PartitionController {
     let context: any AgentContext
     var store: PartitionStore?
     private(set) var machine: PartitionStateMachine
-    /// The figures shown with the machine's state: versions, counts, last error, download.
-    private(set) var figures: PartitionStatus
-    private var published: PartitionStatus?
+    /// The figures, status events, error announcements and status row (``PartitionReporter``).
+    var reporter: PartitionReporter
     var backoff: Backoff
     /// Wakes a controller that waits (paused, stopped, reset pending, backing off) and ends a
     /// session the machine says must end.
@@ -27,7 +26,7 @@ actor PartitionController {
     /// Signalled when a session becomes ready: its uploads start.
     let readySignal = WakeSignal()
     /// Every change of ``status`` (for `wait-synced`).
-    nonisolated let statusChanges = StatusChanges()
+    nonisolated let statusChanges: StatusChanges
     /// Set while an event is being handled, for the watchdog (a wedged session stops pings).
     var busySince: ContinuousClock.Instant?
     var lastProgress = ContinuousClock.now
@@ -37,11 +36,6 @@ actor PartitionController {
     var boundElsewhere = BoundElsewhereWatch()
     /// Whether the last reset still waits for a bind to confirm it (nil: not looked up yet).
     var resetAwaitingBind: Bool?
-    /// A reset-causing error not announced yet: its sync-error event (and error hook run)
-    /// carries the id of the reset it starts, known once the reset is recorded.
-    var unannouncedError: SyncError?
-    /// The last tenth of a download announced as an event (-1: none yet).
-    var downloadTenths = -1
     let log: Logger
 
     /// `persisted`: the partition's row of the state database (pause and last error survive a
@@ -50,12 +44,15 @@ actor PartitionController {
         self.settings = settings
         self.context = context
         self.machine = PartitionStateMachine(paused: persisted.paused)
-        self.figures = PartitionStatus(name: settings.name, state: .connecting)
-        self.figures.lastError = persisted.lastError
         self.backoff = backoff
         var log = context.logger
         log[metadataKey: "tether.partition"] = .string(settings.name.rawValue)
         self.log = log
+        var figures = PartitionStatus(name: settings.name, state: .connecting)
+        figures.lastError = persisted.lastError
+        let statusChanges = StatusChanges()
+        self.statusChanges = statusChanges
+        self.reporter = PartitionReporter(context: context, log: log, statusChanges: statusChanges, figures: figures)
     }
 
     // MARK: Run loop
@@ -227,36 +224,25 @@ actor PartitionController {
     // MARK: Status
 
     /// What `tetherctl status` shows: the machine's state and pending reset with the figures.
-    var status: PartitionStatus {
-        var status = figures
-        status.state = machine.shownState
-        status.pendingReset = machine.pendingReset?.id
-        status.pendingResetReason = machine.pendingReset?.reason
-        // A download is shown while it can be under way: a bootstrap, or a reset fetching.
-        if status.state != .syncing && status.state != .resetting { status.download = nil }
-        return status
-    }
+    var status: PartitionStatus { reporter.status(of: machine) }
+
+    /// The figures shown with the machine's state: versions, counts, last error, download.
+    var figures: PartitionStatus { reporter.figures }
 
     /// Changes the figures; the machine learns whether the store caught up.
     func updateFigures(_ change: (inout PartitionStatus) -> Void) {
-        change(&figures)
-        _ = machine.handle(.countsChanged(caughtUp: figures.isCaughtUp))
+        change(&reporter.figures)
+        figuresChanged()
+    }
+
+    /// The figures changed: the machine learns whether the store caught up, the change is published.
+    func figuresChanged() {
+        _ = machine.handle(.countsChanged(caughtUp: reporter.figures.isCaughtUp))
         publish()
     }
 
     /// Signals a change of ``status`` (systemd's STATUS=, metrics, wait-synced) when there is one.
-    private func publish() {
-        let current = status
-        guard current != published else { return }
-        if current.state != published?.state {
-            let reason = machine.stopReason ?? machine.pendingReset?.reason
-            context.events.emit(AgentEvent(
-                .state, partition: settings.name.rawValue, state: current.state.rawValue, message: reason, resetID: current.pendingReset))
-        }
-        published = current
-        context.statusChanged()
-        statusChanges.changed()
-    }
+    private func publish() { reporter.publish(machine, settings: settings) }
 
     /// Records `error` as the partition's last error and announces it (event, error hook),
     /// with `resetID` when it belongs to a reset already recorded. `heldForItsReset`: the error
@@ -266,42 +252,18 @@ actor PartitionController {
         let at = Date().timeIntervalSince1970
         updateFigures { $0.lastError = .init(code: error.code.rawValue, message: error.message, at: at) }
         persistStatus("the error")
-        if heldForItsReset {
-            unannouncedError = error
-        } else {
-            announce(error, resetID: resetID)
-        }
-    }
-
-    /// The sync-error event and the error hook's run for `error` (docs/events.md).
-    private func announce(_ error: SyncError, resetID: String? = nil) {
-        context.events.syncError(
-            SyncErrorReport(error, partition: settings.name.rawValue, store: settings.storePath, resetID: resetID),
-            settings: settings.events)
+        reporter.announce(error, resetID: resetID, heldForItsReset: heldForItsReset, settings: settings)
     }
 
     /// Announces a held reset-causing error that started no reset (deferred by the loop
     /// guard, a store already emptied, the session ended first).
-    func announceHeldError(resetID: String? = nil) {
-        guard let error = unannouncedError else { return }
-        unannouncedError = nil
-        announce(error, resetID: resetID)
-    }
+    func announceHeldError(resetID: String? = nil) { reporter.announceHeldError(resetID: resetID, settings: settings) }
 
     /// Writes the partition's row of the state database (pause, stop reason, last error), so a
-    /// restart shows the same. When that fails (a full disk) the partition goes on with what it
-    /// knows in memory; the journal says what a restart would not remember.
-    func persistStatus(_ what: String) {
-        do {
-            try context.stateDatabase.update(statusRow())
-        } catch {
-            log.warning("could not record \(what) in the state database; a restart would not show it: \(error)")
-        }
-    }
+    /// restart shows the same (a failure is logged: see ``PartitionReporter/persist(_:_:)``).
+    func persistStatus(_ what: String) { reporter.persist(statusRow(), what) }
 
-    func statusRow() -> PartitionStatusRow {
-        PartitionStatusRow(name: settings.name, paused: machine.isPaused, stoppedReason: machine.stopReason, lastError: figures.lastError)
-    }
+    func statusRow() -> PartitionStatusRow { reporter.statusRow(machine, settings: settings) }
 
     /// Healthy unless an event has been handled for longer than `limit` without progress.
     func isMakingProgress(limit: Duration) -> Bool {
