@@ -4,26 +4,38 @@ import TetherControl
 import TetherTestSupport
 
 /// Issue 14: a bootstrap's and a reset's download show in `tetherctl status` (rows, bytes,
-/// totals, a rate) and in `tetherctl wait-synced --progress` while they run. The server sends
-/// each state chunk late (a test-only fault) so that the download lasts long enough to watch.
+/// totals, a rate) and in `tetherctl wait-synced --progress` while they run. While a test
+/// holds it (a test-only fault), the server sends a state download's first chunk and keeps the
+/// others back, so the download is under way for exactly as long as the test watches it.
 @Suite(.timeLimit(.minutes(5)))
 struct DownloadProgressEndToEndTests {
-    /// A cluster whose server sends state chunks late, and agent `a` with 6,000 synced rows in
+    /// `TETHER_FAULT_HOLD_STATE_FILE`: state downloads stop after their first chunk while held.
+    struct StateHold {
+        let path: String
+        func hold() { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        func release() { try? FileManager.default.removeItem(atPath: path) }  // absent: released already
+    }
+
+    /// A cluster whose server can hold state downloads, and agent `a` with 6,000 synced rows in
     /// partition `p` (three state chunks of at most 2,048 rows).
-    func withSyncedRows(_ body: (Cluster, ClusterAgent) async throws -> Void) async throws {
-        try await withCluster(ClusterSettings(serverEnvironment: ["TETHER_FAULT_STATE_CHUNK_DELAY_MS": "400"])) { cluster in
+    func withSyncedRows(_ body: (Cluster, ClusterAgent, StateHold) async throws -> Void) async throws {
+        let gate = try TemporaryDirectory(prefix: "tether-hold")
+        defer { gate.remove() }
+        let hold = StateHold(path: gate.appending("hold-state"))
+        try await withCluster(ClusterSettings(serverEnvironment: ["TETHER_FAULT_HOLD_STATE_FILE": hold.path])) { cluster in
             let a = try cluster.agent("a", partitions: ["p"])
             try await a.start()
             try await a.waitSynced("p")
             _ = try await a.sql("p", "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000) INSERT INTO orders (id, customer, total) SELECT 'o' || i, 'c', i FROM n")
             try await a.waitSynced("p", timeout: 60)
-            try await body(cluster, a)
+            defer { hold.release() }
+            try await body(cluster, a, hold)
         }
     }
 
     @Test func aBootstrapShowsItsProgressInStatusAndWaitSynced() async throws {
-        try await withSyncedRows { cluster, a in
-
+        try await withSyncedRows { cluster, a, hold in
+            hold.hold()
             let b = try cluster.agent("b", partitions: ["p"])
             try await b.start()
             let waiting = try ChildProcess.start(
@@ -35,6 +47,8 @@ struct DownloadProgressEndToEndTests {
             #expect(download["rows_total"]?.numberValue == 6000)
             #expect((download["bytes_total"]?.numberValue ?? 0) > 0)
             #expect(download["started_at"]?.stringValue != nil)
+            #expect(await waiting.waitForOutput("p: bootstrapping: "), "wait-synced --progress shows the download under way")
+            hold.release()
             let result = await waiting.wait(timeout: .seconds(90))
             #expect(result.status == 0, "\(result)")
             let lines = result.standardOutput.split(separator: "\n").map(String.init)
@@ -53,7 +67,8 @@ struct DownloadProgressEndToEndTests {
     /// staging store): there is no store at the store's path — nothing an application could
     /// mistake for a complete store — and the next start downloads it whole.
     @Test func aBootstrapKilledMidDownloadLeavesNoStoreAndFinishesAtTheNextStart() async throws {
-        try await withSyncedRows { cluster, a in
+        try await withSyncedRows { cluster, a, hold in
+            hold.hold()
             let b = try cluster.agent("b", partitions: ["p"])
             try await b.start()
             let staging = b.dir + "/state/staging/p-bootstrap.sqlite"
@@ -64,6 +79,7 @@ struct DownloadProgressEndToEndTests {
             await b.stop(SIGKILL)
             #expect(FileManager.default.fileExists(atPath: staging), "the partial download is in the staging store")
             #expect(!FileManager.default.fileExists(atPath: b.store("p")), "no store at the store's path")
+            hold.release()
             try await b.start()
             try await b.waitSynced("p", timeout: 60)
             #expect(try await b.sql("p", "SELECT count(*) FROM orders") == "6000\n")
@@ -72,16 +88,18 @@ struct DownloadProgressEndToEndTests {
     }
 
     @Test func aResetShowsItsDownloadInStatus() async throws {
-        try await withSyncedRows { cluster, a in
+        try await withSyncedRows { cluster, a, hold in
             let snapshot = try await cluster.admin(["snapshot", "p"])
             _ = try await a.sql("p", "UPDATE orders SET total = 0 WHERE id = 'o1'")
             try await a.waitSynced("p")
+            hold.hold()
             try await cluster.admin(["restore", "p", snapshot])
             let status = try await eventually("the reset's download in status", timeout: .seconds(30)) { () -> JSONValue? in
                 guard let status = try await a.status("p"), status["state"] == "resetting", status["download"] != .null else { return nil }
                 return status
             }
             #expect(status["download"]?["rows_total"]?.numberValue == 6000)
+            hold.release()
             try await a.waitSynced("p", timeout: 60)
             #expect(try await a.status("p")?["download"] == .null, "no download left once synced")
         }

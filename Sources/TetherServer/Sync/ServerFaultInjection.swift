@@ -19,9 +19,22 @@ enum ServerFaultInjection {
     /// server integrating its upload and the agent hearing the acknowledgement.
     static let holdDownloadsFile = ProcessInfo.processInfo.environment["TETHER_FAULT_HOLD_DOWNLOADS_FILE"]
 
+    /// `TETHER_FAULT_HOLD_STATE_FILE=<path>`: while that file exists, a state download (a
+    /// bootstrap or a reset's) sends its first chunk and holds the others: a test watches the
+    /// download under way for as long as it needs, then removes the file to let it finish.
+    static let holdStateFile = ProcessInfo.processInfo.environment["TETHER_FAULT_HOLD_STATE_FILE"]
+
     static func holdDownloadsIfRequested() async {
-        guard let holdDownloadsFile else { return }
-        while FileManager.default.fileExists(atPath: holdDownloadsFile) && !Task.isCancelled {
+        await hold(while: holdDownloadsFile)
+    }
+
+    static func holdStateIfRequested() async {
+        await hold(while: holdStateFile)
+    }
+
+    private static func hold(while file: String?) async {
+        guard let file else { return }
+        while FileManager.default.fileExists(atPath: file) && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(20))  // cancelled: the loop ends
         }
     }

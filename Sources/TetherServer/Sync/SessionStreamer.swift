@@ -62,6 +62,7 @@ struct SessionStreamer: Sendable {
                 let isLast = rows.isEmpty || progress.rowsDone >= progress.rowsTotal
                 if isLast { progress.bytesDone = progress.bytesTotal }
                 if let delay = ServerFaultInjection.stateChunkDelay { try await Task.sleep(for: delay) }
+                if progress.rowsDone > Int64(rows.count) { await ServerFaultInjection.holdStateIfRequested() }  // not the first chunk
                 guard await window.take(), await connection.sendingStateChunk(id, generation: generation, isLast: isLast) else {
                     await reader.close()
                     return nil
