@@ -95,7 +95,7 @@ actor PartitionController {
     private func perform(_ action: Action, on link: any PartitionLink) async -> Event? {
         switch action {
         case .bind:
-            let (end, boundFor) = await syncSession(on: link)
+            let (end, boundFor) = await PartitionSessionLoop.sync(self, on: link)
             return .sessionEnded(end, boundFor: boundFor)
         case .driveReset(let initiate):
             return await resetStep("client reset could not continue") { try await self.driveRecordedReset(initiate: initiate) }
