@@ -21,14 +21,7 @@ extension PartitionController {
     /// the agent has not opened (a partition paused since the start) is read from its file.
     func recountWithoutSession() async {
         if store != nil { return await recount() }
-        let counts: StoreCounts?
-        do {
-            counts = try StoreCounts.read(fileAt: settings.storePath)
-        } catch {
-            log.warning("cannot read the version and unsynced count of the store \(settings.storePath); the status shows the last ones: \(error)")
-            return
-        }
-        guard let counts else { return }  // no store yet, or one never synced
+        guard let counts = StoreCounts.readShown(fileAt: settings.storePath, log: log) else { return }
         updateFigures(counts.show)
     }
 

@@ -91,9 +91,3 @@ extension PartitionController {
         return record.id
     }
 }
-
-extension PartitionStateMachine.PendingReset {
-    init(_ record: ResetRecord) {
-        self.init(id: record.id, waitsForOperator: record.phase == .manualPending, reason: record.pendingReason)
-    }
-}

@@ -165,9 +165,7 @@ actor PartitionController {
     /// Pauses syncing. The pause is recorded first (it outlives a restart); when it cannot be
     /// recorded (a full disk) nothing changes and the error goes to the operator.
     func pause() throws {
-        var row = statusRow()
-        row.paused = true
-        try context.stateDatabase.update(row)
+        try reporter.recordPause(true, machine, settings: settings)
         command(.pauseRequested)
     }
 
@@ -177,9 +175,7 @@ actor PartitionController {
         // Resuming a partition that is not paused changes nothing (its session, and the state
         // it reports, go on).
         guard machine.isPaused else { return }
-        var row = statusRow()
-        row.paused = false
-        try context.stateDatabase.update(row)
+        try reporter.recordPause(false, machine, settings: settings)
         command(.resumeRequested)
     }
 

@@ -23,7 +23,7 @@ extension PartitionSessionLoop {
         defer { notifier.stop() }
         if let damage = await uploadPending(controller) { return .storeDamaged(damage) }  // committed before the notifier started
         for await _ in notifier {
-            if let alteration = await controller.checkStoreSchema() { return .storeAltered(alteration) }
+            if let alteration = await checkStoreSchema(controller) { return .storeAltered(alteration) }
             if let damage = await uploadPending(controller) { return .storeDamaged(damage) }
             if Task.isCancelled { return nil }
         }

@@ -19,7 +19,7 @@ enum PartitionSessionLoop {
         let boundFor = controller.session?.boundFor
         controller.session = nil
         if case .reset(let error, _) = end, error.action == .deleteStore {
-            return (.reset(error, storeEmptied: await controller.storeIsAlreadyEmptied()), boundFor)
+            return (.reset(error, storeEmptied: await storeIsAlreadyEmptied(controller)), boundFor)
         }
         return (end, boundFor)
     }
@@ -45,7 +45,7 @@ enum PartitionSessionLoop {
             if let shown = failure.shown { controller.recordError(shown) }
             return failure.end
         }
-        if let alteration = controller.alteredStore { return .storeAltered(alteration) }
+        if let alteration = controller.store?.alteration { return .storeAltered(alteration) }
         let request: BindRequest
         let uploadSalt: Int64
         let builder = BindRequestBuilder(settings: controller.settings, context: controller.context, log: controller.log)
@@ -92,7 +92,7 @@ enum PartitionSessionLoop {
                 switch event {
                 case .bound(let reply):
                     try await bound(controller, reply, events: &events)
-                    if let alteration = await controller.checkStoreSchema() { return .storeAltered(alteration) }
+                    if let alteration = await checkStoreSchema(controller) { return .storeAltered(alteration) }
                     await uploadPending(controller)
                 case .download(let download):
                     try await apply(controller, download)
@@ -178,6 +178,20 @@ enum PartitionSessionLoop {
         controller.updateFigures { $0.latestServerVersion = max($0.latestServerVersion, download.latestServerVersion) }
         controller.log.trace("applied \(report.changesApplied) changes up to version \(report.serverVersion.version)")
         try await controller.refreshCounts()
+    }
+
+    /// After every commit: an application's schema change is noticed here (`PRAGMA
+    /// schema_version` moved). Returns the alteration when the tables no longer match.
+    static func checkStoreSchema(_ controller: isolated PartitionController) async -> StoreError? {
+        guard let store = controller.store else { return nil }
+        return await controller.storeOpener.checkSchema(of: store)
+    }
+
+    /// True for a store a delete-store action emptied: no identity and nothing unsynced. When
+    /// the store cannot be read, false: the reset that follows says why in the journal.
+    private static func storeIsAlreadyEmptied(_ controller: isolated PartitionController) async -> Bool {
+        guard let store = controller.store else { return false }
+        return await controller.storeOpener.isAlreadyEmptied(store)
     }
 
     /// What docs/contract.md "Sync errors" says to do about `error` (``SessionErrorVerdict``);
