@@ -52,9 +52,6 @@ extension PartitionController {
     private func completeQuarantine(_ pending: ResetRecord) async throws {
         let (id, error) = try await resets.completeQuarantine(pending)
         recordError(error, resetID: id)
-        updateFigures {
-            $0.serverVersion = 0
-            $0.unsyncedChanges = 0
-        }
+        updateFigures(StoreCounts(serverVersion: 0, unsyncedChanges: 0).show)  // the store is gone
     }
 }

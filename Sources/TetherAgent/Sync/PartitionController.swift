@@ -157,7 +157,7 @@ actor PartitionController {
     // MARK: Control
 
     /// Hands an operator's or the agent's event to the machine (never waits).
-    private func command(_ event: Event) {
+    func command(_ event: Event) {
         for action in machine.handle(event) { performAtOnce(action) }
         publish()
     }
@@ -191,10 +191,6 @@ actor PartitionController {
     /// The agent's connection closed.
     func connectionLost() { command(.connectionLost) }
 
-    func requestInitiate() { command(.initiateRequested) }
-
-    func recordForcedReset(_ id: String) { command(.resetForced(id: id)) }
-
     func wake() { wakeSignal.signal() }
 
     func waitForWake() async { await wakeSignal.wait() }
@@ -203,13 +199,6 @@ actor PartitionController {
     func sleepOrWake(_ delay: Duration) async { await wakeSignal.sleep(for: delay) }
 
     var shouldEndSession: Bool { machine.sessionShouldEnd }
-
-    /// Tells the machine a session is ready (uploads may flow).
-    func sessionBecameReady() {
-        _ = machine.handle(.sessionReady(caughtUp: figures.isCaughtUp))
-        publish()
-        readySignal.signal()
-    }
 
     /// Tells the machine about a step of the bind.
     func sessionEvent(_ event: Event) {
@@ -257,9 +246,7 @@ actor PartitionController {
 
     /// Writes the partition's row of the state database (pause, stop reason, last error), so a
     /// restart shows the same (a failure is logged: see ``PartitionReporter/persist(_:_:)``).
-    func persistStatus(_ what: String) { reporter.persist(statusRow(), what) }
-
-    func statusRow() -> PartitionStatusRow { reporter.statusRow(machine, settings: settings) }
+    func persistStatus(_ what: String) { reporter.persist(reporter.statusRow(machine, settings: settings), what) }
 
     /// Healthy unless an event has been handled for longer than `limit` without progress.
     func isMakingProgress(limit: Duration) -> Bool {

@@ -168,7 +168,9 @@ enum PartitionSessionLoop {
         controller.downloadEnded(complete: true)
         controller.session?.becameReady(access: reply.access)
         try await controller.refreshCounts()
-        controller.sessionBecameReady()
+        // The machine learns the session is ready; its uploads start.
+        controller.sessionEvent(.sessionReady(caughtUp: controller.figures.isCaughtUp))
+        controller.readySignal.signal()
     }
 
     private static func apply(_ controller: isolated PartitionController, _ download: Download) async throws {
