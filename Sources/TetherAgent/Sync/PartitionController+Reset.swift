@@ -73,7 +73,7 @@ extension PartitionController {
     /// stuck in an error state. Returns the reset's id.
     func initiate() async throws -> String? {
         if let record = try resets.activeReset() {
-            requestInitiate()
+            command(.initiateRequested)
             return record.id
         }
         // Forcing a reset is for a partition stuck in an error state, not a healthy one.
@@ -87,13 +87,7 @@ extension PartitionController {
         // Recorded here, driven by the run loop: the command answers at once, whatever the
         // reset then meets (no connection, access still denied).
         let record = try await resets.recordForced(store: store, lastError: lastError)
-        recordForcedReset(record.id)
+        command(.resetForced(id: record.id))
         return record.id
-    }
-}
-
-extension PartitionStateMachine.PendingReset {
-    init(_ record: ResetRecord) {
-        self.init(id: record.id, waitsForOperator: record.phase == .manualPending, reason: record.pendingReason)
     }
 }

@@ -10,7 +10,7 @@ extension PartitionController {
 
     /// Opens the store file if there is one and none is open: a corrupt one is quarantined
     /// (the partition then bootstraps from the server as a new store would), an altered one is
-    /// opened as it is and ``alteredStore`` says what differs (a manual reset follows).
+    /// opened as it is and its `alteration` says what differs (a manual reset follows).
     func openStoreIfPresent() async throws {
         guard store == nil else { return }
         try await completePendingQuarantines()
@@ -18,23 +18,6 @@ extension PartitionController {
         case .opened(let opened): store = opened
         case .damaged(let error): try await quarantine(because: error)
         }
-    }
-
-    /// The application's alteration of the open store's tables, if any.
-    var alteredStore: StoreError? { store?.alteration }
-
-    /// After every commit: an application's schema change is noticed here (`PRAGMA
-    /// schema_version` moved). Returns the alteration when the tables no longer match.
-    func checkStoreSchema() async -> StoreError? {
-        guard let store else { return nil }
-        return await storeOpener.checkSchema(of: store)
-    }
-
-    /// True for a store a delete-store action emptied: no identity and nothing unsynced. When
-    /// the store cannot be read, false: the reset that follows says why in the journal.
-    func storeIsAlreadyEmptied() async -> Bool {
-        guard let store else { return false }
-        return await storeOpener.isAlreadyEmptied(store)
     }
 
     /// Starts the manual reset of a store whose tables an application altered: recorded with
@@ -69,9 +52,6 @@ extension PartitionController {
     private func completeQuarantine(_ pending: ResetRecord) async throws {
         let (id, error) = try await resets.completeQuarantine(pending)
         recordError(error, resetID: id)
-        updateFigures {
-            $0.serverVersion = 0
-            $0.unsyncedChanges = 0
-        }
+        updateFigures(StoreCounts(serverVersion: 0, unsyncedChanges: 0).show)  // the store is gone
     }
 }

@@ -95,7 +95,7 @@ actor PartitionController {
     private func perform(_ action: Action, on link: any PartitionLink) async -> Event? {
         switch action {
         case .bind:
-            let (end, boundFor) = await syncSession(on: link)
+            let (end, boundFor) = await PartitionSessionLoop.sync(self, on: link)
             return .sessionEnded(end, boundFor: boundFor)
         case .driveReset(let initiate):
             return await resetStep("client reset could not continue") { try await self.driveRecordedReset(initiate: initiate) }
@@ -157,7 +157,7 @@ actor PartitionController {
     // MARK: Control
 
     /// Hands an operator's or the agent's event to the machine (never waits).
-    private func command(_ event: Event) {
+    func command(_ event: Event) {
         for action in machine.handle(event) { performAtOnce(action) }
         publish()
     }
@@ -165,9 +165,7 @@ actor PartitionController {
     /// Pauses syncing. The pause is recorded first (it outlives a restart); when it cannot be
     /// recorded (a full disk) nothing changes and the error goes to the operator.
     func pause() throws {
-        var row = statusRow()
-        row.paused = true
-        try context.stateDatabase.update(row)
+        try reporter.recordPause(true, machine, settings: settings)
         command(.pauseRequested)
     }
 
@@ -177,9 +175,7 @@ actor PartitionController {
         // Resuming a partition that is not paused changes nothing (its session, and the state
         // it reports, go on).
         guard machine.isPaused else { return }
-        var row = statusRow()
-        row.paused = false
-        try context.stateDatabase.update(row)
+        try reporter.recordPause(false, machine, settings: settings)
         command(.resumeRequested)
     }
 
@@ -195,10 +191,6 @@ actor PartitionController {
     /// The agent's connection closed.
     func connectionLost() { command(.connectionLost) }
 
-    func requestInitiate() { command(.initiateRequested) }
-
-    func recordForcedReset(_ id: String) { command(.resetForced(id: id)) }
-
     func wake() { wakeSignal.signal() }
 
     func waitForWake() async { await wakeSignal.wait() }
@@ -207,13 +199,6 @@ actor PartitionController {
     func sleepOrWake(_ delay: Duration) async { await wakeSignal.sleep(for: delay) }
 
     var shouldEndSession: Bool { machine.sessionShouldEnd }
-
-    /// Tells the machine a session is ready (uploads may flow).
-    func sessionBecameReady() {
-        _ = machine.handle(.sessionReady(caughtUp: figures.isCaughtUp))
-        publish()
-        readySignal.signal()
-    }
 
     /// Tells the machine about a step of the bind.
     func sessionEvent(_ event: Event) {
@@ -261,9 +246,7 @@ actor PartitionController {
 
     /// Writes the partition's row of the state database (pause, stop reason, last error), so a
     /// restart shows the same (a failure is logged: see ``PartitionReporter/persist(_:_:)``).
-    func persistStatus(_ what: String) { reporter.persist(statusRow(), what) }
-
-    func statusRow() -> PartitionStatusRow { reporter.statusRow(machine, settings: settings) }
+    func persistStatus(_ what: String) { reporter.persist(reporter.statusRow(machine, settings: settings), what) }
 
     /// Healthy unless an event has been handled for longer than `limit` without progress.
     func isMakingProgress(limit: Duration) -> Bool {

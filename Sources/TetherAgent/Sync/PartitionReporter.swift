@@ -61,6 +61,14 @@ struct PartitionReporter: Sendable {
         PartitionStatusRow(name: settings.name, paused: machine.isPaused, stoppedReason: machine.stopReason, lastError: figures.lastError)
     }
 
+    /// Records a pause (`paused`) or a resume before the machine hears of it: it outlives a
+    /// restart. A failure (a full disk) is thrown for the operator, and nothing changes.
+    func recordPause(_ paused: Bool, _ machine: PartitionStateMachine, settings: PartitionSettings) throws {
+        var row = statusRow(machine, settings: settings)
+        row.paused = paused
+        try context.stateDatabase.update(row)
+    }
+
     /// Writes `row` to the state database, so a restart shows the same. When that fails (a
     /// full disk) the partition goes on with what it knows in memory; the journal says what a
     /// restart would not remember.

@@ -135,3 +135,9 @@ struct PartitionResetDriver: Sendable {
         return (record.id, error)
     }
 }
+
+extension PartitionStateMachine.PendingReset {
+    init(_ record: ResetRecord) {
+        self.init(id: record.id, waitsForOperator: record.phase == .manualPending, reason: record.pendingReason)
+    }
+}

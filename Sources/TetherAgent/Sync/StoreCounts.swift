@@ -27,6 +27,18 @@ struct StoreCounts: Sendable, Equatable {
         return StoreCounts(serverVersion: read.metadata.serverVersion.version, unsyncedChanges: read.pending)
     }
 
+    /// ``read(fileAt:)`` for the status of a partition without a session: nil when there is
+    /// nothing to show (no store yet, one never synced) or the file cannot be read now (the
+    /// status then shows the last counts; the journal says why).
+    static func readShown(fileAt path: String, log: Logger) -> StoreCounts? {
+        do {
+            return try read(fileAt: path)
+        } catch {
+            log.warning("cannot read the version and unsynced count of the store \(path); the status shows the last ones: \(error)")
+            return nil
+        }
+    }
+
     /// Shows them in `figures`.
     func show(in figures: inout PartitionStatus) {
         figures.serverVersion = serverVersion
