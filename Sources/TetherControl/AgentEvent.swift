@@ -89,15 +89,18 @@ public struct AgentEvent: Sendable, Hashable, Codable {
     public var jsonLine: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings and numbers always encode; the fallback keeps the stream one JSON object a line.
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? #"{"event":"dropped"}"#
     }
 
     /// The event as a JSON document (for answers that carry several).
     public var jsonValue: JSONValue {
+        // Always encodes and decodes back (a JSONValue can hold any JSON); .null is unreachable.
         (try? JSONEncoder().encode(self)).flatMap { try? JSONDecoder().decode(JSONValue.self, from: $0) } ?? .null
     }
 
-    /// The event a JSON document describes, if it is one.
+    /// The event a JSON document describes, if it is one (nil: a kind or shape this build does
+    /// not know — skipped by readers, as docs/events.md says).
     public init?(_ value: JSONValue) {
         guard let data = try? JSONEncoder().encode(value), let event = try? JSONDecoder().decode(Self.self, from: data) else { return nil }
         self = event

@@ -24,6 +24,7 @@ public enum JSONValue: Sendable, Hashable, Codable, ExpressibleByStringLiteral, 
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        // Each JSON kind is tried in turn; only the last (an object) reports why it failed.
         if container.decodeNil() {
             self = .null
         } else if let value = try? container.decode(Bool.self) {

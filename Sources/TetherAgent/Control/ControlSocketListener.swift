@@ -132,6 +132,8 @@ struct ControlConnection: Sendable {
     let mayChange: Bool
 
     func respond(_ response: ControlResponse) {
+        // A response that cannot be encoded (a non-finite number in a report) is answered as an
+        // error: a client is never left without an answer.
         var bytes = (try? JSONEncoder().encode(response)).map { Array($0) } ?? Array(#"{"ok":false,"error":"internal error"}"#.utf8)
         bytes.append(UInt8(ascii: "\n"))
         var offset = 0

@@ -43,6 +43,7 @@ final class EventFollowers: Sendable {
             }
             var size = Self.sendBufferBytes
             setsockopt(connection.fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            // A header of strings and numbers always encodes; the fallback is its minimal form.
             let headerLine = (try? JSONEncoder().encode(header)).map { String(decoding: $0, as: UTF8.self) } ?? #"{"ok":true}"#
             guard write(headerLine, to: connection.fd) else { return }
             for event in backlog {
