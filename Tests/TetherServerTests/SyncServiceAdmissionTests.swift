@@ -32,12 +32,11 @@ import TetherTestSupport
             users: UserDirectory(entries: [(name: "pos", token: "pos-token")]), adminToken: TokenDigest(token: "admin"),
             configuredGrants: configuration.grants, runtimeGrants: [], flags: ServerFlags(), configuredRecovery: true, schemas: schema)
         let hub = SyncHub()
-        let fence = RebindFence(hub: hub)
         let service = SyncService(
-            storage: storage, hub: hub, fence: fence, policy: policy, now: { Date() }, logger: Logger(label: "test"),
+            storage: storage, hub: hub, policy: policy, now: { Date() }, logger: Logger(label: "test"),
             globPartitionsPerUser: globCap)
         let control = ServerControl(
-            service: service, fence: fence, configuration: configuration, now: { Date() }, logger: Logger(label: "test"))
+            service: service, configuration: configuration, now: { Date() }, logger: Logger(label: "test"))
         return Fixture(dir: dir, storage: storage, service: service, control: control)
     }
 

@@ -11,8 +11,8 @@ import TetherTOML
 /// terminated, or their access changed.
 public final class ServerControl: Sendable {
     let service: SyncService
-    /// Tells sessions to bind again (``RebindFence``), the same one the sync service meets.
-    let fence: RebindFence
+    /// Tells sessions to bind again (``RebindFence``): the sync service's own.
+    var fence: RebindFence { service.fence }
     let configuration: ServerConfiguration
     let now: @Sendable () -> Date
     let logger: Logger
@@ -20,12 +20,9 @@ public final class ServerControl: Sendable {
     let headTracker = HeadTracker()
 
     public init(
-        service: SyncService, fence: RebindFence, configuration: ServerConfiguration, now: @escaping @Sendable () -> Date,
-        logger: Logger
+        service: SyncService, configuration: ServerConfiguration, now: @escaping @Sendable () -> Date, logger: Logger
     ) {
-        precondition(fence.hub === service.hub, "the rebind fence must reach the sync service's sessions")
         self.service = service
-        self.fence = fence
         self.configuration = configuration
         self.now = now
         self.logger = logger

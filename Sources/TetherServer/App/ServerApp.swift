@@ -177,7 +177,7 @@ public enum ServerApp {
             schemas: SchemaRegistry(history: history))
         let hub = SyncHub()
         let service = SyncService(
-            storage: storage, hub: hub, fence: RebindFence(hub: hub), policy: policy, bus: bus, now: options.now, logger: logger,
+            storage: storage, hub: hub, policy: policy, bus: bus, now: options.now, logger: logger,
             globPartitionsPerUser: configuration.limits.globPartitionsPerUser)
         service.summary.replace(with: try await storage.latestVersions())
         return service
@@ -189,7 +189,7 @@ public enum ServerApp {
         extraService: (ServerControl) -> (any Service)? = { _ in nil }
     ) async throws {
         let control = ServerControl(
-            service: service, fence: service.fence, configuration: configuration, now: options.now, logger: logger)
+            service: service, configuration: configuration, now: options.now, logger: logger)
         let endpoint = SyncEndpoint(service: service)
         let router = Router(context: TetherRequestContext.self)
         AdminRoutes(control: control, dataDirectory: configuration.dataDirectory).register(on: router)

@@ -8,9 +8,9 @@ public import TetherProtocol
 /// epoch changed (``StorageError/fenced``, ``fenced(_:)``), which covers a session another
 /// instance has not heard about yet and a bind that raced the change.
 ///
-/// The app makes one over the sync hub and gives it to the ``SyncService`` (uploads and
-/// downloads meet the storage's fence) and to the admin API's control (admin commands and
-/// cluster events push the rebind), so neither reaches into the other.
+/// The ``SyncService`` makes one over its hub (uploads and downloads meet the storage's
+/// fence); the admin API's control uses the service's (admin commands and cluster events push
+/// the rebind), so Sync never reaches into Admin and both reach the same sessions.
 public struct RebindFence: Sendable {
     /// The sessions it reaches.
     public let hub: SyncHub

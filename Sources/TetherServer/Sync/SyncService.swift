@@ -23,13 +23,12 @@ public final class SyncService: Sendable {
     let globPartitionsPerUser: Int
 
     public init(
-        storage: any ServerStorage, hub: SyncHub, fence: RebindFence, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
+        storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
         now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics(),
         globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser
     ) {
-        precondition(fence.hub === hub, "the rebind fence must reach this service's sessions")
         self.globPartitionsPerUser = globPartitionsPerUser
-        self.fence = fence
+        self.fence = RebindFence(hub: hub)
         self.storage = storage
         self.bus = bus
         self.hub = hub
