@@ -20,8 +20,7 @@ extension PartitionController {
     /// Carries out the recorded reset (`initiate`: an operator's go, or the daemon's start).
     func driveRecordedReset(initiate: Bool) async throws -> PartitionStateMachine.ResetEnd {
         guard let record = try resets.activeReset() else { return .done(deleteStore: false) }
-        try await openStoreIfPresent()
-        guard let store else { throw StoreError.notAStore(path: settings.storePath) }
+        let store = try await openedStore()
         return finished(try await resets.drive(record, store: store, initiate: initiate))
     }
 
@@ -45,8 +44,7 @@ extension PartitionController {
     func beginReset(
         _ error: SyncError, manualBecause: String? = nil, repeats: Int = 0
     ) async throws -> PartitionStateMachine.ResetEnd {
-        try await openStoreIfPresent()
-        guard let store else { throw StoreError.notAStore(path: settings.storePath) }
+        let store = try await openedStore()
         let started = try await resets.record(
             error, store: store, manualBecause: manualBecause, repeats: repeats,
             recorded: { record in await self.announceHeldError(resetID: record.id) })
@@ -82,8 +80,7 @@ extension PartitionController {
         }
         // The error the partition showed when asked (opening the store may record another).
         let lastError = figures.lastError
-        try await openStoreIfPresent()
-        guard let store else { throw StoreError.notAStore(path: settings.storePath) }
+        let store = try await openedStore()
         // Recorded here, driven by the run loop: the command answers at once, whatever the
         // reset then meets (no connection, access still denied).
         let record = try await resets.recordForced(store: store, lastError: lastError)

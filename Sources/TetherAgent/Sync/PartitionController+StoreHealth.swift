@@ -20,6 +20,14 @@ extension PartitionController {
         }
     }
 
+    /// The store, opened first if it is not (``openStoreIfPresent()``); an error when there is
+    /// none to act on (no file, or an empty one).
+    func openedStore() async throws -> PartitionStore {
+        try await openStoreIfPresent()
+        guard let store else { throw StoreError.notAStore(path: settings.storePath) }
+        return store
+    }
+
     /// Starts the manual reset of a store whose tables an application altered: recorded with
     /// its backup path, the manual hook runs, the store stays readable and writable but does
     /// not sync until `tetherctl reset initiate` or the next start (docs/contract.md: Manual resets and delete-store).

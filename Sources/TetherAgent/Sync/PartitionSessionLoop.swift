@@ -148,7 +148,7 @@ enum PartitionSessionLoop {
                 controller.downloadProgress(progress)
             }
             // The store the bootstrap opened is kept even when the adoption failed.
-            let adoption = await StoreBootstrap(settings: controller.settings, log: controller.log).adopt(fetched, into: controller.store)
+            let adoption = await StoreBootstrap(settings: settings, log: controller.log).adopt(fetched, into: controller.store)
             controller.store = adoption.store
             if let failure = adoption.failure { throw failure }
         } else if let store = controller.store {
