@@ -75,6 +75,27 @@ public protocol ServerStorage: Sendable {
     func backup(to path: String) async throws
     func close() async throws
 
+    // Healing from the fleet (docs/client-reset.md, "Healing a restored server").
+    /// ``restore(_:to:)`` that also records the window it drops: a heal (devices give it back)
+    /// or a rollback. Returns the head and the record (nil when the restore dropped nothing).
+    func restore(_ partition: PartitionName, to snapshot: String, mode: RestoreMode, now: Date) async throws -> (PartitionHead, HealRecord?)
+    /// Opens (or replaces) the partition's heal record for `window`; used when a device binds
+    /// ahead of the history. Returns the record now stored.
+    func openHeal(_ partition: PartitionName, window: LostWindow, mode: RestoreMode, origin: HealRecord.Origin, now: Date) async throws -> HealRecord
+    /// Raises an open record's ``HealRecord/lostUntil`` to `version` when a device reports a
+    /// higher lost version than known (windows the server did not know).
+    func noteLostVersion(_ version: Int64, of partition: PartitionName) async throws
+    /// The partition's heal record, open or closed; nil when it has none.
+    func heal(of partition: PartitionName) async throws -> HealRecord?
+    /// Every partition's heal record.
+    func heals() async throws -> [HealRecord]
+    /// Applies one chunk of a device's contribution, in one transaction with the history
+    /// (a healed change is an ordinary history entry of origin 0), and answers it.
+    func contributeHeal(_ chunk: HealChunk, into partition: PartitionName, now: Date, epoch: Int64) async throws -> HealReply
+    /// Closes the partition's heal (`admin heal-done`): later devices reset as after a rollback.
+    /// Returns the closed record; throws ``StorageError/notFound`` when none is open.
+    func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord
+
     // Fencing, where several server instances share the storage (PostgreSQL). A restore
     // increments the partition's epoch, terminate-sync every partition's; a session records it
     // when it binds, and its uploads and history reads are refused with ``StorageError/fenced``
