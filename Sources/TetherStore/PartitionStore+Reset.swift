@@ -18,6 +18,10 @@ extension PartitionStore {
     /// with the data it describes (a crash can never leave one without the other), and a reset
     /// that recovered nothing leaves no marker behind (docs/contract.md: Reset modes). Nothing is captured from the rewrite itself.
     ///
+    /// `keepingChangesOfAbsentRows`: the server is healing the window the store's state came
+    /// from (its view was contributed), so the replay keeps updates and deletes of rows the
+    /// server's state lacks instead of dropping them: another view may bring those rows back.
+    ///
     /// If anything fails (a state row out of order or not fitting the schema, a recovered
     /// change not fitting it), the transaction rolls back and the store is unchanged.
     @discardableResult
@@ -27,6 +31,7 @@ extension PartitionStore {
         schema newSchema: Schema? = nil,
         clientFile: ClientFileIdentity? = nil,
         recovering recoverySource: RecoverySource? = nil,
+        keepingChangesOfAbsentRows keep: Bool = false,
         resetMarker: String? = nil
     ) async throws(StoreError) -> ResetInPlaceReport {
         if let newSchema {
@@ -72,9 +77,9 @@ extension PartitionStore {
                         ? try StoreRewriter.rewrite(db, schema: target, source: &source)
                         : try StoreRewriter.rewrite(db, schema: target, attached: StoreRewriter.stagingSchema)
                     let recovery = try snapshot.map {
-                        try RecoveryReplayer.replayLogged(db, schema: target, snapshot: $0)
+                        try RecoveryReplayer.replayLogged(db, schema: target, snapshot: $0, keepingChangesOfAbsentRows: keep)
                     } ?? localChanges.map {
-                        try RecoveryReplayer.replay(db, schema: target, changes: $0)
+                        try RecoveryReplayer.replay(db, schema: target, changes: $0, keepingChangesOfAbsentRows: keep)
                     }
                     try snapshot?.drop(db)
                     _ = try self.installTriggers(db, schema: target)

@@ -37,7 +37,9 @@ public struct RecoveryReport: Sendable, Hashable {
 /// changed under it), nothing is replayed and the error is thrown, so the caller can treat
 /// recovery as impossible (docs/contract.md: Reset modes fallbacks).
 enum RecoveryReplayer {
-    static func replay(_ db: Database, schema: Schema, changes: [RowChange]) throws -> RecoveryReport {
+    static func replay(_ db: Database, schema: Schema, changes: [RowChange], keepingChangesOfAbsentRows keep: Bool = false) throws
+        -> RecoveryReport
+    {
         var report = RecoveryReport()
         report.localChanges = changes.count
         var collapsed: [RowChange] = []
@@ -45,7 +47,7 @@ enum RecoveryReplayer {
             // A net insert carries every column; updates only theirs.
             collapsed.append(try ChangeValidator.change(change, in: schema))
         }
-        for change in collapsed { try replay(change, db: db, schema: schema, report: &report) }
+        for change in collapsed { try replay(change, db: db, schema: schema, keep: keep, report: &report) }
         return report
     }
 
@@ -56,7 +58,9 @@ enum RecoveryReplayer {
     /// schema throws as in ``replay(_:schema:changes:)``, and the caller's transaction rolls
     /// back what was replayed before it. Rows replay in table and key order (rows are
     /// independent).
-    static func replayLogged(_ db: Database, schema: Schema, snapshot: LoggedRowSnapshot) throws -> RecoveryReport {
+    static func replayLogged(
+        _ db: Database, schema: Schema, snapshot: LoggedRowSnapshot, keepingChangesOfAbsentRows keep: Bool = false
+    ) throws -> RecoveryReport {
         var report = RecoveryReport()
         try ChangeLog.forEachRow(db, through: snapshot.through) { entries in
             report.localChanges += entries.count
@@ -71,14 +75,21 @@ enum RecoveryReplayer {
                 report.updatesDropped += 1
                 return
             }
-            try replay(try ChangeValidator.change(net, in: schema), db: db, schema: schema, report: &report)
+            try replay(try ChangeValidator.change(net, in: schema), db: db, schema: schema, keep: keep, report: &report)
         }
         try ChangeLog.trim(db, through: snapshot.through)
         return report
     }
 
     /// One row's net local change, validated, replayed onto the server's state.
-    private static func replay(_ change: RowChange, db: Database, schema: Schema, report: inout RecoveryReport) throws {
+    ///
+    /// `keep`: the server is healing the window this store's state came from, so a row its
+    /// state lacks now may come back with another device's view. An update or a delete of such
+    /// a row is then kept and uploaded rather than dropped (the update's values held in
+    /// `_tether_held`, as for a row the server deleted under a pending update): the server
+    /// applies it after whatever view heals the row (docs/client-reset.md, "Healing a restored
+    /// server"), and ignores it if none does, as the row rules say.
+    private static func replay(_ change: RowChange, db: Database, schema: Schema, keep: Bool, report: inout RecoveryReport) throws {
         guard let table = schema.table(change.table) else { return }  // validated by the caller
         let server = try RowWriter.fetch(db, table, key: change.key)
         switch change.write(rowExists: server != nil) {
@@ -94,6 +105,13 @@ enum RecoveryReplayer {
         case .delete:
             try RowWriter.delete(db, table, key: change.key)
             report.deletesKept += 1
+        case .unchanged where keep:
+            if change.kind == .delete {
+                report.deletesKept += 1
+            } else {
+                try HeldValues.hold(db, LoggedRow(table: change.table, key: change.key), fields: change.fields)
+                report.updatesKept += 1
+            }
         case .unchanged:
             // An update or a delete of a row the server's state no longer has: dropped.
             if change.kind == .delete { report.deletesDropped += 1 } else { report.updatesDropped += 1 }

@@ -25,6 +25,17 @@ struct AdminStatus: AsyncParsableCommand {
                     "\(p.connectedClients)",
                 ]))
             }
+            let heals = status.partitions.compactMap(\.heal)
+            if !heals.isEmpty {
+                lines.append("")
+                lines.append(Self.row(["RESTORED", "LOST", "MODE", "HEALED_TO", "DEVICES", "HEALED_ROWS", "STATE"]))
+                for h in heals {
+                    lines.append(Self.row([
+                        h.partition, "\(h.restoredTo + 1)...\(h.lostUntil)", h.mode.rawValue, "\(h.healedTo)", "\(h.devices)",
+                        "\(h.healedChanges)", h.isHealing ? "healing" : "closed",
+                    ]))
+                }
+            }
             return lines.joined(separator: "\n")
         }
     }
@@ -48,14 +59,36 @@ struct AdminSnapshot: AsyncParsableCommand {
 
 struct AdminRestore: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "restore", abstract: "Roll a partition back to a snapshot; devices that synced past it must reset.")
+        commandName: "restore",
+        abstract: "Restore a partition to a snapshot; devices that synced past it reset, and give the lost window back with --heal.")
     @ParentCommand var admin: AdminCommand
     @Argument(help: "Partition name.") var partition: String
     @Argument(help: "Snapshot id printed by `snapshot`.") var snapshot: String
+    @Flag(help: "What becomes of what the server accepted after the snapshot (default: the server's [history] devices_ahead).")
+    var mode: RestoreModeOption?
 
     func run() async throws {
-        try await admin.perform({ try await $0.restore(partition, snapshot: snapshot) }) { r in
-            "partition \(r.partition) restored to snapshot \(r.snapshot) (server version \(r.serverVersion)); \(r.sessionsNotified) bound sessions told to bind again"
+        try await admin.perform({ try await $0.restore(partition, snapshot: snapshot, mode: mode?.mode) }) { r in
+            var text = "partition \(r.partition) restored to snapshot \(r.snapshot) (server version \(r.serverVersion)); \(r.sessionsNotified) bound sessions told to bind again"
+            if let heal = r.heal {
+                text += r.mode == .heal
+                    ? "\nversions \(heal.restoredTo + 1)...\(heal.lostUntil) were dropped; devices that synced them give them back as they reset (`admin heal-done \(r.partition)` ends it)"
+                    : "\nversions \(heal.restoredTo + 1)...\(heal.lostUntil) were rolled back: devices that synced them reset without giving them back"
+            }
+            return text
+        }
+    }
+}
+
+struct AdminHealDone: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "heal-done", abstract: "End a partition's heal: devices that bind later reset as after a rollback.")
+    @ParentCommand var admin: AdminCommand
+    @Argument(help: "Partition name.") var partition: String
+
+    func run() async throws {
+        try await admin.perform({ try await $0.healDone(partition) }) { h in
+            "heal of \(h.partition) closed: lost versions \(h.restoredTo + 1)...\(h.lostUntil), healed up to \(h.healedTo) from \(h.devices) devices (\(h.healedChanges) rows changed)"
         }
     }
 }

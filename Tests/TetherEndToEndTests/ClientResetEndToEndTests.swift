@@ -57,7 +57,7 @@ struct ClientResetEndToEndTests {
             UPDATE orders SET note = 'b note' WHERE id = 'r4';
             COMMIT;
             """)
-        try await cluster.admin(["restore", "p", snapshot])
+        try await cluster.admin(["restore", "p", snapshot, "--rollback"])
         // A synced past the snapshot too: it resets (nothing unsynced) and then edits.
         try await eventually("a reset", timeout: .seconds(60)) { try await lastReset(a) != nil }
         if try await lastReset(a)?["outcome"] == "manual-pending" {

@@ -31,7 +31,7 @@ import TetherTestSupport
             try await b.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r4', 'four', 4)")
             try await b.waitSynced("p")
             try await eventually("a has r4", timeout: .seconds(30)) { try await a.rows("p").contains("r4|four") }
-            try await cluster.admin(["restore", "p", snapshot])
+            try await cluster.admin(["restore", "p", snapshot, "--rollback"])
             try await eventually("b reset", timeout: .seconds(60)) {
                 try await b.json(["resets"])["resets"]?.arrayValue?.last?["outcome"]?.stringValue == "recovered"
             }

@@ -94,7 +94,7 @@ struct ObservabilityEndToEndTests {
         let snapshot = try await cluster.admin(["snapshot", "p"])
         try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r3', 'three', 3)")
         try await a.waitSynced("p")
-        try await cluster.admin(["restore", "p", snapshot])
+        try await cluster.admin(["restore", "p", snapshot, "--rollback"])
         let reset = try await eventually("a reset", timeout: .seconds(60)) { () -> JSONValue? in
             guard let last = try await a.json(["resets"])["resets"]?.arrayValue?.last,
                 last["outcome"]?.stringValue != "in-progress" else { return nil }

@@ -55,7 +55,7 @@ struct OperatorCommandsEndToEndTests {
             let id = snapshot.split(separator: " ").first { $0.count == 16 && $0.allSatisfy(\.isHexDigit) }.map(String.init) ?? snapshot
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
             try await a.waitSynced("p")
-            try await cluster.admin(["restore", "p", id])
+            try await cluster.admin(["restore", "p", id, "--rollback"])
             try await eventually("p resetting", timeout: .seconds(60)) { FileManager.default.fileExists(atPath: gates + "/fetching.reached") }
             #expect(try await a.status("p")?["state"] == "resetting")
             try await Self.everyCommandAnswers(a, "p", in: "resetting")

@@ -22,17 +22,17 @@ struct ResetLoopEndToEndTests {
             try await a.waitSynced("p")
             let snapshotB = try await Self.snapshot(cluster)
 
-            try await cluster.admin(["restore", "p", snapshotA])
+            try await cluster.admin(["restore", "p", snapshotA, "--rollback"])
             try await eventually("reset after the restore to A", timeout: .seconds(60)) { try await Self.resets(a).count == 1 }
             try await a.waitSynced("p", timeout: 60)
             #expect(try await a.rows("p") == "x|xena|1.0|-\n")
 
-            try await cluster.admin(["restore", "p", snapshotB])
+            try await cluster.admin(["restore", "p", snapshotB, "--rollback"])
             try await eventually("reset after the restore forward to B", timeout: .seconds(60)) { try await Self.resets(a).count == 2 }
             try await a.waitSynced("p", timeout: 60)
             #expect(try await a.rows("p") == "x|xena|1.0|-\ny|yann|2.0|-\n")
 
-            try await cluster.admin(["restore", "p", snapshotB])
+            try await cluster.admin(["restore", "p", snapshotB, "--rollback"])
             try await a.waitSynced("p", timeout: 60)
             // No loop: the count stays where the restores put it (one reset per restore at most).
             try await consistently("no further resets", for: .seconds(3)) { try await Self.resets(a).count <= 3 }
@@ -86,7 +86,7 @@ struct ResetLoopEndToEndTests {
             let snapshot = try await Self.snapshot(cluster)
             #expect(FileManager.default.createFile(atPath: refuse, contents: nil))
             // A restore to the head changes nothing but makes the session bind again: refused.
-            try await cluster.admin(["restore", "p", snapshot])
+            try await cluster.admin(["restore", "p", snapshot, "--rollback"])
             let status = try await eventually("the loop is cut", timeout: .seconds(60)) { () -> JSONValue? in
                 let status = try await a.status("p")
                 return status?["state"] == "reset-pending" ? status : nil

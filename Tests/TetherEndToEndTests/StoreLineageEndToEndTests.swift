@@ -182,7 +182,7 @@ struct StoreLineageEndToEndTests {
             try await Self.insertSynced(a, ["r1"])
             let snapshot = try await cluster.admin(["snapshot", "p"])
             try await Self.insertSynced(a, ["r2"])
-            try await cluster.admin(["restore", "p", snapshot])
+            try await cluster.admin(["restore", "p", snapshot, "--rollback"])
             try await eventually("a pending", timeout: .seconds(60)) { try await a.status("p")?["state"] == "reset-pending" }
             await a.stop()
             let state = a.dir + "/state/state.sqlite"

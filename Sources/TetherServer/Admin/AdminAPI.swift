@@ -31,8 +31,11 @@ public enum AdminAPI {
             public var rows: Int
             public var clientFiles: Int
             public var connectedClients: Int
+            /// The window the partition's last restore lost and how far devices gave it back;
+            /// nil when it was never restored (since healing exists).
+            public var heal: HealRecord?
             enum CodingKeys: String, CodingKey {
-                case name, rows
+                case name, rows, heal
                 case serverVersion = "server_version"
                 case compactedThrough = "compacted_through"
                 case historyEntries = "history_entries"
@@ -55,6 +58,8 @@ public enum AdminAPI {
 
     public struct RestoreRequest: Codable, Sendable, Hashable {
         public var snapshot: String
+        /// `heal` or `rollback`; absent: the server's `[history] devices_ahead`.
+        public var mode: RestoreMode?
     }
 
     public struct Restored: Codable, Sendable, Hashable {
@@ -62,8 +67,12 @@ public enum AdminAPI {
         public var snapshot: String
         public var serverVersion: Int64
         public var sessionsNotified: Int
+        /// How the lost window is handled.
+        public var mode: RestoreMode
+        /// The window the restore dropped (nil when it dropped nothing).
+        public var heal: HealRecord?
         enum CodingKeys: String, CodingKey {
-            case partition, snapshot
+            case partition, snapshot, mode, heal
             case serverVersion = "server_version"
             case sessionsNotified = "sessions_notified"
         }

@@ -44,8 +44,13 @@ public struct AdminClient: Sendable {
         try await call(.POST, "partitions/\(Self.escape(partition))/snapshot")
     }
 
-    public func restore(_ partition: String, snapshot: String) async throws -> AdminAPI.Restored {
-        try await call(.POST, "partitions/\(Self.escape(partition))/restore", body: AdminAPI.RestoreRequest(snapshot: snapshot))
+    /// `mode` nil: the server's `[history] devices_ahead`.
+    public func restore(_ partition: String, snapshot: String, mode: RestoreMode? = nil) async throws -> AdminAPI.Restored {
+        try await call(.POST, "partitions/\(Self.escape(partition))/restore", body: AdminAPI.RestoreRequest(snapshot: snapshot, mode: mode))
+    }
+
+    public func healDone(_ partition: String) async throws -> HealRecord {
+        try await call(.POST, "partitions/\(Self.escape(partition))/heal-done")
     }
 
     public func terminateSync() async throws -> AdminAPI.SyncState { try await call(.POST, "sync/terminate") }

@@ -8,6 +8,7 @@ import TetherProtocol
 extension AdminAPI.Status: ResponseEncodable {}
 extension AdminAPI.Snapshot: ResponseEncodable {}
 extension AdminAPI.Restored: ResponseEncodable {}
+extension HealRecord: ResponseEncodable {}
 extension AdminAPI.SyncState: ResponseEncodable {}
 extension AdminAPI.Recovery: ResponseEncodable {}
 extension AdminAPI.SchemaApplied: ResponseEncodable {}
@@ -27,7 +28,10 @@ struct AdminRoutes<Context: RequestContext> {
         }
         admin.post("partitions/:partition/restore") { request, context in
             let body = try await request.decode(as: AdminAPI.RestoreRequest.self, context: context)
-            return try await control.restore(try context.parameters.require("partition"), to: body.snapshot)
+            return try await control.restore(try context.parameters.require("partition"), to: body.snapshot, mode: body.mode)
+        }
+        admin.post("partitions/:partition/heal-done") { _, context in
+            try await control.healDone(try context.parameters.require("partition"))
         }
         admin.post("sync/terminate") { _, _ in try await control.terminateSync() }
         admin.post("sync/enable") { _, _ in try await control.enableSync() }

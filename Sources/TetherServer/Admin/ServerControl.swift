@@ -39,11 +39,12 @@ public final class ServerControl: Sendable {
     public func status() async throws -> AdminAPI.Status {
         let snapshot = await policy.snapshot
         let sessions = await hub.sessionCounts()
+        let heals = Dictionary(try await storage.heals().map { ($0.partition, $0) }, uniquingKeysWith: { a, _ in a })
         let partitions = try await storage.partitions().map { p in
             AdminAPI.Status.Partition(
                 name: p.name, serverVersion: p.head.latest.version, compactedThrough: p.head.base.version,
                 historyEntries: p.historyEntries, historyBytes: p.historyBytes, rows: p.rows, clientFiles: p.clientFiles,
-                connectedClients: PartitionName(p.name).flatMap { sessions[$0] } ?? 0)
+                connectedClients: PartitionName(p.name).flatMap { sessions[$0] } ?? 0, heal: heals[p.name])
         }
         return AdminAPI.Status(
             server: .init(
@@ -62,20 +63,49 @@ public final class ServerControl: Sendable {
         return AdminAPI.Snapshot(partition: partition.rawValue, snapshot: record.id, serverVersion: record.version)
     }
 
-    public func restore(_ name: String, to snapshot: String) async throws -> AdminAPI.Restored {
+    /// Restores the partition to `snapshot`. `mode` (default: `[history] devices_ahead`)
+    /// says what becomes of the window it drops: healed from the devices, or rolled back.
+    public func restore(_ name: String, to snapshot: String, mode: RestoreMode? = nil) async throws -> AdminAPI.Restored {
         let partition = try knownPartition(name)
-        let head: PartitionHead
+        let mode: RestoreMode
+        if let asked = mode { mode = asked } else { mode = await policy.snapshot.devicesAhead }
+        let head: PartitionHead, heal: HealRecord?
         do {
-            head = try await storage.restore(partition, to: snapshot)
+            (head, heal) = try await storage.restore(partition, to: snapshot, mode: mode, now: now())
         } catch StorageError.notFound(let what) {
             throw AdminError(.notFound, "\(what)", hint: "`tether-server admin snapshot \(name)` prints the ids of new snapshots")
         }
         summary.restored(partition.rawValue, version: head.latest.version)
-        logger.notice("partition restored", metadata: ["partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)"])
+        var metadata: Logger.Metadata = [
+            "partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)", "mode": "\(mode.rawValue)",
+        ]
+        if let heal { metadata["lost_window"] = "\(heal.restoredTo + 1)...\(heal.lostUntil)" }
+        logger.notice("partition restored", metadata: metadata)
         await bus?.announce(.restored(partition))
         let notified = await fence.rebind(
             where: { $0.partition == partition }, because: "partition \(partition) was restored to snapshot \(snapshot)")
-        return AdminAPI.Restored(partition: partition.rawValue, snapshot: snapshot, serverVersion: head.latest.version, sessionsNotified: notified)
+        return AdminAPI.Restored(
+            partition: partition.rawValue, snapshot: snapshot, serverVersion: head.latest.version, sessionsNotified: notified,
+            mode: mode, heal: heal)
+    }
+
+    /// Closes the partition's heal: devices that bind later reset as after a rollback.
+    public func healDone(_ name: String) async throws -> HealRecord {
+        let partition = try knownPartition(name)
+        let record: HealRecord
+        do {
+            record = try await storage.closeHeal(partition, now: now())
+        } catch StorageError.notFound {
+            throw AdminError(
+                .notFound, "partition \(partition) has no open heal",
+                hint: "`tether-server admin status` shows each partition's lost window and whether it is still healing")
+        }
+        logger.notice(
+            "heal closed", metadata: [
+                "partition": "\(partition)", "lost_window": "\(record.restoredTo + 1)...\(record.lostUntil)",
+                "healed_to": "\(record.healedTo)", "devices": "\(record.devices)", "healed_changes": "\(record.healedChanges)",
+            ])
+        return record
     }
 
     public func terminateSync() async throws -> AdminAPI.SyncState {

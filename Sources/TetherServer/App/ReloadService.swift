@@ -65,7 +65,8 @@ struct ReloadService: Service {
             }
         }
         let snapshot = await control.policy.reload(
-            users: loaded.users, adminToken: loaded.adminToken, configuredGrants: new.grants, configuredRecovery: new.clientRecovery)
+            users: loaded.users, adminToken: loaded.adminToken, configuredGrants: new.grants, configuredRecovery: new.clientRecovery,
+            devicesAhead: new.devicesAhead)
         let notified = await control.recheckSessions(snapshot)
         logger.notice("configuration reloaded", metadata: [
             "users": "\(new.users.count)", "grants": "\(new.grants.count)", "sessions_notified": "\(notified)",

@@ -174,12 +174,16 @@ public enum ServerApp {
         let policy = ServerPolicy(
             users: loaded.users, adminToken: loaded.adminToken, configuredGrants: configuration.grants,
             runtimeGrants: try await storage.runtimeGrants(), flags: flags, configuredRecovery: configuration.clientRecovery,
-            schemas: SchemaRegistry(history: history))
+            schemas: SchemaRegistry(history: history), devicesAhead: configuration.devicesAhead)
         let hub = SyncHub()
         let service = SyncService(
             storage: storage, hub: hub, policy: policy, bus: bus, now: options.now, logger: logger,
             globPartitionsPerUser: configuration.limits.globPartitionsPerUser)
-        service.summary.replace(with: try await storage.latestVersions())
+        let versions = try await storage.latestVersions()
+        service.summary.replace(with: versions)
+        // Where each partition's history ended when this process started: the restore point of
+        // a database put back while the server was stopped (``HealDetection``).
+        service.headsAtStart.record(versions)
         return service
     }
 

@@ -70,6 +70,7 @@ extension ServerConfiguration {
         let storage = root.table("storage").map(parseStorage) ?? .sqlite
         let publicMetrics = root.bool("public_metrics") ?? false
         let limits = root.table("limits").map(ConnectionLimits.parse) ?? ConnectionLimits()
+        let devicesAhead = root.table("history")?.enumeration("devices_ahead", RestoreMode.self) ?? .heal
 
         try parser.finish()
         var configuration = ServerConfiguration(
@@ -80,6 +81,7 @@ extension ServerConfiguration {
         configuration.metricsListen = metricsListen
         configuration.publicMetrics = publicMetrics
         configuration.limits = limits
+        configuration.devicesAhead = devicesAhead
         return configuration
     }
 }

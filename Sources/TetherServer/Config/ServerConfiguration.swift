@@ -54,6 +54,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var publicMetrics = false
     /// `[limits]`: what a connection may cost before it authenticates.
     public var limits = ConnectionLimits()
+    /// `[history] devices_ahead`: what a restore the server was not told of (a database put
+    /// back while it was stopped, found when a device binds ahead of the history) does with
+    /// the window it lost, and the default of `admin restore` and `restore-backup`: `heal`
+    /// (devices give it back; nothing is lost unless an operator asks) or `rollback`.
+    public var devicesAhead: RestoreMode = .heal
 
     public static let defaultPath = "/etc/tether/tether-server.toml"
     public static let defaultHistoryHorizonDays = 30

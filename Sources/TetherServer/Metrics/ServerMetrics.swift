@@ -65,6 +65,12 @@ public final class ServerMetrics: Sendable {
             .increment()
     }
 
+    /// A heal record opened because a device bound ahead of the history (a restore the server
+    /// was not told of).
+    func healOpened() {
+        CoreMetrics.Counter(label: "tether_server_heals_detected_total", factory: factory).increment()
+    }
+
     /// `tether_server_unauthenticated_bytes` reads `read` (the sync listener's admission) at
     /// each scrape.
     func watchUnauthenticatedBytes(_ read: @escaping @Sendable () -> Int) { unauthenticatedBytes.withLock { $0 = read } }

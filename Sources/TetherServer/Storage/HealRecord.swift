@@ -1,6 +1,5 @@
 import Foundation
 
-
 /// What the server knows about the window of history a restore lost in one partition, and
 /// how far devices have given it back (docs/client-reset.md, "Healing a restored server").
 /// One per partition: a later restore replaces it.

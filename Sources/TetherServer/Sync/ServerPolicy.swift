@@ -12,6 +12,9 @@ public struct PolicySnapshot: Sendable {
     /// `client_recovery` from the config file.
     public var configuredRecovery: Bool
     public var schemas: SchemaRegistry
+    /// `[history] devices_ahead`: heal or roll back a window lost by a restore the server was
+    /// not told of, and the default of `admin restore`.
+    public var devicesAhead: RestoreMode = .heal
 
     public init(
         users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], runtimeGrants: [RuntimeGrant],
@@ -44,18 +47,21 @@ public actor ServerPolicy {
 
     public init(
         users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], runtimeGrants: [RuntimeGrant],
-        flags: ServerFlags, configuredRecovery: Bool, schemas: SchemaRegistry
+        flags: ServerFlags, configuredRecovery: Bool, schemas: SchemaRegistry, devicesAhead: RestoreMode = .heal
     ) {
         adminGate = AdminTokenGate(adminToken)
         snapshot = PolicySnapshot(
             users: users, adminToken: adminToken, configuredGrants: configuredGrants, runtimeGrants: runtimeGrants,
             access: AccessPolicy(configured: configuredGrants, runtime: runtimeGrants),
             flags: flags, configuredRecovery: configuredRecovery, schemas: schemas)
+        snapshot.devicesAhead = devicesAhead
     }
 
     public func reload(
-        users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], configuredRecovery: Bool
+        users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], configuredRecovery: Bool,
+        devicesAhead: RestoreMode = .heal
     ) -> PolicySnapshot {
+        snapshot.devicesAhead = devicesAhead
         snapshot.users = users
         snapshot.adminToken = adminToken
         adminGate.replace(adminToken)

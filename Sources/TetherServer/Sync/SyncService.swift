@@ -21,6 +21,8 @@ public final class SyncService: Sendable {
     public let summary = PartitionSummary()
     /// `[limits] glob_partitions_per_user`.
     let globPartitionsPerUser: Int
+    /// Where each partition's history ended when the process started (``HealDetection``).
+    public let headsAtStart = HeadsAtStart()
 
     public init(
         storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
@@ -102,6 +104,9 @@ public final class SyncService: Sendable {
                     ?? record.flatMap({ BindRules.verifyLineage(request, clientFile: $0) })
                 {
                     await release(key)
+                    if problem.code == .divergingHistories || problem.code == .badClientFileIdentifier {
+                        await noteStoreAhead(reported: request.lastServerVersion.version, in: partition, head: currentHead)
+                    }
                     return .rejected(problem)
                 }
                 // Checked with the client file reserved: no other session of it integrates

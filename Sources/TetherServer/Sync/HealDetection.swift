@@ -1,0 +1,59 @@
+import Synchronization
+import Foundation
+public import TetherProtocol
+
+/// What the server does when a device binds at a version its history does not hold (211) or
+/// with an identity it does not know (208): evidence that the storage went back in time.
+/// Pure; ``SyncService`` performs the verdict (docs/client-reset.md, "Healing a restored server").
+///
+/// Only a version **past the head** opens a heal by itself: the server never issued it, so the
+/// database was put back without the server being told. A version inside the history with
+/// another salt is also what every restore leaves behind (the devices of a rollback come back
+/// for days), so it only raises the known end of a window already open.
+public enum HealDetection {
+    public enum Verdict: Sendable, Hashable {
+        case nothing
+        /// Open a heal record: the window is (`restoredTo`, `lostUntil`].
+        case open(LostWindow)
+        /// The open record's window ends later than known: raise its end to the version.
+        case raise(Int64)
+    }
+
+    /// - Parameters:
+    ///   - reported: the version the binding store says it synced.
+    ///   - head: the partition's head now.
+    ///   - record: the partition's heal record, if any.
+    ///   - headAtStart: the partition's latest version when this process started (nil when it
+    ///     did not exist then): a database put back while the server was stopped ended there,
+    ///     and what this process added since is post-restore history.
+    ///   - startedAt: when this process started: a record opened before it belongs to an
+    ///     earlier life of the server (and perhaps an earlier database).
+    public static func verdict(
+        reported: Int64, head: PartitionHead, record: HealRecord?, headAtStart: Int64?, startedAt: Date
+    ) -> Verdict {
+        if let record, record.closedAt == nil, !record.windowKnown, reported > record.lostUntil, reported > record.restoredTo {
+            return .raise(reported)
+        }
+        guard reported > head.latest.version else { return .nothing }
+        if let record {
+            // The window of a restore this server life already knows of: nothing new.
+            guard record.openedAt < startedAt, reported > record.lostUntil else { return .nothing }
+        }
+        let restoredTo = min(headAtStart ?? head.latest.version, head.latest.version)
+        return .open(LostWindow(restoredTo: restoredTo, lostUntil: reported, salts: [:]))
+    }
+}
+
+/// Every partition's latest version when the process started (``HealDetection``).
+public final class HeadsAtStart: Sendable {
+    private let state = Mutex<(versions: [String: Int64], at: Date)>(([:], Date()))
+
+    public init() {}
+
+    public func record(_ versions: [String: Int64], at date: Date = Date()) {
+        state.withLock { $0 = (versions, date) }
+    }
+
+    public func version(of partition: PartitionName) -> Int64? { state.withLock { $0.versions[partition.rawValue] } }
+    public var startedAt: Date { state.withLock { $0.at } }
+}

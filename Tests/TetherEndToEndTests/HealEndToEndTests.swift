@@ -1,0 +1,254 @@
+import Foundation
+import Testing
+import TetherControl
+import TetherTestSupport
+
+/// Healing a restored server from the fleet (docs/client-reset.md, "Healing a restored
+/// server"), with real processes: the server is restored from a backup (or its database file is
+/// put back while it is stopped), devices that synced inside the lost window reconnect in
+/// several orders, and the server ends with the newest view any of them held plus every write
+/// made since the restore.
+@Suite(.serialized, .timeLimit(.minutes(8)))
+struct HealEndToEndTests {
+    /// The devices of ``lostWindow(_:)``: `a` synced the whole window, `b` part of it and has
+    /// offline edits, `c` only its start with nothing unsynced, and `w` stopped syncing before
+    /// the backup and writes while the server is down (its writes land after the restore).
+    struct Scene {
+        var a: ClusterAgent, b: ClusterAgent, c: ClusterAgent, w: ClusterAgent
+        var backup: String
+        /// The version `a` synced to: the end of the lost window.
+        var newest: Int
+        var devices: [String: ClusterAgent] { ["a": a, "b": b, "c": c, "w": w] }
+    }
+
+    /// The server's state at the end, field by field: `a`'s view (r0 total 100, r1 deleted, r2
+    /// and r3 inserted in the window) with the writes made after the restore on top — `w`'s
+    /// note on r0 and its r4, `b`'s offline edits of r0 and r2 (replayed by its reset).
+    static let healed = "r0|ZERO|100.0|w after\nr2|two|2.0|b offline\nr3|three|3.0|-\nr4|four|4.0|-\n"
+    /// The same after a rollback: the backup's r0 with the writes made after the restore; b's
+    /// edit of r2, a row only the window held, is dropped (recovery rule 2).
+    static let rolledBack = "r0|ZERO|0.0|w after\nr4|four|4.0|-\n"
+
+    /// Builds the scene, then stops the server: the backup holds r0 only; the window (versions
+    /// past the backup) inserts r1, r2, r3, updates r0 and deletes r1.
+    static func lostWindow(_ cluster: Cluster) async throws -> Scene {
+        let a = try cluster.agent("a", partitions: ["p"])
+        let b = try cluster.agent("b", partitions: ["p"])
+        let c = try cluster.agent("c", partitions: ["p"])
+        let w = try cluster.agent("w", partitions: ["p"])
+        for agent in [a, b, c, w] { try await agent.start() }
+        for agent in [a, b, c, w] { try await agent.waitSynced("p") }
+        try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r0', 'zero', 0)")
+        for agent in [a, b, c, w] { try await agent.waitSynced("p") }
+        try await w.ctl(["pause", "p"])
+        let backup = cluster.dir.appending("backup.sqlite")
+        try await cluster.admin(["backup", "--out", backup])
+
+        try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r1', 'one', 1)")
+        for agent in [a, b, c] { try await agent.waitSynced("p") }
+        try await c.ctl(["pause", "p"])
+        try await a.sql("p", "UPDATE orders SET total = 100 WHERE id = 'r0'")
+        try await b.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r2', 'two', 2)")
+        try await eventually("a and b have each other's writes", timeout: .seconds(30)) {
+            try await a.rows("p").contains("r2|two") && b.rows("p").contains("r0|zero|100.0")
+        }
+        for agent in [a, b] { try await agent.waitSynced("p") }
+        try await b.ctl(["pause", "p"])
+        try await b.sql("p", "UPDATE orders SET note = 'b offline' WHERE id = 'r2'; UPDATE orders SET customer = 'ZERO' WHERE id = 'r0'")
+        try await a.sql("p", "DELETE FROM orders WHERE id = 'r1'; INSERT INTO orders (id, customer, total) VALUES ('r3', 'three', 3)")
+        try await a.waitSynced("p")
+        let newest = try #require(try await a.status("p")?["server_version"]?.numberValue)
+        try await a.ctl(["pause", "p"])
+        // Written while the server is away: they reach it after the restore.
+        try await w.sql("p", "UPDATE orders SET note = 'w after' WHERE id = 'r0'; INSERT INTO orders (id, customer, total) VALUES ('r4', 'four', 4)")
+        await cluster.killServer()
+        return Scene(a: a, b: b, c: c, w: w, backup: backup, newest: Int(newest))
+    }
+
+    /// Resumes `w` (its writes land after the restore), then the others in `order`, each
+    /// waited for until its reset is done and it is synced.
+    static func reconnect(_ scene: Scene, order: [String]) async throws {
+        try await scene.w.ctl(["resume", "p"])
+        try await scene.w.waitSynced("p", timeout: 60)
+        for name in order {
+            let agent = try #require(scene.devices[name])
+            try await agent.ctl(["resume", "p"])
+            try await eventually("\(name)'s reset done", timeout: .seconds(90)) {
+                try await agent.resets().last?["phase"] == "done"
+            }
+            try await agent.waitSynced("p", timeout: 60)
+        }
+        for agent in scene.devices.values { try await agent.waitSynced("p", timeout: 60) }
+    }
+
+    static func restoreBackup(_ cluster: Cluster, _ backup: String, _ mode: String?) async throws -> ChildProcess.Result {
+        let result = try await ChildProcess.run(
+            try BuiltProducts.executable("tether-server"),
+            ["restore-backup", "--from", backup, "--data-dir", cluster.serverDataDirectory()] + (mode.map { [$0] } ?? []))
+        #expect(result.status == 0, "\(result)")
+        return result
+    }
+
+    static func heal(_ cluster: Cluster) async throws -> JSONValue? {
+        let status = try JSONDecoder().decode(JSONValue.self, from: Data(try await cluster.admin(["--json", "status"]).utf8))
+        return status["partitions"]?.arrayValue?.first { $0["name"] == "p" }?["heal"]
+    }
+
+    @Test(arguments: [["a", "b", "c"], ["c", "b", "a"], ["b", "c", "a"]])
+    func restoreBackupHealsTheLostWindowInAnyOrder(order: [String]) async throws {
+        try await withCluster { cluster in
+            let scene = try await Self.lostWindow(cluster)
+            let restored = try await Self.restoreBackup(cluster, scene.backup, "--heal")
+            #expect(restored.standardOutput.contains("partition p: versions"), "\(restored.standardOutput)")
+            try await cluster.startServer()
+            try await Self.reconnect(scene, order: order)
+            for (name, agent) in scene.devices {
+                let rows = try await agent.rows("p")
+                #expect(rows == Self.healed, "\(name) after \(order): \(rows)")
+            }
+            let heal = try #require(try await Self.heal(cluster))
+            #expect(heal["mode"] == "heal" && heal["origin"] == "restore-backup" && heal["closed_at"] == .null, "\(heal)")
+            #expect(heal["healed_to"]?.numberValue == Double(scene.newest), "\(heal)")
+            #expect(heal["lost_until"]?.numberValue == Double(scene.newest), "\(heal)")
+            // a's view is the newest: it contributes whenever it comes; b's and c's only before it.
+            let contributed = 1 + (order.firstIndex(of: "a") ?? 0)
+            #expect(heal["devices"]?.numberValue == Double(contributed), "\(heal)")
+            let aReset = try #require(try await scene.a.resets().last)
+            #expect((aReset["healed_changes"]?.numberValue ?? 0) >= 1, "\(aReset)")
+            #expect(aReset["outcome"] == "recovered")
+            // c had nothing unsynced: its reset recovered nothing and lost nothing.
+            let cReset = try #require(try await scene.c.resets().last)
+            #expect(cReset["recovered_changes"] == 0, "\(cReset)")
+
+            // Closed: a device that comes later resets as after a rollback.
+            let closed = try await cluster.admin(["heal-done", "p"])
+            #expect(closed.contains("heal of p closed"), "\(closed)")
+            #expect(try await Self.heal(cluster)?["closed_at"] != .null)
+        }
+    }
+
+    @Test func aRollbackRestoreLosesTheWindowAsBefore() async throws {
+        try await withCluster { cluster in
+            let scene = try await Self.lostWindow(cluster)
+            let restored = try await Self.restoreBackup(cluster, scene.backup, "--rollback")
+            #expect(restored.standardOutput.contains("rolled back"), "\(restored.standardOutput)")
+            try await cluster.startServer()
+            try await Self.reconnect(scene, order: ["a", "b", "c"])
+            for (name, agent) in scene.devices {
+                let rows = try await agent.rows("p")
+                #expect(rows == Self.rolledBack, "\(name): \(rows)")
+            }
+            let heal = try #require(try await Self.heal(cluster))
+            #expect(heal["mode"] == "rollback" && heal["devices"] == 0 && heal["healed_changes"] == 0, "\(heal)")
+            for agent in [scene.a, scene.b, scene.c] {
+                let reset = try #require(try await agent.resets().last)
+                #expect((reset["healed_changes"]?.numberValue ?? 0) == 0, "\(reset)")
+            }
+        }
+    }
+
+    /// The usual disaster: the database file put back while the server was stopped, without
+    /// telling it. The first device that binds ahead of the history opens the heal
+    /// (`[history] devices_ahead`, default heal).
+    @Test func aDatabaseFilePutBackIsFoundByTheDevicesAndHealed() async throws {
+        try await withCluster { cluster in
+            let scene = try await Self.lostWindow(cluster)
+            let database = cluster.serverDataDirectory() + "/server.sqlite"
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            try FileManager.default.removeItem(atPath: database)
+            try FileManager.default.copyItem(atPath: scene.backup, toPath: database)
+            try await cluster.startServer()
+            try await Self.reconnect(scene, order: ["b", "a", "c"])
+            for (name, agent) in scene.devices {
+                let rows = try await agent.rows("p")
+                #expect(rows == Self.healed, "\(name): \(rows)")
+            }
+            let heal = try #require(try await Self.heal(cluster))
+            #expect(heal["mode"] == "heal" && heal["origin"] == "devices-ahead", "\(heal)")
+            #expect(heal["healed_to"]?.numberValue == Double(scene.newest), "\(heal)")
+        }
+    }
+
+    /// A heal cut short: the server killed while a device sends its view a row per chunk, then
+    /// the device killed in the middle of sending it again. The reset resumes at `healing`,
+    /// sends the same contribution again and the result is the same.
+    @Test func aHealInterruptedByKillsOfTheServerAndTheAgentCompletes() async throws {
+        try await withCluster { cluster in
+            let scene = try await Self.lostWindow(cluster)
+            _ = try await Self.restoreBackup(cluster, scene.backup, nil)
+            try await cluster.startServer()
+            try await scene.w.ctl(["resume", "p"])
+            try await scene.w.waitSynced("p", timeout: 60)
+            // a sends one row per chunk and stops after the first while the hold file exists.
+            let hold = scene.a.dir + "/hold-heal"
+            try Cluster.write("", to: hold)
+            _ = await scene.a.stop()
+            try await scene.a.start(environment: ["TETHER_FAULT_HEAL_CHUNK_ROWS": "1", "TETHER_FAULT_HOLD_HEAL_FILE": hold])
+            try await scene.a.ctl(["resume", "p"])
+            try await eventually("a holds inside its contribution", timeout: .seconds(60)) {
+                scene.a.log.contains("holding the heal contribution")
+            }
+            await cluster.killServer()
+            try await cluster.startServer()
+            try FileManager.default.removeItem(atPath: hold)
+            try await eventually("a released", timeout: .seconds(30)) { scene.a.log.contains("heal contribution released") }
+            // The next chunk fails on the dead connection; the phase is retried (after a backoff
+            // of a second), sends the first chunk again and holds again.
+            try Cluster.write("", to: hold)
+            try await eventually("a holds again after the server came back", timeout: .seconds(60)) {
+                scene.a.log.components(separatedBy: "holding the heal contribution").count >= 3
+            }
+            await scene.a.stop(SIGKILL)
+            try FileManager.default.removeItem(atPath: hold)
+            try await scene.a.start(environment: ["TETHER_FAULT_HEAL_CHUNK_ROWS": "1"])
+            try await eventually("a's reset done", timeout: .seconds(90)) { try await scene.a.resets().last?["phase"] == "done" }
+            try await scene.a.waitSynced("p", timeout: 60)
+            try await Self.reconnect(scene, order: ["b", "c"])
+            for (name, agent) in scene.devices {
+                let rows = try await agent.rows("p")
+                #expect(rows == Self.healed, "\(name): \(rows)")
+            }
+            let heal = try #require(try await Self.heal(cluster))
+            #expect(heal["healed_to"]?.numberValue == Double(scene.newest), "\(heal)")
+        }
+    }
+
+    /// `admin restore --heal` on one of two instances sharing PostgreSQL, devices bound to
+    /// both: the window comes back on both, written after the restore included.
+    @Test func aSnapshotRestoreHealsAcrossTwoInstances() async throws {
+        try await withCluster(ClusterSettings(storage: .postgresql, instances: 2)) { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            let b = try cluster.agent("b", partitions: ["p"], url: cluster.url(instance: 1))
+            try await a.start()
+            try await b.start()
+            try await a.waitSynced("p")
+            try await b.waitSynced("p")
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r1', 'one', 1)")
+            try await a.waitSynced("p")
+            try await b.waitSynced("p")
+            let snapshot = try await cluster.admin(["snapshot", "p"])
+            try await b.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r2', 'two', 2); UPDATE orders SET total = 10 WHERE id = 'r1'")
+            try await b.waitSynced("p")
+            try await eventually("a has r2", timeout: .seconds(30)) { try await a.rows("p").contains("r2|two") }
+            try await a.waitSynced("p")
+            try await a.ctl(["pause", "p"])
+            let restored = try await cluster.admin(["restore", "p", snapshot, "--heal"])
+            #expect(restored.contains("give them back"), "\(restored)")
+            try await eventually("b reset", timeout: .seconds(60)) { try await b.resets().last?["phase"] == "done" }
+            try await b.waitSynced("p")
+            try await b.sql("p", "UPDATE orders SET note = 'after' WHERE id = 'r2'")
+            try await b.waitSynced("p")
+            try await a.ctl(["resume", "p"])
+            try await eventually("a reset", timeout: .seconds(60)) { try await a.resets().last?["phase"] == "done" }
+            try await a.waitSynced("p")
+            try await b.waitSynced("p")
+            let expected = "r1|one|10.0|-\nr2|two|2.0|after\n"
+            #expect(try await a.rows("p") == expected)
+            #expect(try await b.rows("p") == expected)
+            let heal = try #require(try await Self.heal(cluster))
+            #expect(heal["origin"] == "restore" && (heal["devices"]?.numberValue ?? 0) >= 1, "\(heal)")
+            _ = await a.stop()
+            _ = await b.stop()
+        }
+    }
+}
