@@ -54,6 +54,18 @@ import TetherTestSupport
         }
     }
 
+    @Test func devicesAheadIsHealUnlessRollbackIsAsked() throws {
+        #expect(try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n", file: "f.toml").devicesAhead == .heal)
+        let rollback = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n[history]\ndevices_ahead = \"rollback\"\n", file: "f.toml")
+        #expect(rollback.devicesAhead == .rollback)
+        do {
+            _ = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n[history]\ndevices_ahead = \"keep\"\n", file: "f.toml")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.problems.map(\.description).contains { $0.hasPrefix("f.toml:3: history.devices_ahead: \"keep\" is not one of") }, "\(error.problems)")
+        }
+    }
+
     @Test func everyProblemIsReported() {
         do {
             _ = try ServerConfiguration.parse(toml: """

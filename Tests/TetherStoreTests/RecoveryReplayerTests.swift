@@ -119,6 +119,35 @@ let recoveryCases: [RecoveryCase] = [
         try store.close()
     }
 
+    /// While the server heals (docs/client-reset.md, "Healing a restored server"), an update or
+    /// a delete of a row the server's state lacks is kept and queued rather than dropped: another
+    /// device's view may bring the row back, and the server applies it on top. The update's
+    /// values wait in `_tether_held` (the row is absent), so the upload still carries them, and a
+    /// download that re-creates the row gets them.
+    @Test func whileHealingUpdatesAndDeletesOfRowsTheServerLacksAreKept() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await store.apply([serverEntry(1, RecoveryCase.rows(RecoveryCase.base).map { .insert($0.table, $0.key, $0.fields) })])
+        #expect(try await sqlite3(store.path, "UPDATE items SET price = 9 WHERE sku = 2; DELETE FROM items WHERE sku = 1").status == 0)
+
+        let report = try await store.resetInPlace(
+            to: ArrayStateSource([]), serverVersion: ServerVersion(version: 40, salt: 1),
+            recovering: .pendingChanges, keepingChangesOfAbsentRows: true)
+        let recovery = try #require(report.recovery)
+        #expect(recovery.updatesKept == 1 && recovery.deletesKept == 1 && recovery.dropped == 0, "\(recovery)")
+        #expect(try await store.canonicalDump() == CanonicalDump.dump(schema: testSchema, rows: ["items": [:]]))
+        let queued = try await store.allPendingChanges().map(\.change)
+        #expect(Set(queued) == [.update("items", .integer(2), ["price": .real(9)]), .delete("items", .integer(1))])
+        // The upload carries the held value although the row is absent.
+        let batch = try #require(try await store.pendingChanges(after: 0, limit: 100))
+        #expect(batch.changeset.changes.contains(.update("items", .integer(2), ["price": .real(9)])), "\(batch.changeset)")
+        // The server heals the row back: it is re-created with the kept update on top.
+        try await store.apply([serverEntry(41, [.insert("items", .integer(2), item("ink", 2))])])
+        #expect(try await store.canonicalDump() == CanonicalDump.dump(schema: testSchema, rows: ["items": [.integer(2): item("ink", 9)]]))
+        try store.close()
+    }
+
     @Test func aLocalChangeThatNoLongerFitsTheSchemaMakesRecoveryImpossible() async throws {
         let dir = try TemporaryDirectory(prefix: "tether-store")
         defer { dir.remove() }

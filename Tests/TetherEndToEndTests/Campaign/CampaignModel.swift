@@ -164,6 +164,13 @@ struct CampaignModel: Sendable {
 
     func snapshots(of name: String) -> [String] { partitions[name]?.snapshots.map(\.id) ?? [] }
 
+    /// Every partition's snapshots, to put back when the server's database goes back to a
+    /// backup taken when these were all it had.
+    var snapshotLists: [String: [(id: String, rows: [String: Row])]] {
+        get { partitions.mapValues(\.snapshots) }
+        set { for (name, list) in newValue { partitions[name]?.snapshots = list } }
+    }
+
     /// A row the store holds differently from what the model allows.
     struct Violation: Sendable, CustomStringConvertible {
         var partition: String

@@ -67,6 +67,7 @@ extension FaultCampaign {
             }
         }
         try await takeImages()
+        try await takeServerBackup()
     }
 
     /// The most client resets one device may make of one partition in a round: each fault that

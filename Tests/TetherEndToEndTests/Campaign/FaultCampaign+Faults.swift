@@ -19,6 +19,9 @@ extension FaultCampaign {
         /// A device put back to an older image of its state directory, of one store file only,
         /// and a copy of a device running beside it (``FaultCampaign/rollBack(_:partition:)``).
         case imageRestore = "image-restore", storeRollback = "store-rollback", clone
+        /// A restore the devices heal: `admin restore --heal`, or the database file put back
+        /// under a stopped server (``FaultCampaign/restoreHeal(partition:)``).
+        case restoreHeal = "restore-heal"
 
         /// Whether the fault applies to a cluster of `instances` server instances.
         func applies(instances: Int) -> Bool {
@@ -29,8 +32,9 @@ extension FaultCampaign {
             }
         }
 
-        /// Faults after which a reset may legitimately discard unsynced changes.
-        var mayDiscard: Bool { isRestore || self == .recoveryOff || self == .revoke }
+        /// Faults after which a reset may legitimately discard unsynced changes (a heal's
+        /// resets too: a discard-mode device drops what it wrote after the writes were released).
+        var mayDiscard: Bool { isRestore || self == .recoveryOff || self == .revoke || self == .restoreHeal }
 
         var isRestore: Bool { self == .restore || self == .restoreForward || self == .restoreAgain }
 
@@ -45,6 +49,7 @@ extension FaultCampaign {
             case .revoke: 3
             case .imageRestore: 4
             case .storeRollback, .clone: 3
+            case .restoreHeal: 4
             }
         }
     }
@@ -180,7 +185,7 @@ extension FaultCampaign {
                 state.model.restore(partition, to: snapshot)
                 return state.restoresBegun[partition, default: 0]
             }
-            try await cluster.admin(["restore", partition, snapshot], instance: admin)
+            try await cluster.admin(["restore", partition, snapshot, "--rollback"], instance: admin)
             event("restored \(partition) to \(snapshot)")
             shared.withLock { $0.restoresSettled[partition] = begun }
             return .instant
@@ -228,6 +233,8 @@ extension FaultCampaign {
             return try await rollBack(target, partition: fault == .storeRollback ? partition : nil)
         case .clone:
             return try await startClone(of: agentIndex, partition: partition)
+        case .restoreHeal:
+            return try await restoreHeal(partition: partition)
         }
     }
 

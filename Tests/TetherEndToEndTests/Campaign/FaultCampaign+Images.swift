@@ -196,7 +196,7 @@ extension FaultCampaign {
 
     /// Holds `agent`'s application writes (once the one in flight ends) and waits until every
     /// partition is synced; false (released) when it is not within 15 s.
-    private func holdSynced(_ agent: ClusterAgent) async throws -> Bool {
+    func holdSynced(_ agent: ClusterAgent) async throws -> Bool {
         guard !isDown(agent.name) else { return false }
         shared.withLock { _ = $0.held.insert(agent.name) }
         try await eventually("\(agent.name)'s write in flight ends", timeout: .seconds(60)) {
@@ -211,7 +211,7 @@ extension FaultCampaign {
         return true
     }
 
-    private func release(_ agent: ClusterAgent) { shared.withLock { _ = $0.held.remove(agent.name) } }
+    func release(_ agent: ClusterAgent) { shared.withLock { _ = $0.held.remove(agent.name) } }
 
     /// Replaces what `target` holds by a copy of what `source` holds (a mount point stays).
     static func copyContents(of source: String, to target: String) throws {

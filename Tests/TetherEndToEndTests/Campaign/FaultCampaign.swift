@@ -103,6 +103,9 @@ final class FaultCampaign: Sendable {
         var cloneResets: [Int: Set<String>] = [:]
         /// Per partition: owners outside `agents` (clones) whose reset this round did not recover.
         var discardedOwners: [String: Set<String>] = [:]
+        /// The server's backup taken at the last checkpoint (one SQLite server), with the
+        /// snapshots the model knew then (``FaultCampaign/restoreHeal(partition:)``).
+        var serverBackup: (path: String, snapshots: [String: [(id: String, rows: [String: CampaignModel.Row])]])?
     }
 
     init(settings: CampaignSettings) async throws {

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import TetherProtocol
+import TetherServer
+
+/// When a store binds at a version the history does not hold: whether the server opens a heal
+/// (a database put back without its knowledge), raises a window's known end, or does nothing.
+@Suite struct HealDetectionTests {
+    let started = Date(timeIntervalSince1970: 1_000_000)
+    func head(_ latest: Int64) -> PartitionHead {
+        PartitionHead(latest: ServerVersion(version: latest, salt: 7), base: .none)
+    }
+    func record(restoredTo: Int64 = 10, lostUntil: Int64 = 20, known: Bool = false, opened: Date, closed: Date? = nil) -> HealRecord {
+        HealRecord(
+            partition: "p", mode: .heal, origin: .devicesAhead, restoredTo: restoredTo, lostUntil: lostUntil, healedTo: restoredTo,
+            devices: 0, healedChanges: 0, windowKnown: known, openedAt: opened, closedAt: closed)
+    }
+
+    @Test func aVersionPastTheHeadOpensAHealFromWhereTheHistoryEndedAtStart() {
+        // Started at 10; two uploads since (12): they are after the restore, not part of the window.
+        let verdict = HealDetection.verdict(reported: 15, head: head(12), record: nil, headAtStart: 10, startedAt: started)
+        #expect(verdict == .open(LostWindow(restoredTo: 10, lostUntil: 15, salts: [:])))
+        // A partition this process has not seen at start: the history's end now.
+        #expect(
+            HealDetection.verdict(reported: 15, head: head(12), record: nil, headAtStart: nil, startedAt: started)
+                == .open(LostWindow(restoredTo: 12, lostUntil: 15, salts: [:])))
+    }
+
+    @Test func aVersionInsideTheHistoryOpensNothing() {
+        // Another salt at a version the history holds is what every restore leaves behind.
+        #expect(HealDetection.verdict(reported: 12, head: head(12), record: nil, headAtStart: 10, startedAt: started) == .nothing)
+        #expect(HealDetection.verdict(reported: 3, head: head(12), record: nil, headAtStart: 10, startedAt: started) == .nothing)
+    }
+
+    @Test func anOpenWindowOfUnknownEndIsRaised() {
+        let open = record(opened: started.addingTimeInterval(5))
+        #expect(HealDetection.verdict(reported: 25, head: head(12), record: open, headAtStart: 10, startedAt: started) == .raise(25))
+        #expect(HealDetection.verdict(reported: 18, head: head(12), record: open, headAtStart: 10, startedAt: started) == .nothing)
+        // A window whose lost versions are known is not raised by a device's say-so.
+        let known = record(known: true, opened: started.addingTimeInterval(5))
+        #expect(HealDetection.verdict(reported: 25, head: head(12), record: known, headAtStart: 10, startedAt: started) == .nothing)
+    }
+
+    @Test func aRecordOfThisProcessIsNotOpenedAgainButOneFromAnEarlierLifeIs() {
+        let closedNow = record(opened: started.addingTimeInterval(5), closed: started.addingTimeInterval(9))
+        #expect(HealDetection.verdict(reported: 25, head: head(12), record: closedNow, headAtStart: 10, startedAt: started) == .nothing)
+        let earlier = record(opened: started.addingTimeInterval(-500), closed: started.addingTimeInterval(-400))
+        #expect(
+            HealDetection.verdict(reported: 25, head: head(12), record: earlier, headAtStart: 10, startedAt: started)
+                == .open(LostWindow(restoredTo: 10, lostUntil: 25, salts: [:])))
+        // Not past what that earlier record already knew was lost.
+        #expect(HealDetection.verdict(reported: 19, head: head(12), record: earlier, headAtStart: 10, startedAt: started) == .nothing)
+    }
+}
