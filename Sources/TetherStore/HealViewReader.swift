@@ -11,11 +11,6 @@ public struct HealViewChunk: Sendable, Hashable {
     /// view does not have.
     public var rows: ChangeRows
 
-    public init(unknown: ChangeRows, rows: ChangeRows) {
-        self.unknown = unknown
-        self.rows = rows
-    }
-
     /// Changes in the chunk, unknown keys included.
     public var count: Int { unknown.count + rows.count }
 }
