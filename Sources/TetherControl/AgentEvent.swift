@@ -41,19 +41,24 @@ public struct AgentEvent: Sendable, Hashable, Codable {
     /// Why a store went back in time or had its identity forgotten (`store-regressed`,
     /// `store-cloned`, `machine-changed`; docs/client-reset.md "Restored and cloned devices").
     public var cause: String?
+    /// `reset-outcome` of a reset that offered its view to a restored server: the changes the
+    /// server wrote from it (0: none).
+    public var healedChanges: Int?
 
     enum CodingKeys: String, CodingKey {
         case seq, at, event, partition, state, code, name, message, action, phase, outcome, hook, rows, bytes, skipped, cause
         case resetID = "reset_id"
         case exitStatus = "exit_status"
+        case healedChanges = "healed_changes"
     }
 
     public init(
         _ event: Kind, at date: Date = Date(), partition: String? = nil, state: String? = nil, code: Int? = nil,
         name: String? = nil, message: String? = nil, action: String? = nil, resetID: String? = nil, phase: String? = nil,
         outcome: String? = nil, hook: String? = nil, exitStatus: Int? = nil, rows: Int64? = nil, bytes: Int64? = nil,
-        skipped: Int? = nil, cause: String? = nil
+        skipped: Int? = nil, cause: String? = nil, healedChanges: Int? = nil
     ) {
+        self.healedChanges = healedChanges
         self.cause = cause
         self.seq = 0
         self.at = Self.timestamp(date)
@@ -121,6 +126,7 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         if let rows { parts.append("rows=\(rows)") }
         if let bytes { parts.append("bytes=\(bytes)") }
         if let skipped { parts.append("skipped=\(skipped)") }
+        if let healedChanges { parts.append("healed_changes=\(healedChanges)") }
         if let message, !message.isEmpty { parts.append("— \(message)") }
         return parts.joined(separator: " ")
     }

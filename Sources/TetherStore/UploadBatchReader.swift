@@ -128,27 +128,14 @@ struct UploadBatchReader {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
         }
-        let bound: Int32 = switch key {
-        case .integer(let v): sqlite3_bind_int64(statement, 1, v)
-        case .text(let text): sqlite3_bind_text(statement, 1, text, -1, ChangeRowsWriter.transient)
-        }
+        let bound = key.bind(to: statement, at: 1)
         if bound != SQLITE_OK { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: db.lastErrorMessage) }
         let code = sqlite3_step(statement)
         if code == SQLITE_DONE { return false }
         if code != SQLITE_ROW { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage) }
         offsets.append(values.count)
         for column in 0..<Int32(columns) {
-            switch sqlite3_column_type(statement, column) {
-            case SQLITE_INTEGER: values.integer(sqlite3_column_int64(statement, column))
-            case SQLITE_FLOAT: values.real(sqlite3_column_double(statement, column))
-            case SQLITE_TEXT:
-                let text = sqlite3_column_text(statement, column)
-                values.text(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column))))
-            case SQLITE_BLOB:
-                let blob = sqlite3_column_blob(statement, column)?.assumingMemoryBound(to: UInt8.self)
-                values.blob(UnsafeBufferPointer(start: blob, count: Int(sqlite3_column_bytes(statement, column))))
-            default: values.null()
-            }
+            values.column(statement, column)
             offsets.append(values.count)
         }
         return true

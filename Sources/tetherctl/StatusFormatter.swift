@@ -50,6 +50,7 @@ enum StatusFormatter {
             for hook in r.hooks { lines.append("  \(hook.event): \(hook.result) at \(hook.finishedAt)") }
             if let reason = r.fallbackReason { lines.append("  fell back: \(reason)") }
             if let cause = r.cause { lines.append("  cause: \(cause) (\(r.errorMessage))") }
+            if let healed = r.healedChanges { lines.append("  healed: \(healed) changes given back to the restored server") }
         }
         return lines.joined(separator: "\n")
     }

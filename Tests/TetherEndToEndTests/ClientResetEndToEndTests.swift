@@ -119,6 +119,7 @@ struct ClientResetEndToEndTests {
             #expect(Set(after.keys).subtracting(["PWD"]) == [
                 "PATH", "TETHER_EVENT", "TETHER_RESET_ID", "TETHER_PARTITION", "TETHER_STORE", "TETHER_BACKUP",
                 "TETHER_RESET_MODE", "TETHER_RESET_OUTCOME", "TETHER_ERROR_CODE", "TETHER_ERROR_MESSAGE", "TETHER_SERVER_URL", "TETHER_RESET_CAUSE",
+                "TETHER_HEALED_CHANGES",
             ])
             #expect(!after.values.contains(ClusterSettings.defaultToken), "no token in the hook environment")
             #expect(Self.environment(b, "before-reset")["TETHER_EVENT"] == "before-reset")

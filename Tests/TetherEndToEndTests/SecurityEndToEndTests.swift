@@ -12,6 +12,7 @@ struct SecurityEndToEndTests {
     static let hookVariables: Set<String> = [
         "PATH", "TETHER_EVENT", "TETHER_RESET_ID", "TETHER_PARTITION", "TETHER_STORE", "TETHER_BACKUP", "TETHER_RESET_MODE",
         "TETHER_RESET_OUTCOME", "TETHER_ERROR_CODE", "TETHER_ERROR_MESSAGE", "TETHER_RESET_CAUSE", "TETHER_SERVER_URL",
+        "TETHER_HEALED_CHANGES",
     ]
 
     /// Hooks that save the environment they were executed with, exactly as execve() passed it
@@ -107,7 +108,8 @@ struct SecurityEndToEndTests {
                     let environment = try #require(Self.hookEnvironment(agent, event), "\(event) ran on \(agent.name)")
                     haystacks.append(environment.map { "\($0.key)=\($0.value)" }.joined(separator: "\n"))
                     #expect(Set(environment.keys).isSubset(of: Self.hookVariables), "\(event): \(environment.keys.sorted())")
-                    let required = Self.hookVariables.subtracting(event == "before-reset" ? ["TETHER_RESET_OUTCOME"] : [])
+                    let required = Self.hookVariables.subtracting(
+                        event == "before-reset" ? ["TETHER_RESET_OUTCOME", "TETHER_HEALED_CHANGES"] : [])
                     #expect(required.isSubset(of: Set(environment.keys)), "\(event) lacks \(required.subtracting(environment.keys).sorted())")
                     #expect(environment["TETHER_EVENT"] == event)
                 }

@@ -1,3 +1,5 @@
+import TetherProtocol
+
 /// The client reset of docs/contract.md "Reset steps, Manual resets and delete-store" as a pure state machine.
 ///
 /// It never does I/O: it says which effect to perform next, and the executor reports what
@@ -7,13 +9,16 @@
 /// `TETHER_RESET_ID`, the rewrite is recognised by a marker in the store).
 ///
 /// ```text
-/// recorded ─┬─ automatic ────────────→ backing-up → before-hook → fetching → rewriting → after-hook → done
+/// recorded ─┬─ automatic ────────────→ backing-up → before-hook → fetching → (healing →) rewriting → after-hook → done
 ///           └─ manual / delete-store → manual-hook → manual-pending ─(initiate | next start)─┘
 /// a delete-store skips fetching: its rewrite empties the store
+/// healing: only after 211 or 208 (a restored server); the backup's view is offered to it
+/// heal finished (healed, not wanted, refused for good) → rewriting
+/// heal rebase (another view was healed since the fetch) → fetching again
 /// before-hook failed            → manual-hook (the backup exists; the reset waits for an operator)
 /// recovery impossible           → recover: manual-hook; recover-or-discard: rewriting again, discarding
 /// an effect failed transiently  → the same phase again, after a backoff
-/// staged server state lost      → fetching again
+/// staged server state lost      → fetching again (from healing or rewriting)
 /// server refused the state       → manual-hook (access denied: waits for an operator)
 /// backup reused (a repeat of an unchanged store) → backing-up proceeds without a copy
 /// quarantine (a store that is corrupt or not SQLite): quarantining ─(moved)→ done, discarded
@@ -26,6 +31,9 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case backup(path: String)
         case runHook(HookEvent)
         case fetchServerState
+        /// Offer the backup's view to the server, which may heal what a restore lost with it
+        /// (docs/client-reset.md "Healing a restored server").
+        case contributeHeal
         case rewrite(ResetStrategy)
         /// Move the damaged store (and its companions) to `path`.
         case quarantine(path: String)
@@ -41,6 +49,12 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         /// A hook ran (nil: no hook is configured for that event).
         case hookFinished(HookEvent, HookResult?)
         case serverStateFetched
+        /// The contribution is over: `healed` changes the server wrote (0 when it did not want
+        /// the view, or refused it for a reason retrying cannot fix).
+        case healFinished(healed: Int)
+        /// Another device's view was healed after the state was fetched: fetch it again, then
+        /// contribute again (same contribution id).
+        case healRebase
         /// The damaged store was moved to the backup path.
         case quarantined
         /// `serverVersion`: the server version the store now carries (nil for a delete-store).
@@ -101,6 +115,7 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case .backingUp: record.backupReusedFrom == nil ? .backup(path: record.backupPath) : .proceed
         case .beforeHook: .runHook(.beforeReset)
         case .fetching: .fetchServerState
+        case .healing: .contributeHeal
         case .rewriting: .rewrite(record.strategy)
         case .afterHook: .runHook(.afterReset)
         case .done: .finished
@@ -115,7 +130,7 @@ public struct ClientResetCoordinator: Sendable, Hashable {
     public mutating func handle(_ event: Event, now: Double) throws(InvalidTransition) {
         let invalid = InvalidTransition(phase: record.phase, event: event)
         if case .effectFailed(let reason) = event {
-            guard [.backingUp, .fetching, .rewriting, .quarantining].contains(record.phase) else { throw invalid }
+            guard [.backingUp, .fetching, .healing, .rewriting, .quarantining].contains(record.phase) else { throw invalid }
             lastFailure = reason
             return
         }
@@ -160,7 +175,14 @@ public struct ClientResetCoordinator: Sendable, Hashable {
             record.outcome = .discarded
             record.finishedAt = now
         case (.fetching, .serverStateFetched):
+            record.phase = heals ? .healing : .rewriting
+
+        case (.healing, .healFinished(let healed)):
+            record.healedChanges = healed
             record.phase = .rewriting
+
+        case (.healing, .healRebase), (.healing, .serverStateLost):
+            record.phase = .fetching
 
         case (.fetching, .fetchRefused(let reason)):
             record.strategy = .manual
@@ -197,6 +219,13 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         default:
             throw invalid
         }
+    }
+
+    /// Whether the reset offers its view for healing: it was caused by a restore of the server
+    /// (211: the store synced past the server's history; 208: its client file is unknown to the
+    /// server) and keeps the store's data (a delete-store has nothing to offer).
+    var heals: Bool {
+        (record.errorCode == .divergingHistories || record.errorCode == .badClientFileIdentifier) && record.strategy != .deleteStore
     }
 
     private mutating func appendHook(_ event: HookEvent, _ result: HookResult?, _ now: Double) {

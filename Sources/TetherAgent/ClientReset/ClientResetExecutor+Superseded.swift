@@ -12,7 +12,7 @@ extension ClientResetExecutor {
     /// mode, drop its unsynced changes. The record is closed as `superseded` instead, and sync
     /// goes on (a store that is really behind is caught by the server's lineage check).
     func supersededRecord(_ record: ResetRecord, store: PartitionStore?, context: ResetContext, log: Logger) async throws -> ResetRecord? {
-        let beforeRewrite: Set<ResetPhase> = [.recorded, .manualHook, .manualPending, .backingUp, .beforeHook, .fetching, .rewriting]
+        let beforeRewrite: Set<ResetPhase> = [.recorded, .manualHook, .manualPending, .backingUp, .beforeHook, .fetching, .healing, .rewriting]
         guard beforeRewrite.contains(record.phase), let started = record.storeClientFile, let store,
             let current = try await store.metadata().clientFile?.id, current != started,
             current != FetchedState.existing(at: context.stagingPath(record), partition: record.partition)?.identity.id

@@ -29,6 +29,7 @@ public struct ClientResetExecutor: Sendable {
     let stateDatabase: AgentStateDatabase
     let hooks: HookRunner
     let fetcher: any ServerStateFetcher
+    let healer: any HealContributor
     let logger: Logger
     let now: @Sendable () -> Double
     /// Waits before an effect that failed transiently is tried again (`attempt` counts from 1).
@@ -37,7 +38,8 @@ public struct ClientResetExecutor: Sendable {
     let events: AgentEvents?
 
     public init(
-        stateDatabase: AgentStateDatabase, hooks: HookRunner = HookRunner(), fetcher: any ServerStateFetcher, logger: Logger,
+        stateDatabase: AgentStateDatabase, hooks: HookRunner = HookRunner(), fetcher: any ServerStateFetcher, healer: any HealContributor,
+        logger: Logger,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
         pause: (@Sendable (Int) async throws -> Void)? = nil, events: AgentEvents? = nil
     ) {
@@ -45,6 +47,7 @@ public struct ClientResetExecutor: Sendable {
         self.stateDatabase = stateDatabase
         self.hooks = hooks
         self.fetcher = fetcher
+        self.healer = healer
         self.logger = logger
         self.now = now
         self.pause = pause ?? { attempt in
@@ -130,7 +133,8 @@ public struct ClientResetExecutor: Sendable {
                 if !coordinator.record.isQuarantine { finish(coordinator.record, context: context, log: log) }
                 events?.emit(AgentEvent(
                     .resetOutcome, partition: record.partition.rawValue, code: coordinator.record.errorCode.rawValue,
-                    resetID: record.id, outcome: coordinator.record.outcome.rawValue, cause: coordinator.record.cause?.rawValue))
+                    resetID: record.id, outcome: coordinator.record.outcome.rawValue, cause: coordinator.record.cause?.rawValue,
+                    healedChanges: coordinator.record.healedChanges))
                 return coordinator.record
             case .awaitOperator:
                 return coordinator.record
@@ -192,6 +196,8 @@ public struct ClientResetExecutor: Sendable {
                 return .serverStateFetched
             }
             return await fetchServerState(record, context: context, log: log)
+        case .contributeHeal:
+            return await contributeHeal(record, context: context, log: log)
         case .rewrite(let strategy):
             return await rewrite(strategy, record: record, store: store, context: context, log: log)
         case .awaitOperator, .finished, .quarantine:

@@ -44,6 +44,8 @@ public struct HookInvocation: Sendable, Hashable {
             "TETHER_SERVER_URL": serverURL,
         ]
         if let outcome { env["TETHER_RESET_OUTCOME"] = outcome }
+        // What the reset gave back to a restored server (docs/client-reset.md "Healing a restored server").
+        if event == .afterReset { env["TETHER_HEALED_CHANGES"] = String(record.healedChanges ?? 0) }
         return env
     }
 

@@ -13,6 +13,9 @@ public enum ResetPhase: String, Sendable, Hashable, Codable, CaseIterable {
     case beforeHook = "before-hook"
     /// 4. The server's current state is fetched (as a new device identity).
     case fetching
+    /// 4a. After 211 or 208 (a restored server): the backup's view is offered to the server,
+    /// which may heal what the restore lost with it (docs/client-reset.md).
+    case healing
     /// 5. The live store is rewritten in place in one transaction (and local changes replayed).
     case rewriting
     /// 6. The after hook runs.

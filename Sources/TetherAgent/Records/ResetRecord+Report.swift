@@ -17,7 +17,7 @@ extension ResetRecord {
             backupRemoved: backupRemoved, startedAt: PartitionStatus.iso8601(startedAt),
             finishedAt: finishedAt.map(PartitionStatus.iso8601), fallbackReason: fallbackReason, cause: cause?.rawValue,
             quarantined: isQuarantine, quarantineReason: quarantineReason, recoveredChanges: recoveredChanges,
-            droppedChanges: droppedChanges, resultServerVersion: resultServerVersion, loopRepeats: loopRepeats ?? 0,
+            droppedChanges: droppedChanges, healedChanges: healedChanges, resultServerVersion: resultServerVersion, loopRepeats: loopRepeats ?? 0,
             backupReusedFrom: backupReusedFrom,
             hooks: hooks.map { run in
                 HookRunReport(

@@ -36,6 +36,9 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     /// Unsynced changes replayed onto the server's state (recover) and dropped by the rules.
     public var recoveredChanges: Int?
     public var droppedChanges: Int?
+    /// Changes the server wrote from this reset's view when healing a restore (0: it did not
+    /// want the view, or refused it; nil: the reset did not offer its view).
+    public var healedChanges: Int?
     /// Set when the backup file was removed because `keep_backups` newer ones exist.
     public var backupRemoved: Bool = false
     /// Set for a store quarantined because it was corrupt or not SQLite: `backupPath` is then

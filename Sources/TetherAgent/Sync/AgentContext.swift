@@ -20,6 +20,8 @@ protocol AgentContext: Sendable {
     func connectionFailed(_ error: SyncError) async
     /// The server-state fetcher of step 4 of a reset.
     var fetcher: any ServerStateFetcher { get }
+    /// The heal contributor of a reset caused by a restored server.
+    var healer: any HealContributor { get }
     /// When a repeated client reset waits, and when a loop becomes manual.
     var resetLoopLimits: ResetLoopGuard.Limits { get }
     /// Where events go (`tetherctl events`, the error hook).

@@ -23,7 +23,8 @@ struct PartitionResetDriver: Sendable {
     let log: Logger
 
     var executor: ClientResetExecutor {
-        ClientResetExecutor(stateDatabase: context.stateDatabase, fetcher: context.fetcher, logger: log, events: context.events)
+        ClientResetExecutor(
+            stateDatabase: context.stateDatabase, fetcher: context.fetcher, healer: context.healer, logger: log, events: context.events)
     }
 
     func resetContext() async -> ResetContext {

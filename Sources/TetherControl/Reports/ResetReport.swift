@@ -25,6 +25,9 @@ public struct ResetReport: Sendable, Hashable, Codable {
     public var quarantineReason: String?
     public var recoveredChanges: Int?
     public var droppedChanges: Int?
+    /// Changes the server wrote from the reset's view when healing a restore (null: the
+    /// reset did not offer its view).
+    public var healedChanges: Int?
     public var resultServerVersion: Int64?
     public var loopRepeats: Int
     public var backupReusedFrom: String?
@@ -34,7 +37,7 @@ public struct ResetReport: Sendable, Hashable, Codable {
         id: String, partition: String, errorCode: Int, errorMessage: String, mode: String, strategy: String, outcome: String,
         phase: String, backupPath: String, backupRemoved: Bool, startedAt: String, finishedAt: String?, fallbackReason: String?,
         cause: String?, quarantined: Bool, quarantineReason: String?, recoveredChanges: Int?, droppedChanges: Int?,
-        resultServerVersion: Int64?, loopRepeats: Int, backupReusedFrom: String?, hooks: [HookRunReport]
+        healedChanges: Int? = nil, resultServerVersion: Int64?, loopRepeats: Int, backupReusedFrom: String?, hooks: [HookRunReport]
     ) {
         self.id = id
         self.partition = partition
@@ -54,6 +57,7 @@ public struct ResetReport: Sendable, Hashable, Codable {
         self.quarantineReason = quarantineReason
         self.recoveredChanges = recoveredChanges
         self.droppedChanges = droppedChanges
+        self.healedChanges = healedChanges
         self.resultServerVersion = resultServerVersion
         self.loopRepeats = loopRepeats
         self.backupReusedFrom = backupReusedFrom
@@ -65,7 +69,7 @@ public struct ResetReport: Sendable, Hashable, Codable {
         case errorCode = "error_code", errorMessage = "error_message", backupPath = "backup_path"
         case backupRemoved = "backup_removed", startedAt = "started_at", finishedAt = "finished_at"
         case fallbackReason = "fallback_reason", quarantineReason = "quarantine_reason"
-        case recoveredChanges = "recovered_changes", droppedChanges = "dropped_changes"
+        case recoveredChanges = "recovered_changes", droppedChanges = "dropped_changes", healedChanges = "healed_changes"
         case resultServerVersion = "result_server_version", loopRepeats = "loop_repeats", backupReusedFrom = "backup_reused_from"
     }
 
@@ -89,6 +93,7 @@ public struct ResetReport: Sendable, Hashable, Codable {
         try c.encode(quarantineReason, forKey: .quarantineReason)
         try c.encode(recoveredChanges, forKey: .recoveredChanges)
         try c.encode(droppedChanges, forKey: .droppedChanges)
+        try c.encode(healedChanges, forKey: .healedChanges)
         try c.encode(resultServerVersion, forKey: .resultServerVersion)
         try c.encode(loopRepeats, forKey: .loopRepeats)
         try c.encode(backupReusedFrom, forKey: .backupReusedFrom)

@@ -5,9 +5,11 @@ import TetherProtocol
 typealias Event = ClientResetCoordinator.Event
 typealias Effect = ClientResetCoordinator.Effect
 
-private func record(_ strategy: ResetStrategy, mode: ResetMode = .recoverUnsyncedChanges) -> ResetRecord {
+private func record(
+    _ strategy: ResetStrategy, mode: ResetMode = .recoverUnsyncedChanges, error: SyncError = SyncError(.divergingHistories, "restored")
+) -> ResetRecord {
     ResetRecord(
-        id: "r1", partition: PartitionName("p")!, error: SyncError(.divergingHistories, "restored"),
+        id: "r1", partition: PartitionName("p")!, error: error,
         mode: mode, strategy: strategy, backupPath: "/var/lib/tether/recovery/p/20261122T000000Z-r1.sqlite",
         startedAt: 100)
 }
@@ -27,7 +29,7 @@ private func run(
 }
 
 /// Every effect succeeds; manual waits are answered with `initiated` when `initiate` is set.
-private func succeed(initiate: Bool = true, recovered: Int = 3) -> (Effect) -> Event? {
+private func succeed(initiate: Bool = true, recovered: Int = 3, healed: Int = 2) -> (Effect) -> Event? {
     var initiated = false
     return { (effect: Effect) -> Event? in
         switch effect {
@@ -35,6 +37,7 @@ private func succeed(initiate: Bool = true, recovered: Int = 3) -> (Effect) -> E
         case .backup: return .backupCompleted
         case .runHook(let hook): return .hookFinished(hook, .succeeded)
         case .fetchServerState: return .serverStateFetched
+        case .contributeHeal: return .healFinished(healed: healed)
         case .rewrite: return .rewriteCompleted(recovered: recovered, dropped: 1)
         case .awaitOperator:
             if initiate && !initiated {
@@ -51,9 +54,10 @@ private func succeed(initiate: Bool = true, recovered: Int = 3) -> (Effect) -> E
 @Test func automaticRecoverWalksEveryPhaseOfSpec43() throws {
     var c = ClientResetCoordinator(new: record(.recover))
     let phases = try run(&c, answer: succeed())
-    #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .rewriting, .afterHook, .done])
+    #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .healing, .rewriting, .afterHook, .done])
     #expect(c.record.outcome == .recovered)
     #expect(c.record.recoveredChanges == 3)
+    #expect(c.record.healedChanges == 2)
     #expect(c.record.droppedChanges == 1)
     #expect(c.record.finishedAt != nil)
     #expect(c.record.hooks.map(\.event) == [.beforeReset, .afterReset])
@@ -76,7 +80,7 @@ private func succeed(initiate: Bool = true, recovered: Int = 3) -> (Effect) -> E
     #expect(c.effect == .awaitOperator)
     try c.handle(.initiated, now: 300)
     phases = try run(&c, answer: succeed())
-    #expect(phases == [.backingUp, .beforeHook, .fetching, .rewriting, .afterHook, .done])
+    #expect(phases == [.backingUp, .beforeHook, .fetching, .healing, .rewriting, .afterHook, .done])
     #expect(c.record.outcome == .manualDone)
     #expect(c.record.hooks.map(\.event) == [.manualReset, .beforeReset, .afterReset])
 }
@@ -130,7 +134,7 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
 }
 
 @Test func transientFailuresRepeatThePhase() throws {
-    for phase in [ResetPhase.backingUp, .fetching, .rewriting, .quarantining] {
+    for phase in [ResetPhase.backingUp, .fetching, .healing, .rewriting, .quarantining] {
         var c = ClientResetCoordinator(resuming: { var r = record(.recover); r.phase = phase; return r }())
         let before = c.effect
         try c.handle(.effectFailed(reason: "disk full"), now: 1)
@@ -165,7 +169,7 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
         .proceed, .backupCompleted, .hookFinished(.beforeReset, .succeeded), .hookFinished(.afterReset, .succeeded),
         .hookFinished(.manualReset, .succeeded), .serverStateFetched, .rewriteCompleted(recovered: 0, dropped: 0),
         .recoveryImpossible(reason: "x"), .initiated, .effectFailed(reason: "x"), .serverStateLost, .fetchRefused(reason: "x"),
-        .quarantined,
+        .quarantined, .healFinished(healed: 0), .healRebase,
     ]
     let valid: Set<String> = [
         "recorded/proceed", "manual-hook/hookFinished(manualReset)", "manual-pending/initiated",
@@ -173,6 +177,7 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
         "fetching/serverStateFetched", "fetching/effectFailed", "fetching/fetchRefused", "rewriting/rewriteCompleted",
         "rewriting/recoveryImpossible", "rewriting/effectFailed", "rewriting/serverStateLost", "after-hook/hookFinished(afterReset)",
         "quarantining/quarantined", "quarantining/effectFailed",
+        "healing/healFinished", "healing/healRebase", "healing/effectFailed", "healing/serverStateLost",
     ]
     func name(_ e: Event) -> String {
         switch e {
@@ -211,7 +216,7 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
         effects.append(effect)
         return succeed()(effect)
     }
-    #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .rewriting, .afterHook, .done])
+    #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .healing, .rewriting, .afterHook, .done])
     #expect(!effects.contains { if case .backup = $0 { true } else { false } })
     // Without a reused backup, proceeding while backing up is refused.
     var plain = record(.recover)
@@ -265,4 +270,102 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
     var legacy = damaged
     legacy.phase = .done
     #expect(ClientResetCoordinator(quarantine: legacy).effect == .quarantine(path: damaged.backupPath))
+}
+
+// MARK: Healing (a reset caused by a restored server offers its view)
+
+/// 211 and 208 mean the server was restored: the reset heals between fetching and rewriting.
+/// Other causes go straight to rewriting, as before healing existed.
+@Test(arguments: [
+    (SyncErrorCode.divergingHistories, true), (.badClientFileIdentifier, true), (.badServerVersion, false), (.badClientVersion, false),
+    (.badClientFile, false), (.clientFileExpired, false),
+])
+func onlyAResetCausedByARestoreHeals(code: SyncErrorCode, heals: Bool) throws {
+    for strategy in [ResetStrategy.recover, .discard] {
+        var c = ClientResetCoordinator(new: record(strategy, error: SyncError(code, "x")))
+        let phases = try run(&c, answer: succeed())
+        #expect(phases.contains(.healing) == heals, "\(code) \(strategy)")
+        #expect(c.record.healedChanges == (heals ? 2 : nil))
+        #expect(c.record.phase == .done)
+    }
+}
+
+/// A delete-store never fetches, so it never heals, whatever the error.
+@Test func aDeleteStoreNeverHeals() throws {
+    var c = ClientResetCoordinator(new: record(.deleteStore, error: SyncError(.divergingHistories, "x")))
+    let phases = try run(&c, answer: succeed())
+    #expect(!phases.contains(.healing))
+    #expect(c.record.healedChanges == nil)
+}
+
+private func healing(_ strategy: ResetStrategy = .recover) -> ClientResetCoordinator {
+    ClientResetCoordinator(resuming: { var r = record(strategy); r.phase = .healing; return r }())
+}
+
+@Test func healingFinishedRecordsTheCountAndRewrites() throws {
+    for healed in [0, 7] {
+        var c = healing()
+        #expect(c.effect == .contributeHeal)
+        try c.handle(.healFinished(healed: healed), now: 1)
+        #expect(c.record.phase == .rewriting)
+        #expect(c.record.healedChanges == healed)
+        #expect(c.effect == .rewrite(.recover))
+    }
+}
+
+@Test func aHealRebaseFetchesAgainThenHealsAgain() throws {
+    var c = healing(.discard)
+    try c.handle(.healRebase, now: 1)
+    #expect(c.record.phase == .fetching)
+    #expect(c.record.healedChanges == nil)
+    try c.handle(.serverStateFetched, now: 2)
+    #expect(c.record.phase == .healing)
+    #expect(c.effect == .contributeHeal)
+}
+
+@Test func theStagedStateLostWhileHealingFetchesAgain() throws {
+    var c = healing()
+    try c.handle(.serverStateLost, now: 1)
+    #expect(c.record.phase == .fetching)
+    #expect(c.effect == .fetchServerState)
+}
+
+@Test func aTransientHealingFailureRepeatsHealing() throws {
+    var c = healing()
+    try c.handle(.effectFailed(reason: "server unreachable"), now: 1)
+    #expect(c.record.phase == .healing)
+    #expect(c.effect == .contributeHeal)
+    #expect(c.lastFailure == "server unreachable")
+    try c.handle(.healFinished(healed: 1), now: 2)
+    #expect(c.lastFailure == nil)
+}
+
+/// After a restart the persisted phase healing contributes again (same reset id, so the same
+/// contribution); a heal already finished is not redone when the rewrite resumes.
+@Test func resumingAPersistedHealingPhaseContributesAgain() throws {
+    var c = ClientResetCoordinator(new: record(.recover))
+    _ = try run(&c) { effect in effect == .contributeHeal ? nil : succeed()(effect) }
+    #expect(c.record.phase == .healing)
+    var resumed = ClientResetCoordinator(resuming: c.record)
+    #expect(resumed.effect == .contributeHeal)
+    #expect(resumed.record.id == "r1")
+    let phases = try run(&resumed, answer: succeed(healed: 5))
+    #expect(phases == [.healing, .rewriting, .afterHook, .done])
+    #expect(resumed.record.healedChanges == 5)
+    var rewriting = resumed.record
+    rewriting.phase = .rewriting
+    #expect(ClientResetCoordinator(resuming: rewriting).effect == .rewrite(.recover))
+}
+
+/// A rewrite that finds the staged state gone after healing fetches and heals again: the
+/// server answers a completed contribution sent again with its count.
+@Test func aRewriteThatLostTheStateAfterHealingHealsAgain() throws {
+    var c = healing()
+    try c.handle(.healFinished(healed: 3), now: 1)
+    try c.handle(.serverStateLost, now: 2)
+    #expect(c.record.phase == .fetching)
+    try c.handle(.serverStateFetched, now: 3)
+    #expect(c.record.phase == .healing)
+    try c.handle(.healFinished(healed: 3), now: 4)
+    #expect(c.record.healedChanges == 3)
 }

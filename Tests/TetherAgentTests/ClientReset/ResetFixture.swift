@@ -21,6 +21,7 @@ final class ResetFixture: Sendable {
     let store: PartitionStore
     let stateDatabase: AgentStateDatabase
     let fetcher: StagedServer
+    let healer = FakeHealer()
     let log = RecordingLog()
 
     /// - Parameter hooks: the hooks to install, each with the exit status it ends with; each
@@ -65,7 +66,7 @@ final class ResetFixture: Sendable {
 
     func executor(pause: (@Sendable (Int) async throws -> Void)? = nil) -> ClientResetExecutor {
         ClientResetExecutor(
-            stateDatabase: stateDatabase, fetcher: fetcher, logger: log.logger,
+            stateDatabase: stateDatabase, fetcher: fetcher, healer: healer, logger: log.logger,
             pause: pause ?? { _ in })
     }
 
@@ -115,6 +116,41 @@ final class StagedServer: ServerStateFetcher {
         try await staging.resetInPlace(to: ArrayStateSource(rows.sorted { ($0.table, $0.key) < ($1.table, $1.key) }), serverVersion: version, clientFile: identity)
         try staging.close()
         return FetchedState(path: stagingPath, schema: schema, identity: identity, serverVersion: version)
+    }
+}
+
+/// Plays the server's side of healing: answers each contribution with the next scripted answer
+/// (`notWanted` when none is left) and keeps what it was sent, the chunks read in full.
+final class FakeHealer: HealContributor {
+    struct Contribution: Sendable {
+        var partition: PartitionName
+        var id: UInt64
+        var view: ServerVersion
+        var base: ServerVersion
+        var chunks: [HealViewChunk]
+    }
+
+    private let state = Mutex<(answers: [Result<HealContributionResult, HealContributionError>], sent: [Contribution])>(([], []))
+
+    /// The answers to the next contributions, in order.
+    func answer(_ answers: Result<HealContributionResult, HealContributionError>...) { state.withLock { $0.answers += answers } }
+    var contributions: [Contribution] { state.withLock { $0.sent } }
+
+    func contribute(
+        partition: PartitionName, contribution: UInt64, view: ServerVersion, fetched: FetchedState, chunks: HealViewChunks
+    ) async throws(HealContributionError) -> HealContributionResult {
+        var read: [HealViewChunk] = []
+        do throws(StoreError) {
+            for try await chunk in chunks { read.append(chunk) }
+        } catch {
+            throw HealContributionError(reading: error)
+        }
+        let sent = Contribution(partition: partition, id: contribution, view: view, base: fetched.serverVersion, chunks: read)
+        let answer = state.withLock { s in
+            s.sent.append(sent)
+            return s.answers.isEmpty ? .success(.notWanted(reason: "no heal is open")) : s.answers.removeFirst()
+        }
+        return try answer.get()
     }
 }
 

@@ -98,7 +98,7 @@ private func alive(_ pid: Int32) -> Bool {
         "PATH=\(HookInvocation.path)", "TETHER_EVENT=after-reset", "TETHER_RESET_ID=r42", "TETHER_PARTITION=store-17",
         "TETHER_STORE=/s/store-17.sqlite", "TETHER_BACKUP=/b/x.sqlite", "TETHER_RESET_MODE=recover_unsynced_changes",
         "TETHER_RESET_OUTCOME=recovered", "TETHER_ERROR_CODE=211", "TETHER_ERROR_MESSAGE=restored from backup",
-        "TETHER_SERVER_URL=ws://h/sync", "TETHER_RESET_CAUSE=",
+        "TETHER_SERVER_URL=ws://h/sync", "TETHER_RESET_CAUSE=", "TETHER_HEALED_CHANGES=0",
     ]
     #expect(printed == expected)
     #expect(log.all.allSatisfy { $0.metadata["tether.hook"] == "before-reset" })

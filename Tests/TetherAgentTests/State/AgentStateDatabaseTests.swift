@@ -134,3 +134,31 @@ private func record(_ id: String, _ partition: String = "p", at: Double = 100) -
     _ = try AgentStateDatabase(path: path)
     #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o640)
 }
+
+/// A reset in phase healing is resumed in it after a restart, and its healed count is kept;
+/// a record written before healing existed reads back without one.
+@Test func aHealingResetAndItsHealedCountSurviveReopening() throws {
+    let path = tempPath()
+    defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+    var healing = record("h1")
+    healing.phase = .healing
+    var healed = record("h2", "q")
+    healed.phase = .rewriting
+    healed.healedChanges = 12
+    do {
+        let db = try AgentStateDatabase(path: path)
+        try db.save(healing)
+        try db.save(healed)
+    }
+    let reopened = try AgentStateDatabase(path: path)
+    let active = try #require(try reopened.activeReset(partition: PartitionName("p")!))
+    #expect(active.phase == .healing)
+    #expect(ClientResetCoordinator(resuming: active).effect == .contributeHeal)
+    #expect(try reopened.activeReset(partition: PartitionName("q")!)?.healedChanges == 12)
+    #expect(try reopened.resets().map(\.report.healedChanges) == [nil, 12])
+
+    var json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(healed)) as! [String: Any]
+    json.removeValue(forKey: "healedChanges")
+    let old = try JSONDecoder().decode(ResetRecord.self, from: JSONSerialization.data(withJSONObject: json))
+    #expect(old.healedChanges == nil)
+}

@@ -92,6 +92,7 @@ final class ScriptedAgent: AgentContext {
     let stateDatabase: AgentStateDatabase
     let logger: Logger
     let fetcher: any ServerStateFetcher
+    let healer: any HealContributor
     let resetLoopLimits = ResetLoopGuard.Limits()
     let events = AgentEvents()
     private let config: AgentConfiguration
@@ -107,6 +108,7 @@ final class ScriptedAgent: AgentContext {
         stateDatabase = fixture.stateDatabase
         logger = fixture.log.logger
         fetcher = fixture.fetcher
+        healer = fixture.healer
         try "t0ken\n".write(toFile: fixture.dir.appending("token"), atomically: false, encoding: .utf8)
         chmod(fixture.dir.appending("token"), 0o600)
         config = try AgentConfiguration.parse(

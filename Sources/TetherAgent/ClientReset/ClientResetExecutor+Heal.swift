@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import TetherProtocol
+import TetherStore
+
+extension ClientResetExecutor {
+    /// The healing phase of a reset caused by a restored server: offers the backup's view,
+    /// compared with the fetched state, to the server (``HealContributor``). The contribution's
+    /// id is the reset's, so a restart or a rebase sends the same contribution again. Logs one
+    /// line with the outcome and count, never a row.
+    func contributeHeal(_ record: ResetRecord, context: ResetContext, log: Logger) async -> ClientResetCoordinator.Event {
+        let staging = context.stagingPath(record)
+        guard let fetched = FetchedState.existing(at: staging, partition: record.partition) else {
+            log.warning("client reset \(record.id): the fetched server state is gone; fetching it again")
+            return .serverStateLost
+        }
+        let reader: HealViewReader
+        do {
+            reader = try HealViewReader(backup: record.backupPath, staging: staging)
+        } catch where error.isTransient {
+            return .effectFailed(reason: "reading the view in \(record.backupPath): \(error)")
+        } catch {
+            return skipHeal(record, because: "its backup cannot be read as a store (\(error))", log: log)
+        }
+        guard reader.schemasMatch else {
+            return skipHeal(record, because: "the server's schema differs from the one the backup was synced with", log: log)
+        }
+        guard reader.view.version > 0 else { return skipHeal(record, because: "the store had never synced", log: log) }
+        guard let contribution = UInt64(record.id, radix: 16) else {
+            return skipHeal(record, because: "its id \(record.id) is not 16 hex digits", log: log)
+        }
+        let view = "view at server version \(reader.view.version)"
+        do throws(HealContributionError) {
+            switch try await healer.contribute(
+                partition: record.partition, contribution: contribution, view: reader.view, fetched: fetched, chunks: reader.chunks())
+            {
+            case .contributed(let healed):
+                log.notice("client reset \(record.id): \(view) contributed to healing the restored server: \(healed) changes healed")
+                return .healFinished(healed: healed)
+            case .notWanted(let reason):
+                log.notice("client reset \(record.id): \(view) not wanted for healing (\(reason)); 0 changes healed")
+                return .healFinished(healed: 0)
+            case .rebase(let reason):
+                log.notice(
+                    "client reset \(record.id): \(view) was compared with a state the server has healed since (\(reason)); fetching the state again, 0 changes healed so far")
+                PartitionStore.removeFiles(at: staging)
+                return .healRebase
+            }
+        } catch {
+            switch error {
+            case .transient(let reason): return .effectFailed(reason: "healing: \(reason)")
+            case .refused(let reason): return skipHeal(record, because: "the server refused it: \(reason)", log: log)
+            }
+        }
+    }
+
+    /// The reset goes on without healing: 0 changes healed, the reason logged.
+    private func skipHeal(_ record: ResetRecord, because reason: String, log: Logger) -> ClientResetCoordinator.Event {
+        log.notice("client reset \(record.id): the store's view is not offered for healing: \(reason); 0 changes healed")
+        return .healFinished(healed: 0)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Logging
+import TetherControl
+import Synchronization
+import Testing
+import TetherAgent
+import TetherProtocol
+import TetherStore
+import TetherTestSupport
+
+/// The healing phase of a reset caused by a restored server (211 or 208), with a fake
+/// ``HealContributor``: what it is sent, and how the reset goes on after each answer.
+private let synced = [order("a", "alice", 1), order("b", "bob", 2), order("c", "carol", 3), order("d", "dave", 4)]
+/// The restored server: a.total and d.customer differ from the view, b is missing, e is new.
+private let server = [order("a", "alice", 10), order("c", "carol", 3), order("d", "DAVE", 4), order("e", "erin", 5)]
+private let restored = SyncError(.divergingHistories, "the partition was restored to an earlier point")
+
+private func keys(_ rows: ChangeRows) -> [String] {
+    rows.changeset.changes.map { change in
+        switch change.key {
+        case .text(let key): "\(change.kind.rawValue) \(key)"
+        case .integer(let key): "\(change.kind.rawValue) \(key)"
+        }
+    }.sorted()
+}
+
+@Test func theViewIsOfferedWithTheResetIdAndItsCountIsRecordedAndReported() async throws {
+    let fixture = try await ResetFixture(synced: synced, hooks: [.afterReset: 0])
+    try await fixture.appWrite("UPDATE orders SET total = 7 WHERE id = 'c'; INSERT INTO orders (id, customer, total) VALUES ('f', 'frank', 6);")
+    fixture.fetcher.serve(server)
+    fixture.healer.answer(.success(.contributed(healed: 3)))
+    let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
+
+    #expect(record.outcome == .recovered)
+    #expect(record.healedChanges == 3)
+    let sent = try #require(fixture.healer.contributions.first)
+    #expect(fixture.healer.contributions.count == 1)
+    #expect(sent.id == UInt64(record.id, radix: 16))
+    #expect(sent.partition == ResetFixture.partition)
+    #expect(sent.view == ServerVersion(version: 10, salt: 1), "the backup's synced version")
+    #expect(sent.base == ServerVersion(version: 20, salt: 2), "the fetched state's")
+    // c and f have unsynced changes: unknown. a and d differ, b is gone from the server, e is
+    // not in the view.
+    #expect(sent.chunks.flatMap { keys($0.unknown) } == ["delete c", "delete f"])
+    #expect(sent.chunks.flatMap { keys($0.rows) } == ["delete e", "insert a", "insert b", "insert d"])
+    #expect(fixture.hookEnvironment(.afterReset)?["TETHER_HEALED_CHANGES"] == "3")
+    #expect(try fixture.stateDatabase.resets().last?.healedChanges == 3)
+    #expect(record.report.healedChanges == 3)
+    let notices = fixture.log.all.filter { $0.message.contains("healing") }.map(\.message)
+    #expect(notices == ["client reset \(record.id): view at server version 10 contributed to healing the restored server: 3 changes healed"])
+    #expect(!notices.joined().contains("alice"), "no row contents in the log")
+}
+
+@Test func aViewNotWantedOrRefusedProceedsWithNothingHealed() async throws {
+    for answer: Result<HealContributionResult, HealContributionError> in [
+        .success(.notWanted(reason: "no heal is open")), .failure(.refused("error 225 (schema_misfit): column gone")),
+    ] {
+        let fixture = try await ResetFixture(synced: synced, hooks: [.afterReset: 0])
+        fixture.fetcher.serve(server)
+        fixture.healer.answer(answer)
+        let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
+        #expect(record.outcome == .recovered)
+        #expect(record.healedChanges == 0)
+        #expect(fixture.healer.contributions.count == 1)
+        #expect(fixture.fetcher.fetches == 1)
+        #expect(fixture.hookEnvironment(.afterReset)?["TETHER_HEALED_CHANGES"] == "0")
+        #expect(fixture.log.all.contains { $0.level == .notice && $0.message.hasSuffix("0 changes healed") })
+    }
+}
+
+@Test func aRebaseFetchesTheStateAgainAndContributesAgainWithTheSameId() async throws {
+    let fixture = try await ResetFixture(synced: synced)
+    fixture.fetcher.serve(server)
+    fixture.healer.answer(.success(.rebase(reason: "another view was healed")), .success(.contributed(healed: 1)))
+    let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
+    #expect(record.outcome == .recovered)
+    #expect(record.healedChanges == 1)
+    #expect(fixture.fetcher.fetches == 2)
+    let sent = fixture.healer.contributions
+    #expect(sent.count == 2)
+    #expect(Set(sent.map(\.id)) == [UInt64(record.id, radix: 16)!])
+    #expect(sent[0].chunks == sent[1].chunks, "the same view against the same state")
+}
+
+@Test func aTransientFailureRetriesTheHealingPhase() async throws {
+    let fixture = try await ResetFixture(synced: synced)
+    fixture.fetcher.serve(server)
+    fixture.healer.answer(.failure(.transient("server unreachable")), .failure(.transient("connection cut")), .success(.contributed(healed: 2)))
+    let pauses = Mutex(0)
+    let record = try await fixture.executor(pause: { _ in pauses.withLock { $0 += 1 } })
+        .begin(error: restored, store: fixture.store, context: fixture.context)
+    #expect(record.healedChanges == 2)
+    #expect(pauses.withLock { $0 } == 2)
+    #expect(fixture.healer.contributions.count == 3)
+    #expect(fixture.fetcher.fetches == 1, "the fetched state is kept between attempts")
+}
+
+/// A restart during healing (the daemon stops while it waits to retry) resumes in healing:
+/// the same contribution is sent again, against the state fetched before the restart.
+@Test func aResetResumesAtHealingAfterARestartAndContributesAgain() async throws {
+    let fixture = try await ResetFixture(synced: synced)
+    fixture.fetcher.serve(server)
+    fixture.healer.answer(.failure(.transient("server killed")))
+    let stopping = fixture.executor(pause: { _ in throw CancellationError() })
+    await #expect(throws: CancellationError.self) {
+        _ = try await stopping.begin(error: restored, store: fixture.store, context: fixture.context)
+    }
+    let persisted = try #require(try fixture.stateDatabase.activeReset(partition: ResetFixture.partition))
+    #expect(persisted.phase == .healing)
+    fixture.healer.answer(.success(.contributed(healed: 4)))
+    let record = try await fixture.executor().drive(persisted, store: fixture.store, context: fixture.context)
+    #expect(record.outcome == .recovered)
+    #expect(record.healedChanges == 4)
+    #expect(fixture.fetcher.fetches == 1)
+    #expect(fixture.healer.contributions.map(\.id) == Array(repeating: UInt64(record.id, radix: 16)!, count: 2))
+}
+
+/// Resets that are not caused by a restored server, and delete-store actions, never offer a view.
+@Test func onlyResetsCausedByARestoreHeal() async throws {
+    let fixture = try await ResetFixture(synced: synced)
+    fixture.fetcher.serve(server)
+    let record = try await fixture.executor().begin(
+        error: SyncError(.badClientFile, "an application altered the store's schema", action: .clientReset), store: fixture.store,
+        context: fixture.context)
+    #expect(record.phase == .done)
+    #expect(record.healedChanges == nil)
+    #expect(fixture.healer.contributions.isEmpty)
+}
