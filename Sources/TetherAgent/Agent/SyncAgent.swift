@@ -185,7 +185,7 @@ extension SyncAgent: AgentContext {
 
     nonisolated var fetcher: any ServerStateFetcher { AgentStateFetcher(agent: self) }
 
-    nonisolated var healer: any HealContributor { PendingHealContributor() }
+    nonisolated var healer: any HealContributor { AgentHealContributor(agent: self) }
 
     nonisolated var resetLoopLimits: ResetLoopGuard.Limits { FaultInjection.resetLoopLimits }
 }

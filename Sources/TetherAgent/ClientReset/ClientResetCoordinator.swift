@@ -50,8 +50,9 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case hookFinished(HookEvent, HookResult?)
         case serverStateFetched
         /// The contribution is over: `healed` changes the server wrote (0 when it did not want
-        /// the view, or refused it for a reason retrying cannot fix).
-        case healFinished(healed: Int)
+        /// the view, or refused it for a reason retrying cannot fix); `contributed`: the server
+        /// took the view (it is healing), so recovery keeps changes of rows its state lacks.
+        case healFinished(healed: Int, contributed: Bool = false)
         /// Another device's view was healed after the state was fetched: fetch it again, then
         /// contribute again (same contribution id).
         case healRebase
@@ -177,8 +178,9 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case (.fetching, .serverStateFetched):
             record.phase = heals ? .healing : .rewriting
 
-        case (.healing, .healFinished(let healed)):
+        case (.healing, .healFinished(let healed, let contributed)):
             record.healedChanges = healed
+            record.viewContributed = contributed
             record.phase = .rewriting
 
         case (.healing, .healRebase), (.healing, .serverStateLost):

@@ -16,7 +16,8 @@ extension ClientResetExecutor {
         }
         let reader: HealViewReader
         do {
-            reader = try HealViewReader(backup: record.backupPath, staging: staging)
+            reader = try HealViewReader(
+                backup: record.backupPath, staging: staging, maxChanges: FaultInjection.healChunkRows ?? HealViewReader.maxChanges)
         } catch where error.isTransient {
             return .effectFailed(reason: "reading the view in \(record.backupPath): \(error)")
         } catch {
@@ -36,7 +37,7 @@ extension ClientResetExecutor {
             {
             case .contributed(let healed):
                 log.notice("client reset \(record.id): \(view) contributed to healing the restored server: \(healed) changes healed")
-                return .healFinished(healed: healed)
+                return .healFinished(healed: healed, contributed: true)
             case .notWanted(let reason):
                 log.notice("client reset \(record.id): \(view) not wanted for healing (\(reason)); 0 changes healed")
                 return .healFinished(healed: 0)

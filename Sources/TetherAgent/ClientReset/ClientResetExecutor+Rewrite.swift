@@ -34,7 +34,8 @@ extension ClientResetExecutor {
             let state = try StoreStateSource(path: staging, schema: fetched.schema)
             let report = try await store.resetInPlace(
                 to: state, serverVersion: fetched.serverVersion, schema: fetched.schema, clientFile: fetched.identity,
-                recovering: strategy == .recover ? .pendingChanges : nil, resetMarker: record.id)
+                recovering: strategy == .recover ? .pendingChanges : nil, keepingChangesOfAbsentRows: record.viewContributed == true,
+                resetMarker: record.id)
             PartitionStore.removeFiles(at: staging)
             let rewrite = report.rewrite
             log.notice(

@@ -39,6 +39,10 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     /// Changes the server wrote from this reset's view when healing a restore (0: it did not
     /// want the view, or refused it; nil: the reset did not offer its view).
     public var healedChanges: Int?
+    /// Whether the server took this reset's view (it was healing): the rewrite then keeps the
+    /// unsynced updates and deletes of rows the server's state lacks, which another view may
+    /// bring back (docs/client-reset.md, "Healing a restored server").
+    public var viewContributed: Bool?
     /// Set when the backup file was removed because `keep_backups` newer ones exist.
     public var backupRemoved: Bool = false
     /// Set for a store quarantined because it was corrupt or not SQLite: `backupPath` is then

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import TetherProtocol
 import TetherStore
 
 /// Faults tests inject into a real `tetherd` through its environment. Not for production use;
@@ -39,6 +41,24 @@ enum FaultInjection {
     /// `TETHER_FAULT_FREE_BYTES=<n>`: the free space a state download's disk-space check sees on
     /// every file system (``DiskSpaceCheck``), so a test can run out of space without filling a disk.
     static let freeBytes: Int64? = ProcessInfo.processInfo.environment["TETHER_FAULT_FREE_BYTES"].flatMap { Int64($0) }
+
+    /// `TETHER_FAULT_HEAL_CHUNK_ROWS=<n>`: a reset's view is sent for healing in chunks of at
+    /// most `n` changes (so a test can stop it between two).
+    static let healChunkRows: Int? = ProcessInfo.processInfo.environment["TETHER_FAULT_HEAL_CHUNK_ROWS"].flatMap { Int($0) }
+
+    /// `TETHER_FAULT_HOLD_HEAL_FILE=<path>`: while that file exists, a contribution to healing
+    /// waits after each chunk the server accepted (logging `holding the heal contribution`, then
+    /// `heal contribution released`), so a test can kill the server or the agent in the middle.
+    static let holdHealFile = ProcessInfo.processInfo.environment["TETHER_FAULT_HOLD_HEAL_FILE"]
+
+    static func holdHealIfRequested(log: Logger, partition: PartitionName) async {
+        guard let holdHealFile, FileManager.default.fileExists(atPath: holdHealFile) else { return }
+        log.notice("holding the heal contribution of \(partition) (TETHER_FAULT_HOLD_HEAL_FILE)")
+        while FileManager.default.fileExists(atPath: holdHealFile) && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))  // cancelled: the loop ends
+        }
+        log.notice("heal contribution released")
+    }
 
     static func resetGate(_ phase: String) async {
         guard let resetGate else { return }

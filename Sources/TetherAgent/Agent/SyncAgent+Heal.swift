@@ -1,0 +1,165 @@
+import Foundation
+import Logging
+import TetherClient
+import TetherProtocol
+import TetherStore
+
+/// The healing step of a reset over the agent's current connection (docs/protocol.md,
+/// `07 heal`): a session bound with the identity the reset fetched, at the version it fetched;
+/// the offer, then the view's chunks one at a time, each answered before the next goes, the
+/// last marked final. The session's downloads (the server streams them to any bound session)
+/// are read and let go: the store the reset rewrites gets them after its own bind.
+struct AgentHealContributor: HealContributor {
+    let agent: SyncAgent
+
+    func contribute(
+        partition: PartitionName, contribution: UInt64, view: ServerVersion, fetched: FetchedState, chunks: HealViewChunks
+    ) async throws(HealContributionError) -> HealContributionResult {
+        guard let connection = await agent.connection else { throw .transient("no connection to the server") }
+        let session: SyncSession
+        do {
+            let token = try await agent.readToken()
+            session = try await connection.bind(BindRequest(
+                session: await agent.nextSessionID(), partition: partition.rawValue, token: token, identity: fetched.identity,
+                lastServerVersion: fetched.serverVersion, schemaVersion: fetched.schema.version))
+        } catch {
+            throw .transient("binding to send the view: \(error)")
+        }
+        var exchange = HealExchange(session: session, contribution: contribution, view: view, base: fetched.serverVersion.version)
+        do {
+            let result = try await exchange.run(chunks, partition: partition, log: agent.logger)
+            try? await session.unbind()  // the session's end; the connection may be gone already
+            return result
+        } catch {
+            try? await session.unbind()  // as above: the failure is the answer
+            throw error
+        }
+    }
+}
+
+/// One contribution's messages on its session.
+private struct HealExchange {
+    let session: SyncSession
+    let contribution: UInt64
+    let view: ServerVersion
+    let base: Int64
+    var events: SessionEvents.AsyncIterator
+
+    init(session: SyncSession, contribution: UInt64, view: ServerVersion, base: Int64) {
+        self.session = session
+        self.contribution = contribution
+        self.view = view
+        self.base = base
+        self.events = session.events.makeAsyncIterator()
+    }
+
+    mutating func run(_ chunks: HealViewChunks, partition: PartitionName, log: Logger) async throws(HealContributionError) -> HealContributionResult {
+        if let reason = try await bound() { return .rebase(reason: reason) }
+        let offer: HealReply
+        switch try await send(.offer(session: session.id, contribution: contribution, view: view, base: base)) {
+        case .reply(let reply): offer = reply
+        case .refetch(let reason): return .rebase(reason: reason)
+        }
+        if let result = Self.result(of: offer) { return result }
+        var iterator = chunks.makeAsyncIterator()
+        var pending = try await Self.next(&iterator)
+        var healed: Int64 = offer.healedChanges
+        repeat {
+            // One chunk ahead: the last one is marked final (an empty final chunk when the view
+            // has nothing the server lacks).
+            let next = pending == nil ? nil : try await Self.next(&iterator)
+            let answer = try await send(HealChunk(
+                session: session.id, contribution: contribution, view: view, base: base, isFinal: next == nil,
+                unknown: pending?.unknown ?? ChangeRows(Changeset()), rows: pending?.rows ?? ChangeRows(Changeset())))
+            guard case .reply(let reply) = answer else {
+                if case .refetch(let reason) = answer { return .rebase(reason: reason) }
+                continue
+            }
+            healed = reply.healedChanges
+            if let result = Self.result(of: reply) { return result }
+            if next != nil { await FaultInjection.holdHealIfRequested(log: log, partition: partition) }
+            pending = next
+        } while pending != nil
+        // The final chunk was answered `accepted`: a server that does not speak the rule.
+        throw .refused("the server accepted the final chunk without completing the contribution (\(healed) changes so far)")
+    }
+
+    private static func result(of reply: HealReply) -> HealContributionResult? {
+        switch reply.outcome {
+        case .accepted: nil
+        case .completed: .contributed(healed: Int(reply.healedChanges))
+        case .notWanted: .notWanted(reason: reply.reason)
+        case .rebase: .rebase(reason: reply.reason)
+        }
+    }
+
+    private static func next(_ iterator: inout HealViewChunks.AsyncIterator) async throws(HealContributionError) -> HealViewChunk? {
+        do {
+            return try await iterator.next()
+        } catch let error as StoreError {
+            throw HealContributionError(reading: error)
+        } catch {
+            throw .refused("reading the view: \(error)")
+        }
+    }
+
+    /// What a chunk got: the server's answer, or a session error saying the fetched identity
+    /// is no longer the server's (a restore meanwhile): the state is fetched again.
+    private enum Answer {
+        case reply(HealReply)
+        case refetch(String)
+    }
+
+    /// Waits for the bind's answer; a reason to fetch the state again, or nil once bound.
+    private mutating func bound() async throws(HealContributionError) -> String? {
+        while true {
+            switch await events.next() {
+            case .bound(let reply) where !reply.stateFollows: return nil
+            case .bound: throw .refused("the server sent a state to a bind that named its identity")
+            case .error(let error):
+                if let reason = Self.refetch(error) { return reason }
+                throw Self.failure(error)
+            case .disconnected(let error): throw .transient("the connection ended\(error.map { ": \($0)" } ?? "")")
+            case .unbound, nil: throw .transient("the session ended before it was bound")
+            case .state, .download, .healed: continue
+            }
+        }
+    }
+
+    /// Sends one chunk and waits for its answer; downloads meanwhile are let go.
+    private mutating func send(_ chunk: HealChunk) async throws(HealContributionError) -> Answer {
+        do {
+            try await session.heal(chunk)
+        } catch {
+            throw .transient("sending the view: \(error)")
+        }
+        while true {
+            switch await events.next() {
+            case .healed(let reply) where reply.contribution == contribution: return .reply(reply)
+            case .error(let error):
+                if let reason = Self.refetch(error) { return .refetch(reason) }
+                throw Self.failure(error)
+            case .disconnected(let error): throw .transient("the connection ended\(error.map { ": \($0)" } ?? "")")
+            case .unbound, nil: throw .transient("the session ended before the server answered")
+            case .bound, .state, .download, .healed: continue
+            }
+        }
+    }
+
+    /// A session error asking for a reset means the fetched identity is no longer the server's
+    /// (a restore or a termination meanwhile): the state is fetched again. Not 225 (rows that
+    /// do not fit the schema): fetching again would meet it again.
+    private static func refetch(_ error: SyncError) -> String? {
+        guard error.action == .clientReset || error.action == .clientResetNoRecovery, error.code.rawValue != 225 else { return nil }
+        return "the fetched identity is no longer the server's: \(error)"
+    }
+
+    /// Any other session error: a refusal of access or of the rows cannot be retried; anything
+    /// else may pass.
+    private static func failure(_ error: SyncError) -> HealContributionError {
+        switch error.action {
+        case .clientReset, .clientResetNoRecovery, .deleteStore, .fatal, .reauth: .refused("\(error)")
+        case .retry: .transient("\(error)")
+        }
+    }
+}
