@@ -50,6 +50,7 @@ import TetherTestSupport
         let text = fixture.service.metrics.exposition(await fixture.service.metricsSnapshot())
         #expect(text.contains(#"tether_server_heal_chunks_total{outcome="not-wanted"} 1"#))
         #expect(text.contains(#"tether_server_heal_chunks_total{outcome="completed"} 0"#))
+        #expect(text.contains("# TYPE tether_server_heal_chunks_total counter"))
     }
 
     @Test func aReadOnlySessionsChunkIsNotWantedWithoutReachingTheStorage() async throws {
