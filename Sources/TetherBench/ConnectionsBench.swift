@@ -83,7 +83,7 @@ struct ConnectionsBench {
                     for await event in session.events {
                         if event.makesSessionReady { recorder.ready(index) }
                         switch event {
-                        case .bound, .state, .download:
+                        case .bound, .state, .download, .healed:
                             continue
                         case .error(let error):
                             guard let delay = error.retryAfterMilliseconds else {

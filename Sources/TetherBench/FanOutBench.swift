@@ -84,7 +84,7 @@ struct FanOutBench {
                 for await event in session.events {
                     if event.makesSessionReady { recorder.ready(index) }
                     switch event {
-                    case .bound, .state:
+                    case .bound, .state, .healed:
                         continue
                     case .download:
                         recorder.delivered(index, at: clock.now)

@@ -19,6 +19,8 @@ import TetherProtocol
         ("unbound", .unboundReceived),
         ("lost", .connectionLost(nil)),
         ("credit", .creditRequested(2)),
+        ("heal", .healRequested(Fixtures.healChunk)),
+        ("healed", .healedReceived(Fixtures.healReply())),
     ]
 
     static let expected: [String: (State, [String])] = [
@@ -34,6 +36,8 @@ import TetherProtocol
         "idle/unbound": (.closed, ["close:109"]),
         "idle/lost": (.closed, ["forget"]),
         "idle/credit": (.idle, []),
+        "idle/heal": (.idle, ["refuse"]),
+        "idle/healed": (.closed, ["close:109"]),
 
         "binding/bind": (.binding, ["refuse"]),
         "binding/upload": (.binding, ["refuse"]),
@@ -47,6 +51,8 @@ import TetherProtocol
         "binding/unbound": (.closed, ["close:109"]),
         "binding/lost": (.closed, ["deliver:disconnected", "forget"]),
         "binding/credit": (.binding, []),
+        "binding/heal": (.binding, ["refuse"]),
+        "binding/healed": (.closed, ["close:109"]),
 
         "bootstrapping/bind": (.bootstrapping, ["refuse"]),
         "bootstrapping/upload": (.bootstrapping, ["refuse"]),
@@ -60,6 +66,8 @@ import TetherProtocol
         "bootstrapping/unbound": (.closed, ["close:109"]),
         "bootstrapping/lost": (.closed, ["deliver:disconnected", "forget"]),
         "bootstrapping/credit": (.bootstrapping, ["send:credit"]),
+        "bootstrapping/heal": (.bootstrapping, ["refuse"]),
+        "bootstrapping/healed": (.closed, ["close:109"]),
 
         "active/bind": (.active, ["refuse"]),
         "active/upload": (.active, ["send:upload"]),
@@ -73,6 +81,8 @@ import TetherProtocol
         "active/unbound": (.closed, ["close:109"]),
         "active/lost": (.closed, ["deliver:disconnected", "forget"]),
         "active/credit": (.active, ["send:credit"]),
+        "active/heal": (.active, ["send:heal"]),
+        "active/healed": (.active, ["deliver:healed"]),
 
         "unbinding/bind": (.unbinding, ["refuse"]),
         "unbinding/upload": (.unbinding, ["refuse"]),
@@ -86,6 +96,8 @@ import TetherProtocol
         "unbinding/unbound": (.closed, ["deliver:unbound", "forget"]),
         "unbinding/lost": (.closed, ["deliver:disconnected", "forget"]),
         "unbinding/credit": (.unbinding, []),
+        "unbinding/heal": (.unbinding, ["refuse"]),
+        "unbinding/healed": (.unbinding, []),
 
         "closed/bind": (.closed, ["refuse"]),
         "closed/upload": (.closed, ["refuse"]),
@@ -99,6 +111,8 @@ import TetherProtocol
         "closed/unbound": (.closed, []),
         "closed/lost": (.closed, []),
         "closed/credit": (.closed, []),
+        "closed/heal": (.closed, ["refuse"]),
+        "closed/healed": (.closed, []),
     ]
 
     @Test func tableCoversEveryPair() {
@@ -125,6 +139,20 @@ import TetherProtocol
         _ = machine.handle(.bindRequested(Fixtures.bind))
         _ = machine.handle(.boundReceived(Fixtures.reply(access: .read)))
         #expect(machine.handle(.uploadRequested(Fixtures.upload)) == [.refuse(.readOnly)])
+        #expect(machine.handle(.healRequested(Fixtures.healChunk)) == [.refuse(.readOnly)])
+        #expect(machine.state == .active)
+    }
+
+    /// A heal chunk goes out as it is, and its answer reaches the owner between downloads.
+    @Test func healChunksAndTheirAnswersPassThroughAnActiveSession() {
+        var machine = Machine(session: 7)
+        _ = machine.handle(.bindRequested(Fixtures.bind))
+        _ = machine.handle(.boundReceived(Fixtures.reply()))
+        #expect(machine.handle(.healRequested(Fixtures.healOffer)) == [.send(.heal(Fixtures.healOffer))])
+        #expect(machine.handle(.downloadReceived(Fixtures.download())) == [.deliver(.download(Fixtures.download()))])
+        let reply = Fixtures.healReply(outcome: .rebase)
+        #expect(machine.handle(.healedReceived(reply)) == [.deliver(.healed(reply))])
+        #expect(machine.state == .active)
     }
 }
 
@@ -143,6 +171,7 @@ func name(_ event: SessionEvent) -> String {
     case .bound: "bound"
     case .state: "state"
     case .download: "download"
+    case .healed: "healed"
     case .error: "error"
     case .unbound: "unbound"
     case .disconnected: "disconnected"

@@ -11,6 +11,7 @@ import TetherProtocol
         let messages: [(String, ClientMessage)] = [
             ("hello", Self.hello), ("badHello", .hello(Hello(protocolVersion: 99, software: "x"))),
             ("bind", .bind(Fixtures.bind)), ("upload", .upload(Fixtures.upload)), ("unbind", .unbind(7)), ("ping", .ping(5)),
+            ("heal", .heal(Fixtures.healChunk)),
         ]
         let expected: [String: (Machine.State, [String])] = [
             "awaitingHello/hello": (.ready, ["send:welcome"]),
@@ -19,14 +20,17 @@ import TetherProtocol
             "awaitingHello/upload": (.closed, ["send:error:109", "close"]),
             "awaitingHello/unbind": (.closed, ["send:error:109", "close"]),
             "awaitingHello/ping": (.closed, ["send:error:109", "close"]),
+            "awaitingHello/heal": (.closed, ["send:error:109", "close"]),
             "ready/hello": (.closed, ["send:error:109", "close"]),
             "ready/badHello": (.closed, ["send:error:109", "close"]),
             "ready/bind": (.ready, ["7:authorize"]),
             "ready/upload": (.closed, ["send:error:109", "close"]),
             "ready/unbind": (.closed, ["send:error:109", "close"]),
             "ready/ping": (.ready, ["send:pong"]),
+            "ready/heal": (.closed, ["send:error:109", "close"]),
             "closed/hello": (.closed, []), "closed/badHello": (.closed, []), "closed/bind": (.closed, []),
             "closed/upload": (.closed, []), "closed/unbind": (.closed, []), "closed/ping": (.closed, []),
+            "closed/heal": (.closed, []),
         ]
         #expect(expected.count == Machine.State.allCases.count * messages.count)
         for state in Machine.State.allCases {
@@ -69,6 +73,38 @@ import TetherProtocol
             }
         }
         #expect(TetherVersion.acceptedByServer() == (TetherVersion.syncProtocol - 1)...TetherVersion.syncProtocol)
+    }
+
+    /// Protocol 4's heal reaches an active session and its answer goes back; on a connection
+    /// that negotiated protocol 3 it is a protocol violation (109), bound sessions released.
+    @Test(arguments: [TetherVersion.healing - 1, TetherVersion.healing])
+    func healNeedsProtocol4(negotiated: Int) {
+        var machine = Machine(protocolVersion: TetherVersion.healing, software: "s")
+        _ = machine.received(.hello(Hello(protocolVersion: negotiated, software: "agent")))
+        _ = machine.received(.bind(Fixtures.bind))
+        _ = machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: Fixtures.version))
+        let actions = machine.received(.heal(Fixtures.healChunk))
+        if negotiated >= TetherVersion.healing {
+            #expect(actions.map(summary) == ["7:heal"])
+            #expect(machine.sessionEvent(7, .healAnswered(Fixtures.healReply())).map(summary) == ["send:healed"])
+            #expect(machine.state == .ready)
+        } else {
+            #expect(actions.map(summary) == ["send:error:109", "7:release", "close"])
+            guard case .send(.error(let message)) = actions.first else { return }
+            #expect(message.error.message.contains("sync protocol \(negotiated)"))
+            #expect(machine.state == .closed)
+        }
+    }
+
+    /// A heal chunk's answer for a session that failed meanwhile is not sent.
+    @Test func healAnswerAfterTheSessionFailedIsDropped() {
+        var machine = Machine(state: .ready)
+        _ = machine.received(.bind(Fixtures.bind))
+        _ = machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: Fixtures.version))
+        #expect(machine.received(.heal(Fixtures.healChunk)).map(summary) == ["7:heal"])
+        #expect(machine.sessionEvent(7, .failed(SyncError(.permissionDenied, "revoked"))).map(summary) == ["7:release", "send:error:206"])
+        #expect(machine.sessionEvent(7, .healAnswered(Fixtures.healReply())).isEmpty)
+        #expect(machine.received(.heal(Fixtures.healChunk)).isEmpty)
     }
 
     @Test func decodeFailuresCloseWithTheirCode() {
@@ -144,7 +180,7 @@ import TetherProtocol
         let messages: [(String, ServerMessage)] = [
             ("welcome", .welcome(Welcome(software: "s"))), ("bound", .bound(Fixtures.reply())),
             ("state", .state(Fixtures.chunk(isLast: true))), ("download", .download(Fixtures.download())),
-            ("unbound", .unbound(7)), ("pong", .pong(1)),
+            ("unbound", .unbound(7)), ("pong", .pong(1)), ("healed", .healed(Fixtures.healReply())),
             ("sessionError", .error(ErrorMessage(session: 7, error: Fixtures.error))),
             ("connectionError", .error(ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "v")))),
         ]
@@ -156,6 +192,7 @@ import TetherProtocol
             "awaitingWelcome/download": (.closed, ["close:109"]),
             "awaitingWelcome/unbound": (.closed, ["close:109"]),
             "awaitingWelcome/pong": (.closed, ["close:109"]),
+            "awaitingWelcome/healed": (.closed, ["close:109"]),
             "awaitingWelcome/sessionError": (.closed, ["close:109"]),
             "awaitingWelcome/connectionError": (.closed, ["close:105"]),
             "ready/welcome": (.closed, ["close:109"]),
@@ -164,11 +201,12 @@ import TetherProtocol
             "ready/download": (.closed, ["close:109"]),
             "ready/unbound": (.closed, ["close:109"]),
             "ready/pong": (.ready, ["pong"]),
+            "ready/healed": (.closed, ["close:109"]),
             "ready/sessionError": (.closed, ["close:109"]),
             "ready/connectionError": (.closed, ["close:105"]),
             "closed/welcome": (.closed, []), "closed/bound": (.closed, []), "closed/state": (.closed, []),
             "closed/download": (.closed, []), "closed/unbound": (.closed, []), "closed/pong": (.closed, []),
-            "closed/sessionError": (.closed, []), "closed/connectionError": (.closed, []),
+            "closed/sessionError": (.closed, []), "closed/connectionError": (.closed, []), "closed/healed": (.closed, []),
         ]
         #expect(expected.count == Machine.State.allCases.count * messages.count)
         for state in Machine.State.allCases {
@@ -189,6 +227,9 @@ import TetherProtocol
         _ = machine.received(.welcome(Welcome(software: "s")))
         #expect(machine.received(.bound(Fixtures.reply())).map(summary) == ["deliver:bound"])
         #expect(machine.request(7, .uploadRequested(Fixtures.upload)).map(summary) == ["send:upload"])
+        #expect(machine.request(7, .healRequested(Fixtures.healChunk)).map(summary) == ["send:heal"])
+        #expect(machine.received(.healed(Fixtures.healReply())).map(summary) == ["deliver:healed"])
+        #expect(machine.request(9, .healRequested(Fixtures.healChunk)).map(summary) == ["refuse"])
         #expect(machine.received(.error(ErrorMessage(session: 7, error: Fixtures.error))).map(summary)
             == ["deliver:error", "send:unbind"])
         #expect(machine.received(.unbound(7)).map(summary) == ["deliver:unbound"])

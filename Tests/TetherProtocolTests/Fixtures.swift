@@ -54,10 +54,24 @@ enum Fixtures {
     }
     static let error = SyncError(.divergingHistories, "version 42 is not in this history", retryAfterMilliseconds: 1500)
 
+    /// A final heal chunk with an unknown key and both kinds of view row.
+    static let healChunk = HealChunk(
+        session: 7, contribution: UInt64.max, view: ServerVersion(version: 40, salt: 0x1234), base: 44, isFinal: true,
+        unknown: ChangeRows(Changeset([.delete("orders", .text("o-9"))])),
+        rows: ChangeRows(Changeset([
+            .insert("orders", .text("o-1"), ["customer": .text("Ada"), "total": .real(12.5), "note": .null, "paid": .integer(1)]),
+            .delete("items", .integer(-42)),
+        ])))
+    static let healOffer = HealChunk.offer(session: 7, contribution: 3, view: ServerVersion(version: 40, salt: 0x1234), base: 44)
+    static func healReply(session: SessionID = 7, outcome: HealReply.Outcome = .accepted) -> HealReply {
+        HealReply(session: session, contribution: 3, outcome: outcome, healedChanges: 2, reason: outcome == .rebase ? "healed after 44" : "")
+    }
+
     static let clientMessages: [ClientMessage] = [
         .hello(Hello(software: "tetherd 0.1.0")),
         .bind(bind), .bind(newDeviceBind), .upload(upload), .unbind(7), .ping(UInt64.max),
         .upload(Upload(session: 0, changesets: [])), .credit(7, messages: 1), .credit(UInt32.max, messages: ProtocolLimits.maxCreditGrant),
+        .heal(healChunk), .heal(healOffer),
     ]
 
     static let serverMessages: [ServerMessage] = [
@@ -67,6 +81,6 @@ enum Fixtures {
         .download(download()), .unbound(7), .pong(0),
         .error(ErrorMessage(session: 7, error: error)),
         .error(ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "client 2, server 1"))),
-    ]
+    ] + HealReply.Outcome.allCases.map { .healed(healReply(outcome: $0)) }
 }
 

@@ -18,6 +18,8 @@ import TetherProtocol
         ("failed", .failed(SyncError(.permissionDenied, "revoked"))),
         ("closed", .connectionClosed),
         ("credit", .creditReceived(3)),
+        ("heal", .healReceived(Fixtures.healChunk)),
+        ("healAnswered", .healAnswered(Fixtures.healReply())),
     ]
 
     /// state/event → (next state, actions summarised).
@@ -33,6 +35,8 @@ import TetherProtocol
         "awaitingBind/failed": (.closed, ["forget"]),
         "awaitingBind/closed": (.closed, []),
         "awaitingBind/credit": (.closed, ["close:109"]),
+        "awaitingBind/heal": (.closed, ["close:109"]),
+        "awaitingBind/healAnswered": (.awaitingBind, []),
 
         "binding/bind": (.closed, ["close:109"]),
         "binding/upload": (.closed, ["close:109"]),
@@ -45,6 +49,8 @@ import TetherProtocol
         "binding/failed": (.closing, ["send:error:206"]),
         "binding/closed": (.closed, []),
         "binding/credit": (.closed, ["close:109"]),
+        "binding/heal": (.closed, ["close:109"]),
+        "binding/healAnswered": (.binding, []),
 
         "bootstrapping/bind": (.closed, ["release", "close:109"]),
         "bootstrapping/upload": (.closed, ["release", "close:109"]),
@@ -57,6 +63,8 @@ import TetherProtocol
         "bootstrapping/failed": (.closing, ["release", "send:error:206"]),
         "bootstrapping/closed": (.closed, ["release"]),
         "bootstrapping/credit": (.bootstrapping, ["grant:3"]),
+        "bootstrapping/heal": (.closed, ["release", "close:109"]),
+        "bootstrapping/healAnswered": (.bootstrapping, []),
 
         "active/bind": (.closed, ["release", "close:109"]),
         "active/upload": (.active, ["integrate"]),
@@ -69,6 +77,8 @@ import TetherProtocol
         "active/failed": (.closing, ["release", "send:error:206"]),
         "active/closed": (.closed, ["release"]),
         "active/credit": (.active, ["grant:3"]),
+        "active/heal": (.active, ["heal"]),
+        "active/healAnswered": (.active, ["send:healed"]),
 
         "closing/bind": (.closed, ["close:109"]),
         "closing/upload": (.closing, []),
@@ -81,6 +91,8 @@ import TetherProtocol
         "closing/failed": (.closing, []),
         "closing/closed": (.closed, []),
         "closing/credit": (.closing, []),
+        "closing/heal": (.closing, []),
+        "closing/healAnswered": (.closing, []),
 
         "closed/bind": (.closed, []),
         "closed/upload": (.closed, []),
@@ -93,6 +105,8 @@ import TetherProtocol
         "closed/failed": (.closed, []),
         "closed/closed": (.closed, []),
         "closed/credit": (.closed, []),
+        "closed/heal": (.closed, []),
+        "closed/healAnswered": (.closed, []),
     ]
 
     @Test func tableCoversEveryPair() {
@@ -145,6 +159,7 @@ func summary(_ action: ServerSessionStateMachine.Action) -> String {
     case .streamState: "state"
     case .streamDownloads: "downloads"
     case .integrate: "integrate"
+    case .heal: "heal"
     case .grantCredit(let messages): "grant:\(messages)"
     case .release: "release"
     case .forget: "forget"

@@ -4,7 +4,8 @@ import TetherProtocol
 
 /// A storage that forwards to `base` and, once ``pauseNextRegistration()`` was called, stops
 /// in the next `registerClientFile` (after it ran) until ``resume()``: a test can act in the
-/// gap between a bind's storage work and the registration of its session.
+/// gap between a bind's storage work and the registration of its session. Heal chunks are
+/// answered by ``answerHeals(_:)``'s closure when one is set.
 final class PausingStorage: ServerStorage, @unchecked Sendable {
     let base: any ServerStorage
     private let lock = NSLock()
@@ -23,6 +24,16 @@ final class PausingStorage: ServerStorage, @unchecked Sendable {
     }
 
     func resume() { resumer.yield() }
+
+    private var healAnswer: (@Sendable (HealChunk) throws -> HealReply)?
+
+    /// Answers every later heal chunk with `answer` instead of the base storage.
+    func answerHeals(_ answer: @escaping @Sendable (HealChunk) throws -> HealReply) { lock.withLock { healAnswer = answer } }
+
+    func contributeHeal(_ chunk: HealChunk, into partition: PartitionName, now: Date, epoch: Int64) async throws -> HealReply {
+        if let answer = lock.withLock({ healAnswer }) { return try answer(chunk) }
+        return try await base.contributeHeal(chunk, into: partition, now: now, epoch: epoch)
+    }
 
     func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
         let result = try await base.registerClientFile(in: partition, now: now)

@@ -18,7 +18,7 @@ import TetherTestSupport
         let control: ServerControl
     }
 
-    static func fixture(grants: String, globCap: Int = 1000) async throws -> Fixture {
+    static func fixture(grants: String, globCap: Int = 1000, schemas: SchemaRegistry = schema) async throws -> Fixture {
         let dir = try TemporaryDirectory()
         let storage = PausingStorage(try SQLiteServerStorage(directory: dir.path))
         let configuration = try ServerConfiguration.parse(toml: """
@@ -30,7 +30,7 @@ import TetherTestSupport
             """, file: "server.toml")
         let policy = ServerPolicy(
             users: UserDirectory(entries: [(name: "pos", token: "pos-token")]), adminToken: TokenDigest(token: "admin"),
-            configuredGrants: configuration.grants, runtimeGrants: [], flags: ServerFlags(), configuredRecovery: true, schemas: schema)
+            configuredGrants: configuration.grants, runtimeGrants: [], flags: ServerFlags(), configuredRecovery: true, schemas: schemas)
         let hub = SyncHub()
         let service = SyncService(
             storage: storage, hub: hub, policy: policy, now: { Date() }, logger: Logger(label: "test"),

@@ -105,6 +105,8 @@ enum PartitionSessionLoop {
                     return .connectionLost
                 case .state:
                     continue  // only expected while bootstrapping, handled in bound()
+                case .healed:
+                    continue  // answers heal chunks, which only a reset's heal session sends
                 }
             } catch {
                 let name = controller.settings.name

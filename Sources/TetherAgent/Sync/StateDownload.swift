@@ -39,7 +39,7 @@ enum StateDownload {
             case .error(let error): throw SessionInterruption.serverError(error)
             case .disconnected(let error): throw SessionInterruption.disconnected(error)
             case .unbound: throw SessionInterruption.unbound
-            case .bound, .download: continue
+            case .bound, .download, .healed: continue
             }
         }
         throw SessionInterruption.disconnected(nil)

@@ -57,14 +57,28 @@ public struct ChangeRows: Sendable, Hashable {
 
     public static func decode(_ bytes: [UInt8], insertsOnly: Bool = false) throws(WireDecodeError) -> ChangeRows {
         var reader = ByteReader(bytes)
-        let rows = try decode(from: &reader, insertsOnly: insertsOnly)
+        let rows = try decode(from: &reader, allowing: insertsOnly ? .insertsOnly : .any)
         try reader.expectEnd()
         return rows
     }
 
-    /// Checks the rows where they are in the reader's buffer and keeps them there; with
-    /// `insertsOnly` (a state chunk's rows), any other kind of change is refused.
-    static func decode(from reader: inout ByteReader, insertsOnly: Bool) throws(WireDecodeError) -> ChangeRows {
+    /// The kinds of change a message's rows may hold, and how a refusal is worded.
+    struct AllowedKinds: Sendable {
+        let kinds: Set<RowChange.Kind>
+        let refusal: String
+
+        static let any = AllowedKinds(kinds: [.insert, .update, .delete], refusal: "")
+        /// A state chunk's rows: whole rows.
+        static let insertsOnly = AllowedKinds(kinds: [.insert], refusal: "a state row is an insert")
+        /// A heal chunk's unknown keys: they name rows, nothing more.
+        static let deletesOnly = AllowedKinds(kinds: [.delete], refusal: "an unknown key is a delete")
+        /// A heal chunk's rows: a view holds a whole row or none.
+        static let insertsAndDeletes = AllowedKinds(kinds: [.insert, .delete], refusal: "a heal row is an insert or a delete")
+    }
+
+    /// Checks the rows where they are in the reader's buffer and keeps them there; a kind of
+    /// change `allowed` does not hold (an update in a state chunk's rows) is refused.
+    static func decode(from reader: inout ByteReader, allowing allowed: AllowedKinds) throws(WireDecodeError) -> ChangeRows {
         let start = reader.offset
         let tables = try Changeset.names(&reader, "table", limit: ProtocolLimits.maxTables)
         let columns = try Changeset.names(&reader, "column", limit: ProtocolLimits.maxColumns)
@@ -75,7 +89,7 @@ public struct ChangeRows: Sendable, Hashable {
         var lastSetIn = [Int](repeating: -1, count: columns.count)
         for row in 0..<count {
             let kind = try RowChange.Kind(wireValue: try reader.byte("change kind"))
-            if insertsOnly, kind != .insert { throw .malformed(field: "change kind", reason: "a state row is an insert") }
+            guard allowed.kinds.contains(kind) else { throw .malformed(field: "change kind", reason: allowed.refusal) }
             let table = try reader.int("table index", in: 0...max(tables.count - 1, 0))
             guard table < tables.count else { throw .malformed(field: "table index", reason: "no table dictionary") }
             try RowKey.skip(&reader)

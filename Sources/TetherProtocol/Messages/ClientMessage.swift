@@ -8,6 +8,9 @@ public enum ClientMessage: Sendable, Hashable {
     /// Flow control (protocol 2): the client may receive `messages` more state or download
     /// messages for the session (docs/protocol.md, Flow control).
     case credit(SessionID, messages: Int)
+    /// Healing (protocol 4): one chunk of the device's view of a restored partition's lost
+    /// window (docs/protocol.md, `07` heal); the server answers with `healed`.
+    case heal(HealChunk)
 
     /// The session a message concerns, nil for connection-level messages.
     public var session: SessionID? {
@@ -15,6 +18,7 @@ public enum ClientMessage: Sendable, Hashable {
         case .hello, .ping: nil
         case .bind(let bind): bind.session
         case .upload(let upload): upload.session
+        case .heal(let chunk): chunk.session
         case .unbind(let session), .credit(let session, _): session
         }
     }
@@ -28,6 +32,7 @@ public enum ClientMessage: Sendable, Hashable {
         case .unbind: "unbind"
         case .ping: "ping"
         case .credit: "credit"
+        case .heal: "heal"
         }
     }
 }

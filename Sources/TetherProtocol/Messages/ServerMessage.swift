@@ -7,6 +7,8 @@ public enum ServerMessage: Sendable, Hashable {
     case unbound(SessionID)
     case pong(UInt64)
     case error(ErrorMessage)
+    /// Healing (protocol 4): the answer to one `heal` chunk.
+    case healed(HealReply)
 
     public var session: SessionID? {
         switch self {
@@ -16,6 +18,7 @@ public enum ServerMessage: Sendable, Hashable {
         case .download(let download): download.session
         case .unbound(let session): session
         case .error(let message): message.session
+        case .healed(let reply): reply.session
         }
     }
 
@@ -28,6 +31,7 @@ public enum ServerMessage: Sendable, Hashable {
         case .unbound: "unbound"
         case .pong: "pong"
         case .error: "error"
+        case .healed: "healed"
         }
     }
 }

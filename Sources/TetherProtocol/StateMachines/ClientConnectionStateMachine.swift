@@ -72,6 +72,8 @@ public struct ClientConnectionStateMachine: Sendable {
             return routeServer(chunk.session, .stateReceived(chunk), name: "state")
         case (.ready, .download(let download)):
             return routeServer(download.session, .downloadReceived(download), name: "download")
+        case (.ready, .healed(let reply)):
+            return routeServer(reply.session, .healedReceived(reply), name: "healed")
         case (.ready, .error(let error)):
             return routeServer(error.session ?? 0, .errorReceived(error.error), name: "error")
         case (.ready, .unbound(let session)):

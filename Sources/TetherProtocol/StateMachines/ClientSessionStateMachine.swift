@@ -11,7 +11,7 @@
 ///
 /// A server message the state does not allow is a protocol violation (109): the owner
 /// closes the connection. Requests the state does not allow (an upload before the session
-/// is active) are refused locally.
+/// is active, or a heal chunk to a read-only partition) are refused locally.
 public struct ClientSessionStateMachine: Sendable {
     public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case idle, binding, bootstrapping, active, unbinding, closed
@@ -22,6 +22,8 @@ public struct ClientSessionStateMachine: Sendable {
         /// Requests from the owner.
         case bindRequested(BindRequest)
         case uploadRequested(Upload)
+        /// One chunk of a heal contribution (protocol 4); its answer arrives as `healed`.
+        case healRequested(HealChunk)
         case unbindRequested
         /// The owner consumed state or download messages: the server may send `messages` more.
         case creditRequested(Int)
@@ -29,6 +31,7 @@ public struct ClientSessionStateMachine: Sendable {
         case boundReceived(BindReply)
         case stateReceived(StateChunk)
         case downloadReceived(Download)
+        case healedReceived(HealReply)
         case errorReceived(SyncError)
         case unboundReceived
         /// The connection ended.
@@ -84,9 +87,10 @@ public struct ClientSessionStateMachine: Sendable {
         case (_, .bindRequested):
             return [.refuse(.alreadyBound(state))]
         case (.active, .uploadRequested(let upload)):
-            guard access == .readwrite else { return [.refuse(.readOnly)] }
-            return [.send(.upload(upload))]
-        case (_, .uploadRequested):
+            return sendWrite(.upload(upload))
+        case (.active, .healRequested(let chunk)):
+            return sendWrite(.heal(chunk))
+        case (_, .uploadRequested), (_, .healRequested):
             return [.refuse(.notActive(state))]
         case (.binding, .unbindRequested), (.bootstrapping, .unbindRequested), (.active, .unbindRequested):
             state = .unbinding
@@ -111,15 +115,18 @@ public struct ClientSessionStateMachine: Sendable {
             return [.deliver(.state(chunk))]
         case (.active, .downloadReceived(let download)):
             return [.deliver(.download(download))]
+        case (.active, .healedReceived(let reply)):
+            return [.deliver(.healed(reply))]
         case (.binding, .errorReceived(let error)), (.bootstrapping, .errorReceived(let error)), (.active, .errorReceived(let error)):
             state = .unbinding
             return [.deliver(.error(error)), .send(.unbind(session))]
         case (.unbinding, .unboundReceived):
             state = .closed
             return [.deliver(.unbound), .forget]
-        case (.unbinding, .boundReceived), (.unbinding, .stateReceived), (.unbinding, .downloadReceived), (.unbinding, .errorReceived):
+        case (.unbinding, .boundReceived), (.unbinding, .stateReceived), (.unbinding, .downloadReceived), (.unbinding, .healedReceived),
+            (.unbinding, .errorReceived):
             return []  // sent before the server saw our unbind
-        case (.closed, .boundReceived), (.closed, .stateReceived), (.closed, .downloadReceived),
+        case (.closed, .boundReceived), (.closed, .stateReceived), (.closed, .downloadReceived), (.closed, .healedReceived),
             (.closed, .errorReceived), (.closed, .unboundReceived):
             return []
         case (_, .boundReceived):
@@ -128,6 +135,8 @@ public struct ClientSessionStateMachine: Sendable {
             return violation("state")
         case (_, .downloadReceived):
             return violation("download")
+        case (_, .healedReceived):
+            return violation("healed")
         case (_, .errorReceived):
             return violation("error")
         case (_, .unboundReceived):
@@ -142,6 +151,12 @@ public struct ClientSessionStateMachine: Sendable {
             state = .closed
             return [.deliver(.disconnected(error)), .forget]
         }
+    }
+
+    /// Sends a message that writes to the partition, refused locally when it is read-only.
+    private func sendWrite(_ message: ClientMessage) -> [Action] {
+        guard access == .readwrite else { return [.refuse(.readOnly)] }
+        return [.send(message)]
     }
 
     private mutating func violation(_ message: String) -> [Action] {

@@ -5,6 +5,8 @@
 /// is not bound is a protocol violation (109): the connection-level error is sent and the
 /// connection closed. A hello with the server's protocol version or the one before it is
 /// welcomed in the version it announced (``negotiatedProtocolVersion``); any other gets 105.
+/// A message the negotiated version does not have (a `heal` on a protocol-3 connection) is
+/// a protocol violation too.
 public struct ServerConnectionStateMachine: Sendable {
     public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case awaitingHello, ready, closed
@@ -34,10 +36,12 @@ public struct ServerConnectionStateMachine: Sendable {
         self.maxSessions = maxSessions
     }
 
-    /// For tests: a connection in any state.
-    public init(state: State, software: String = "test", maxSessions: Int = 1024) {
+    /// For tests: a connection in any state; a ready one speaks `negotiated` (by default the
+    /// server's own version).
+    public init(state: State, software: String = "test", maxSessions: Int = 1024, negotiated: Int = TetherVersion.syncProtocol) {
         self.init(software: software, maxSessions: maxSessions)
         self.state = state
+        if state == .ready { negotiatedProtocolVersion = negotiated }
     }
 
     public func sessionState(_ session: SessionID) -> ServerSessionStateMachine.State? { sessions[session]?.state }
@@ -77,6 +81,12 @@ public struct ServerConnectionStateMachine: Sendable {
         case (.ready, .credit(let session, let messages)):
             guard sessions[session] != nil else { return fail(.badMessageOrder("credit", in: "unbound", session: session)) }
             return route(session, .creditReceived(messages))
+        case (.ready, .heal(let chunk)):
+            guard let version = negotiatedProtocolVersion, version >= TetherVersion.healing else {
+                return fail(.badMessageOrder("heal", in: "speaking sync protocol \(negotiatedProtocolVersion ?? 0)"))
+            }
+            guard sessions[chunk.session] != nil else { return fail(.badMessageOrder("heal", in: "unbound", session: chunk.session)) }
+            return route(chunk.session, .healReceived(chunk))
         }
     }
 

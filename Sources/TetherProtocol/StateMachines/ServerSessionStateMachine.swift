@@ -10,7 +10,7 @@
 ///
 /// A message in a state that does not allow it is a protocol violation (109), which closes
 /// the whole connection. After the server sent a session error the client must unbind;
-/// uploads still in flight are ignored meanwhile (docs/protocol.md).
+/// uploads and heal chunks still in flight are ignored meanwhile (docs/protocol.md).
 public struct ServerSessionStateMachine: Sendable {
     public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case awaitingBind, binding, bootstrapping, active, closing, closed
@@ -24,6 +24,8 @@ public struct ServerSessionStateMachine: Sendable {
         case unbindReceived
         /// The client may receive `messages` more state or download messages (protocol 2).
         case creditReceived(Int)
+        /// A chunk of a device's heal contribution (protocol 4; the connection checked the version).
+        case healReceived(HealChunk)
         /// From the server: the verdict on the bind (identity checked, client file reserved).
         case bindAccepted(BindReply, downloadAfter: ServerVersion)
         case bindRejected(SyncError)
@@ -32,6 +34,9 @@ public struct ServerSessionStateMachine: Sendable {
         case sendingStateChunk(isLast: Bool)
         /// A server-side failure of this session: grant revoked, upload refused, storage error.
         case failed(SyncError)
+        /// From the server: the storage's answer to a heal chunk, to send if the session is
+        /// still active (it may have failed or ended while the chunk was applied).
+        case healAnswered(HealReply)
         case connectionClosed
     }
 
@@ -45,6 +50,9 @@ public struct ServerSessionStateMachine: Sendable {
         case streamDownloads(after: ServerVersion)
         /// Validate and commit an upload (it is acknowledged through the download stream).
         case integrate(Upload)
+        /// Check and apply a heal chunk, then report the answer (``Event/healAnswered(_:)``) or
+        /// fail the session.
+        case heal(HealChunk)
         /// Let the session's streamer send `messages` more state or download messages.
         case grantCredit(Int)
         /// Stop streaming and release the client file reserved by the bind.
@@ -77,17 +85,20 @@ public struct ServerSessionStateMachine: Sendable {
             return [.authorizeBind(request)]
         case (.active, .uploadReceived(let upload)):
             return [.integrate(upload)]
+        case (.active, .healReceived(let chunk)):
+            return [.heal(chunk)]
         case (.bootstrapping, .unbindReceived), (.active, .unbindReceived):
             state = .closed
             return [.release, .send(.unbound(session)), .forget]
         case (.closing, .unbindReceived):
             state = .closed
             return [.send(.unbound(session)), .forget]
-        case (.closing, .uploadReceived), (.closing, .creditReceived):
+        case (.closing, .uploadReceived), (.closing, .creditReceived), (.closing, .healReceived):
             return []  // sent before the client saw our error
         case (.bootstrapping, .creditReceived(let messages)), (.active, .creditReceived(let messages)):
             return [.grantCredit(messages)]
-        case (.closed, .bindReceived), (.closed, .uploadReceived), (.closed, .unbindReceived), (.closed, .creditReceived):
+        case (.closed, .bindReceived), (.closed, .uploadReceived), (.closed, .unbindReceived), (.closed, .creditReceived),
+            (.closed, .healReceived):
             return []  // a forgotten session never receives these; the connection routes them
         case (_, .bindReceived):
             return violation("bind")
@@ -97,6 +108,8 @@ public struct ServerSessionStateMachine: Sendable {
             return violation("unbind")
         case (_, .creditReceived):
             return violation("credit")
+        case (_, .healReceived):
+            return violation("heal")
 
         // The bind verdict.
         case (.binding, .bindAccepted(let reply, let after)):
@@ -120,6 +133,12 @@ public struct ServerSessionStateMachine: Sendable {
             return []
         case (_, .sendingStateChunk):
             return []
+
+        // A heal chunk's answer.
+        case (.active, .healAnswered(let reply)):
+            return [.send(.healed(reply))]
+        case (_, .healAnswered):
+            return []  // the session failed or ended meanwhile: nobody waits for the answer
 
         // Server-side failures and disconnects.
         case (.bootstrapping, .failed(let error)), (.active, .failed(let error)):

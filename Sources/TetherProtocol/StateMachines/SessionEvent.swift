@@ -3,6 +3,9 @@ public enum SessionEvent: Sendable, Hashable {
     case bound(BindReply)
     case state(StateChunk)
     case download(Download)
+    /// The server's answer to a heal chunk (protocol 4). Not flow-controlled: the client sends
+    /// one chunk and waits for its answer.
+    case healed(HealReply)
     /// A session error from the server; the session is being unbound.
     case error(SyncError)
     /// The server confirmed the unbind: the session id may be bound again.

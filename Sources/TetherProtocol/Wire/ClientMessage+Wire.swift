@@ -54,6 +54,16 @@ extension ClientMessage {
             w.byte(MessageType.credit.rawValue)
             w.varint(session)
             w.varint(messages)
+        case .heal(let chunk):
+            w.byte(MessageType.heal.rawValue)
+            w.varint(chunk.session)
+            w.varint(chunk.contribution)
+            w.varint(chunk.view.version)
+            w.varint(chunk.view.salt)
+            w.varint(chunk.base)
+            w.byte(chunk.isFinal ? 1 : 0)
+            chunk.unknown.encode(into: &w)
+            chunk.rows.encode(into: &w)
         }
         return w.bytes
     }
@@ -102,7 +112,7 @@ extension ClientMessage {
                     throw .malformed(field: "seq range", reason: "after \(after), \(first)...\(last) is not a range after afterSeq")
                 }
                 changesets.append(UploadChangeset(
-                    afterSeq: after, firstSeq: first, lastSeq: last, changes: try ChangeRows.decode(from: &r, insertsOnly: false)))
+                    afterSeq: after, firstSeq: first, lastSeq: last, changes: try ChangeRows.decode(from: &r, allowing: .any)))
             }
             message = .upload(Upload(session: session, changesets: changesets))
         case .unbind:
@@ -112,11 +122,28 @@ extension ClientMessage {
         case .credit:
             let session = try r.uint32("session id")
             message = .credit(session, messages: try r.int("credit", in: 1...ProtocolLimits.maxCreditGrant))
+        case .heal:
+            message = .heal(try Self.decodeHeal(&r))
         default:
             throw .unknownMessageType(typeByte)
         }
         try r.expectEnd()
         return message
+    }
+
+    /// A protocol-4 heal chunk after its type byte: only bit 0 of the flags (final) is defined,
+    /// unknown keys are deletes, and a view's rows are whole-row inserts or deletes.
+    static func decodeHeal(_ r: inout ByteReader) throws(WireDecodeError) -> HealChunk {
+        let session = try r.uint32("session id")
+        let contribution = try r.varint("contribution")
+        let view = ServerVersion(version: try r.int64("view version"), salt: try r.int64("view salt"))
+        let base = try r.int64("base version")
+        let flags = try r.byte("heal flags")
+        guard flags & ~0x01 == 0 else { throw .malformed(field: "heal flags", reason: "unknown flag bits") }
+        let unknown = try ChangeRows.decode(from: &r, allowing: .deletesOnly)
+        let rows = try ChangeRows.decode(from: &r, allowing: .insertsAndDeletes)
+        return HealChunk(
+            session: session, contribution: contribution, view: view, base: base, isFinal: flags & 1 != 0, unknown: unknown, rows: rows)
     }
 
     /// The lineage section of a protocol-3 bind: salt, integrated seq, last seq, sent ranges.

@@ -7,6 +7,7 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case unbind = 0x04
     case ping = 0x05
     case credit = 0x06
+    case heal = 0x07
 
     case welcome = 0x81
     case bound = 0x82
@@ -15,6 +16,7 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case unbound = 0x85
     case pong = 0x86
     case error = 0x87
+    case healed = 0x88
 
     /// `TTHR`: the first bytes of a hello body, so that a client of something else is told apart.
     static let helloMagic: [UInt8] = [0x54, 0x54, 0x48, 0x52]

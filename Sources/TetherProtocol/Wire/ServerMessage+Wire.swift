@@ -61,6 +61,13 @@ extension ServerMessage {
             w.string(message.error.message)
             w.string(message.error.hint)
             if let retry = message.error.retryAfterMilliseconds { w.varint(max(retry, 0)) }
+        case .healed(let reply):
+            w.byte(MessageType.healed.rawValue)
+            w.varint(reply.session)
+            w.varint(reply.contribution)
+            w.byte(reply.outcome.rawValue)
+            w.varint(reply.healedChanges)
+            w.string(reply.reason)
         }
         return w.bytes
     }
@@ -97,7 +104,7 @@ extension ServerMessage {
                 bytesDone: try r.int64("bytes done"), bytesTotal: try r.int64("bytes total"))
             let isLast = try r.bool("last chunk")
             message = .state(StateChunk(
-                session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try ChangeRows.decode(from: &r, insertsOnly: true)))
+                session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try ChangeRows.decode(from: &r, allowing: .insertsOnly)))
         case .download:
             let session = try r.uint32("session id")
             let latest = try r.int64("latest server version")
@@ -106,7 +113,7 @@ extension ServerMessage {
             for _ in 0..<count {
                 let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
                 let seq = try r.int64("integrated client seq")
-                entries.append(DownloadEntry(serverVersion: version, integratedClientSeq: seq, changes: try ChangeRows.decode(from: &r, insertsOnly: false)))
+                entries.append(DownloadEntry(serverVersion: version, integratedClientSeq: seq, changes: try ChangeRows.decode(from: &r, allowing: .any)))
             }
             message = .download(Download(session: session, latestServerVersion: latest, entries: entries))
         case .unbound:
@@ -126,6 +133,16 @@ extension ServerMessage {
             let action = ErrorAction(rawValue: actionName) ?? code.defaultAction
             message = .error(ErrorMessage(
                 session: session, error: SyncError(code, text, action: action, hint: hint, retryAfterMilliseconds: retry)))
+        case .healed:
+            let session = try r.uint32("session id")
+            let contribution = try r.varint("contribution")
+            let outcomeByte = try r.byte("heal outcome")
+            guard let outcome = HealReply.Outcome(rawValue: outcomeByte) else {
+                throw .malformed(field: "heal outcome", reason: "unknown outcome \(outcomeByte)")
+            }
+            let healed = try r.int64("healed changes")
+            let reason = try r.string("heal reason", limit: ProtocolLimits.maxTextBytes)
+            message = .healed(HealReply(session: session, contribution: contribution, outcome: outcome, healedChanges: healed, reason: reason))
         default:
             throw .unknownMessageType(typeByte)
         }

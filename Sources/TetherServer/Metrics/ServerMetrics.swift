@@ -45,6 +45,7 @@ public final class ServerMetrics: Sendable {
             _ = gauge(name)
         }
         for limit in ConnectionLimit.allCases { _ = limitedCounter(limit) }
+        for outcome in HealReply.Outcome.allCases { _ = healChunkCounter(outcome) }
     }
 
     /// Changesets accepted into a partition's history by one upload.
@@ -81,6 +82,13 @@ public final class ServerMetrics: Sendable {
     private func limitedCounter(_ limit: ConnectionLimit) -> CoreMetrics.Counter {
         CoreMetrics.Counter(
             label: "tether_server_connections_limited_total", dimensions: [("limit", limit.rawValue)], factory: factory)
+    }
+
+    /// A heal chunk answered (protocol 4), by its outcome.
+    func healChunk(_ outcome: HealReply.Outcome) { healChunkCounter(outcome).increment() }
+
+    private func healChunkCounter(_ outcome: HealReply.Outcome) -> CoreMetrics.Counter {
+        CoreMetrics.Counter(label: "tether_server_heal_chunks_total", dimensions: [("outcome", outcome.description)], factory: factory)
     }
 
     /// The values read at scrape time.

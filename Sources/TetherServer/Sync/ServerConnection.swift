@@ -13,6 +13,7 @@ actor ServerConnection {
     enum Work: Sendable {
         case bind(BindRequest)
         case integrate(Upload, BoundSession)
+        case heal(HealChunk, BoundSession)
         case stream(SessionStreamer)
         case close
     }
@@ -72,6 +73,11 @@ actor ServerConnection {
         _ = await perform(machine.sessionEvent(session, .failed(error)))
     }
 
+    /// The answer to a heal chunk of `session`; the machine sends it if the session is still active.
+    func healAnswered(_ session: SessionID, _ reply: HealReply) async {
+        _ = await perform(machine.sessionEvent(session, .healAnswered(reply)))
+    }
+
     /// Called by a streamer before each state chunk; false when it must stop.
     func sendingStateChunk(_ session: SessionID, generation: UInt64, isLast: Bool) async -> Bool {
         guard sessions.isCurrent(session, generation: generation) else { return false }
@@ -90,7 +96,7 @@ actor ServerConnection {
     func generation(of session: SessionID) -> UInt64? { sessions[session]?.generation }
 
     /// Executes machine actions: sends in order, releases sessions, and returns the work
-    /// that needs the reader (binds, uploads, streamers, closing).
+    /// that needs the reader (binds, uploads, heal chunks, streamers, closing).
     private func perform(_ actions: [ServerConnectionStateMachine.Action]) async -> [Work] {
         var work: [Work] = []
         for action in actions {
@@ -105,6 +111,8 @@ actor ServerConnection {
                     work.append(.bind(request))
                 case .integrate(let upload):
                     if let session = sessions[id]?.bound { work.append(.integrate(upload, session)) }
+                case .heal(let chunk):
+                    if let session = sessions[id]?.bound { work.append(.heal(chunk, session)) }
                 case .grantCredit(let messages):
                     sessions[id]?.window.grant(messages)
                 case .streamState, .streamDownloads:

@@ -4,8 +4,8 @@ import TetherProtocol
 public import WSCore
 
 /// The `/sync` WebSocket endpoint: one reader per connection that joins frames into
-/// messages, feeds them to the connection's state machine, runs binds and uploads in
-/// order (an upload is committed before the next message is read), and starts a
+/// messages, feeds them to the connection's state machine, runs binds, uploads and heal
+/// chunks in order (each is committed before the next message is read), and starts a
 /// streamer per bound session. Streamers end when their session is released or the
 /// connection closes.
 public struct SyncEndpoint: Sendable {
@@ -103,6 +103,11 @@ public struct SyncEndpoint: Sendable {
             case .integrate(let upload, let session):
                 if let error = await service.integrate(upload, for: session) {
                     await connection.fail(upload.session, generation: nil, with: error)
+                }
+            case .heal(let chunk, let session):
+                switch await service.heal(chunk, for: session) {
+                case .success(let reply): await connection.healAnswered(chunk.session, reply)
+                case .failure(let error): await connection.fail(chunk.session, generation: nil, with: error)
                 }
             case .stream(let streamer):
                 outcome.streamers.append(streamer)

@@ -179,11 +179,7 @@ public final class SyncService: Sendable {
                 upload.changesets, from: session.clientFile, uploadSalt: session.uploadSalt, into: session.partition, now: now(),
                 epoch: session.epoch)
             metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)
-            summary.committed(session.partition.rawValue, version: outcome.head.latest.version)
-            if outcome.accepted > 0 {
-                await hub.publish(session.partition)
-                await bus?.announce(.newVersion(session.partition))
-            }
+            await committed(session.partition, head: outcome.head.latest.version, wroteHistory: outcome.accepted > 0)
             if let gap = outcome.gap {
                 return SyncError(
                     .otherSessionError,
@@ -196,13 +192,33 @@ public final class SyncService: Sendable {
                 "version": "\(outcome.head.latest.version)",
             ])
             return nil
-        } catch StorageError.fenced(let what) {
-            return fence.fenced(what)
-        } catch StorageError.notFound(let what) {
-            let error = SyncError(.badClientFileIdentifier, "\(what): the store's identity was forgotten (sync terminated or partition restored)")
-            return BindRules.applyRecoveryPolicy(error, recoveryEnabled: snapshot.recoveryEnabled)
         } catch {
-            logger.error("upload failed in storage", metadata: ["partition": "\(session.partition)", "error": "\(error)"])
+            return sessionError(error, of: session, in: "upload", recoveryEnabled: snapshot.recoveryEnabled)
+        }
+    }
+
+    /// After a commit of `session`'s: the partition's version for `/metrics` and, when the
+    /// commit wrote history, wakes the partition's sessions here and tells other instances.
+    func committed(_ partition: PartitionName, head: Int64, wroteHistory: Bool) async {
+        summary.committed(partition.rawValue, version: head)
+        if wroteHistory {
+            await hub.publish(partition)
+            await bus?.announce(.newVersion(partition))
+        }
+    }
+
+    /// The session error for a storage failure while committing a session's `work` (an
+    /// upload, a heal chunk): bind again when fenced, 208 when its client file is gone,
+    /// else a retryable server error (logged here, once).
+    func sessionError(_ error: any Error, of session: BoundSession, in work: String, recoveryEnabled: Bool) -> SyncError {
+        switch error {
+        case StorageError.fenced(let what):
+            return fence.fenced(what)
+        case StorageError.notFound(let what):
+            let error = SyncError(.badClientFileIdentifier, "\(what): the store's identity was forgotten (sync terminated or partition restored)")
+            return BindRules.applyRecoveryPolicy(error, recoveryEnabled: recoveryEnabled)
+        default:
+            logger.error("\(work) failed in storage", metadata: ["partition": "\(session.partition)", "error": "\(error)"])
             return Self.storageFailure(error)
         }
     }
