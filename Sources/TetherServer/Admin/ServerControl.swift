@@ -65,10 +65,10 @@ public final class ServerControl: Sendable {
 
     /// Restores the partition to `snapshot`. `mode` (default: `[history] devices_ahead`)
     /// says what becomes of the window it drops: healed from the devices, or rolled back.
-    public func restore(_ name: String, to snapshot: String, mode: RestoreMode? = nil) async throws -> AdminAPI.Restored {
+    public func restore(_ name: String, to snapshot: String, mode asked: RestoreMode? = nil) async throws -> AdminAPI.Restored {
         let partition = try knownPartition(name)
         let mode: RestoreMode
-        if let asked = mode { mode = asked } else { mode = await policy.snapshot.devicesAhead }
+        if let asked { mode = asked } else { mode = await policy.snapshot.devicesAhead }
         let head: PartitionHead, heal: HealRecord?
         do {
             (head, heal) = try await storage.restore(partition, to: snapshot, mode: mode, now: now())
