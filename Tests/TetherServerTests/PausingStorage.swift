@@ -80,9 +80,21 @@ final class PausingStorage: ServerStorage, @unchecked Sendable {
     }
     func openState(of partition: PartitionName) async throws -> any StateReader { try await base.openState(of: partition) }
     func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord { try await base.snapshot(of: partition, now: now) }
-    func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {
-        try await base.restore(partition, to: snapshot)
+    func restore(_ partition: PartitionName, to snapshot: String, mode: RestoreMode, now: Date) async throws -> (PartitionHead, HealRecord?) {
+        try await base.restore(partition, to: snapshot, mode: mode, now: now)
     }
+    func openHeal(_ partition: PartitionName, window: LostWindow, mode: RestoreMode, origin: HealRecord.Origin, now: Date) async throws -> HealRecord {
+        try await base.openHeal(partition, window: window, mode: mode, origin: origin, now: now)
+    }
+    func noteLostVersion(_ version: Int64, of partition: PartitionName) async throws {
+        try await base.noteLostVersion(version, of: partition)
+    }
+    func heal(of partition: PartitionName) async throws -> HealRecord? { try await base.heal(of: partition) }
+    func heals() async throws -> [HealRecord] { try await base.heals() }
+    func contributeHeal(_ chunk: HealChunk, into partition: PartitionName, now: Date, epoch: Int64) async throws -> HealReply {
+        try await base.contributeHeal(chunk, into: partition, now: now, epoch: epoch)
+    }
+    func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord { try await base.closeHeal(partition, now: now) }
     func compact(olderThan cutoff: Date) async throws -> CompactionReport { try await base.compact(olderThan: cutoff) }
     func partitions() async throws -> [PartitionStatistics] { try await base.partitions() }
     func latestVersions() async throws -> [String: Int64] { try await base.latestVersions() }

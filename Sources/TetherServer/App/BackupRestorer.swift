@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TetherProtocol
 
 /// `tether-server restore-backup --from FILE --data-dir DIR`: replaces a stopped server's
 /// database with a backup made by `admin backup`. The previous database is kept next to it
@@ -21,9 +22,14 @@ public enum BackupRestorer {
     public struct Summary: Sendable {
         public var partitions: Int
         public var previousDatabase: String?
+        /// The records written for the partitions whose history the restore lost (the previous
+        /// database was past the backup), in `mode`.
+        public var heals: [HealRecord] = []
     }
 
-    public static func restore(from backup: String, dataDirectory: String, now: Date = Date()) throws -> Summary {
+    /// `mode`: whether devices give the lost history back (``RestoreMode/heal``) or it stays
+    /// lost (``RestoreMode/rollback``); either way a record says what was lost.
+    public static func restore(from backup: String, dataDirectory: String, now: Date = Date(), mode: RestoreMode = .heal) throws -> Summary {
         guard FileManager.default.isReadableFile(atPath: backup) else {
             throw Failure.badBackup("--from: cannot read \(backup)")
         }
@@ -38,27 +44,83 @@ public enum BackupRestorer {
         let database = (dataDirectory as NSString).appendingPathComponent(SQLiteServerStorage.fileName)
         let manager = FileManager.default
         var previous: String? = nil
+        var heals: [HealRecord] = []
         do {
+            let partial = database + ".restoring"
+            for leftover in [partial, partial + "-wal", partial + "-shm"] {
+                try? manager.removeItem(atPath: leftover)  // a leftover of an interrupted restore, usually absent
+            }
+            try manager.copyItem(atPath: backup, toPath: partial)
+            let previousHeads: [String: (head: Int64, salts: [Int64: Int64])]
             if manager.fileExists(atPath: database) {
-                let stamp = ISO8601DateFormatter().string(from: now).replacingOccurrences(of: ":", with: "")
-                previous = database + ".before-restore-" + stamp
-                // Fold the WAL into the old database before moving it aside.
+                // Fold the WAL into the old database before reading it and moving it aside.
                 try DatabaseQueue(path: database).writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
                 }
+                previousHeads = try histories(of: database)
+            } else {
+                previousHeads = [:]
+            }
+            heals = try prepare(partial, previous: previousHeads, mode: mode, now: now)
+            if manager.fileExists(atPath: database) {
+                let stamp = ISO8601DateFormatter().string(from: now).replacingOccurrences(of: ":", with: "")
+                previous = database + ".before-restore-" + stamp
                 try manager.moveItem(atPath: database, toPath: previous!)
             }
             for suffix in ["-wal", "-shm"] where manager.fileExists(atPath: database + suffix) {
                 try manager.removeItem(atPath: database + suffix)
             }
-            let partial = database + ".restoring"
-            try? manager.removeItem(atPath: partial)  // a leftover of an interrupted restore, usually absent
-            try manager.copyItem(atPath: backup, toPath: partial)
             try manager.moveItem(atPath: partial, toPath: database)
         } catch {
             throw Failure.runtime("--data-dir: cannot restore into \(dataDirectory): \(error)")
         }
-        return Summary(partitions: partitions, previousDatabase: previous)
+        return Summary(partitions: partitions, previousDatabase: previous, heals: heals)
+    }
+
+    /// Every partition's latest version in the database at `path`, with the salts of its
+    /// retained history.
+    static func histories(of path: String) throws -> [String: (head: Int64, salts: [Int64: Int64])] {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }  // read only: nothing to lose
+        return try queue.read { db in
+            var partitions: [String: (head: Int64, salts: [Int64: Int64])] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT name, latest_version FROM partitions") {
+                partitions[row["name"]] = (row["latest_version"], [:])
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT p.name, h.version, h.salt FROM history h JOIN partitions p ON p.id = h.partition_id") {
+                partitions[row["name"]]?.salts[row["version"]] = row["salt"]
+            }
+            return partitions
+        }
+    }
+
+    /// Brings the copy at `path` to the current layout and records, for each partition the
+    /// `previous` database was past, the window the restore loses (its versions after the
+    /// backup's head, with the salts the previous history held).
+    static func prepare(
+        _ path: String, previous: [String: (head: Int64, salts: [Int64: Int64])], mode: RestoreMode, now: Date
+    ) throws -> [HealRecord] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }  // the writes committed; closing only releases the file
+        try SQLiteServerStorage.migrator.migrate(queue)
+        return try queue.write { db in
+            var records: [HealRecord] = []
+            for (name, lost) in previous.sorted(by: { $0.key < $1.key }) {
+                guard let partition = PartitionName(name) else { continue }
+                let existing = try SQLiteServerStorage.partitionRow(partition, db)
+                let restoredTo = existing?.head.latest.version ?? 0
+                guard lost.head > restoredTo else { continue }
+                // A partition created after the backup was taken comes back empty, its whole history lost.
+                let p = try existing ?? SQLiteServerStorage.createPartitionIfNeeded(partition, now: now, db)
+                let window = LostWindow(restoredTo: restoredTo, lostUntil: lost.head, salts: lost.salts.filter { $0.key > restoredTo })
+                let record = HealPlan.record(partition, window: window, mode: mode, origin: .backupRestore, now: now)
+                try SQLiteServerStorage.write(record, salts: window.salts, partitionID: p.id, db)
+                records.append(record)
+            }
+            return records
+        }
     }
 
     /// Opens the backup read-only and checks it is an intact Tether server database.

@@ -49,7 +49,9 @@ extension PostgresServerStorage {
         }
     }
 
-    public func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {
+    public func restore(
+        _ partition: PartitionName, to snapshot: String, mode: RestoreMode, now: Date
+    ) async throws -> (PartitionHead, HealRecord?) {
         try await transaction { connection in
             let logger = self.logger
             guard let p = try await Self.partitionRow(partition, lock: true, connection, logger) else {
@@ -63,6 +65,17 @@ extension PostgresServerStorage {
                 found = (ServerVersion(version: version, salt: salt), ServerVersion(version: baseVersion, salt: baseSalt))
             }
             guard let found else { throw StorageError.notFound("snapshot \(snapshot) of partition \(partition)") }
+            // The lost window, read before the history after the snapshot goes.
+            var window: LostWindow? = nil
+            if HealPlan.losesWindow(before: p.head, snapshot: found.latest) {
+                var salts: [Int64: Int64] = [:]
+                for try await (version, salt) in try await connection.guardedQuery(
+                    "SELECT version, salt FROM history WHERE partition_id = \(p.id) AND version > \(found.latest.version)", logger: logger
+                ).decode((Int64, Int64).self) {
+                    salts[version] = salt
+                }
+                window = LostWindow(restoredTo: found.latest.version, lostUntil: p.head.latest.version, salts: salts)
+            }
             let plan = HistoryInvariant.restore(
                 current: p.head, snapshot: found.latest,
                 saltInRetainedHistory: try await Self.retainedSalt(of: found.latest.version, in: p, connection, logger))
@@ -86,7 +99,10 @@ extension PostgresServerStorage {
                     base_version = \(plan.head.base.version), base_salt = \(plan.head.base.salt), epoch = epoch + 1 WHERE id = \(p.id)
                 """, logger: logger)
             try await Self.checkHistory(of: p.id, head: plan.head, connection, logger)
-            return plan.head
+            guard let window else { return (plan.head, nil) }
+            let record = HealPlan.record(partition, window: window, mode: mode, origin: .snapshotRestore, now: now)
+            try await Self.write(record, salts: window.salts, partitionID: p.id, connection, logger)
+            return (plan.head, record)
         }
     }
 
@@ -96,9 +112,14 @@ extension PostgresServerStorage {
             let logger = self.logger
             try await connection.guardedQuery("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
             var partitions: [(Int64, String)] = []
-            for try await row in try await connection.guardedQuery("SELECT id, name FROM partitions ORDER BY id", logger: logger)
-                .decode((Int64, String).self)
-            {
+            // A partition with an open heal keeps its post-restore history: healing folds it.
+            for try await row in try await connection.guardedQuery(
+                """
+                SELECT id, name FROM partitions p
+                WHERE NOT EXISTS (SELECT 1 FROM heals h WHERE h.partition_id = p.id AND h.mode = 'heal' AND h.closed_at IS NULL)
+                ORDER BY id
+                """, logger: logger
+            ).decode((Int64, String).self) {
                 partitions.append(row)
             }
             var removed: [String: Int] = [:]

@@ -112,6 +112,42 @@ extension PostgresServerStorage {
             "ALTER TABLE snapshot_client_files ADD COLUMN integrated_salt bigint NOT NULL DEFAULT 0",
             "ALTER TABLE snapshot_client_files ADD COLUMN confirmed_version bigint NOT NULL DEFAULT 0",
         ]),
+        // Healing from the fleet (issue 34; docs/client-reset.md, "Healing a restored server"):
+        // a partition's record, the lost versions' salts, the version each row was vouched for
+        // when it is not the record's healed_to, the contributions and their unknown keys.
+        (4, [
+            """
+            CREATE TABLE heals(
+                partition_id bigint PRIMARY KEY REFERENCES partitions(id),
+                mode text NOT NULL, origin text NOT NULL,
+                restored_to bigint NOT NULL, lost_until bigint NOT NULL, healed_to bigint NOT NULL,
+                devices bigint NOT NULL, healed_changes bigint NOT NULL, window_known boolean NOT NULL,
+                opened_at double precision NOT NULL, closed_at double precision)
+            """,
+            """
+            CREATE TABLE heal_window(
+                partition_id bigint NOT NULL, version bigint NOT NULL, salt bigint NOT NULL,
+                PRIMARY KEY(partition_id, version))
+            """,
+            """
+            CREATE TABLE heal_rows(
+                partition_id bigint NOT NULL, tbl text COLLATE "C" NOT NULL, key bytea NOT NULL, version bigint NOT NULL,
+                PRIMARY KEY(partition_id, tbl, key))
+            """,
+            "CREATE INDEX heal_rows_version ON heal_rows(partition_id, version)",
+            """
+            CREATE TABLE heal_contributions(
+                partition_id bigint NOT NULL, id bigint NOT NULL, view_version bigint NOT NULL,
+                last_version bigint NOT NULL DEFAULT 0, healed_changes bigint NOT NULL DEFAULT 0,
+                completed boolean NOT NULL DEFAULT false,
+                PRIMARY KEY(partition_id, id))
+            """,
+            """
+            CREATE TABLE heal_unknown(
+                partition_id bigint NOT NULL, contribution bigint NOT NULL, tbl text COLLATE "C" NOT NULL, key bytea NOT NULL,
+                PRIMARY KEY(partition_id, contribution, tbl, key))
+            """,
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

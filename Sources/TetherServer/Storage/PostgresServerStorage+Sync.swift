@@ -138,25 +138,8 @@ extension PostgresServerStorage {
             let plan = UploadSequencing.plan(uploads, integratedSeq: integratedSeq)
             let accepted = plan.accepted
             if !accepted.isEmpty {
-                try await Self.applyToState(accepted.map(\.changes), partitionID: p.id, connection, logger)
-                var versions: [Int64] = [], salts: [Int64] = [], seqs: [Int64] = [], blobs: [ByteBuffer] = []
-                for upload in accepted {
-                    let version = PartitionRules.version(after: p.head.latest)
-                    versions.append(version.version)
-                    salts.append(version.salt)
-                    seqs.append(upload.lastSeq)
-                    blobs.append(ByteBuffer(bytes: upload.changes.encoded))
-                    p.head.latest = version
-                }
-                try await connection.guardedQuery(
-                    """
-                    INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
-                    SELECT \(p.id), v, s, \(clientFile), o, \(now.timeIntervalSince1970), c
-                    FROM unnest(\(versions)::bigint[], \(salts)::bigint[], \(seqs)::bigint[], \(blobs)::bytea[]) AS u(v, s, o, c)
-                    """, logger: logger)
-                try await connection.guardedQuery(
-                    "UPDATE partitions SET latest_version = \(p.head.latest.version), latest_salt = \(p.head.latest.salt) WHERE id = \(p.id)",
-                    logger: logger)
+                try await Self.append(
+                    accepted.map(\.changes), originFile: clientFile, originSeqs: accepted.map(\.lastSeq), to: &p, now: now, connection, logger)
                 try await connection.guardedQuery(
                     """
                     UPDATE client_files SET integrated_seq = \(plan.integratedSeq), integrated_version = \(p.head.latest.version),
@@ -166,6 +149,33 @@ extension PostgresServerStorage {
             return IntegrationOutcome(
                 head: p.head, accepted: accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq, gap: plan.gap)
         }
+    }
+
+    /// Applies each of `changes` to the state in order and appends them to the history as the
+    /// versions after the partition's latest (origin `originFile`, seqs `originSeqs`); the
+    /// last becomes its head (its row included). Integration and healing both write history this way.
+    static func append(
+        _ changes: [ChangeRows], originFile: Int64, originSeqs: [Int64], to p: inout StoredPartition, now: Date,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
+        try await applyToState(changes, partitionID: p.id, connection, logger)
+        var versions: [Int64] = [], salts: [Int64] = [], blobs: [ByteBuffer] = []
+        for entry in changes {
+            let version = PartitionRules.version(after: p.head.latest)
+            versions.append(version.version)
+            salts.append(version.salt)
+            blobs.append(ByteBuffer(bytes: entry.encoded))
+            p.head.latest = version
+        }
+        try await connection.guardedQuery(
+            """
+            INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
+            SELECT \(p.id), v, s, \(originFile), o, \(now.timeIntervalSince1970), c
+            FROM unnest(\(versions)::bigint[], \(salts)::bigint[], \(originSeqs)::bigint[], \(blobs)::bytea[]) AS u(v, s, o, c)
+            """, logger: logger)
+        try await connection.guardedQuery(
+            "UPDATE partitions SET latest_version = \(p.head.latest.version), latest_salt = \(p.head.latest.salt) WHERE id = \(p.id)",
+            logger: logger)
     }
 
     private struct StateKey: Hashable {

@@ -45,7 +45,9 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {
+    public func restore(
+        _ partition: PartitionName, to snapshot: String, mode: RestoreMode, now: Date
+    ) async throws -> (PartitionHead, HealRecord?) {
         try await pool.write { db in
             guard let p = try Self.partitionRow(partition, db) else { throw StorageError.notFound("partition \(partition)") }
             guard let s = try Row.fetchOne(
@@ -53,6 +55,10 @@ extension SQLiteServerStorage {
                 arguments: [snapshot, p.id])
             else { throw StorageError.notFound("snapshot \(snapshot) of partition \(partition)") }
             let snapshotVersion = ServerVersion(version: s["version"], salt: s["salt"])
+            // The lost window, read before the history after the snapshot goes.
+            let window = HealPlan.losesWindow(before: p.head, snapshot: snapshotVersion)
+                ? LostWindow(restoredTo: snapshotVersion.version, lostUntil: p.head.latest.version, salts: try Self.salts(of: p.id, after: snapshotVersion.version, db))
+                : nil
             let plan = HistoryInvariant.restore(
                 current: p.head, snapshot: snapshotVersion,
                 saltInRetainedHistory: try Self.retainedSalt(of: snapshotVersion.version, in: p, db))
@@ -75,14 +81,21 @@ extension SQLiteServerStorage {
                 sql: "UPDATE partitions SET latest_version = ?, latest_salt = ?, base_version = ?, base_salt = ? WHERE id = ?",
                 arguments: [plan.head.latest.version, plan.head.latest.salt, plan.head.base.version, plan.head.base.salt, p.id])
             try Self.checkHistory(of: p.id, head: plan.head, db)
-            return plan.head
+            guard let window else { return (plan.head, nil) }
+            let record = HealPlan.record(partition, window: window, mode: mode, origin: .snapshotRestore, now: now)
+            try Self.write(record, salts: window.salts, partitionID: p.id, db)
+            return (plan.head, record)
         }
     }
 
     public func compact(olderThan cutoff: Date) async throws -> CompactionReport {
         try await pool.write { db in
             var removed: [String: Int] = [:]
-            let partitions = try Row.fetchAll(db, sql: "SELECT id, name FROM partitions")
+            // A partition with an open heal keeps its post-restore history: healing folds it.
+            let partitions = try Row.fetchAll(db, sql: """
+                SELECT id, name FROM partitions p
+                WHERE NOT EXISTS (SELECT 1 FROM heals h WHERE h.partition_id = p.id AND h.mode = 'heal' AND h.closed_at IS NULL)
+                """)
             for partition in partitions {
                 let id: Int64 = partition["id"]
                 guard let newest = try Row.fetchOne(
@@ -126,5 +139,16 @@ extension SQLiteServerStorage {
                     historyEntries: row["entries"], historyBytes: row["bytes"], rows: row["rows"], clientFiles: row["files"])
             }
         }
+    }
+
+    /// The salts of the partition's history entries after `version`, by version.
+    static func salts(of partitionID: Int64, after version: Int64, _ db: Database) throws -> [Int64: Int64] {
+        var salts: [Int64: Int64] = [:]
+        for row in try Row.fetchAll(
+            db, sql: "SELECT version, salt FROM history WHERE partition_id = ? AND version > ?", arguments: [partitionID, version])
+        {
+            salts[row["version"]] = row["salt"]
+        }
+        return salts
     }
 }

@@ -82,6 +82,34 @@ extension SQLiteServerStorage {
                 ALTER TABLE snapshot_client_files ADD COLUMN confirmed_version INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        // Healing from the fleet (issue 34; docs/client-reset.md, "Healing a restored server"):
+        // a partition's record, the lost versions' salts, the version each row was vouched for
+        // when it is not the record's healed_to, the contributions and their unknown keys.
+        migrator.registerMigration("v3: healing") { db in
+            try db.execute(sql: """
+                CREATE TABLE heals(
+                    partition_id INTEGER PRIMARY KEY REFERENCES partitions(id),
+                    mode TEXT NOT NULL, origin TEXT NOT NULL,
+                    restored_to INTEGER NOT NULL, lost_until INTEGER NOT NULL, healed_to INTEGER NOT NULL,
+                    devices INTEGER NOT NULL, healed_changes INTEGER NOT NULL, window_known INTEGER NOT NULL,
+                    opened_at REAL NOT NULL, closed_at REAL);
+                CREATE TABLE heal_window(
+                    partition_id INTEGER NOT NULL, version INTEGER NOT NULL, salt INTEGER NOT NULL,
+                    PRIMARY KEY(partition_id, version)) WITHOUT ROWID;
+                CREATE TABLE heal_rows(
+                    partition_id INTEGER NOT NULL, tbl TEXT NOT NULL, key BLOB NOT NULL, version INTEGER NOT NULL,
+                    PRIMARY KEY(partition_id, tbl, key)) WITHOUT ROWID;
+                CREATE INDEX heal_rows_version ON heal_rows(partition_id, version);
+                CREATE TABLE heal_contributions(
+                    partition_id INTEGER NOT NULL, id INTEGER NOT NULL, view_version INTEGER NOT NULL,
+                    last_version INTEGER NOT NULL DEFAULT 0, healed_changes INTEGER NOT NULL DEFAULT 0,
+                    completed INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY(partition_id, id)) WITHOUT ROWID;
+                CREATE TABLE heal_unknown(
+                    partition_id INTEGER NOT NULL, contribution INTEGER NOT NULL, tbl TEXT NOT NULL, key BLOB NOT NULL,
+                    PRIMARY KEY(partition_id, contribution, tbl, key)) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -82,21 +82,9 @@ extension SQLiteServerStorage {
             else { throw StorageError.notFound("client file \(clientFile)") }
             let plan = UploadSequencing.plan(uploads, integratedSeq: file["integrated_seq"])
             for upload in plan.accepted {
-                try Self.applyToState(upload.changes, partitionID: p.id, db)
-                let version = PartitionRules.version(after: p.head.latest)
-                try db.execute(
-                    sql: """
-                        INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [p.id, version.version, version.salt, clientFile, upload.lastSeq, now.timeIntervalSince1970,
-                                Data(upload.changes.encoded)])
-                p.head.latest = version
+                try Self.append(upload.changes, originFile: clientFile, originSeq: upload.lastSeq, to: &p, now: now, db)
             }
             if !plan.accepted.isEmpty {
-                try db.execute(
-                    sql: "UPDATE partitions SET latest_version = ?, latest_salt = ? WHERE id = ?",
-                    arguments: [p.head.latest.version, p.head.latest.salt, p.id])
                 try db.execute(
                     sql: "UPDATE client_files SET integrated_seq = ?, integrated_version = ?, integrated_salt = ?, last_seen = ? WHERE id = ?",
                     arguments: [plan.integratedSeq, p.head.latest.version, uploadSalt, now.timeIntervalSince1970, clientFile])
@@ -104,6 +92,24 @@ extension SQLiteServerStorage {
             return IntegrationOutcome(
                 head: p.head, accepted: plan.accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq, gap: plan.gap)
         }
+    }
+
+    /// Applies `changes` to the state and appends them to the history as the version after
+    /// the partition's latest, which becomes its head (its row included). Integration and
+    /// healing both write history this way.
+    static func append(
+        _ changes: ChangeRows, originFile: Int64, originSeq: Int64, to p: inout StoredPartition, now: Date, _ db: Database
+    ) throws {
+        try applyToState(changes, partitionID: p.id, db)
+        let version = PartitionRules.version(after: p.head.latest)
+        try db.cachedStatement(sql: """
+            INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """
+        ).execute(arguments: [p.id, version.version, version.salt, originFile, originSeq, now.timeIntervalSince1970, Data(changes.encoded)])
+        p.head.latest = version
+        try db.cachedStatement(sql: "UPDATE partitions SET latest_version = ?, latest_salt = ? WHERE id = ?")
+            .execute(arguments: [version.version, version.salt, p.id])
     }
 
     /// One change applied to the stored state by the row-apply rules (``RowWrite``).

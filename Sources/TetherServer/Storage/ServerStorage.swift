@@ -53,8 +53,6 @@ public protocol ServerStorage: Sendable {
 
     // Administration.
     func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord
-    /// Rolls state, history and client files back to the snapshot. Throws ``StorageError/notFound``.
-    func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead
     /// Drops history entries created before `cutoff`, keeping the newest dropped one as base.
     func compact(olderThan cutoff: Date) async throws -> CompactionReport
     func partitions() async throws -> [PartitionStatistics]
@@ -76,8 +74,9 @@ public protocol ServerStorage: Sendable {
     func close() async throws
 
     // Healing from the fleet (docs/client-reset.md, "Healing a restored server").
-    /// ``restore(_:to:)`` that also records the window it drops: a heal (devices give it back)
-    /// or a rollback. Returns the head and the record (nil when the restore dropped nothing).
+    /// Rolls state, history and client files back to the snapshot, and records the window it
+    /// drops: a heal (devices give it back) or a rollback. Returns the head and the record (nil
+    /// when the restore dropped nothing). Throws ``StorageError/notFound``.
     func restore(_ partition: PartitionName, to snapshot: String, mode: RestoreMode, now: Date) async throws -> (PartitionHead, HealRecord?)
     /// Opens (or replaces) the partition's heal record for `window`; used when a device binds
     /// ahead of the history. Returns the record now stored.
@@ -147,6 +146,13 @@ extension ServerStorage {
 
     public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
         try await touchClientFile(id, of: partition, now: now, confirmedVersion: 0)
+    }
+}
+
+extension ServerStorage {
+    /// ``restore(_:to:mode:now:)`` as a rollback: the window it drops stays lost.
+    public func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {
+        try await restore(partition, to: snapshot, mode: .rollback, now: Date()).0
     }
 }
 

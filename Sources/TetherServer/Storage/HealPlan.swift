@@ -1,0 +1,242 @@
+import Foundation
+public import TetherProtocol
+
+/// The decisions of healing a restored partition from the fleet (docs/client-reset.md,
+/// "Healing a restored server"), written once for both storages, which keep only their SQL.
+/// Pure: a storage reads what a decision needs inside its transaction, asks, and writes.
+///
+/// The rule every decision serves: a row's final value is its view from the newest completed
+/// contribution that vouched for it (its current value when none did), with every change
+/// devices made to it since the restore (its *post-restore ops*) folded over that view by the
+/// server-order row rules (``RowChange/write(rowExists:)``).
+public enum HealPlan {
+    /// A contribution as the storage keeps it (`heal_contributions`).
+    public struct Contribution: Sendable, Hashable {
+        public var viewVersion: Int64
+        /// The server version of its last heal entry, 0 when it wrote none.
+        public var lastVersion: Int64
+        public var healedChanges: Int64
+        public var isCompleted: Bool
+
+        public init(viewVersion: Int64, lastVersion: Int64, healedChanges: Int64, isCompleted: Bool) {
+            self.viewVersion = viewVersion
+            self.lastVersion = lastVersion
+            self.healedChanges = healedChanges
+            self.isCompleted = isCompleted
+        }
+    }
+
+    /// What the storage read to admit a chunk.
+    public struct Facts: Sendable, Hashable {
+        /// The partition's record (nil: none).
+        public var record: HealRecord?
+        /// The salt `heal_window` holds for the view's version (nil: none).
+        public var windowSalt: Int64?
+        /// This contribution's row, when an earlier chunk made one.
+        public var contribution: Contribution?
+        /// Whether some row was vouched for by a view older than this one (`heal_rows`
+        /// holds a version below the view's).
+        public var hasOlderVouchedRows: Bool
+        /// The highest `last_version` of the partition's other contributions (0: none).
+        public var otherContributionsHealedUntil: Int64
+
+        public init(
+            record: HealRecord?, windowSalt: Int64?, contribution: Contribution?, hasOlderVouchedRows: Bool,
+            otherContributionsHealedUntil: Int64
+        ) {
+            self.record = record
+            self.windowSalt = windowSalt
+            self.contribution = contribution
+            self.hasOlderVouchedRows = hasOlderVouchedRows
+            self.otherContributionsHealedUntil = otherContributionsHealedUntil
+        }
+    }
+
+    /// What to do with a chunk before looking at its rows.
+    public enum Decision: Sendable, Hashable {
+        /// Answer `notWanted` with this reason; nothing is written.
+        case notWanted(String)
+        /// The contribution completed earlier (a re-send): answer `completed` with its count.
+        case completed(healedChanges: Int64)
+        /// Another view was healed after the chunk's base: answer `rebase`.
+        case rebase(String)
+        /// Apply the chunk.
+        case apply
+    }
+
+    /// A chunk's admission: the decision, and a lost version to note first when the server
+    /// does not know the window (``HealRecord/lostUntil`` raised to it), whatever the decision.
+    public struct Admission: Sendable, Hashable {
+        public var decision: Decision
+        /// The record's new ``HealRecord/lostUntil`` (nil: unchanged).
+        public var lostUntil: Int64?
+    }
+
+    /// Steps 1–4 of a chunk's admission.
+    public static func admit(_ chunk: HealChunk, _ facts: Facts) -> Admission {
+        guard let record = facts.record else { return Admission(decision: .notWanted("no heal is open"), lostUntil: nil) }
+        guard record.isHealing else {
+            return Admission(decision: .notWanted(record.mode == .rollback ? "the restore was a rollback" : "the heal is closed"), lostUntil: nil)
+        }
+        let view = chunk.view
+        guard view.version > record.restoredTo else {
+            return Admission(decision: .notWanted("the view is not after the restored version"), lostUntil: nil)
+        }
+        if record.windowKnown, facts.windowSalt != view.salt {
+            return Admission(decision: .notWanted("not from the lost window"), lostUntil: nil)
+        }
+        let lostUntil = !record.windowKnown && view.version > record.lostUntil ? view.version : nil
+        if let contribution = facts.contribution, contribution.isCompleted {
+            return Admission(decision: .completed(healedChanges: contribution.healedChanges), lostUntil: lostUntil)
+        }
+        if view.version <= record.healedTo && !facts.hasOlderVouchedRows {
+            return Admission(decision: .notWanted("newer views cover it"), lostUntil: lostUntil)
+        }
+        if facts.otherContributionsHealedUntil > chunk.base {
+            return Admission(
+                decision: .rebase("another view was healed at version \(facts.otherContributionsHealedUntil), after the base \(chunk.base)"),
+                lostUntil: lostUntil)
+        }
+        return Admission(decision: .apply, lostUntil: lostUntil)
+    }
+
+    /// What a chunk's row does (step 6).
+    public enum RowDecision: Sendable, Hashable {
+        /// A view at least as new vouched for it already (or the row is unknown): nothing.
+        case skip
+        /// The view now vouches for the row (`heal_rows` gets the view's version), and the
+        /// state gets `write` (nil: the row already has its value).
+        case vouch(write: RowChange?)
+    }
+
+    /// The decision for one row of a chunk of view `view`: `change` is the view's row (an
+    /// insert carrying every column, or a delete: absent in the view), `vouched` the version
+    /// that vouched for the row so far (`heal_rows`, else ``HealRecord/healedTo``),
+    /// `postRestoreOps` the row's changes since the restore in version order, `current` the
+    /// row in the state now (nil: absent).
+    public static func row(
+        _ change: RowChange, view: Int64, vouched: Int64, postRestoreOps: [RowChange], current: [String: FieldValue]?
+    ) -> RowDecision {
+        guard vouched < view else { return .skip }
+        let viewRow = change.kind == .delete ? nil : change.fields
+        let target = fold(postRestoreOps, over: viewRow)
+        return .vouch(write: write(table: change.table, key: change.key, from: current, to: target))
+    }
+
+    /// What a chunk's rows do (step 6 for each).
+    public struct ChunkWrites: Sendable, Hashable {
+        /// The rows the view now vouches for: `heal_rows` gets the view's version.
+        public var vouched: [RowID] = []
+        /// The writes that put the view back: one history entry (none when empty).
+        public var writes: [RowChange] = []
+    }
+
+    /// Step 6 for a chunk of view `view`: its `rows` (skipping keys in `unknown`, this
+    /// contribution's unknown keys), with `vouched` (`heal_rows` of the rows; a row missing
+    /// from it was vouched by `healedTo`), the rows' `postRestoreOps` and `current` state
+    /// (present rows only). A key listed twice counts once.
+    public static func chunk(
+        _ rows: Changeset, view: Int64, unknown: Set<RowID>, vouched: [RowID: Int64], healedTo: Int64,
+        postRestoreOps: [RowID: [RowChange]], current: [RowID: [String: FieldValue]]
+    ) -> ChunkWrites {
+        var result = ChunkWrites()
+        var seen: Set<RowID> = []
+        for change in rows.changes {
+            let id = RowID(table: change.table, key: change.key)
+            guard !unknown.contains(id), seen.insert(id).inserted else { continue }
+            let decision = row(
+                change, view: view, vouched: vouched[id] ?? healedTo, postRestoreOps: postRestoreOps[id] ?? [], current: current[id])
+            guard case .vouch(let write) = decision else { continue }
+            result.vouched.append(id)
+            if let write { result.writes.append(write) }
+        }
+        return result
+    }
+
+    /// A row of the state: its table and key.
+    public struct RowID: Sendable, Hashable {
+        public var table: String
+        public var key: RowKey
+
+        public init(table: String, key: RowKey) {
+            self.table = table
+            self.key = key
+        }
+    }
+
+    /// The post-restore ops of `rows`: their changes in `entries` (the history entries after
+    /// the restored version that devices uploaded, oldest first), in order.
+    public static func postRestoreOps(of rows: Set<RowID>, in entries: [Changeset]) -> [RowID: [RowChange]] {
+        var ops: [RowID: [RowChange]] = [:]
+        for entry in entries {
+            for change in entry.changes {
+                let row = RowID(table: change.table, key: change.key)
+                if rows.contains(row) { ops[row, default: []].append(change) }
+            }
+        }
+        return ops
+    }
+
+    /// `ops` applied in order to `row` by the row rules (nil: absent).
+    public static func fold(_ ops: [RowChange], over row: [String: FieldValue]?) -> [String: FieldValue]? {
+        ops.reduce(row) { row, op in op.write(rowExists: row != nil).applied(to: row) }
+    }
+
+    /// The change that turns `current` into `target` (nil: none needed): an insert carrying
+    /// every column of a row that is absent now, an update of the fields that differ (a column
+    /// left out of a row is null), a delete.
+    public static func write(table: String, key: RowKey, from current: [String: FieldValue]?, to target: [String: FieldValue]?) -> RowChange? {
+        switch (current, target) {
+        case (nil, nil): return nil
+        case (nil, let target?): return .insert(table, key, target)
+        case (_?, nil): return .delete(table, key)
+        case (let current?, let target?):
+            var differing: [String: FieldValue] = [:]
+            for column in Set(current.keys).union(target.keys) {
+                let value = target[column] ?? .null
+                if value != current[column] ?? .null { differing[column] = value }
+            }
+            return differing.isEmpty ? nil : .update(table, key, differing)
+        }
+    }
+
+    /// How `heal_rows` and the record change when a contribution of view `view` completes (step 7).
+    public enum Completion: Sendable, Hashable {
+        /// The view is the newest (or as new as the newest): rows it did not vouch for (its
+        /// unknown ones) keep `previousHealedTo` explicitly; rows vouched below it are now
+        /// implicitly vouched by it (their `heal_rows` go); ``HealRecord/healedTo`` becomes
+        /// the view, and `heal_rows` at the view become implicit.
+        case raise(previousHealedTo: Int64)
+        /// An older view than the newest: rows vouched below it and not unknown to it are now
+        /// vouched by it (their `heal_rows` set to the view).
+        case lower
+    }
+
+    /// Whether a restore from `before` to `snapshot` lost versions (then it leaves a record).
+    public static func losesWindow(before: PartitionHead, snapshot: ServerVersion) -> Bool {
+        before.latest.version > snapshot.version
+    }
+
+    public static func completion(view: Int64, healedTo: Int64) -> Completion {
+        view >= healedTo ? .raise(previousHealedTo: healedTo) : .lower
+    }
+
+    /// The record after a contribution of view `view` completed.
+    public static func completed(_ record: HealRecord, view: Int64) -> HealRecord {
+        var record = record
+        record.healedTo = max(record.healedTo, view)
+        record.devices += 1
+        return record
+    }
+
+    /// The record a restore (or a device ahead, or a restored backup) leaves for `window`.
+    /// A rollback's record is closed at once.
+    public static func record(
+        _ partition: PartitionName, window: LostWindow, mode: RestoreMode, origin: HealRecord.Origin, now: Date
+    ) -> HealRecord {
+        HealRecord(
+            partition: partition.rawValue, mode: mode, origin: origin, restoredTo: window.restoredTo, lostUntil: window.lostUntil,
+            healedTo: window.restoredTo, devices: 0, healedChanges: 0, windowKnown: !window.salts.isEmpty, openedAt: now,
+            closedAt: mode == .rollback ? now : nil)
+    }
+}
