@@ -89,7 +89,10 @@ public enum HealPlan {
         if let contribution = facts.contribution, contribution.isCompleted {
             return Admission(decision: .completed(healedChanges: contribution.healedChanges), lostUntil: lostUntil)
         }
-        if view.version <= record.healedTo && !facts.hasOlderVouchedRows {
+        // Asked of a contribution's first chunk only: once one of its chunks was applied, its
+        // rows are decided one by one (a newer view's rows are skipped), and it must complete,
+        // or the rows it already put back would stand for a view that never vouched.
+        if facts.contribution == nil && view.version <= record.healedTo && !facts.hasOlderVouchedRows {
             return Admission(decision: .notWanted("newer views cover it"), lostUntil: lostUntil)
         }
         if facts.otherContributionsHealedUntil > chunk.base {
