@@ -179,6 +179,9 @@ import TetherProtocol
         #expect(isNotWanted(HealPlan.admit(chunk(view: 15), facts(record(healedTo: 18)))))
         #expect(isNotWanted(HealPlan.admit(chunk(view: 18), facts(record(healedTo: 18)))))
         #expect(HealPlan.admit(chunk(view: 15), facts(record(healedTo: 18), older: true)).decision == .apply)
+        // A contribution under way goes on: it must complete for the rows it already put back.
+        let started = HealPlan.Contribution(viewVersion: 15, lastVersion: 20, healedChanges: 1, isCompleted: false)
+        #expect(HealPlan.admit(chunk(view: 15), facts(record(healedTo: 18), contribution: started)).decision == .apply)
     }
 
     @Test func anotherViewHealedAfterTheBaseAsksForARebase() {

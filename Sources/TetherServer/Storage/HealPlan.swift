@@ -89,7 +89,10 @@ public enum HealPlan {
         if let contribution = facts.contribution, contribution.isCompleted {
             return Admission(decision: .completed(healedChanges: contribution.healedChanges), lostUntil: lostUntil)
         }
-        if view.version <= record.healedTo && !facts.hasOlderVouchedRows {
+        // Asked of a contribution's first chunk only: once one of its chunks was applied, its
+        // rows are decided one by one (a newer view's rows are skipped), and it must complete,
+        // or the rows it already put back would stand for a view that never vouched.
+        if facts.contribution == nil && view.version <= record.healedTo && !facts.hasOlderVouchedRows {
             return Admission(decision: .notWanted("newer views cover it"), lostUntil: lostUntil)
         }
         if facts.otherContributionsHealedUntil > chunk.base {
@@ -212,11 +215,8 @@ public enum HealPlan {
         case lower
     }
 
-    /// Whether a restore from `before` to `snapshot` lost versions (then it leaves a record).
-    public static func losesWindow(before: PartitionHead, snapshot: ServerVersion) -> Bool {
-        before.latest.version > snapshot.version
-    }
-
+    /// Step 7's case for a view (a view as new as ``HealRecord/healedTo`` raises: its rows
+    /// vouched below it go, as for a newer one).
     public static func completion(view: Int64, healedTo: Int64) -> Completion {
         view >= healedTo ? .raise(previousHealedTo: healedTo) : .lower
     }
@@ -238,5 +238,10 @@ public enum HealPlan {
             partition: partition.rawValue, mode: mode, origin: origin, restoredTo: window.restoredTo, lostUntil: window.lostUntil,
             healedTo: window.restoredTo, devices: 0, healedChanges: 0, windowKnown: !window.salts.isEmpty, openedAt: now,
             closedAt: mode == .rollback ? now : nil)
+    }
+
+    /// Whether a restore from `before` to `snapshot` lost versions (then it leaves a record).
+    public static func losesWindow(before: PartitionHead, snapshot: ServerVersion) -> Bool {
+        before.latest.version > snapshot.version
     }
 }

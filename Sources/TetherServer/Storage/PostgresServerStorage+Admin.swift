@@ -112,23 +112,20 @@ extension PostgresServerStorage {
             let logger = self.logger
             try await connection.guardedQuery("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
             var partitions: [(Int64, String)] = []
-            // A partition with an open heal keeps its post-restore history: healing folds it.
-            for try await row in try await connection.guardedQuery(
-                """
-                SELECT id, name FROM partitions p
-                WHERE NOT EXISTS (SELECT 1 FROM heals h WHERE h.partition_id = p.id AND h.mode = 'heal' AND h.closed_at IS NULL)
-                ORDER BY id
-                """, logger: logger
-            ).decode((Int64, String).self) {
+            for try await row in try await connection.guardedQuery("SELECT id, name FROM partitions ORDER BY id", logger: logger)
+                .decode((Int64, String).self)
+            {
                 partitions.append(row)
             }
             var removed: [String: Int] = [:]
             for (id, name) in partitions {
                 try await connection.guardedQuery("SELECT id FROM partitions WHERE id = \(id) FOR UPDATE", logger: logger)
+                // Under the lock: a partition with an open heal keeps its post-restore history (healing folds it).
                 var newest: (Int64, Int64)? = nil
                 for try await row in try await connection.guardedQuery(
                     """
                     SELECT version, salt FROM history WHERE partition_id = \(id) AND created_at < \(cutoff.timeIntervalSince1970)
+                        AND NOT EXISTS (SELECT 1 FROM heals h WHERE h.partition_id = \(id) AND h.mode = 'heal' AND h.closed_at IS NULL)
                     ORDER BY version DESC LIMIT 1
                     """, logger: logger
                 ).decode((Int64, Int64).self) {
