@@ -50,7 +50,8 @@ struct HealEndToEndTests {
         try await a.sql("p", "UPDATE orders SET total = 100 WHERE id = 'r0'")
         try await b.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r2', 'two', 2)")
         try await eventually("a and b have each other's writes", timeout: .seconds(30)) {
-            try await a.rows("p").contains("r2|two") && b.rows("p").contains("r0|zero|100.0")
+            let (rowsA, rowsB) = (try await a.rows("p"), try await b.rows("p"))
+            return rowsA.contains("r2|two") && rowsB.contains("r0|zero|100.0")
         }
         for agent in [a, b] { try await agent.waitSynced("p") }
         try await b.ctl(["pause", "p"])

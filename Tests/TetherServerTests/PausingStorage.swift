@@ -91,9 +91,6 @@ final class PausingStorage: ServerStorage, @unchecked Sendable {
     }
     func heal(of partition: PartitionName) async throws -> HealRecord? { try await base.heal(of: partition) }
     func heals() async throws -> [HealRecord] { try await base.heals() }
-    func contributeHeal(_ chunk: HealChunk, into partition: PartitionName, now: Date, epoch: Int64) async throws -> HealReply {
-        try await base.contributeHeal(chunk, into: partition, now: now, epoch: epoch)
-    }
     func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord { try await base.closeHeal(partition, now: now) }
     func compact(olderThan cutoff: Date) async throws -> CompactionReport { try await base.compact(olderThan: cutoff) }
     func partitions() async throws -> [PartitionStatistics] { try await base.partitions() }

@@ -96,10 +96,8 @@ private struct HealExchange {
     private static func next(_ iterator: inout HealViewChunks.AsyncIterator) async throws(HealContributionError) -> HealViewChunk? {
         do {
             return try await iterator.next()
-        } catch let error as StoreError {
-            throw HealContributionError(reading: error)
         } catch {
-            throw .refused("reading the view: \(error)")
+            throw HealContributionError(reading: error)
         }
     }
 
