@@ -82,6 +82,13 @@ struct HealEndToEndTests {
         for agent in scene.devices.values { try await agent.waitSynced("p", timeout: 60) }
     }
 
+    static func expectEveryDevice(_ scene: Scene, holds expected: String, _ note: String = "") async throws {
+        for (name, agent) in scene.devices {
+            let rows = try await agent.rows("p")
+            #expect(rows == expected, "\(name) \(note): \(rows)")
+        }
+    }
+
     static func restoreBackup(_ cluster: Cluster, _ backup: String, _ mode: String?) async throws -> ChildProcess.Result {
         let result = try await ChildProcess.run(
             try BuiltProducts.executable("tether-server"),
@@ -103,10 +110,7 @@ struct HealEndToEndTests {
             #expect(restored.standardOutput.contains("partition p: versions"), "\(restored.standardOutput)")
             try await cluster.startServer()
             try await Self.reconnect(scene, order: order)
-            for (name, agent) in scene.devices {
-                let rows = try await agent.rows("p")
-                #expect(rows == Self.healed, "\(name) after \(order): \(rows)")
-            }
+            try await Self.expectEveryDevice(scene, holds: Self.healed, "after \(order)")
             let heal = try #require(try await Self.heal(cluster))
             #expect(heal["mode"] == "heal" && heal["origin"] == "restore-backup" && heal["closed_at"] == .null, "\(heal)")
             #expect(heal["healed_to"]?.numberValue == Double(scene.newest), "\(heal)")
@@ -135,10 +139,7 @@ struct HealEndToEndTests {
             #expect(restored.standardOutput.contains("rolled back"), "\(restored.standardOutput)")
             try await cluster.startServer()
             try await Self.reconnect(scene, order: ["a", "b", "c"])
-            for (name, agent) in scene.devices {
-                let rows = try await agent.rows("p")
-                #expect(rows == Self.rolledBack, "\(name): \(rows)")
-            }
+            try await Self.expectEveryDevice(scene, holds: Self.rolledBack)
             let heal = try #require(try await Self.heal(cluster))
             #expect(heal["mode"] == "rollback" && heal["devices"] == 0 && heal["healed_changes"] == 0, "\(heal)")
             for agent in [scene.a, scene.b, scene.c] {
@@ -160,10 +161,7 @@ struct HealEndToEndTests {
             try FileManager.default.copyItem(atPath: scene.backup, toPath: database)
             try await cluster.startServer()
             try await Self.reconnect(scene, order: ["b", "a", "c"])
-            for (name, agent) in scene.devices {
-                let rows = try await agent.rows("p")
-                #expect(rows == Self.healed, "\(name): \(rows)")
-            }
+            try await Self.expectEveryDevice(scene, holds: Self.healed)
             let heal = try #require(try await Self.heal(cluster))
             #expect(heal["mode"] == "heal" && heal["origin"] == "devices-ahead", "\(heal)")
             #expect(heal["healed_to"]?.numberValue == Double(scene.newest), "\(heal)")
@@ -205,10 +203,7 @@ struct HealEndToEndTests {
             try await eventually("a's reset done", timeout: .seconds(90)) { try await scene.a.resets().last?["phase"] == "done" }
             try await scene.a.waitSynced("p", timeout: 60)
             try await Self.reconnect(scene, order: ["b", "c"])
-            for (name, agent) in scene.devices {
-                let rows = try await agent.rows("p")
-                #expect(rows == Self.healed, "\(name): \(rows)")
-            }
+            try await Self.expectEveryDevice(scene, holds: Self.healed)
             let heal = try #require(try await Self.heal(cluster))
             #expect(heal["healed_to"]?.numberValue == Double(scene.newest), "\(heal)")
         }

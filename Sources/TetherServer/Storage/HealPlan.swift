@@ -72,6 +72,20 @@ public enum HealPlan {
         public var lostUntil: Int64?
     }
 
+    /// The answer a chunk gets without being applied, nil when it is to be applied;
+    /// `healedSoFar` is what the contribution's earlier chunks healed.
+    public static func answer(_ decision: Decision, to chunk: HealChunk, healedSoFar: Int64) -> HealReply? {
+        func reply(_ outcome: HealReply.Outcome, _ count: Int64, _ reason: String = "") -> HealReply {
+            HealReply(session: chunk.session, contribution: chunk.contribution, outcome: outcome, healedChanges: count, reason: reason)
+        }
+        switch decision {
+        case .notWanted(let reason): return reply(.notWanted, 0, reason)
+        case .completed(let count): return reply(.completed, count)
+        case .rebase(let reason): return reply(.rebase, healedSoFar, reason)
+        case .apply: return nil
+        }
+    }
+
     /// Steps 1–4 of a chunk's admission.
     public static func admit(_ chunk: HealChunk, _ facts: Facts) -> Admission {
         guard let record = facts.record else { return Admission(decision: .notWanted("no heal is open"), lostUntil: nil) }

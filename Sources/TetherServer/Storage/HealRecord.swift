@@ -4,13 +4,8 @@ import Foundation
 /// how far devices have given it back (docs/client-reset.md, "Healing a restored server").
 /// One per partition: a later restore replaces it.
 public struct HealRecord: Sendable, Hashable, Codable {
-    /// How the lost window is handled.
-    public enum Mode: String, Sendable, Hashable, Codable, CaseIterable {
-        /// Devices give the lost window back during their resets.
-        case heal
-        /// The window stays lost (an operator undid it on purpose): devices reset as before.
-        case rollback
-    }
+    /// How the lost window is handled (``RestoreMode``).
+    public typealias Mode = RestoreMode
 
     /// How the server learned of the lost window.
     public enum Origin: String, Sendable, Hashable, Codable, CaseIterable {
@@ -62,9 +57,6 @@ public struct HealRecord: Sendable, Hashable, Codable {
     /// Devices' views are wanted: a heal, not closed.
     public var isHealing: Bool { mode == .heal && closedAt == nil }
 }
-
-/// How a restore treats the history it drops: give it back from the devices or not.
-public typealias RestoreMode = HealRecord.Mode
 
 /// A lost window as a restore found it: the history's end before the restore, and the salts
 /// of the lost versions it still had (empty when none were retained).

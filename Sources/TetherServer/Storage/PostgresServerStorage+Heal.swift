@@ -87,12 +87,7 @@ extension PostgresServerStorage {
             }
             let admission = HealPlan.admit(chunk, facts)
             if let lostUntil = admission.lostUntil { try await Self.noteLostVersion(lostUntil, partitionID: p.id, connection, logger) }
-            switch admission.decision {
-            case .notWanted(let reason): return reply(.notWanted, 0, reason)
-            case .completed(let count): return reply(.completed, count)
-            case .rebase(let reason): return reply(.rebase, contribution?.healedChanges ?? 0, reason)
-            case .apply: break
-            }
+            if let answer = HealPlan.answer(admission.decision, to: chunk, healedSoFar: contribution?.healedChanges ?? 0) { return answer }
             guard var record else { throw StorageError.corrupt("heals") }
             try await connection.guardedQuery(
                 """

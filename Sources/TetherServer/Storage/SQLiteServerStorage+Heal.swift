@@ -75,12 +75,7 @@ extension SQLiteServerStorage {
                     arguments: [p.id, contributionID]) ?? 0)
             let admission = HealPlan.admit(chunk, facts)
             if let lostUntil = admission.lostUntil { try Self.noteLostVersion(lostUntil, partitionID: p.id, db) }
-            switch admission.decision {
-            case .notWanted(let reason): return reply(.notWanted, 0, reason)
-            case .completed(let count): return reply(.completed, count)
-            case .rebase(let reason): return reply(.rebase, contribution?.healedChanges ?? 0, reason)
-            case .apply: break
-            }
+            if let answer = HealPlan.answer(admission.decision, to: chunk, healedSoFar: contribution?.healedChanges ?? 0) { return answer }
             guard var record else { throw StorageError.corrupt("heals") }
             try db.execute(
                 sql: "INSERT INTO heal_contributions(partition_id, id, view_version) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
