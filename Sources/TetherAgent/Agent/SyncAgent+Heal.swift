@@ -54,12 +54,8 @@ private struct HealExchange {
     }
 
     mutating func run(_ chunks: HealViewChunks, partition: PartitionName, log: Logger) async throws(HealContributionError) -> HealContributionResult {
-        if let reason = try await bound() { return .rebase(reason: reason) }
-        let offer: HealReply
-        switch try await send(.offer(session: session.id, contribution: contribution, view: view, base: base)) {
-        case .reply(let reply): offer = reply
-        case .refetch(let reason): return .rebase(reason: reason)
-        }
+        try await bound()
+        let offer = try await send(.offer(session: session.id, contribution: contribution, view: view, base: base))
         if let result = Self.result(of: offer) { return result }
         var iterator = chunks.makeAsyncIterator()
         var pending = try await Self.next(&iterator)
@@ -68,13 +64,9 @@ private struct HealExchange {
             // One chunk ahead: the last one is marked final (an empty final chunk when the view
             // has nothing the server lacks).
             let next = pending == nil ? nil : try await Self.next(&iterator)
-            let answer = try await send(HealChunk(
+            let reply = try await send(HealChunk(
                 session: session.id, contribution: contribution, view: view, base: base, isFinal: next == nil,
                 unknown: pending?.unknown ?? ChangeRows(Changeset()), rows: pending?.rows ?? ChangeRows(Changeset())))
-            guard case .reply(let reply) = answer else {
-                if case .refetch(let reason) = answer { return .rebase(reason: reason) }
-                continue
-            }
             healed = reply.healedChanges
             if let result = Self.result(of: reply) { return result }
             if next != nil { await FaultInjection.holdHealIfRequested(log: log, partition: partition) }
@@ -101,22 +93,13 @@ private struct HealExchange {
         }
     }
 
-    /// What a chunk got: the server's answer, or a session error saying the fetched identity
-    /// is no longer the server's (a restore meanwhile): the state is fetched again.
-    private enum Answer {
-        case reply(HealReply)
-        case refetch(String)
-    }
-
-    /// Waits for the bind's answer; a reason to fetch the state again, or nil once bound.
-    private mutating func bound() async throws(HealContributionError) -> String? {
+    /// Waits for the bind's answer.
+    private mutating func bound() async throws(HealContributionError) {
         while true {
             switch await events.next() {
-            case .bound(let reply) where !reply.stateFollows: return nil
+            case .bound(let reply) where !reply.stateFollows: return
             case .bound: throw .refused("the server sent a state to a bind that named its identity")
-            case .error(let error):
-                if let reason = Self.refetch(error) { return reason }
-                throw Self.failure(error)
+            case .error(let error): throw Self.failure(error)
             case .disconnected(let error): throw .transient("the connection ended\(error.map { ": \($0)" } ?? "")")
             case .unbound, nil: throw .transient("the session ended before it was bound")
             case .state, .download, .healed: continue
@@ -125,7 +108,7 @@ private struct HealExchange {
     }
 
     /// Sends one chunk and waits for its answer; downloads meanwhile are let go.
-    private mutating func send(_ chunk: HealChunk) async throws(HealContributionError) -> Answer {
+    private mutating func send(_ chunk: HealChunk) async throws(HealContributionError) -> HealReply {
         do {
             try await session.heal(chunk)
         } catch {
@@ -133,10 +116,8 @@ private struct HealExchange {
         }
         while true {
             switch await events.next() {
-            case .healed(let reply) where reply.contribution == contribution: return .reply(reply)
-            case .error(let error):
-                if let reason = Self.refetch(error) { return .refetch(reason) }
-                throw Self.failure(error)
+            case .healed(let reply) where reply.contribution == contribution: return reply
+            case .error(let error): throw Self.failure(error)
             case .disconnected(let error): throw .transient("the connection ended\(error.map { ": \($0)" } ?? "")")
             case .unbound, nil: throw .transient("the session ended before the server answered")
             case .bound, .state, .download, .healed: continue
@@ -144,16 +125,12 @@ private struct HealExchange {
         }
     }
 
-    /// A session error asking for a reset means the fetched identity is no longer the server's
-    /// (a restore or a termination meanwhile): the state is fetched again. Not 225 (rows that
-    /// do not fit the schema): fetching again would meet it again.
-    private static func refetch(_ error: SyncError) -> String? {
-        guard error.action == .clientReset || error.action == .clientResetNoRecovery, error.code.rawValue != 225 else { return nil }
-        return "the fetched identity is no longer the server's: \(error)"
-    }
-
-    /// Any other session error: a refusal of access or of the rows cannot be retried; anything
-    /// else may pass.
+    /// A session error: one that would reset a store cannot be retried with this identity — the
+    /// fetched identity is not (or no longer) the server's, a restore or a termination came
+    /// between, or the rows do not fit (225) — and neither can a refusal of access: the reset
+    /// goes on without healing, and a store the server refuses again resets again (the reset
+    /// loop guard bounds that). Fetching again here instead would loop inside the reset
+    /// against a server that refuses every bind. Anything else may pass.
     private static func failure(_ error: SyncError) -> HealContributionError {
         switch error.action {
         case .clientReset, .clientResetNoRecovery, .deleteStore, .fatal, .reauth: .refused("\(error)")
