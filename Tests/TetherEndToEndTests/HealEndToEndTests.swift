@@ -31,8 +31,8 @@ struct HealEndToEndTests {
 
     /// Builds the scene, then stops the server: the backup holds r0 only; the window (versions
     /// past the backup) inserts r1, r2, r3, updates r0 and deletes r1.
-    static func lostWindow(_ cluster: Cluster) async throws -> Scene {
-        let a = try cluster.agent("a", partitions: ["p"])
+    static func lostWindow(_ cluster: Cluster, modeOfA: String? = nil) async throws -> Scene {
+        let a = try cluster.agent("a", partitions: ["p"], extra: modeOfA.map { "[reset]\nmode = \"\($0)\"" } ?? "")
         let b = try cluster.agent("b", partitions: ["p"])
         let c = try cluster.agent("c", partitions: ["p"])
         let w = try cluster.agent("w", partitions: ["p"])
@@ -146,6 +146,24 @@ struct HealEndToEndTests {
                 let reset = try #require(try await agent.resets().last)
                 #expect((reset["healed_changes"]?.numberValue ?? 0) == 0, "\(reset)")
             }
+        }
+    }
+
+    /// A device in `discard_unsynced_changes` mode still gives back what it had synced: its
+    /// unsynced write is discarded (it is in the backup), its view heals the server.
+    @Test func aDiscardingDeviceStillGivesItsSyncedRowsBack() async throws {
+        try await withCluster { cluster in
+            let scene = try await Self.lostWindow(cluster, modeOfA: "discard_unsynced_changes")
+            try await scene.a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('a-offline', 'lost on purpose', 9)")
+            _ = try await Self.restoreBackup(cluster, scene.backup, "--heal")
+            try await cluster.startServer()
+            try await Self.reconnect(scene, order: ["a", "b", "c"])
+            try await Self.expectEveryDevice(scene, holds: Self.healed)
+            let reset = try #require(try await scene.a.resets().last)
+            #expect(reset["outcome"] == "discarded" && (reset["healed_changes"]?.numberValue ?? 0) >= 1, "\(reset)")
+            let backup = try #require(reset["backup_path"]?.stringValue)
+            let kept = try await ChildProcess.run("/usr/bin/sqlite3", [backup, "SELECT id FROM orders WHERE id = 'a-offline'"])
+            #expect(kept.standardOutput == "a-offline\n", "the discarded write is in the backup")
         }
     }
 
