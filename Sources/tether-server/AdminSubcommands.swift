@@ -74,6 +74,7 @@ struct AdminRestore: AsyncParsableCommand {
                 text += r.mode == .heal
                     ? "\nversions \(heal.restoredTo + 1)...\(heal.lostUntil) were dropped; devices that synced them give them back as they reset (`admin heal-done \(r.partition)` ends it)"
                     : "\nversions \(heal.restoredTo + 1)...\(heal.lostUntil) were rolled back: devices that synced them reset without giving them back"
+                        + (mode != .rollback ? " (the snapshot is not on the partition's current line of history: a restore to it cannot be healed)" : "")
             }
             return text
         }

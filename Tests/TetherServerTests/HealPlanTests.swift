@@ -156,7 +156,10 @@ import TetherProtocol
 
     @Test func aKnownWindowWantsOnlyItsOwnSalts() {
         #expect(isNotWanted(HealPlan.admit(chunk(salt: 151), facts(record()))))
-        #expect(isNotWanted(HealPlan.admit(chunk(), facts(record(), windowSalt: nil))))
+        // Past the window's end: another line of history.
+        #expect(isNotWanted(HealPlan.admit(chunk(view: 21), facts(record(), windowSalt: nil))))
+        // A version of the window whose salt was compacted away before the restore: taken.
+        #expect(HealPlan.admit(chunk(), facts(record(), windowSalt: nil)).decision == .apply)
         #expect(HealPlan.admit(chunk(), facts(record())) == HealPlan.Admission(decision: .apply, lostUntil: nil))
     }
 

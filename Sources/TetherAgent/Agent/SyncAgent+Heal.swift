@@ -54,7 +54,7 @@ private struct HealExchange {
     }
 
     mutating func run(_ chunks: HealViewChunks, partition: PartitionName, log: Logger) async throws(HealContributionError) -> HealContributionResult {
-        try await bound()
+        if let refetch = try await bound() { return .rebase(reason: refetch) }
         let offer = try await send(.offer(session: session.id, contribution: contribution, view: view, base: base))
         if let result = Self.result(of: offer) { return result }
         var iterator = chunks.makeAsyncIterator()
@@ -93,12 +93,13 @@ private struct HealExchange {
         }
     }
 
-    /// Waits for the bind's answer.
-    private mutating func bound() async throws(HealContributionError) {
+    /// Waits for the bind's answer: nil once bound, or why the state must be fetched again.
+    private mutating func bound() async throws(HealContributionError) -> String? {
         while true {
             switch await events.next() {
-            case .bound(let reply) where !reply.stateFollows: return
+            case .bound(let reply) where !reply.stateFollows: return nil
             case .bound: throw .refused("the server sent a state to a bind that named its identity")
+            case .error(let error) where Self.forgotten(error): return Self.forgottenReason(error)
             case .error(let error): throw Self.failure(error)
             case .disconnected(let error): throw .transient("the connection ended\(error.map { ": \($0)" } ?? "")")
             case .unbound, nil: throw .transient("the session ended before it was bound")
@@ -117,6 +118,11 @@ private struct HealExchange {
         while true {
             switch await events.next() {
             case .healed(let reply) where reply.contribution == contribution: return reply
+            case .error(let error) where Self.forgotten(error):
+                // Answered as the server's own rebase would be: fetch the state again.
+                return HealReply(
+                    session: session.id, contribution: contribution, outcome: .rebase, healedChanges: 0,
+                    reason: Self.forgottenReason(error))
             case .error(let error): throw Self.failure(error)
             case .disconnected(let error): throw .transient("the connection ended\(error.map { ": \($0)" } ?? "")")
             case .unbound, nil: throw .transient("the session ended before the server answered")
@@ -125,7 +131,17 @@ private struct HealExchange {
         }
     }
 
-    /// A session error: one that would reset a store cannot be retried with this identity — the
+    /// 208: the server forgot the fetched identity (sync terminated and enabled again, the
+    /// partition restored, between the download and the contribution). The view in the backup is
+    /// still the window's: the state is fetched again under a new identity and the view offered
+    /// again (the coordinator bounds how often).
+    private static func forgotten(_ error: SyncError) -> Bool { error.code == .badClientFileIdentifier }
+
+    private static func forgottenReason(_ error: SyncError) -> String {
+        "the server forgot the identity the state was fetched under: \(error)"
+    }
+
+    /// Any other session error: one that would reset a store cannot be retried with this identity — the
     /// fetched identity is not (or no longer) the server's, a restore or a termination came
     /// between, or the rows do not fit (225) — and neither can a refusal of access: the reset
     /// goes on without healing, and a store the server refuses again resets again (the reset

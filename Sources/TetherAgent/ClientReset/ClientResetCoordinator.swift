@@ -183,7 +183,11 @@ public struct ClientResetCoordinator: Sendable, Hashable {
             record.viewContributed = contributed
             record.phase = .rewriting
 
-        case (.healing, .healRebase), (.healing, .serverStateLost):
+        case (.healing, .healRebase):
+            record.healRebases = (record.healRebases ?? 0) + 1
+            record.phase = .fetching
+
+        case (.healing, .serverStateLost):
             record.phase = .fetching
 
         case (.fetching, .fetchRefused(let reason)):

@@ -4,12 +4,19 @@ import TetherProtocol
 import TetherStore
 
 extension ClientResetExecutor {
+    /// How often one reset fetches the state again for its contribution before it goes on
+    /// without healing (a server that keeps forgetting identities, or views healed non-stop).
+    static let maxHealRebases = 5
+
     /// The healing phase of a reset caused by a restored server: offers the backup's view,
     /// compared with the fetched state, to the server (``HealContributor``). The contribution's
     /// id is the reset's, so a restart or a rebase sends the same contribution again. Logs one
     /// line with the outcome and count, never a row.
     func contributeHeal(_ record: ResetRecord, context: ResetContext, log: Logger) async -> ClientResetCoordinator.Event {
         let staging = context.stagingPath(record)
+        if let rebases = record.healRebases, rebases >= Self.maxHealRebases {
+            return skipHeal(record, because: "the state was fetched again \(rebases) times for it", log: log)
+        }
         guard let fetched = FetchedState.existing(at: staging, partition: record.partition) else {
             log.warning("client reset \(record.id): the fetched server state is gone; fetching it again")
             return .serverStateLost

@@ -43,6 +43,10 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     /// unsynced updates and deletes of rows the server's state lacks, which another view may
     /// bring back (docs/client-reset.md, "Healing a restored server").
     public var viewContributed: Bool?
+    /// How often the healing phase went back to fetching (another view healed meanwhile, or the
+    /// server forgot the fetched identity); past ``ClientResetExecutor/maxHealRebases`` the reset
+    /// goes on without healing.
+    public var healRebases: Int?
     /// Set when the backup file was removed because `keep_backups` newer ones exist.
     public var backupRemoved: Bool = false
     /// Set for a store quarantined because it was corrupt or not SQLite: `backupPath` is then

@@ -79,14 +79,17 @@ public final class ServerControl: Sendable {
         var metadata: Logger.Metadata = [
             "partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)", "mode": "\(mode.rawValue)",
         ]
-        if let heal { metadata["lost_window"] = "\(heal.restoredTo + 1)...\(heal.lostUntil)" }
+        if let heal {
+            metadata["lost_window"] = "\(heal.restoredTo + 1)...\(heal.lostUntil)"
+            metadata["mode"] = "\(heal.mode.rawValue)"
+        }
         logger.notice("partition restored", metadata: metadata)
         await bus?.announce(.restored(partition))
         let notified = await fence.rebind(
             where: { $0.partition == partition }, because: "partition \(partition) was restored to snapshot \(snapshot)")
         return AdminAPI.Restored(
             partition: partition.rawValue, snapshot: snapshot, serverVersion: head.latest.version, sessionsNotified: notified,
-            mode: mode, heal: heal)
+            mode: heal?.mode ?? mode, heal: heal)
     }
 
     /// Closes the partition's heal: devices that bind later reset as after a rollback.

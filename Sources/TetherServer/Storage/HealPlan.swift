@@ -96,7 +96,10 @@ public enum HealPlan {
         guard view.version > record.restoredTo else {
             return Admission(decision: .notWanted("the view is not after the restored version"), lostUntil: nil)
         }
-        if record.windowKnown, facts.windowSalt != view.salt {
+        // A known window: a view must be one of its versions, with its salt. A version of the
+        // window whose salt the server no longer had (compacted before the restore) is taken on
+        // the device's word: refusing it would lose what that device holds.
+        if record.windowKnown, view.version > record.lostUntil || (facts.windowSalt.map { $0 != view.salt } ?? false) {
             return Admission(decision: .notWanted("not from the lost window"), lostUntil: nil)
         }
         let lostUntil = !record.windowKnown && view.version > record.lostUntil ? view.version : nil
@@ -257,5 +260,14 @@ public enum HealPlan {
     /// Whether a restore from `before` to `snapshot` lost versions (then it leaves a record).
     public static func losesWindow(before: PartitionHead, snapshot: ServerVersion) -> Bool {
         before.latest.version > snapshot.version
+    }
+
+    /// The mode a restore's record gets: the asked one when the snapshot is on the partition's
+    /// current line of history (`keepsHistory`: the history after it is what the restore drops);
+    /// a rollback when it is not (a snapshot taken before an earlier restore went back past it,
+    /// or whose history was compacted). The devices then hold another line than the snapshot's,
+    /// and the server cannot tell what they give back from what the snapshot replaces.
+    public static func effectiveMode(_ asked: RestoreMode, keepsHistory: Bool) -> RestoreMode {
+        keepsHistory ? asked : .rollback
     }
 }

@@ -100,7 +100,9 @@ extension PostgresServerStorage {
                 """, logger: logger)
             try await Self.checkHistory(of: p.id, head: plan.head, connection, logger)
             guard let window else { return (plan.head, nil) }
-            let record = HealPlan.record(partition, window: window, mode: mode, origin: .snapshotRestore, now: now)
+            let record = HealPlan.record(
+                partition, window: window, mode: HealPlan.effectiveMode(mode, keepsHistory: plan.keepsHistory), origin: .snapshotRestore,
+                now: now)
             try await Self.write(record, salts: window.salts, partitionID: p.id, connection, logger)
             return (plan.head, record)
         }

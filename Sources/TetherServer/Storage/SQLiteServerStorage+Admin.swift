@@ -82,7 +82,9 @@ extension SQLiteServerStorage {
                 arguments: [plan.head.latest.version, plan.head.latest.salt, plan.head.base.version, plan.head.base.salt, p.id])
             try Self.checkHistory(of: p.id, head: plan.head, db)
             guard let window else { return (plan.head, nil) }
-            let record = HealPlan.record(partition, window: window, mode: mode, origin: .snapshotRestore, now: now)
+            let record = HealPlan.record(
+                partition, window: window, mode: HealPlan.effectiveMode(mode, keepsHistory: plan.keepsHistory), origin: .snapshotRestore,
+                now: now)
             try Self.write(record, salts: window.salts, partitionID: p.id, db)
             return (plan.head, record)
         }

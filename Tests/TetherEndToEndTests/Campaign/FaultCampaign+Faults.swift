@@ -180,6 +180,7 @@ extension FaultCampaign {
             guard serverUp, let snapshot = shared.withLock({ candidates.randomElement(using: &$0.faultRandom) }) else { return .skipped }
             let begun = shared.withLock { state in
                 state.lastRestore[partition] = snapshot
+                state.noteRestore(partition)
                 state.roundServerFaults += 1
                 state.restoresBegun[partition, default: 0] += 1
                 state.model.restore(partition, to: snapshot)

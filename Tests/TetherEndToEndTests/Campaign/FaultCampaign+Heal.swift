@@ -21,7 +21,10 @@ extension FaultCampaign {
         guard settings.storage == .sqlite, settings.instances == 1, upInstances == [0] else { return }
         let path = cluster.dir.appending("server-backup.sqlite")
         try await cluster.admin(["backup", "--out", path])
-        shared.withLock { $0.serverBackup = (path, $0.model.snapshotLists) }
+        shared.withLock {
+            $0.serverBackup = (path, $0.model.snapshotLists)
+            $0.restoredSinceBackup = false
+        }
     }
 
     func restoreHeal(partition: String) async throws -> Injection {
@@ -34,9 +37,14 @@ extension FaultCampaign {
             held.append(agent)
         }
         guard !held.isEmpty else { return .skipped }
+        // Only along the current line of history: a backup or a snapshot from before a restore
+        // went back past it holds another line than the devices do, and is a rollback.
         let (swap, snapshot) = shared.withLock { state -> (Bool, String?) in
-            let swap = state.serverBackup != nil && state.faultRandom.chance(0.5)
-            return (swap, state.model.snapshots(of: partition).randomElement(using: &state.faultRandom))
+            let swap = state.serverBackup != nil && !state.restoredSinceBackup && state.faultRandom.chance(0.5)
+            let snapshots = state.model.snapshots(of: partition)
+            var line = Array(snapshots[min(state.lineStart[partition] ?? 0, snapshots.count)...])
+            if let last = state.lastRestore[partition], state.lineStart[partition] != nil { line.append(last) }
+            return (swap, line.randomElement(using: &state.faultRandom))
         }
         if swap, let backup = shared.withLock({ $0.serverBackup }) {
             shared.withLock {
@@ -51,8 +59,9 @@ extension FaultCampaign {
             shared.withLock { state in
                 _ = state.down.remove(serverName(0))
                 // The snapshots taken since the backup are gone with the database.
+                // No restore since the backup (checked above): the lines of history the campaign
+                // knows are the backup's.
                 state.model.snapshotLists = backup.snapshots
-                state.lastRestore = [:]
             }
             event("server database put back from the last checkpoint's backup (devices heal it)")
             return .instant
@@ -61,6 +70,7 @@ extension FaultCampaign {
         shared.withLock {
             $0.roundServerFaults += 1
             $0.lastRestore[partition] = snapshot
+            $0.noteRestore(partition)
         }
         try await cluster.admin(["restore", partition, snapshot, "--heal"], instance: admin)
         event("restored \(partition) to \(snapshot) with --heal")

@@ -106,6 +106,18 @@ final class FaultCampaign: Sendable {
         /// The server's backup taken at the last checkpoint (one SQLite server), with the
         /// snapshots the model knew then (``FaultCampaign/restoreHeal(partition:)``).
         var serverBackup: (path: String, snapshots: [String: [(id: String, rows: [String: CampaignModel.Row])]])?
+        /// Whether a partition was restored since `serverBackup` was taken (the backup is then of
+        /// another line of history than the devices hold).
+        var restoredSinceBackup = false
+        /// Per partition: how many of the model's snapshots existed at its last restore. Those
+        /// taken since, and the one it was restored to, are on its current line of history.
+        var lineStart: [String: Int] = [:]
+
+        /// A restore of `partition` happened: snapshots taken before it may be of another line.
+        mutating func noteRestore(_ partition: String) {
+            restoredSinceBackup = true
+            lineStart[partition] = model.snapshots(of: partition).count
+        }
     }
 
     init(settings: CampaignSettings) async throws {
