@@ -26,6 +26,24 @@ extension StorageConformanceTests {
             unknown: ChangeRows(Changeset(unknown)), rows: ChangeRows(Changeset(rows)))
     }
 
+    /// A snapshot taken before an earlier restore went back past it is of another line of
+    /// history than the devices hold: a restore to it, asked to heal, is recorded as a rollback.
+    @Test(arguments: StorageBackend.allCases)
+    func aRestoreToASnapshotOffTheCurrentLineIsARollback(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let (a, first, _) = try await lostWindow(storage)
+            let later = try await storage.snapshot(of: partition, now: now)  // version 3
+            _ = try await storage.restore(partition, to: first.id, mode: .rollback, now: now)  // back to 1
+            for seq in Int64(2)...5 {
+                _ = try await storage.integrate(
+                    [upload(seq, seq, .insert("t", .integer(seq), ["v": .integer(seq)]))], from: a.id, into: partition, now: now)
+            }
+            // Head 5 on the new line; the snapshot at 3 is of the old one.
+            let (_, record) = try await storage.restore(partition, to: later.id, mode: .heal, now: now)
+            #expect(record?.mode == .rollback && record?.isHealing == false, "\(String(describing: record))")
+        }
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func aRestoreRecordsTheLostWindowAndDevicesGiveItBack(_ backend: StorageBackend) async throws {
         try await withStorage(backend) { storage, _ in
