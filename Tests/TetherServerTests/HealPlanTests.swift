@@ -132,11 +132,12 @@ import TetherProtocol
     }
 
     func facts(
-        _ record: HealRecord?, windowSalt: Int64? = 150, contribution: HealPlan.Contribution? = nil, older: Bool = false, others: Int64 = 0
+        _ record: HealRecord?, windowSalt: Int64? = 150, contribution: HealPlan.Contribution? = nil, older: Bool = false, others: Int64 = 0,
+        historySalt: Int64? = nil
     ) -> HealPlan.Facts {
         HealPlan.Facts(
             record: record, windowSalt: windowSalt, contribution: contribution, hasOlderVouchedRows: older,
-            otherContributionsHealedUntil: others)
+            otherContributionsHealedUntil: others, historySalt: historySalt)
     }
 
     func isNotWanted(_ admission: HealPlan.Admission) -> Bool {
@@ -171,6 +172,19 @@ import TetherProtocol
         // Noted even when the view is not wanted.
         let covered = HealPlan.admit(chunk(view: 25, salt: 1), facts(record(windowKnown: false, healedTo: 26), windowSalt: nil))
         #expect(isNotWanted(covered) && covered.lostUntil == 25)
+    }
+
+    @Test func aViewOnTheHistorySinceTheRestoreIsNotWanted() {
+        // A device that reset onto the history written since the restore and resets again
+        // (sync terminated, say) while the heal is open: known window or not, its view is not
+        // of the window, even where the window's salt for that version was compacted away.
+        for (known, windowSalt) in [(false, Int64?.none), (true, Int64?.none), (true, Int64?(150))] {
+            let admission = HealPlan.admit(
+                chunk(view: 15, salt: 150), facts(record(windowKnown: known), windowSalt: windowSalt, historySalt: 150))
+            #expect(isNotWanted(admission) && admission.lostUntil == nil, "known \(known), window salt \(String(describing: windowSalt))")
+        }
+        // The history has another salt at that version: the view may be of the window.
+        #expect(HealPlan.admit(chunk(view: 15, salt: 1), facts(record(windowKnown: false), windowSalt: nil, historySalt: 150)).decision == .apply)
     }
 
     @Test func aCompletedContributionAnswersWithItsCount() {

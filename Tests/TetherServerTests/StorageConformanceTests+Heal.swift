@@ -136,6 +136,40 @@ extension StorageConformanceTests {
         }
     }
 
+    /// A device that reset onto the history written since the restore and resets again while
+    /// the heal is open offers a view of that history: not wanted, whether the server knows
+    /// the window (a snapshot restore) or not (a database put back), and nothing is written.
+    @Test(arguments: StorageBackend.allCases)
+    func aViewOfTheHistorySinceTheRestoreIsNotWanted(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let (a, snapshot, _) = try await lostWindow(storage)
+            _ = try await storage.restore(partition, to: snapshot.id, mode: .heal, now: now)
+            var since: [Int64: Int64] = [:]
+            for seq in Int64(2)...3 {
+                let outcome = try await storage.integrate(
+                    [upload(seq, seq, .insert("t", .integer(10 + seq), ["v": .integer(seq)]))], from: a.id, into: partition, now: now)
+                since[outcome.head.latest.version] = outcome.head.latest.salt
+            }
+            let epoch = try await storage.epoch(of: partition)
+            let before = try await state(storage)
+            // The view at 2 lacks row 13, written at 3: applied, it would delete it.
+            let stale = chunk(2, salt: since[2]!, base: 3, rows: [.delete("t", .integer(13))])
+            let reply = try await storage.contributeHeal(stale, into: partition, now: now, epoch: epoch)
+            #expect(reply.outcome == .notWanted && reply.reason.contains("since the restore"), "\(reply)")
+            #expect(try await state(storage) == before)
+
+            // The same when the server learned of the window from devices ahead of it.
+            _ = try await storage.closeHeal(partition, now: now)
+            _ = try await storage.openHeal(
+                partition, window: LostWindow(restoredTo: 1, lostUntil: 5, salts: [:]), mode: .heal, origin: .devicesAhead, now: now)
+            var again = stale
+            again.contribution = 78
+            #expect(try await storage.contributeHeal(again, into: partition, now: now, epoch: epoch).outcome == .notWanted)
+            #expect(try await state(storage) == before)
+            #expect(try await storage.heal(of: partition)?.healedChanges == 0)
+        }
+    }
+
     /// A row a device did not vouch for (unknown) is left to other views; a row the view saw
     /// deleted goes, unless a write since the restore put it back.
     @Test(arguments: StorageBackend.allCases)

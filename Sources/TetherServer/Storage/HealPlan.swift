@@ -39,13 +39,17 @@ public enum HealPlan {
         public var hasOlderVouchedRows: Bool
         /// The highest `last_version` of the partition's other contributions (0: none).
         public var otherContributionsHealedUntil: Int64
+        /// The salt the partition's current history has at the view's version (nil: none, the
+        /// version is past the head or its entry was compacted).
+        public var historySalt: Int64?
 
         public init(
             record: HealRecord?, windowSalt: Int64?, contribution: Contribution?, hasOlderVouchedRows: Bool,
-            otherContributionsHealedUntil: Int64
+            otherContributionsHealedUntil: Int64, historySalt: Int64? = nil
         ) {
             self.record = record
             self.windowSalt = windowSalt
+            self.historySalt = historySalt
             self.contribution = contribution
             self.hasOlderVouchedRows = hasOlderVouchedRows
             self.otherContributionsHealedUntil = otherContributionsHealedUntil
@@ -95,6 +99,13 @@ public enum HealPlan {
         let view = chunk.view
         guard view.version > record.restoredTo else {
             return Admission(decision: .notWanted("the view is not after the restored version"), lostUntil: nil)
+        }
+        // A view on the history written since the restore (a device that reset onto it and
+        // resets again, for another reason, while the heal is open) is not of the lost window:
+        // its rows are what the server has or had after the restore, never data to put back.
+        // The only test when the server does not know the window (a database put back).
+        if let salt = facts.historySalt, salt == view.salt {
+            return Admission(decision: .notWanted("the view is of the history since the restore"), lostUntil: nil)
         }
         // A known window: a view must be one of its versions, with its salt. A version of the
         // window whose salt the server no longer had (compacted before the restore) is taken on

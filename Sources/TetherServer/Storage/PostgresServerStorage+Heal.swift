@@ -85,6 +85,7 @@ extension PostgresServerStorage {
                 facts.hasOlderVouchedRows = older
                 facts.otherContributionsHealedUntil = others
             }
+            if V <= p.head.latest.version { facts.historySalt = try await Self.retainedSalt(of: V, in: p, connection, logger) }
             let admission = HealPlan.admit(chunk, facts)
             if let lostUntil = admission.lostUntil { try await Self.noteLostVersion(lostUntil, partitionID: p.id, connection, logger) }
             if let answer = HealPlan.answer(admission.decision, to: chunk, healedSoFar: contribution?.healedChanges ?? 0) { return answer }

@@ -72,7 +72,8 @@ extension SQLiteServerStorage {
                     db, sql: "SELECT EXISTS(SELECT 1 FROM heal_rows WHERE partition_id = ? AND version < ?)", arguments: [p.id, V]) ?? false,
                 otherContributionsHealedUntil: try Int64.fetchOne(
                     db, sql: "SELECT coalesce(max(last_version), 0) FROM heal_contributions WHERE partition_id = ? AND id != ?",
-                    arguments: [p.id, contributionID]) ?? 0)
+                    arguments: [p.id, contributionID]) ?? 0,
+                historySalt: V <= p.head.latest.version ? try Self.retainedSalt(of: V, in: p, db) : nil)
             let admission = HealPlan.admit(chunk, facts)
             if let lostUntil = admission.lostUntil { try Self.noteLostVersion(lostUntil, partitionID: p.id, db) }
             if let answer = HealPlan.answer(admission.decision, to: chunk, healedSoFar: contribution?.healedChanges ?? 0) { return answer }
