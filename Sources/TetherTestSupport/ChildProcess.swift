@@ -84,10 +84,29 @@ public final class ChildProcess: Sendable {
         stdout.startReading { chunk in
             state.update { if let chunk { $0.stdout += chunk } else { $0.stdoutClosed = true } }
         }
+        let copy = logCopy(executable, arguments)
         stderr.startReading { chunk in
+            if let chunk { copy?.write(Data(chunk)) } else { try? copy?.close() }
             state.update { if let chunk { $0.stderr += chunk } else { $0.stderrClosed = true } }
         }
         return ChildProcess(process: process, state: state)
+    }
+
+    /// With `TETHER_TEST_CHILD_LOGS=DIR` (for debugging a long run, such as a soak, whose
+    /// temporary directories are gone at its end): every child's standard error is also
+    /// appended to a file in DIR named after the program and its `--config` (so a restarted
+    /// daemon's logs follow its earlier ones).
+    private static func logCopy(_ executable: String, _ arguments: [String]) -> FileHandle? {
+        guard let directory = ProcessInfo.processInfo.environment["TETHER_TEST_CHILD_LOGS"], !directory.isEmpty else { return nil }
+        let config = arguments.firstIndex(of: "--config").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+        let name = (executable as NSString).lastPathComponent
+            + (config.map { "-" + $0.split(separator: "/").suffix(3).joined(separator: "_") } ?? "")
+        let path = directory + "/" + name + ".log"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        guard let handle = FileHandle(forWritingAtPath: path) else { return nil }
+        handle.seekToEndOfFile()
+        return handle
     }
 
     /// Runs a child to completion (or its deadline) and returns how it ended.

@@ -186,6 +186,36 @@ struct HealEndToEndTests {
         }
     }
 
+    /// The same disaster when the first device to come back is one that was behind (`w`
+    /// stopped syncing before the backup): its uploads move the head past the versions the
+    /// others synced before any of them binds. Their versions, with salts the history does not
+    /// hold and past where it ended when the server started, still open the heal.
+    @Test func aDatabaseFilePutBackIsHealedWhenADeviceThatWasBehindMovesTheHeadFirst() async throws {
+        try await withCluster { cluster in
+            let scene = try await Self.lostWindow(cluster)
+            let database = cluster.serverDataDirectory() + "/server.sqlite"
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            try FileManager.default.removeItem(atPath: database)
+            try FileManager.default.copyItem(atPath: scene.backup, toPath: database)
+            try await cluster.startServer()
+            try await scene.w.ctl(["resume", "p"])
+            try await scene.w.waitSynced("p", timeout: 60)
+            // One version per write, more than the window had; r4 ends as w first wrote it.
+            for total in 10...(scene.newest + 10) {
+                try await scene.w.sql("p", "UPDATE orders SET total = \(total) WHERE id = 'r4'")
+                try await scene.w.waitSynced("p", timeout: 60)
+            }
+            try await scene.w.sql("p", "UPDATE orders SET total = 4 WHERE id = 'r4'")
+            try await scene.w.waitSynced("p", timeout: 60)
+            let head = try #require(try await scene.w.status("p")?["server_version"]?.numberValue)
+            #expect(Int(head) > scene.newest, "the head \(head) is past the window's end \(scene.newest)")
+            try await Self.reconnect(scene, order: ["c", "a", "b"])
+            try await Self.expectEveryDevice(scene, holds: Self.healed)
+            let heal = try #require(try await Self.heal(cluster))
+            #expect(heal["mode"] == "heal" && heal["origin"] == "devices-ahead", "\(heal)")
+        }
+    }
+
     /// A heal cut short: the server killed while a device sends its view a row per chunk, then
     /// the device killed in the middle of sending it again. The reset resumes at `healing`,
     /// sends the same contribution again and the result is the same.

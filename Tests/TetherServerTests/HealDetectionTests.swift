@@ -18,37 +18,49 @@ import TetherServer
 
     @Test func aVersionPastTheHeadOpensAHealFromWhereTheHistoryEndedAtStart() {
         // Started at 10; two uploads since (12): they are after the restore, not part of the window.
-        let verdict = HealDetection.verdict(reported: 15, head: head(12), record: nil, headAtStart: 10, startedAt: started)
+        let verdict = HealDetection.verdict(reported: 15, inHistory: false, head: head(12), record: nil, headAtStart: 10, startedAt: started)
         #expect(verdict == .open(LostWindow(restoredTo: 10, lostUntil: 15, salts: [:])))
         // A partition this process has not seen at start: the history's end now.
         #expect(
-            HealDetection.verdict(reported: 15, head: head(12), record: nil, headAtStart: nil, startedAt: started)
+            HealDetection.verdict(reported: 15, inHistory: false, head: head(12), record: nil, headAtStart: nil, startedAt: started)
                 == .open(LostWindow(restoredTo: 12, lostUntil: 15, salts: [:])))
     }
 
-    @Test func aVersionInsideTheHistoryOpensNothing() {
-        // Another salt at a version the history holds is what every restore leaves behind.
-        #expect(HealDetection.verdict(reported: 12, head: head(12), record: nil, headAtStart: 10, startedAt: started) == .nothing)
-        #expect(HealDetection.verdict(reported: 3, head: head(12), record: nil, headAtStart: 10, startedAt: started) == .nothing)
+    @Test func aVersionUpToTheHistorysEndAtStartOpensNothing() {
+        // Another salt at a version the history held at start is what every restore leaves behind.
+        #expect(HealDetection.verdict(reported: 10, inHistory: false, head: head(12), record: nil, headAtStart: 10, startedAt: started) == .nothing)
+        #expect(HealDetection.verdict(reported: 3, inHistory: false, head: head(12), record: nil, headAtStart: 10, startedAt: started) == .nothing)
+    }
+
+    @Test func aVersionThisProcessIssuedWithAnotherSaltOpensAHeal() {
+        // Started at 10; a device that was behind reconnected first and uploaded up to 14; a
+        // device at 12 of the lost line binds after it: the window is found all the same.
+        #expect(
+            HealDetection.verdict(reported: 12, inHistory: false, head: head(14), record: nil, headAtStart: 10, startedAt: started)
+                == .open(LostWindow(restoredTo: 10, lostUntil: 12, salts: [:])))
+        // With its own salt it is on the current line (an identity the server does not know: 208).
+        #expect(HealDetection.verdict(reported: 12, inHistory: true, head: head(14), record: nil, headAtStart: 10, startedAt: started) == .nothing)
+        let open = record(opened: started.addingTimeInterval(5), closed: nil)
+        #expect(HealDetection.verdict(reported: 25, inHistory: true, head: head(30), record: open, headAtStart: 10, startedAt: started) == .nothing)
     }
 
     @Test func anOpenWindowOfUnknownEndIsRaised() {
         let open = record(opened: started.addingTimeInterval(5))
-        #expect(HealDetection.verdict(reported: 25, head: head(12), record: open, headAtStart: 10, startedAt: started) == .raise(25))
-        #expect(HealDetection.verdict(reported: 18, head: head(12), record: open, headAtStart: 10, startedAt: started) == .nothing)
+        #expect(HealDetection.verdict(reported: 25, inHistory: false, head: head(12), record: open, headAtStart: 10, startedAt: started) == .raise(25))
+        #expect(HealDetection.verdict(reported: 18, inHistory: false, head: head(12), record: open, headAtStart: 10, startedAt: started) == .nothing)
         // A window whose lost versions are known is not raised by a device's say-so.
         let known = record(known: true, opened: started.addingTimeInterval(5))
-        #expect(HealDetection.verdict(reported: 25, head: head(12), record: known, headAtStart: 10, startedAt: started) == .nothing)
+        #expect(HealDetection.verdict(reported: 25, inHistory: false, head: head(12), record: known, headAtStart: 10, startedAt: started) == .nothing)
     }
 
     @Test func aRecordOfThisProcessIsNotOpenedAgainButOneFromAnEarlierLifeIs() {
         let closedNow = record(opened: started.addingTimeInterval(5), closed: started.addingTimeInterval(9))
-        #expect(HealDetection.verdict(reported: 25, head: head(12), record: closedNow, headAtStart: 10, startedAt: started) == .nothing)
+        #expect(HealDetection.verdict(reported: 25, inHistory: false, head: head(12), record: closedNow, headAtStart: 10, startedAt: started) == .nothing)
         let earlier = record(opened: started.addingTimeInterval(-500), closed: started.addingTimeInterval(-400))
         #expect(
-            HealDetection.verdict(reported: 25, head: head(12), record: earlier, headAtStart: 10, startedAt: started)
+            HealDetection.verdict(reported: 25, inHistory: false, head: head(12), record: earlier, headAtStart: 10, startedAt: started)
                 == .open(LostWindow(restoredTo: 10, lostUntil: 25, salts: [:])))
         // Not past what that earlier record already knew was lost.
-        #expect(HealDetection.verdict(reported: 19, head: head(12), record: earlier, headAtStart: 10, startedAt: started) == .nothing)
+        #expect(HealDetection.verdict(reported: 19, inHistory: false, head: head(12), record: earlier, headAtStart: 10, startedAt: started) == .nothing)
     }
 }

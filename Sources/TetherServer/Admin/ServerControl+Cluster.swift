@@ -16,6 +16,11 @@ extension ServerControl {
                 await hub.publish(partition)
             case .restored(let partition):
                 await headTracker.forget(partition)
+                do {
+                    if let head = try await storage.head(of: partition) { service.headsAtStart.restored(partition, to: head.latest.version) }
+                } catch {
+                    logger.error("cannot read a restored partition's head", metadata: ["partition": "\(partition)", "error": "\(error)"])
+                }
                 let notified = await fence.rebind(
                     where: { $0.partition == partition }, because: "partition \(partition) was restored to an earlier snapshot")
                 logger.notice("partition restored on another instance", metadata: ["partition": "\(partition)", "sessions_notified": "\(notified)"])

@@ -76,6 +76,7 @@ public final class ServerControl: Sendable {
             throw AdminError(.notFound, "\(what)", hint: "`tether-server admin snapshot \(name)` prints the ids of new snapshots")
         }
         summary.restored(partition.rawValue, version: head.latest.version)
+        service.headsAtStart.restored(partition, to: head.latest.version)
         var metadata: Logger.Metadata = [
             "partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)", "mode": "\(mode.rawValue)",
         ]

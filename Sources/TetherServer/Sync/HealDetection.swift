@@ -6,10 +6,14 @@ public import TetherProtocol
 /// with an identity it does not know (208): evidence that the storage went back in time.
 /// Pure; ``SyncService`` performs the verdict (docs/client-reset.md, "Healing a restored server").
 ///
-/// Only a version **past the head** opens a heal by itself: the server never issued it, so the
-/// database was put back without the server being told. A version inside the history with
-/// another salt is also what every restore leaves behind (the devices of a rollback come back
-/// for days), so it only raises the known end of a window already open.
+/// Only a version **past where the history ended when this process started** opens a heal by
+/// itself, and only when the history does not hold it with the device's salt: this process did
+/// not issue it, so the database was put back without the server being told — whether the
+/// version is past the head or inside what this process appended since (the first device to
+/// reconnect may be one that was behind, whose uploads move the head past the others before
+/// they bind). A version at or before that end with another salt is also what every restore
+/// leaves behind (the devices of a rollback come back for days), so it only raises the known
+/// end of a window already open.
 public enum HealDetection {
     public enum Verdict: Sendable, Hashable {
         case nothing
@@ -21,6 +25,8 @@ public enum HealDetection {
 
     /// - Parameters:
     ///   - reported: the version the binding store says it synced.
+    ///   - inHistory: whether the history holds that version with the store's salt (then the
+    ///     store is on the current line, and bound with an identity the server does not know).
     ///   - head: the partition's head now.
     ///   - record: the partition's heal record, if any.
     ///   - headAtStart: the partition's latest version when this process started (nil when it
@@ -29,22 +35,26 @@ public enum HealDetection {
     ///   - startedAt: when this process started: a record opened before it belongs to an
     ///     earlier life of the server (and perhaps an earlier database).
     public static func verdict(
-        reported: Int64, head: PartitionHead, record: HealRecord?, headAtStart: Int64?, startedAt: Date
+        reported: Int64, inHistory: Bool, head: PartitionHead, record: HealRecord?, headAtStart: Int64?, startedAt: Date
     ) -> Verdict {
+        guard !inHistory else { return .nothing }
         if let record, record.closedAt == nil, !record.windowKnown, reported > record.lostUntil, reported > record.restoredTo {
             return .raise(reported)
         }
-        guard reported > head.latest.version else { return .nothing }
+        let historyEndAtStart = min(headAtStart ?? head.latest.version, head.latest.version)
+        guard reported > historyEndAtStart else { return .nothing }
         if let record {
             // The window of a restore this server life already knows of: nothing new.
             guard record.openedAt < startedAt, reported > record.lostUntil else { return .nothing }
         }
-        let restoredTo = min(headAtStart ?? head.latest.version, head.latest.version)
-        return .open(LostWindow(restoredTo: restoredTo, lostUntil: reported, salts: [:]))
+        return .open(LostWindow(restoredTo: historyEndAtStart, lostUntil: reported, salts: [:]))
     }
 }
 
-/// Every partition's latest version when the process started (``HealDetection``).
+/// Every partition's latest version when the process started (``HealDetection``), moved to
+/// the restored head when a restore rewrites a partition's history while the process runs (on
+/// this instance or another sharing its database): versions the history held before it are
+/// then the restore's to account for, not evidence of a database put back.
 public final class HeadsAtStart: Sendable {
     private let state = Mutex<(versions: [String: Int64], at: Date)>(([:], Date()))
 
@@ -52,6 +62,11 @@ public final class HeadsAtStart: Sendable {
 
     public func record(_ versions: [String: Int64], at date: Date = Date()) {
         state.withLock { $0 = (versions, date) }
+    }
+
+    /// `partition` was restored in this process's life; its history now ends at `version`.
+    public func restored(_ partition: PartitionName, to version: Int64) {
+        state.withLock { $0.versions[partition.rawValue] = version }
     }
 
     public func version(of partition: PartitionName) -> Int64? { state.withLock { $0.versions[partition.rawValue] } }

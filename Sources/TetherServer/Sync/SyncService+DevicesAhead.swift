@@ -6,11 +6,12 @@ extension SyncService {
     /// A store bound at a version the history does not hold, or with an identity the server
     /// does not know: performs ``HealDetection``'s verdict. A failure is logged, never the
     /// bind's answer: the device resets either way, and the next one tries again.
-    func noteStoreAhead(reported: Int64, in partition: PartitionName, head: PartitionHead) async {
+    func noteStoreAhead(reported: ServerVersion, saltInHistory: Int64?, in partition: PartitionName, head: PartitionHead) async {
         do {
             let record = try await storage.heal(of: partition)
             switch HealDetection.verdict(
-                reported: reported, head: head, record: record, headAtStart: headsAtStart.version(of: partition),
+                reported: reported.version, inHistory: reported.version <= head.latest.version && saltInHistory == reported.salt,
+                head: head, record: record, headAtStart: headsAtStart.version(of: partition),
                 startedAt: headsAtStart.startedAt)
             {
             case .nothing:
@@ -22,7 +23,7 @@ extension SyncService {
                 let opened = try await storage.openHeal(partition, window: window, mode: mode, origin: .devicesAhead, now: now())
                 metrics.healOpened()
                 logger.warning(
-                    "partition \(partition): a device synced up to version \(reported), but the history ends at \(head.latest.version): the database was restored without the server being told; \(mode == .heal ? "devices give the lost versions back as they reset (`tether-server admin heal-done` ends it)" : "the lost versions stay lost ([history] devices_ahead = \"rollback\")")",
+                    "partition \(partition): a device synced up to version \(reported.version), which this server did not issue (its history ended at \(opened.restoredTo) when it started): the database was restored without the server being told; \(mode == .heal ? "devices give the lost versions back as they reset (`tether-server admin heal-done` ends it)" : "the lost versions stay lost ([history] devices_ahead = \"rollback\")")",
                     metadata: [
                         "partition": "\(partition)", "restored_to": "\(opened.restoredTo)", "lost_until": "\(opened.lostUntil)",
                         "mode": "\(mode.rawValue)",

@@ -34,9 +34,11 @@ extension SyncService {
                 let head = try await storage.head(of: session.partition) ?? .empty
                 await committed(session.partition, head: head.latest.version, wroteHistory: true)
             }
-            logger.debug("heal chunk answered", metadata: [
+            // A contribution's end (completed, not wanted, rebase) once per device reset at
+            // info; the chunks in between at debug.
+            logger.log(level: reply.outcome == .accepted ? .debug : .info, "heal chunk answered", metadata: [
                 "partition": "\(session.partition)", "contribution": "\(chunk.contribution)", "outcome": "\(reply.outcome)",
-                "healed": "\(reply.healedChanges)", "reason": "\(reply.reason)",
+                "view": "\(chunk.view.version)", "base": "\(chunk.base)", "healed": "\(reply.healedChanges)", "reason": "\(reply.reason)",
             ])
             return .success(reply)
         } catch {

@@ -105,7 +105,7 @@ public final class SyncService: Sendable {
                 {
                     await release(key)
                     if problem.code == .divergingHistories || problem.code == .badClientFileIdentifier {
-                        await noteStoreAhead(reported: request.lastServerVersion.version, in: partition, head: currentHead)
+                        await noteStoreAhead(reported: request.lastServerVersion, saltInHistory: salt, in: partition, head: currentHead)
                     }
                     return .rejected(problem)
                 }
