@@ -90,7 +90,7 @@ extension FaultCampaign {
             return state.lossless
         }
         let faults = Fault.allCases.filter { (!lossless || !$0.mayDiscard) && $0.applies(instances: settings.instances) }
-            .map { ($0, $0.weight) }
+            .map { ($0, settings.weights[$0.rawValue] ?? $0.weight) }.filter { $0.1 > 0 }
         var scheduled: [(at: ContinuousClock.Instant, undo: Undo)] = []
         while clock.now < end {
             let (gap, fault, duration) = shared.withLock { state in

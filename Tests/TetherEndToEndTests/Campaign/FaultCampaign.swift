@@ -22,6 +22,9 @@ struct CampaignSettings: Sendable {
     /// agents spread over them, and the fault `kill-instance` instead of `kill-server`.
     var storage: ClusterSettings.Storage = .sqlite
     var instances = 1
+    /// Faults whose weight replaces the usual one (`TETHER_CAMPAIGN_WEIGHTS`, e.g.
+    /// `restore-heal=30,terminate-sync=10`: a soak aimed at one kind of fault; 0 leaves it out).
+    var weights: [String: Int] = [:]
 
     /// One seed for both storages' campaigns of a run, when none is given.
     static let randomSeed = UInt64.random(in: 1...999_999_999)
@@ -42,6 +45,10 @@ struct CampaignSettings: Sendable {
         var settings = CampaignSettings(seed: seed, duration: .seconds(Int((Double(seconds) * share).rounded())))
         settings.storage = storage
         settings.instances = storage == .postgresql ? 2 : 1
+        for pair in (environment["TETHER_CAMPAIGN_WEIGHTS"] ?? "").split(separator: ",") {
+            let parts = pair.split(separator: "=")
+            if parts.count == 2, let weight = Int(parts[1]) { settings.weights[String(parts[0])] = weight }
+        }
         return settings
     }
 }
