@@ -31,8 +31,9 @@ struct HealEndToEndTests {
 
     /// Builds the scene, then stops the server: the backup holds r0 only; the window (versions
     /// past the backup) inserts r1, r2, r3, updates r0 and deletes r1.
-    static func lostWindow(_ cluster: Cluster, modeOfA: String? = nil) async throws -> Scene {
-        let a = try cluster.agent("a", partitions: ["p"], extra: modeOfA.map { "[reset]\nmode = \"\($0)\"" } ?? "")
+    static func lostWindow(_ cluster: Cluster, modeOfA: String? = nil, afterHookOfA: String? = nil) async throws -> Scene {
+        let resetOfA = (modeOfA.map { ["mode = \"\($0)\""] } ?? []) + (afterHookOfA.map { ["after_hook = \"\($0)\""] } ?? [])
+        let a = try cluster.agent("a", partitions: ["p"], extra: resetOfA.isEmpty ? "" : "[reset]\n" + resetOfA.joined(separator: "\n"))
         let b = try cluster.agent("b", partitions: ["p"])
         let c = try cluster.agent("c", partitions: ["p"])
         let w = try cluster.agent("w", partitions: ["p"])
@@ -129,6 +130,28 @@ struct HealEndToEndTests {
             let closed = try await cluster.admin(["heal-done", "p"])
             #expect(closed.contains("heal of p closed"), "\(closed)")
             #expect(try await Self.heal(cluster)?["closed_at"] != .null)
+        }
+    }
+
+    /// A device whose view healed rows fetches the state again before its rewrite: when its
+    /// reset ends (its after hook runs) the store already holds what it gave back, never the
+    /// restored state without it — an application's update or delete of such a row in that
+    /// moment would otherwise have found nothing to change.
+    @Test func aContributingDeviceHoldsWhatItHealedWhenItsResetEnds() async throws {
+        try await withCluster { cluster in
+            let rows = cluster.dir.appending("a-rows-at-after-hook")
+            let hook = cluster.dir.appending("a-after-hook")
+            try Cluster.write(
+                "#!/bin/sh\n/usr/bin/sqlite3 \"$TETHER_STORE\" \"SELECT id FROM orders ORDER BY id\" > \(rows)\n", to: hook, mode: 0o755)
+            let scene = try await Self.lostWindow(cluster, afterHookOfA: hook)
+            _ = try await Self.restoreBackup(cluster, scene.backup, "--heal")
+            try await cluster.startServer()
+            try await Self.reconnect(scene, order: ["a", "b", "c"])
+            let reset = try #require(try await scene.a.resets().last)
+            #expect((reset["healed_changes"]?.numberValue ?? 0) >= 1, "\(reset)")
+            // r2 and r3 exist only in the window (a's view); r1 was deleted in it.
+            #expect(try String(contentsOfFile: rows, encoding: .utf8) == "r0\nr2\nr3\nr4\n")
+            try await Self.expectEveryDevice(scene, holds: Self.healed)
         }
     }
 

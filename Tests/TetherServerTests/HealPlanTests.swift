@@ -201,6 +201,16 @@ import TetherProtocol
         #expect(HealPlan.admit(chunk(view: 15), facts(record(healedTo: 18), contribution: started)).decision == .apply)
     }
 
+    /// Even a view newer ones cover is asked to fetch again when another view was healed after
+    /// its base: its rewrite must hold the rows that view healed.
+    @Test func aCoveredViewWhoseBaseIsOlderThanAHealIsAskedToRebaseFirst() {
+        guard case .rebase = HealPlan.admit(chunk(view: 15, base: 30), facts(record(healedTo: 18), others: 31)).decision else {
+            Issue.record("expected a rebase")
+            return
+        }
+        #expect(isNotWanted(HealPlan.admit(chunk(view: 15, base: 31), facts(record(healedTo: 18), others: 31))))
+    }
+
     @Test func anotherViewHealedAfterTheBaseAsksForARebase() {
         guard case .rebase = HealPlan.admit(chunk(base: 30), facts(record(), others: 31)).decision else {
             Issue.record("expected a rebase")

@@ -176,12 +176,17 @@ public struct ClientResetCoordinator: Sendable, Hashable {
             record.outcome = .discarded
             record.finishedAt = now
         case (.fetching, .serverStateFetched):
-            record.phase = heals ? .healing : .rewriting
+            // A heal already finished (the state fetched again after it) is not offered again.
+            record.phase = heals && record.healedChanges == nil ? .healing : .rewriting
 
         case (.healing, .healFinished(let healed, let contributed)):
             record.healedChanges = healed
             record.viewContributed = contributed
-            record.phase = .rewriting
+            // The server now holds rows the fetched state lacks (the view's): fetch it again,
+            // so the rewrite puts them in the store at once. Rewritten to the state before the
+            // heal, the store would lack them until the next download, and an application's
+            // update or delete of such a row in between would find nothing to change.
+            record.phase = healed > 0 ? .fetching : .rewriting
 
         case (.healing, .healRebase):
             record.healRebases = (record.healRebases ?? 0) + 1

@@ -117,16 +117,20 @@ public enum HealPlan {
         if let contribution = facts.contribution, contribution.isCompleted {
             return Admission(decision: .completed(healedChanges: contribution.healedChanges), lostUntil: lostUntil)
         }
+        // Before "covered": a device whose state was fetched before another view was healed
+        // fetches it again, even when it has nothing to add, so that its rewrite puts in the
+        // store the rows that view healed (it held them a moment ago; without them until the
+        // next download, an update or delete of one by an application would change nothing).
+        if facts.otherContributionsHealedUntil > chunk.base {
+            return Admission(
+                decision: .rebase("another view was healed at version \(facts.otherContributionsHealedUntil), after the base \(chunk.base)"),
+                lostUntil: lostUntil)
+        }
         // Asked of a contribution's first chunk only: once one of its chunks was applied, its
         // rows are decided one by one (a newer view's rows are skipped), and it must complete,
         // or the rows it already put back would stand for a view that never vouched.
         if facts.contribution == nil && view.version <= record.healedTo && !facts.hasOlderVouchedRows {
             return Admission(decision: .notWanted("newer views cover it"), lostUntil: lostUntil)
-        }
-        if facts.otherContributionsHealedUntil > chunk.base {
-            return Admission(
-                decision: .rebase("another view was healed at version \(facts.otherContributionsHealedUntil), after the base \(chunk.base)"),
-                lostUntil: lostUntil)
         }
         return Admission(decision: .apply, lostUntil: lostUntil)
     }

@@ -54,7 +54,8 @@ private func succeed(initiate: Bool = true, recovered: Int = 3, healed: Int = 2)
 @Test func automaticRecoverWalksEveryPhaseOfSpec43() throws {
     var c = ClientResetCoordinator(new: record(.recover))
     let phases = try run(&c, answer: succeed())
-    #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .healing, .rewriting, .afterHook, .done])
+    // The view healed rows: the state is fetched again before the rewrite.
+    #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .healing, .fetching, .rewriting, .afterHook, .done])
     #expect(c.record.outcome == .recovered)
     #expect(c.record.recoveredChanges == 3)
     #expect(c.record.healedChanges == 2)
@@ -79,7 +80,7 @@ private func succeed(initiate: Bool = true, recovered: Int = 3, healed: Int = 2)
     #expect(c.record.outcome == .manualPending)
     #expect(c.effect == .awaitOperator)
     try c.handle(.initiated, now: 300)
-    phases = try run(&c, answer: succeed())
+    phases = try run(&c, answer: succeed(healed: 0))
     #expect(phases == [.backingUp, .beforeHook, .fetching, .healing, .rewriting, .afterHook, .done])
     #expect(c.record.outcome == .manualDone)
     #expect(c.record.hooks.map(\.event) == [.manualReset, .beforeReset, .afterReset])
@@ -214,7 +215,7 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
     var effects: [Effect] = []
     let phases = try run(&c) { effect in
         effects.append(effect)
-        return succeed()(effect)
+        return succeed(healed: 0)(effect)
     }
     #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .healing, .rewriting, .afterHook, .done])
     #expect(!effects.contains { if case .backup = $0 { true } else { false } })
@@ -303,14 +304,26 @@ private func healing(_ strategy: ResetStrategy = .recover) -> ClientResetCoordin
 }
 
 @Test func healingFinishedRecordsTheCountAndRewrites() throws {
-    for healed in [0, 7] {
-        var c = healing()
-        #expect(c.effect == .contributeHeal)
-        try c.handle(.healFinished(healed: healed), now: 1)
-        #expect(c.record.phase == .rewriting)
-        #expect(c.record.healedChanges == healed)
-        #expect(c.effect == .rewrite(.recover))
-    }
+    var c = healing()
+    #expect(c.effect == .contributeHeal)
+    try c.handle(.healFinished(healed: 0), now: 1)
+    #expect(c.record.phase == .rewriting)
+    #expect(c.record.healedChanges == 0)
+    #expect(c.effect == .rewrite(.recover))
+}
+
+/// A view that healed rows changed the server's state after the fetch: the state is fetched
+/// again (so the rewrite puts the healed rows in the store at once), and not offered again.
+@Test func aViewThatHealedRowsFetchesTheStateAgainThenRewrites() throws {
+    var c = healing()
+    try c.handle(.healFinished(healed: 7, contributed: true), now: 1)
+    #expect(c.record.phase == .fetching)
+    #expect(c.effect == .fetchServerState)
+    #expect(c.record.healedChanges == 7 && c.record.viewContributed == true)
+    try c.handle(.serverStateFetched, now: 2)
+    #expect(c.record.phase == .rewriting)
+    #expect(c.effect == .rewrite(.recover))
+    #expect(c.record.healedChanges == 7 && c.record.viewContributed == true)
 }
 
 @Test func aHealRebaseFetchesAgainThenHealsAgain() throws {
@@ -350,22 +363,22 @@ private func healing(_ strategy: ResetStrategy = .recover) -> ClientResetCoordin
     #expect(resumed.effect == .contributeHeal)
     #expect(resumed.record.id == "r1")
     let phases = try run(&resumed, answer: succeed(healed: 5))
-    #expect(phases == [.healing, .rewriting, .afterHook, .done])
+    #expect(phases == [.healing, .fetching, .rewriting, .afterHook, .done])
     #expect(resumed.record.healedChanges == 5)
     var rewriting = resumed.record
     rewriting.phase = .rewriting
     #expect(ClientResetCoordinator(resuming: rewriting).effect == .rewrite(.recover))
 }
 
-/// A rewrite that finds the staged state gone after healing fetches and heals again: the
-/// server answers a completed contribution sent again with its count.
-@Test func aRewriteThatLostTheStateAfterHealingHealsAgain() throws {
+/// A rewrite that finds the staged state gone after healing fetches it again and rewrites:
+/// the heal is finished and not offered again.
+@Test func aRewriteThatLostTheStateAfterHealingFetchesAgainWithoutHealingAgain() throws {
     var c = healing()
-    try c.handle(.healFinished(healed: 3), now: 1)
+    try c.handle(.healFinished(healed: 0), now: 1)
+    #expect(c.record.phase == .rewriting)
     try c.handle(.serverStateLost, now: 2)
     #expect(c.record.phase == .fetching)
     try c.handle(.serverStateFetched, now: 3)
-    #expect(c.record.phase == .healing)
-    try c.handle(.healFinished(healed: 3), now: 4)
-    #expect(c.record.healedChanges == 3)
+    #expect(c.record.phase == .rewriting)
+    #expect(c.record.healedChanges == 0)
 }
