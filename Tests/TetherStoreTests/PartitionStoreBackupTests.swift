@@ -74,6 +74,87 @@ final class StopFlag: Sendable {
         try store.close()
     }
 
+    /// Rows committed by an application sit in the WAL: the backup checkpoints them into the
+    /// file under the write lock and copies the file whole (not page by page).
+    @Test func aBackupCopiesTheWholeFileWhenTheWALCanBeCheckpointed() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let app = try appConnection(store.path)
+        try await app.write { db in
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+            for sku in 1...50 { try db.execute(sql: "INSERT INTO items (sku, name) VALUES (?, 'n')", arguments: [sku]) }
+        }
+        let walSize = try #require(try FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? Int)
+        #expect(walSize > 0, "the rows are in the WAL")
+        let path = dir.appending("backup.sqlite")
+        let method = try await store.backup(to: path)
+        #expect(method != .backupAPI, "\(method)")
+        #expect(try await sqlite3(path, "SELECT count(*) FROM items").stdout == "50\n")
+        #expect(try await sqlite3(path, "PRAGMA journal_mode").stdout == "delete\n")
+        #expect(try PartitionStore.pendingChanges(ofStoreAt: path).count == 50)
+        // The application's connection goes on working.
+        try await app.write { db in try db.execute(sql: "INSERT INTO items (sku, name) VALUES (51, 'after')") }
+        #expect(try await store.pendingChangeCount() == 51)
+        try app.close()
+        try store.close()
+    }
+
+    /// The backup never opens the store file itself: closing a second descriptor would drop the
+    /// agent's POSIX locks, and an application's connection closing afterwards would take itself
+    /// for the last one, checkpoint and delete the WAL the agent still writes to (its next
+    /// commits lost). After a backup, an application opens, reads and closes; the agent's next
+    /// write survives closing and reopening the store.
+    @Test func aBackupKeepsTheAgentsLocksSoAnApplicationNeverDeletesTheWALUnderIt() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO items (sku, name) VALUES (1, 'one')")
+        _ = try await store.pendingChangeCount()  // the agent's connections are open
+        #expect(try await store.backup(to: dir.appending("backup.sqlite")) == .fileCopy)
+        #expect(try await sqlite3(store.path, "SELECT count(*) FROM items").stdout == "1\n")
+        #expect(FileManager.default.fileExists(atPath: store.path + "-wal"), "the agent's WAL is still there")
+        try await store.setClientResetMarker("after the backup")
+        try store.close()
+        let reopened = try await makeStore(dir)
+        #expect(try await reopened.metadata().clientResetMarker == "after the backup")
+        try reopened.close()
+    }
+
+    /// An application's read transaction pins older WAL frames: the checkpoint cannot move
+    /// everything into the file, so the backup copies pages with SQLite's backup API and still
+    /// holds every committed row.
+    @Test func anApplicationsOpenReadFallsBackToTheBackupAPI() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let reader = try appConnection(store.path)
+        try await sqlite3(store.path, "INSERT INTO items (sku, name) VALUES (1, 'before')")
+        // The application's read transaction, held open on its own thread until released.
+        let (began, release, ended) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        Thread.detachNewThread {
+            try? reader.inTransaction(.deferred) { db in
+                _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM items")
+                began.signal()
+                release.wait()
+                return .commit
+            }
+            ended.signal()
+        }
+        began.wait()
+        try await sqlite3(store.path, "INSERT INTO items (sku, name) VALUES (2, 'after the read began')")
+        let path = dir.appending("backup.sqlite")
+        let method = try await store.backup(to: path)
+        #expect(method == .backupAPI)
+        #expect(try await sqlite3(path, "SELECT group_concat(sku) FROM items").stdout == "1,2\n")
+        release.signal()
+        ended.wait()
+        // Once the read ended, the next backup is a file copy again.
+        #expect(try await store.backup(to: path) != .backupAPI)
+        try reader.close()
+        try store.close()
+    }
+
     @Test func integrityCheckOfAMissingFileIsAnError() {
         #expect(throws: StoreError.self) { try PartitionStore.integrityCheck(ofFileAt: "/nonexistent/store.sqlite") }
     }
