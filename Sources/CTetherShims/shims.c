@@ -50,33 +50,3 @@ int tether_malloc_arena_max(int arenas) {
 int tether_malloc_trim(void) {
     return malloc_trim(0);
 }
-
-#include <stdlib.h>
-#include <unistd.h>
-
-long long tether_sqlite_copy_main_file(void *db, int out) {
-    sqlite3_file *file = 0;
-    if (sqlite3_file_control((sqlite3 *)db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == 0 ||
-        file->pMethods == 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    sqlite3_int64 size = 0;
-    if (file->pMethods->xFileSize(file, &size) != SQLITE_OK) { errno = EIO; return -1; }
-    const int chunk = 1 << 20;
-    char *buffer = malloc(chunk);
-    if (buffer == 0) { errno = ENOMEM; return -1; }
-    for (sqlite3_int64 offset = 0; offset < size;) {
-        int n = size - offset < chunk ? (int)(size - offset) : chunk;
-        if (file->pMethods->xRead(file, buffer, n, offset) != SQLITE_OK) { free(buffer); errno = EIO; return -1; }
-        for (int written = 0; written < n;) {
-            ssize_t w = pwrite(out, buffer + written, (size_t)(n - written), (off_t)(offset + written));
-            if (w < 0 && errno == EINTR) continue;
-            if (w < 0) { int saved = errno; free(buffer); errno = saved; return -1; }
-            written += (int)w;
-        }
-        offset += n;
-    }
-    free(buffer);
-    return (long long)size;
-}

@@ -35,13 +35,4 @@ int tether_malloc_arena_max(int arenas);
 /// if some was released.
 int tether_malloc_trim(void);
 
-/// Copies the main database file of the SQLite connection `db` (an `sqlite3 *`) into the empty
-/// file open at `out`, reading through the connection's own file handle
-/// (SQLITE_FCNTL_FILE_POINTER, then its xRead) in 1 MiB chunks. The file is never opened
-/// again: closing a second descriptor of a database file would drop every POSIX lock this
-/// process holds on it (SQLite's locks included), and another process could then checkpoint
-/// and delete the WAL under the agent. The caller holds the write lock and has checkpointed
-/// the WAL completely. Returns the bytes copied, or -1 with errno set; nothing is synced.
-long long tether_sqlite_copy_main_file(void *db, int out);
-
 #endif

@@ -218,8 +218,8 @@ public struct ClientResetExecutor: Sendable {
         do {
             let directory = (path as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
-            let method = try await store.backup(to: path, mode: 0o640)  // the mode set through the descriptor, no chmod(path)
-            log.notice("client reset \(record.id): store backed up to \(path) (\(method.rawValue))", metadata: ["tether.backup": .string(path)])
+            try await store.backup(to: path, mode: 0o640)  // the mode set through the descriptor, no chmod(path)
+            log.notice("client reset \(record.id): store backed up to \(path)", metadata: ["tether.backup": .string(path)])
             // keep_backups holds as soon as the new backup exists, not only when the reset ends.
             pruneBackups(of: record.partition, keep: context.partition.reset.keepBackups, log: log)
             return .backupCompleted
