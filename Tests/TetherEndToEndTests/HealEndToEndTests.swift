@@ -98,6 +98,16 @@ struct HealEndToEndTests {
         return result
     }
 
+    /// The usual disaster, by hand: the (stopped) server's database file replaced by `backup`,
+    /// without telling it, and the server started again.
+    static func putDatabaseBack(_ cluster: Cluster, _ backup: String) async throws {
+        let database = cluster.serverDataDirectory() + "/server.sqlite"
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        try FileManager.default.removeItem(atPath: database)
+        try FileManager.default.copyItem(atPath: backup, toPath: database)
+        try await cluster.startServer()
+    }
+
     static func heal(_ cluster: Cluster) async throws -> JSONValue? {
         let status = try JSONDecoder().decode(JSONValue.self, from: Data(try await cluster.admin(["--json", "status"]).utf8))
         return status["partitions"]?.arrayValue?.first { $0["name"] == "p" }?["heal"]
@@ -196,11 +206,7 @@ struct HealEndToEndTests {
     @Test func aDatabaseFilePutBackIsFoundByTheDevicesAndHealed() async throws {
         try await withCluster { cluster in
             let scene = try await Self.lostWindow(cluster)
-            let database = cluster.serverDataDirectory() + "/server.sqlite"
-            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
-            try FileManager.default.removeItem(atPath: database)
-            try FileManager.default.copyItem(atPath: scene.backup, toPath: database)
-            try await cluster.startServer()
+            try await Self.putDatabaseBack(cluster, scene.backup)
             try await Self.reconnect(scene, order: ["b", "a", "c"])
             try await Self.expectEveryDevice(scene, holds: Self.healed)
             let heal = try #require(try await Self.heal(cluster))
@@ -216,11 +222,7 @@ struct HealEndToEndTests {
     @Test func aDatabaseFilePutBackIsHealedWhenADeviceThatWasBehindMovesTheHeadFirst() async throws {
         try await withCluster { cluster in
             let scene = try await Self.lostWindow(cluster)
-            let database = cluster.serverDataDirectory() + "/server.sqlite"
-            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
-            try FileManager.default.removeItem(atPath: database)
-            try FileManager.default.copyItem(atPath: scene.backup, toPath: database)
-            try await cluster.startServer()
+            try await Self.putDatabaseBack(cluster, scene.backup)
             try await scene.w.ctl(["resume", "p"])
             try await scene.w.waitSynced("p", timeout: 60)
             // One version per write, more than the window had; r4 ends as w first wrote it.

@@ -29,6 +29,9 @@ import TetherProtocol
         #expect(hex(ServerMessage.healed(refused).encoded()) == "88 01 05 02 00 02 6e 6f")
         #expect(try ServerMessage.decode(ServerMessage.healed(refused).encoded()) == .healed(refused))
         #expect(ServerMessage.healed(reply).session == 1)
+        let covered = HealReply(session: 1, contribution: 5, outcome: .covered, healedChanges: 0, reason: "no")
+        #expect(hex(ServerMessage.healed(covered).encoded()) == "88 01 05 04 00 02 6e 6f")
+        #expect(try ServerMessage.decode(ServerMessage.healed(covered).encoded()) == .healed(covered))
     }
 
     /// The heal bytes with `flags`, `unknown` and `rows` in place of the example's.
@@ -60,9 +63,9 @@ import TetherProtocol
     }
 
     @Test func malformedHealedAre103() {
-        // Outcomes are 0 to 3.
-        #expect(code { try ServerMessage.decode([0x88, 0x01, 0x05, 0x03, 0x00, 0x00]) } == nil)
-        #expect(code { try ServerMessage.decode([0x88, 0x01, 0x05, 0x04, 0x00, 0x00]) } == .badSyntax)
+        // Outcomes are 0 to 4.
+        #expect(code { try ServerMessage.decode([0x88, 0x01, 0x05, 0x04, 0x00, 0x00]) } == nil)
+        #expect(code { try ServerMessage.decode([0x88, 0x01, 0x05, 0x05, 0x00, 0x00]) } == .badSyntax)
         #expect(code { try ServerMessage.decode([0x88, 0x01, 0x05, 0xFF, 0x00, 0x00]) } == .badSyntax)
         // Healed changes beyond Int64, a truncated reason, trailing bytes.
         #expect(code { try ServerMessage.decode([0x88, 0x01, 0x05, 0x01] + [UInt8](repeating: 0xFF, count: 9) + [0x01, 0x00]) } == .badSyntax)

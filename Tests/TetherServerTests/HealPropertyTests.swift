@@ -176,7 +176,7 @@ import TetherTestTraits
                     let again = try await storage.contributeHeal(chunk, into: partition, now: now, epoch: try await storage.epoch(of: partition))
                     #expect(again.outcome == .completed && again.healedChanges == reply.healedChanges, "\(label): a completed re-send")
                 }
-            case .notWanted:
+            case .notWanted, .covered:
                 #expect(chunk == device.offer, "\(label): only an offer is refused")
                 device.done = true
             case .rebase:

@@ -74,6 +74,29 @@ final class StopFlag: Sendable {
         try store.close()
     }
 
+    /// A backup must never open the store file through a descriptor of the agent's own (as a
+    /// reflink or `copy_file_range` would need): closing it drops every POSIX lock the process
+    /// holds on the file, SQLite's included, and an application's connection closing next takes
+    /// itself for the last one, checkpoints and deletes the WAL the agent still writes to (a
+    /// tried file-copy backup did, and lost the agent's next commits). After a backup, an
+    /// application opens, reads and closes; the agent's WAL is still there and its next write
+    /// survives closing and reopening the store.
+    @Test func aBackupKeepsTheAgentsLocksSoAnApplicationNeverDeletesTheWALUnderIt() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO items (sku, name) VALUES (1, 'one')")
+        _ = try await store.pendingChangeCount()  // the agent's connections are open
+        try await store.backup(to: dir.appending("backup.sqlite"))
+        #expect(try await sqlite3(store.path, "SELECT count(*) FROM items").stdout == "1\n")
+        #expect(FileManager.default.fileExists(atPath: store.path + "-wal"), "the agent's WAL is still there")
+        try await store.setClientResetMarker("after the backup")
+        try store.close()
+        let reopened = try await makeStore(dir)
+        #expect(try await reopened.metadata().clientResetMarker == "after the backup")
+        try reopened.close()
+    }
+
     @Test func integrityCheckOfAMissingFileIsAnError() {
         #expect(throws: StoreError.self) { try PartitionStore.integrityCheck(ofFileAt: "/nonexistent/store.sqlite") }
     }

@@ -81,6 +81,7 @@ private struct HealExchange {
         case .accepted: nil
         case .completed: .contributed(healed: Int(reply.healedChanges))
         case .notWanted: .notWanted(reason: reply.reason)
+        case .covered: .covered(reason: reply.reason)
         case .rebase: .rebase(reason: reply.reason)
         }
     }

@@ -51,7 +51,8 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case serverStateFetched
         /// The contribution is over: `healed` changes the server wrote (0 when it did not want
         /// the view, or refused it for a reason retrying cannot fix); `contributed`: the server
-        /// took the view (it is healing), so recovery keeps changes of rows its state lacks.
+        /// is healing (it took the view, or declined it as covered), so recovery keeps changes
+        /// of rows its state lacks.
         case healFinished(healed: Int, contributed: Bool = false)
         /// Another device's view was healed after the state was fetched: fetch it again, then
         /// contribute again (same contribution id).
@@ -234,9 +235,12 @@ public struct ClientResetCoordinator: Sendable, Hashable {
 
     /// Whether the reset offers its view for healing: it was caused by a restore of the server
     /// (211: the store synced past the server's history; 208: its client file is unknown to the
-    /// server) and keeps the store's data (a delete-store has nothing to offer).
+    /// server) or by a store that went back in time or was copied (209, 210: it may have synced
+    /// inside a window a restore lost, and learns whether a heal is open), and keeps the
+    /// store's data (a delete-store has nothing to offer).
     var heals: Bool {
-        (record.errorCode == .divergingHistories || record.errorCode == .badClientFileIdentifier) && record.strategy != .deleteStore
+        let causes: Set<SyncErrorCode> = [.divergingHistories, .badClientFileIdentifier, .badServerVersion, .badClientVersion]
+        return causes.contains(record.errorCode) && record.strategy != .deleteStore
     }
 
     private mutating func appendHook(_ event: HookEvent, _ result: HookResult?, _ now: Double) {

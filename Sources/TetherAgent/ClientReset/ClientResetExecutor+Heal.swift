@@ -48,6 +48,10 @@ extension ClientResetExecutor {
             case .notWanted(let reason):
                 log.notice("client reset \(record.id): \(view) not wanted for healing (\(reason)); 0 changes healed")
                 return .healFinished(healed: 0)
+            case .covered(let reason):
+                log.notice(
+                    "client reset \(record.id): \(view) not wanted for healing (\(reason)); 0 changes healed; the heal is open, so changes of rows the server lacks are kept")
+                return .healFinished(healed: 0, contributed: true)
             case .rebase(let reason):
                 log.notice(
                     "client reset \(record.id): \(view) was compared with a state the server has healed since (\(reason)); fetching the state again, 0 changes healed so far")

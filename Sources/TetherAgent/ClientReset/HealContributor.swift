@@ -7,8 +7,12 @@ public enum HealContributionResult: Sendable, Hashable {
     /// the server lacked).
     case contributed(healed: Int)
     /// The server does not want the view (no heal open, a rollback, a view outside the lost
-    /// window or covered by newer ones): the reset goes on as without healing.
+    /// window): the reset goes on as without healing.
     case notWanted(reason: String)
+    /// A heal is open but the view adds nothing (newer views cover it, or it is of the history
+    /// since the restore): the reset contributes nothing, and its recovery keeps unsynced
+    /// updates and deletes of rows the server lacks, which another view may bring back.
+    case covered(reason: String)
     /// Another device's view was healed after the state was fetched: the view was compared
     /// with a state that is no longer the server's. Fetch it again and contribute again.
     case rebase(reason: String)

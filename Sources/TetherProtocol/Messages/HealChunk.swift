@@ -58,14 +58,19 @@ public struct HealReply: Sendable, Hashable {
         case accepted = 0
         /// The final chunk was applied: the contribution is complete.
         case completed = 1
-        /// Nothing of this view is wanted: no heal is open for the partition, it is a
-        /// rollback, the view is not in the lost window, or newer views already cover it.
-        /// The device resets as it would without healing.
+        /// Nothing of this view is wanted, and no heal is open for the partition (none, a
+        /// rollback, closed) or the view is not in the lost window. The device resets as it
+        /// would without healing.
         case notWanted = 2
         /// Another device's view was healed after ``HealChunk/base``: the rows were compared
         /// with a state that is no longer the server's. Download the state again and send the
         /// contribution again (same id).
         case rebase = 3
+        /// A heal is open, but this view adds nothing: newer views cover it, or it is of the
+        /// history written since the restore. The device resets without contributing, and its
+        /// recovery keeps unsynced updates and deletes of rows the server lacks, which another
+        /// device's view may still bring back.
+        case covered = 4
 
         public var description: String {
             switch self {
@@ -73,6 +78,7 @@ public struct HealReply: Sendable, Hashable {
             case .completed: "completed"
             case .notWanted: "not-wanted"
             case .rebase: "rebase"
+            case .covered: "covered"
             }
         }
     }
@@ -82,7 +88,7 @@ public struct HealReply: Sendable, Hashable {
     public var outcome: Outcome
     /// Rows this contribution changed on the server so far (all its chunks, re-sends counted once).
     public var healedChanges: Int64
-    /// Why, for `notWanted` and `rebase` (for logs; never row contents).
+    /// Why, for `notWanted`, `covered` and `rebase` (for logs; never row contents).
     public var reason: String
 
     public init(session: SessionID, contribution: UInt64, outcome: Outcome, healedChanges: Int64, reason: String = "") {

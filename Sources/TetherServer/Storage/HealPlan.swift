@@ -58,8 +58,12 @@ public enum HealPlan {
 
     /// What to do with a chunk before looking at its rows.
     public enum Decision: Sendable, Hashable {
-        /// Answer `notWanted` with this reason; nothing is written.
+        /// Answer `notWanted` with this reason (no heal open, or a view outside the window);
+        /// nothing is written.
         case notWanted(String)
+        /// Answer `covered` with this reason (a heal is open, the view adds nothing); nothing
+        /// is written.
+        case covered(String)
         /// The contribution completed earlier (a re-send): answer `completed` with its count.
         case completed(healedChanges: Int64)
         /// Another view was healed after the chunk's base: answer `rebase`.
@@ -84,6 +88,7 @@ public enum HealPlan {
         }
         switch decision {
         case .notWanted(let reason): return reply(.notWanted, 0, reason)
+        case .covered(let reason): return reply(.covered, 0, reason)
         case .completed(let count): return reply(.completed, count)
         case .rebase(let reason): return reply(.rebase, healedSoFar, reason)
         case .apply: return nil
@@ -105,7 +110,7 @@ public enum HealPlan {
         // its rows are what the server has or had after the restore, never data to put back.
         // The only test when the server does not know the window (a database put back).
         if let salt = facts.historySalt, salt == view.salt {
-            return Admission(decision: .notWanted("the view is of the history since the restore"), lostUntil: nil)
+            return Admission(decision: .covered("the view is of the history since the restore"), lostUntil: nil)
         }
         // A known window: a view must be one of its versions, with its salt. A version of the
         // window whose salt the server no longer had (compacted before the restore) is taken on
@@ -130,7 +135,7 @@ public enum HealPlan {
         // rows are decided one by one (a newer view's rows are skipped), and it must complete,
         // or the rows it already put back would stand for a view that never vouched.
         if facts.contribution == nil && view.version <= record.healedTo && !facts.hasOlderVouchedRows {
-            return Admission(decision: .notWanted("newer views cover it"), lostUntil: lostUntil)
+            return Admission(decision: .covered("newer views cover it"), lostUntil: lostUntil)
         }
         return Admission(decision: .apply, lostUntil: lostUntil)
     }

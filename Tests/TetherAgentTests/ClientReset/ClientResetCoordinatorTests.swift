@@ -275,10 +275,11 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
 
 // MARK: Healing (a reset caused by a restored server offers its view)
 
-/// 211 and 208 mean the server was restored: the reset heals between fetching and rewriting.
-/// Other causes go straight to rewriting, as before healing existed.
+/// 211 and 208 mean the server was restored, 209 and 210 that the store went back in time or
+/// was copied (it may hold a window a restore lost, and must learn whether a heal is open): the
+/// reset heals between fetching and rewriting. Other causes go straight to rewriting.
 @Test(arguments: [
-    (SyncErrorCode.divergingHistories, true), (.badClientFileIdentifier, true), (.badServerVersion, false), (.badClientVersion, false),
+    (SyncErrorCode.divergingHistories, true), (.badClientFileIdentifier, true), (.badServerVersion, true), (.badClientVersion, true),
     (.badClientFile, false), (.clientFileExpired, false),
 ])
 func onlyAResetCausedByARestoreHeals(code: SyncErrorCode, heals: Bool) throws {

@@ -68,6 +68,19 @@ private func keys(_ rows: ChangeRows) -> [String] {
     }
 }
 
+/// Declined as covered, the heal is still open: the reset contributes nothing, fetches once,
+/// and its recovery keeps changes of rows the server lacks (``ResetRecord/viewContributed``).
+@Test func aCoveredViewKeepsTheChangesOfRowsTheServerLacks() async throws {
+    let fixture = try await ResetFixture(synced: synced)
+    fixture.fetcher.serve(server)
+    fixture.healer.answer(.success(.covered(reason: "newer views cover it")))
+    let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
+    #expect(record.outcome == .recovered)
+    #expect(record.healedChanges == 0 && record.viewContributed == true)
+    #expect(fixture.fetcher.fetches == 1)
+    #expect(fixture.log.all.contains { $0.message.hasSuffix("the heal is open, so changes of rows the server lacks are kept") })
+}
+
 @Test func aRebaseFetchesTheStateAgainAndContributesAgainWithTheSameId() async throws {
     let fixture = try await ResetFixture(synced: synced)
     fixture.fetcher.serve(server)
