@@ -63,4 +63,22 @@ import TetherServer
         // Not past what that earlier record already knew was lost.
         #expect(HealDetection.verdict(reported: 19, inHistory: false, head: head(12), record: earlier, headAtStart: 10, startedAt: started) == .nothing)
     }
+
+    /// An earlier rollback lost versions 11…20 (salts known). After it the numbers were issued
+    /// again on a new line, and the database was later put back to version 10 of that line: a
+    /// device at 19 of the new line is ahead, one at 19 of the rolled-back line is a leftover
+    /// (soak seed 993829452).
+    @Test func aVersionAnEarlierRollbackLostIsALeftoverOnlyWithOneOfItsLostSalts() {
+        let rollback = HealRecord(
+            partition: "p", mode: .rollback, origin: .snapshotRestore, restoredTo: 10, lostUntil: 20, healedTo: 10, devices: 0,
+            healedChanges: 0, windowKnown: true, openedAt: started.addingTimeInterval(-500), closedAt: started.addingTimeInterval(-500))
+        #expect(
+            HealDetection.verdict(
+                reported: 19, inHistory: false, head: head(12), record: rollback, lostByRecord: false, headAtStart: 10, startedAt: started)
+                == .open(LostWindow(restoredTo: 10, lostUntil: 19, salts: [:])))
+        #expect(
+            HealDetection.verdict(
+                reported: 19, inHistory: false, head: head(12), record: rollback, lostByRecord: true, headAtStart: 10, startedAt: started)
+                == .nothing)
+    }
 }

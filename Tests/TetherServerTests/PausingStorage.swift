@@ -90,6 +90,10 @@ final class PausingStorage: ServerStorage, @unchecked Sendable {
         try await base.noteLostVersion(version, of: partition)
     }
     func heal(of partition: PartitionName) async throws -> HealRecord? { try await base.heal(of: partition) }
+    func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? {
+        try await base.lostSalt(of: partition, version: version)
+    }
+
     func heals() async throws -> [HealRecord] { try await base.heals() }
     func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord { try await base.closeHeal(partition, now: now) }
     func compact(olderThan cutoff: Date) async throws -> CompactionReport { try await base.compact(olderThan: cutoff) }

@@ -56,6 +56,9 @@ extension StorageConformanceTests {
             #expect(record == expected)
             #expect(try await storage.heal(of: partition) == expected)
             #expect(try await storage.heals() == [expected])
+            // The lost versions' salts, which tell a restore's leftovers from the line written since.
+            #expect(try await storage.lostSalt(of: partition, version: 3) == salts[3])
+            #expect(try await storage.lostSalt(of: partition, version: 1) == nil)
             let epoch = try await storage.epoch(of: partition)
 
             // A view from another lineage is not wanted; the offer of one from the window is.

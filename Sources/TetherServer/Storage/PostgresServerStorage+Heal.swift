@@ -33,6 +33,22 @@ extension PostgresServerStorage {
         }
     }
 
+    public func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                for try await salt in try await connection.guardedQuery(
+                    """
+                    SELECT w.salt FROM heal_window w JOIN partitions p ON p.id = w.partition_id
+                    WHERE p.name = \(partition.rawValue) AND w.version = \(version)
+                    """, logger: logger
+                ).decode(Int64.self) {
+                    return salt
+                }
+                return nil
+            }
+        }
+    }
+
     public func heals() async throws -> [HealRecord] {
         try await withStorageErrors {
             try await client.withConnection { connection in try await Self.heals(where: nil, nil, connection, logger) }

@@ -29,6 +29,14 @@ extension SQLiteServerStorage {
         }
     }
 
+    public func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? {
+        try await pool.read { db in
+            guard let p = try Self.partitionRow(partition, db) else { return nil }
+            return try Int64.fetchOne(
+                db, sql: "SELECT salt FROM heal_window WHERE partition_id = ? AND version = ?", arguments: [p.id, version])
+        }
+    }
+
     public func heals() async throws -> [HealRecord] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT p.name, h.* FROM heals h JOIN partitions p ON p.id = h.partition_id ORDER BY p.name")

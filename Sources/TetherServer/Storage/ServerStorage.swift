@@ -86,6 +86,9 @@ public protocol ServerStorage: Sendable {
     func noteLostVersion(_ version: Int64, of partition: PartitionName) async throws
     /// The partition's heal record, open or closed; nil when it has none.
     func heal(of partition: PartitionName) async throws -> HealRecord?
+    /// The salt the partition's heal record lists for the lost version `version`
+    /// (`heal_window`); nil when it lists none.
+    func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64?
     /// Every partition's heal record.
     func heals() async throws -> [HealRecord]
     /// Applies one chunk of a device's contribution, in one transaction with the history

@@ -29,13 +29,16 @@ public enum HealDetection {
     ///     store is on the current line, and bound with an identity the server does not know).
     ///   - head: the partition's head now.
     ///   - record: the partition's heal record, if any.
+    ///   - lostByRecord: whether that record lists the reported version, with the store's salt,
+    ///     among the versions its restore lost (`heal_window`).
     ///   - headAtStart: the partition's latest version when this process started (nil when it
     ///     did not exist then): a database put back while the server was stopped ended there,
     ///     and what this process added since is post-restore history.
     ///   - startedAt: when this process started: a record opened before it belongs to an
     ///     earlier life of the server (and perhaps an earlier database).
     public static func verdict(
-        reported: Int64, inHistory: Bool, head: PartitionHead, record: HealRecord?, headAtStart: Int64?, startedAt: Date
+        reported: Int64, inHistory: Bool, head: PartitionHead, record: HealRecord?, lostByRecord: Bool = false, headAtStart: Int64?,
+        startedAt: Date
     ) -> Verdict {
         guard !inHistory else { return .nothing }
         if let record, record.closedAt == nil, !record.windowKnown, reported > record.lostUntil, reported > record.restoredTo {
@@ -45,7 +48,12 @@ public enum HealDetection {
         guard reported > historyEndAtStart else { return .nothing }
         if let record {
             // The window of a restore this server life already knows of: nothing new.
-            guard record.openedAt < startedAt, reported > record.lostUntil else { return .nothing }
+            guard record.openedAt < startedAt else { return .nothing }
+            // Up to what an earlier restore lost: a device that has not reset since it (a
+            // rollback's devices come back for days). But the same numbers are issued again,
+            // with new salts, on the line written since: when the record knows the lost salts,
+            // only a version it lists with the store's salt is such a leftover.
+            if reported <= record.lostUntil, !record.windowKnown || lostByRecord { return .nothing }
         }
         return .open(LostWindow(restoredTo: historyEndAtStart, lostUntil: reported, salts: [:]))
     }

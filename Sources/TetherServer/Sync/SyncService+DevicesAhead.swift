@@ -9,9 +9,11 @@ extension SyncService {
     func noteStoreAhead(reported: ServerVersion, saltInHistory: Int64?, in partition: PartitionName, head: PartitionHead) async {
         do {
             let record = try await storage.heal(of: partition)
+            let lostSalt = record == nil ? nil : try await storage.lostSalt(of: partition, version: reported.version)
+            let lostByRecord = lostSalt == reported.salt
             switch HealDetection.verdict(
                 reported: reported.version, inHistory: reported.version <= head.latest.version && saltInHistory == reported.salt,
-                head: head, record: record, headAtStart: headsAtStart.version(of: partition),
+                head: head, record: record, lostByRecord: lostByRecord, headAtStart: headsAtStart.version(of: partition),
                 startedAt: headsAtStart.startedAt)
             {
             case .nothing:
