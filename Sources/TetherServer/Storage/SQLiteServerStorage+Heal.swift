@@ -32,9 +32,13 @@ extension SQLiteServerStorage {
     public func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db) else { return nil }
-            return try Int64.fetchOne(
-                db, sql: "SELECT salt FROM heal_window WHERE partition_id = ? AND version = ?", arguments: [p.id, version])
+            return try Self.lostSalt(of: version, partitionID: p.id, db)
         }
+    }
+
+    /// The salt the partition's heal record lists for the lost version `version` (`heal_window`).
+    private static func lostSalt(of version: Int64, partitionID: Int64, _ db: Database) throws -> Int64? {
+        try Int64.fetchOne(db, sql: "SELECT salt FROM heal_window WHERE partition_id = ? AND version = ?", arguments: [partitionID, version])
     }
 
     public func heals() async throws -> [HealRecord] {
@@ -73,8 +77,7 @@ extension SQLiteServerStorage {
             }
             let facts = HealPlan.Facts(
                 record: record,
-                windowSalt: try Int64.fetchOne(
-                    db, sql: "SELECT salt FROM heal_window WHERE partition_id = ? AND version = ?", arguments: [p.id, V]),
+                windowSalt: try Self.lostSalt(of: V, partitionID: p.id, db),
                 contribution: contribution,
                 hasOlderVouchedRows: try Bool.fetchOne(
                     db, sql: "SELECT EXISTS(SELECT 1 FROM heal_rows WHERE partition_id = ? AND version < ?)", arguments: [p.id, V]) ?? false,
