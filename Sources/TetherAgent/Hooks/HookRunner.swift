@@ -52,6 +52,9 @@ public struct HookRunner: Sendable {
                     }
                     group.addTask {
                         try await clock.sleep(for: hook.timeout)
+                        // A hook that exited in time did not time out, even when this process was
+                        // too busy to read its last output before the deadline.
+                        if Self.hasExited(execution.processIdentifier) { return }
                         timedOut.set()
                         logger.warning("hook timed out after \(hook.timeout); sending SIGTERM to its process group")
                         try? execution.send(signal: .terminate, toProcessGroup: true)
@@ -59,7 +62,8 @@ public struct HookRunner: Sendable {
                         logger.warning("hook still running \(hook.killGrace) after SIGTERM; sending SIGKILL to its process group")
                         try? execution.send(signal: .kill, toProcessGroup: true)
                     }
-                    // The two readers end when every process of the group closed its output.
+                    // The two readers end when the hook exits (what it printed is drained first); processes
+                    // it left in the background are neither waited for nor signalled.
                     try await group.next()
                     try await group.next()
                     group.cancelAll()
@@ -75,6 +79,22 @@ public struct HookRunner: Sendable {
         } catch {
             return .notStarted(reason: "\(error)")
         }
+    }
+
+    /// Whether the hook's own process has ended (a zombie not yet reaped, or already reaped),
+    /// without reaping it: Subprocess collects its status.
+    static func hasExited(_ process: ProcessIdentifier) -> Bool {
+        hasExited(pid: process.value, processDescriptor: process.processDescriptor)
+    }
+
+    static func hasExited(pid: pid_t, processDescriptor: CInt) -> Bool {
+        var info = siginfo_t()
+        let options = WEXITED | WNOHANG | WNOWAIT
+        let status = processDescriptor >= 0
+            ? waitid(idtype_t(rawValue: 3 /* P_PIDFD */), id_t(processDescriptor), &info, options)
+            : waitid(P_PID, id_t(pid), &info, options)
+        if status != 0 { return errno == ECHILD }  // reaped already
+        return info._sifields._sigchld.si_pid != 0
     }
 
     /// Splits raw output into lines (bytes, so any output is safe), cuts long ones, and logs them.

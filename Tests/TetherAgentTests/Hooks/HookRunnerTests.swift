@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-import TetherAgent
+@testable import TetherAgent
 import TetherProtocol
 import TetherTestSupport
 
@@ -112,6 +112,33 @@ private func alive(_ pid: Int32) -> Bool {
     #expect(result == .failed(exitStatus: 3))
     #expect(log.lines() == [dir.path, "/dev/null"])
     #expect(log.lines("stderr") == ["oops"])
+}
+
+@Test func aHookIsOverWhenItExitsAndWhatItLeftInTheBackgroundIsLeftAlone() async throws {
+    let dir = try HookDir()
+    let hook = try dir.script("leaves", "sleep 1000 & echo $! > \(dir.path)/child.pid; exit 4")
+    let log = RecordingLog()
+    let result = await runRetryingBusyText(dir.invocation(hook, timeout: .milliseconds(500)), logger: log.logger)
+    #expect(result == .failed(exitStatus: 4))
+    let pid = Int32(try String(contentsOfFile: "\(dir.path)/child.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
+    defer { kill(pid, SIGKILL) }
+    #expect(alive(pid), "the background child still holds the hook's stdout, and is not waited for")
+    #expect(!log.all.contains { $0.message.contains("SIGTERM") })
+}
+
+@Test func aHookThatHadExitedWhenTheDeadlineCameDidNotTimeOut() async throws {
+    // The check the timer makes, for an agent too busy to read a hook's last output before its deadline.
+    let quick = Process()
+    quick.executableURL = URL(fileURLWithPath: "/bin/sh")
+    quick.arguments = ["-c", "exit 5"]
+    try quick.run()
+    try await eventually("the quick child exited") { HookRunner.hasExited(pid: quick.processIdentifier, processDescriptor: -1) }
+    let slow = Process()
+    slow.executableURL = URL(fileURLWithPath: "/bin/sleep")
+    slow.arguments = ["1000"]
+    try slow.run()
+    defer { slow.terminate() }
+    #expect(!HookRunner.hasExited(pid: slow.processIdentifier, processDescriptor: -1))
 }
 
 @Test func timeoutTerminatesTheWholeProcessGroup() async throws {
