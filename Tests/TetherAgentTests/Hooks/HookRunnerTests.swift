@@ -137,7 +137,8 @@ private func alive(_ pid: Int32) -> Bool {
     slow.executableURL = URL(fileURLWithPath: "/bin/sleep")
     slow.arguments = ["1000"]
     try slow.run()
-    defer { slow.terminate() }
+    // SIGKILL: Foundation starts children with most signals blocked, SIGTERM among them.
+    defer { kill(slow.processIdentifier, SIGKILL) }
     #expect(!HookRunner.hasExited(pid: slow.processIdentifier, processDescriptor: -1))
 }
 
