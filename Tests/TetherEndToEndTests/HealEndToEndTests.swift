@@ -241,68 +241,6 @@ struct HealEndToEndTests {
         }
     }
 
-    /// A database put back whose history holds an earlier rollback: the version numbers that
-    /// rollback lost are issued again on the new line, with new salts. Devices that synced past
-    /// the backup on the new line bind at numbers inside the rollback's window; they are not its
-    /// leftovers (their salts are not the ones it lost), so the heal opens and gives their
-    /// writes back (soak seed 993829452: they were taken for leftovers and rolled back).
-    @Test func aDatabasePutBackAfterAnEarlierRollbackHealsTheNewLine() async throws {
-        try await withCluster { cluster in
-            let a = try cluster.agent("a", partitions: ["p"])
-            let b = try cluster.agent("b", partitions: ["p"])
-            func version(_ agent: ClusterAgent) async throws -> Int {
-                Int(try #require(try await agent.status("p")?["server_version"]?.numberValue))
-            }
-            func settled(_ resets: Int) async throws {
-                for agent in [a, b] {
-                    try await eventually("\(agent.name)'s reset \(resets) done", timeout: .seconds(90)) {
-                        let records = try await agent.resets()
-                        return records.count == resets && records.last?["phase"] == "done"
-                    }
-                    try await agent.waitSynced("p", timeout: 60)
-                }
-            }
-            for agent in [a, b] { try await agent.start() }
-            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r0', 'zero', 0)")
-            for agent in [a, b] { try await agent.waitSynced("p") }
-            let snapshot = try await cluster.admin(["snapshot", "p"])
-            for n in 1...8 {
-                try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('lost\(n)', 'rolled back', \(n))")
-                try await a.waitSynced("p")
-            }
-            let lostUntil = try await version(a)
-            let rolledBack = try await cluster.admin(["restore", "p", snapshot, "--rollback"])
-            #expect(rolledBack.contains("rolled back"), "\(rolledBack)")
-            try await settled(1)
-
-            // The new line: a version, the backup, then versions the rollback's window covers.
-            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('n1', 'new', 1)")
-            for agent in [a, b] { try await agent.waitSynced("p") }
-            let backup = cluster.dir.appending("backup.sqlite")
-            try await cluster.admin(["backup", "--out", backup])
-            try await b.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('n2', 'new', 2)")
-            try await b.waitSynced("p")
-            try await eventually("a has n2", timeout: .seconds(30)) { try await a.rows("p").contains("n2|new") }
-            try await a.sql("p", "UPDATE orders SET note = 'after backup' WHERE id = 'n1'")
-            for agent in [a, b] { try await agent.waitSynced("p") }
-            let reached = try await version(a)
-            #expect(reached <= lostUntil, "the new line at \(reached) is inside the rollback's window (to \(lostUntil))")
-            for agent in [a, b] { try await agent.ctl(["pause", "p"]) }
-
-            await cluster.killServer()
-            try await Self.putDatabaseBack(cluster, backup)
-            for agent in [b, a] { try await agent.ctl(["resume", "p"]) }
-            try await settled(2)
-            let expected = "n1|new|1.0|after backup\nn2|new|2.0|-\nr0|zero|0.0|-\n"
-            for agent in [a, b] {
-                let rows = try await agent.rows("p")
-                #expect(rows == expected, "\(agent.name): \(rows)")
-            }
-            let heal = try #require(try await Self.heal(cluster))
-            #expect(heal["mode"] == "heal" && heal["origin"] == "devices-ahead", "\(heal)")
-        }
-    }
-
     /// A heal cut short: the server killed while a device sends its view a row per chunk, then
     /// the device killed in the middle of sending it again. The reset resumes at `healing`,
     /// sends the same contribution again and the result is the same.

@@ -81,4 +81,43 @@ import TetherServer
                 reported: 19, inHistory: false, head: head(12), record: rollback, lostByRecord: true, headAtStart: 10, startedAt: started)
                 == .nothing)
     }
+
+    /// A heal opened by devices ahead of a database put back, still open (nobody ran
+    /// `heal-done`), whose window's end is unknown: (1) a device that has not reset since
+    /// (its client file last bound before the record opened) raises that window's end, as
+    /// before; (2) one that bound to the history written since that restore, and is now ahead
+    /// of a database put back *again*, opens a new window from where the history ended at this
+    /// start — raising the old one would have taken the history since its restore for writes
+    /// made after a restore, and kept them over the devices' newer values (soak seed 961973229).
+    @Test func aDeviceThatBoundSinceAnOpenHealOpenedIsAheadOfANewRestore() {
+        let opened = started.addingTimeInterval(-300)
+        let open = record(restoredTo: 10, lostUntil: 20, opened: opened)
+        // Put back again: the history ended at 40 at this start; devices synced to 45.
+        let sameLoss = HealDetection.verdict(
+            reported: 45, inHistory: false, head: head(40), record: open, headAtStart: 40, startedAt: started,
+            clientFileLastSeen: opened.addingTimeInterval(-60))
+        #expect(sameLoss == .raise(45))
+        let newLoss = HealDetection.verdict(
+            reported: 45, inHistory: false, head: head(40), record: open, headAtStart: 40, startedAt: started,
+            clientFileLastSeen: opened.addingTimeInterval(60))
+        #expect(newLoss == .open(LostWindow(restoredTo: 40, lostUntil: 45, salts: [:])))
+        // Within the old window's numbers too: not a leftover of it.
+        let raisedHigh = record(restoredTo: 10, lostUntil: 60, opened: opened)
+        #expect(
+            HealDetection.verdict(
+                reported: 45, inHistory: false, head: head(40), record: raisedHigh, headAtStart: 40, startedAt: started,
+                clientFileLastSeen: opened.addingTimeInterval(60))
+                == .open(LostWindow(restoredTo: 40, lostUntil: 45, salts: [:])))
+        // An unknown client file says nothing: the old rules.
+        #expect(
+            HealDetection.verdict(reported: 45, inHistory: false, head: head(40), record: raisedHigh, headAtStart: 40, startedAt: started)
+                == .nothing)
+        // Opened in this process's life: no database was put back since; nothing new.
+        let openedNow = record(restoredTo: 10, lostUntil: 20, opened: started.addingTimeInterval(5))
+        #expect(
+            HealDetection.verdict(
+                reported: 45, inHistory: false, head: head(40), record: openedNow, headAtStart: 10, startedAt: started,
+                clientFileLastSeen: started.addingTimeInterval(6))
+                == .nothing)
+    }
 }

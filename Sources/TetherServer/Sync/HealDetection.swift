@@ -36,12 +36,20 @@ public enum HealDetection {
     ///     and what this process added since is post-restore history.
     ///   - startedAt: when this process started: a record opened before it belongs to an
     ///     earlier life of the server (and perhaps an earlier database).
+    ///   - clientFileLastSeen: when the store's client file last bound, as this database
+    ///     remembers it (nil when it does not know the client file). A store that bound to this
+    ///     database's history after the record opened was on the line written since that
+    ///     restore: a version of it the history lacks now was lost again — the database was put
+    ///     back once more — and is neither part of that record's window nor its leftover.
     public static func verdict(
         reported: Int64, inHistory: Bool, head: PartitionHead, record: HealRecord?, lostByRecord: Bool = false, headAtStart: Int64?,
-        startedAt: Date
+        startedAt: Date, clientFileLastSeen: Date? = nil
     ) -> Verdict {
         guard !inHistory else { return .nothing }
-        if let record, record.closedAt == nil, !record.windowKnown, reported > record.lostUntil, reported > record.restoredTo {
+        let boundSinceRecord = record.flatMap { record in clientFileLastSeen.map { $0 > record.openedAt } } ?? false
+        if let record, record.closedAt == nil, !record.windowKnown, !boundSinceRecord, reported > record.lostUntil,
+            reported > record.restoredTo
+        {
             return .raise(reported)
         }
         let historyEndAtStart = min(headAtStart ?? head.latest.version, head.latest.version)
@@ -53,7 +61,7 @@ public enum HealDetection {
             // rollback's devices come back for days). But the same numbers are issued again,
             // with new salts, on the line written since: when the record knows the lost salts,
             // only a version it lists with the store's salt is such a leftover.
-            if reported <= record.lostUntil, !record.windowKnown || lostByRecord { return .nothing }
+            if reported <= record.lostUntil, !boundSinceRecord, !record.windowKnown || lostByRecord { return .nothing }
         }
         return .open(LostWindow(restoredTo: historyEndAtStart, lostUntil: reported, salts: [:]))
     }

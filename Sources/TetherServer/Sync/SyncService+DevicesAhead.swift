@@ -6,7 +6,9 @@ extension SyncService {
     /// A store bound at a version the history does not hold, or with an identity the server
     /// does not know: performs ``HealDetection``'s verdict. A failure is logged, never the
     /// bind's answer: the device resets either way, and the next one tries again.
-    func noteStoreAhead(reported: ServerVersion, saltInHistory: Int64?, in partition: PartitionName, head: PartitionHead) async {
+    func noteStoreAhead(
+        reported: ServerVersion, saltInHistory: Int64?, in partition: PartitionName, head: PartitionHead, clientFile: ClientFileRecord?
+    ) async {
         do {
             let record = try await storage.heal(of: partition)
             let lostSalt = record == nil ? nil : try await storage.lostSalt(of: partition, version: reported.version)
@@ -14,7 +16,7 @@ extension SyncService {
             switch HealDetection.verdict(
                 reported: reported.version, inHistory: reported.version <= head.latest.version && saltInHistory == reported.salt,
                 head: head, record: record, lostByRecord: lostByRecord, headAtStart: headsAtStart.version(of: partition),
-                startedAt: headsAtStart.startedAt)
+                startedAt: headsAtStart.startedAt, clientFileLastSeen: clientFile?.lastSeen)
             {
             case .nothing:
                 return

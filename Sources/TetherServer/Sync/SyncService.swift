@@ -105,7 +105,8 @@ public final class SyncService: Sendable {
                 {
                     await release(key)
                     if problem.code == .divergingHistories || problem.code == .badClientFileIdentifier {
-                        await noteStoreAhead(reported: request.lastServerVersion, saltInHistory: salt, in: partition, head: currentHead)
+                        await noteStoreAhead(
+                            reported: request.lastServerVersion, saltInHistory: salt, in: partition, head: currentHead, clientFile: record)
                     }
                     return .rejected(problem)
                 }

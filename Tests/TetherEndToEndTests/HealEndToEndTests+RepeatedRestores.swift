@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import TetherControl
+import TetherTestSupport
+
+/// Healing when the server has been restored before: a database put back whose history holds
+/// an earlier rollback, or put back twice while the first heal is still open.
+extension HealEndToEndTests {
+    static func version(_ agent: ClusterAgent) async throws -> Int {
+        Int(try #require(try await agent.status("p")?["server_version"]?.numberValue))
+    }
+
+    /// Waits until each of `agents` has recorded `count` resets, the last one done, and is synced.
+    static func settled(_ agents: [ClusterAgent], resets count: Int) async throws {
+        for agent in agents {
+            try await eventually("\(agent.name)'s reset \(count) done", timeout: .seconds(90)) {
+                let records = try await agent.resets()
+                return records.count == count && records.last?["phase"] == "done"
+            }
+            try await agent.waitSynced("p", timeout: 60)
+        }
+    }
+
+    /// A database put back whose history holds an earlier rollback: the version numbers that
+    /// rollback lost are issued again on the new line, with new salts. Devices that synced past
+    /// the backup on the new line bind at numbers inside the rollback's window; they are not its
+    /// leftovers (their salts are not the ones it lost), so the heal opens and gives their
+    /// writes back (soak seed 993829452: they were taken for leftovers and rolled back).
+    @Test func aDatabasePutBackAfterAnEarlierRollbackHealsTheNewLine() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            let b = try cluster.agent("b", partitions: ["p"])
+            for agent in [a, b] { try await agent.start() }
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r0', 'zero', 0)")
+            for agent in [a, b] { try await agent.waitSynced("p") }
+            let snapshot = try await cluster.admin(["snapshot", "p"])
+            for n in 1...8 {
+                try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('lost\(n)', 'rolled back', \(n))")
+                try await a.waitSynced("p")
+            }
+            let lostUntil = try await Self.version(a)
+            let rolledBack = try await cluster.admin(["restore", "p", snapshot, "--rollback"])
+            #expect(rolledBack.contains("rolled back"), "\(rolledBack)")
+            try await Self.settled([a, b], resets: 1)
+
+            // The new line: a version, the backup, then versions the rollback's window covers.
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('n1', 'new', 1)")
+            for agent in [a, b] { try await agent.waitSynced("p") }
+            let backup = cluster.dir.appending("backup.sqlite")
+            try await cluster.admin(["backup", "--out", backup])
+            try await b.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('n2', 'new', 2)")
+            try await b.waitSynced("p")
+            try await eventually("a has n2", timeout: .seconds(30)) { try await a.rows("p").contains("n2|new") }
+            try await a.sql("p", "UPDATE orders SET note = 'after backup' WHERE id = 'n1'")
+            for agent in [a, b] { try await agent.waitSynced("p") }
+            let reached = try await Self.version(a)
+            #expect(reached <= lostUntil, "the new line at \(reached) is inside the rollback's window (to \(lostUntil))")
+            for agent in [a, b] { try await agent.ctl(["pause", "p"]) }
+
+            await cluster.killServer()
+            try await Self.putDatabaseBack(cluster, backup)
+            for agent in [b, a] { try await agent.ctl(["resume", "p"]) }
+            try await Self.settled([a, b], resets: 2)
+            let expected = "n1|new|1.0|after backup\nn2|new|2.0|-\nr0|zero|0.0|-\n"
+            for agent in [a, b] {
+                let rows = try await agent.rows("p")
+                #expect(rows == expected, "\(agent.name): \(rows)")
+            }
+            let heal = try #require(try await Self.heal(cluster))
+            #expect(heal["mode"] == "heal" && heal["origin"] == "devices-ahead", "\(heal)")
+        }
+    }
+
+    /// The database put back twice, the first heal still open (nobody ran `heal-done`) and its
+    /// window's end unknown: the devices reset onto the history written since the first, write
+    /// past the second backup, and must get those writes back. Raising the first window instead
+    /// took the history since the first restore for writes made after a restore, which won
+    /// over the devices' newer values (soak seed 961973229: 51 changes lost).
+    @Test func aDatabasePutBackTwiceHealsTheSecondWindow() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            let b = try cluster.agent("b", partitions: ["p"])
+            for agent in [a, b] { try await agent.start() }
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r0', 'zero', 0)")
+            for agent in [a, b] { try await agent.waitSynced("p") }
+            let first = cluster.dir.appending("first.sqlite")
+            try await cluster.admin(["backup", "--out", first])
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r1', 'one', 1)")
+            for agent in [a, b] { try await agent.waitSynced("p") }
+            await cluster.killServer()
+            try await Self.putDatabaseBack(cluster, first)
+            try await Self.settled([a, b], resets: 1)
+            let heal = try #require(try await Self.heal(cluster))
+            #expect(heal["origin"] == "devices-ahead" && heal["closed_at"] == .null, "\(heal)")
+
+            // On the line written since: a note, the second backup, then newer values.
+            try await b.sql("p", "UPDATE orders SET note = 'before the second backup' WHERE id = 'r0'")
+            for agent in [b, a] { try await agent.waitSynced("p") }
+            let second = cluster.dir.appending("second.sqlite")
+            try await cluster.admin(["backup", "--out", second])
+            try await a.sql("p", "UPDATE orders SET note = 'after the second backup' WHERE id = 'r0'")
+            try await a.waitSynced("p")
+            try await b.sql("p", "DELETE FROM orders WHERE id = 'r1'; INSERT INTO orders (id, customer, total) VALUES ('r2', 'two', 2)")
+            for agent in [b, a] { try await agent.waitSynced("p") }
+            try await eventually("a has r2", timeout: .seconds(30)) { try await a.rows("p").contains("r2|two") }
+            for agent in [a, b] { try await agent.ctl(["pause", "p"]) }
+            await cluster.killServer()
+            try await Self.putDatabaseBack(cluster, second)
+            for agent in [a, b] { try await agent.ctl(["resume", "p"]) }
+            try await Self.settled([a, b], resets: 2)
+            let expected = "r0|zero|0.0|after the second backup\nr2|two|2.0|-\n"
+            for agent in [a, b] {
+                let rows = try await agent.rows("p")
+                #expect(rows == expected, "\(agent.name): \(rows)")
+            }
+            let reopened = try #require(try await Self.heal(cluster))
+            #expect(reopened["origin"] == "devices-ahead" && reopened["closed_at"] == .null, "\(reopened)")
+        }
+    }
+}
