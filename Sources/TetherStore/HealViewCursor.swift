@@ -58,12 +58,7 @@ public struct HealViewCursor: AsyncIteratorProtocol {
             try queue.inDatabase { db in
                 // Attached with the connection's flags: read-only too.
                 try db.execute(sql: "ATTACH DATABASE ? AS \(StoreSQL.quote(StoreRewriter.stagingSchema))", arguments: [reader.stagingPath])
-                let tables = reader.schema.tables.map { StoreSQL.literal($0.name) }.joined(separator: ", ")
-                try db.execute(sql: """
-                    CREATE TEMP TABLE tether_heal_unknown (tbl TEXT NOT NULL, pk NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID;
-                    INSERT OR IGNORE INTO \(Self.unknownTable) (tbl, pk) SELECT tbl, pk FROM main._tether_log WHERE tbl IN (\(tables));
-                    INSERT OR IGNORE INTO \(Self.unknownTable) (tbl, pk) SELECT tbl, pk FROM main._tether_held WHERE tbl IN (\(tables));
-                    """)
+                try db.execute(sql: Self.unknownKeysSQL(reader.schema, recovering: reader.recovering))
             }
         } catch {
             try? queue.close()  // cleanup: the error that matters is the one thrown
@@ -158,6 +153,39 @@ public struct HealViewCursor: AsyncIteratorProtocol {
         case .missing(let index): index + 1 < tables ? .rows(index + 1) : .done
         case .done: .done
         }
+    }
+
+    /// Fills the temporary table of unknown keys: every key of `_tether_held`, and every key
+    /// the log names — but when `recovering`, not a row whose first logged change is an update
+    /// and that the store still holds (``HealViewReader``). The first change of each key comes
+    /// from one grouped scan of the log (SQLite's `min()` picks the row its bare columns come from).
+    static func unknownKeysSQL(_ schema: Schema, recovering: Bool) -> String {
+        let tables = schema.tables.map { StoreSQL.literal($0.name) }.joined(separator: ", ")
+        var sql = """
+            CREATE TEMP TABLE tether_heal_unknown (tbl TEXT NOT NULL, pk NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID;
+            INSERT OR IGNORE INTO \(unknownTable) (tbl, pk) SELECT tbl, pk FROM main._tether_held WHERE tbl IN (\(tables));
+
+            """
+        guard recovering else {
+            return sql + "INSERT OR IGNORE INTO \(unknownTable) (tbl, pk) SELECT tbl, pk FROM main._tether_log WHERE tbl IN (\(tables));"
+        }
+        sql += """
+            CREATE TEMP TABLE tether_heal_first (tbl TEXT NOT NULL, pk NOT NULL, kind TEXT NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID;
+            INSERT INTO temp.tether_heal_first (tbl, pk, kind)
+              SELECT tbl, pk, kind FROM (SELECT tbl, pk, kind, min(seq) FROM main._tether_log WHERE tbl IN (\(tables)) GROUP BY tbl, pk);
+            INSERT OR IGNORE INTO \(unknownTable) (tbl, pk) SELECT tbl, pk FROM temp.tether_heal_first WHERE kind <> 'update';
+
+            """
+        for table in schema.tables {
+            let t = StoreSQL.quote(table.name), pk = StoreSQL.quote(table.primaryKey)
+            sql += """
+                INSERT OR IGNORE INTO \(unknownTable) (tbl, pk) SELECT f.tbl, f.pk FROM temp.tether_heal_first AS f
+                  WHERE f.tbl = \(StoreSQL.literal(table.name)) AND f.kind = 'update'
+                    AND NOT EXISTS (SELECT 1 FROM main.\(t) AS r WHERE r.\(pk) = f.pk);
+
+                """
+        }
+        return sql + "DROP TABLE temp.tether_heal_first;"
     }
 
     /// The view's rows (not unknown) that no staged row equals in every column: the key, then

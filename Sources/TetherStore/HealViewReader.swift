@@ -22,7 +22,13 @@ public struct HealViewChunk: Sendable, Hashable {
 ///
 /// The view cannot vouch for rows the backup's change log names (any entry) or whose values
 /// ``HeldValues`` kept: the log names rows, not values, so their synced value is gone. Those
-/// are sent as unknown keys, never as rows.
+/// are sent as unknown keys, never as rows — except, for a device that replays its unsynced
+/// changes (``recovering``), a row whose first unsynced change is an update and that the
+/// store still holds: it existed at ``view`` and is sent with its current values, the synced
+/// ones with the device's own changes on top. Those changes reach the server after the reset
+/// as changes made since the restore, which win over a healed value field by field anyway;
+/// so the row's window values are not lost when every device that held it had changed it
+/// (soak seed 961973229).
 ///
 /// Both files are only read (opened read-only, the staging store attached to the backup's
 /// connection). ``chunks()`` reads the difference a page of SQL at a time per table, so
@@ -41,13 +47,17 @@ public struct HealViewReader: Sendable {
     /// Whether the backup's recorded schema equals the staging store's: when not, the view
     /// cannot be compared (the server's schema changed since) and healing is skipped.
     public let schemasMatch: Bool
+    /// Whether the reset replays the device's unsynced changes: then rows it only updated are
+    /// part of the view (see above); a reset that discards them sends them as unknown keys.
+    public let recovering: Bool
     let maxChanges: Int
     let maxBytes: Int
 
     /// Reads both stores' metadata and schemas; fails when either file is not a Tether store.
     /// `maxChanges` and `maxBytes` bound each chunk (tests lower them).
     public init(
-        backup: String, staging: String, maxChanges: Int = Self.maxChanges, maxBytes: Int = ProtocolLimits.targetBatchBytes
+        backup: String, staging: String, recovering: Bool = false, maxChanges: Int = Self.maxChanges,
+        maxBytes: Int = ProtocolLimits.targetBatchBytes
     ) throws(StoreError) {
         guard let metadata = try PartitionStore.metadata(ofStoreAt: backup, place: .backup),
             let backupSchema = try PartitionStore.recordedSchema(path: backup, place: .backup)
@@ -58,6 +68,7 @@ public struct HealViewReader: Sendable {
         view = metadata.serverVersion
         schema = backupSchema
         schemasMatch = backupSchema == stagingSchema
+        self.recovering = recovering
         self.maxChanges = max(1, min(maxChanges, Self.maxChanges))
         self.maxBytes = max(1, maxBytes)
     }

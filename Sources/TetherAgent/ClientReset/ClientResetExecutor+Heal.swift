@@ -24,7 +24,8 @@ extension ClientResetExecutor {
         let reader: HealViewReader
         do {
             reader = try HealViewReader(
-                backup: record.backupPath, staging: staging, maxChanges: FaultInjection.healChunkRows ?? HealViewReader.maxChanges)
+                backup: record.backupPath, staging: staging, recovering: record.strategy == .recover,
+                maxChanges: FaultInjection.healChunkRows ?? HealViewReader.maxChanges)
         } catch where error.isTransient {
             return .effectFailed(reason: "reading the view in \(record.backupPath): \(error)")
         } catch {

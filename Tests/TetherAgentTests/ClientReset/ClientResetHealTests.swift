@@ -39,16 +39,31 @@ private func keys(_ rows: ChangeRows) -> [String] {
     #expect(sent.partition == ResetFixture.partition)
     #expect(sent.view == ServerVersion(version: 10, salt: 1), "the backup's synced version")
     #expect(sent.base == ServerVersion(version: 20, salt: 2), "the fetched state's")
-    // c and f have unsynced changes: unknown. a and d differ, b is gone from the server, e is
-    // not in the view.
-    #expect(sent.chunks.flatMap { keys($0.unknown) } == ["delete c", "delete f"])
-    #expect(sent.chunks.flatMap { keys($0.rows) } == ["delete e", "insert a", "insert b", "insert d"])
+    // f was inserted unsynced: unknown. c was only updated, and this reset replays its
+    // update: c is sent with its current value. a and d differ, b is gone from the server, e
+    // is not in the view.
+    #expect(sent.chunks.flatMap { keys($0.unknown) } == ["delete f"])
+    #expect(sent.chunks.flatMap { keys($0.rows) } == ["delete e", "insert a", "insert b", "insert c", "insert d"])
     #expect(fixture.hookEnvironment(.afterReset)?["TETHER_HEALED_CHANGES"] == "3")
     #expect(try fixture.stateDatabase.resets().last?.healedChanges == 3)
     #expect(record.report.healedChanges == 3)
     let notices = fixture.log.all.filter { $0.message.contains("healing") }.map(\.message)
     #expect(notices == ["client reset \(record.id): view at server version 10 contributed to healing the restored server: 3 changes healed"])
     #expect(!notices.joined().contains("alice"), "no row contents in the log")
+}
+
+/// A reset that discards the unsynced changes does not vouch for a row it updated: its
+/// current value holds a change that is discarded.
+@Test func aDiscardingResetSendsTheRowsItUpdatedAsUnknown() async throws {
+    let fixture = try await ResetFixture(mode: .discardUnsyncedChanges, synced: synced)
+    try await fixture.appWrite("UPDATE orders SET total = 7 WHERE id = 'c'; INSERT INTO orders (id, customer, total) VALUES ('f', 'frank', 6);")
+    fixture.fetcher.serve(server)
+    fixture.healer.answer(.success(.contributed(healed: 3)))
+    let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
+    #expect(record.outcome == .discarded)
+    let sent = try #require(fixture.healer.contributions.first)
+    #expect(sent.chunks.flatMap { keys($0.unknown) } == ["delete c", "delete f"])
+    #expect(sent.chunks.flatMap { keys($0.rows) } == ["delete e", "insert a", "insert b", "insert d"])
 }
 
 @Test func aViewNotWantedOrRefusedProceedsWithNothingHealed() async throws {
