@@ -22,6 +22,33 @@ extension HealEndToEndTests {
         }
     }
 
+    /// Two agents of `p`, started, with `r0` written by `a` and synced by both.
+    static func twoDevicesSynced(_ cluster: Cluster) async throws -> (ClusterAgent, ClusterAgent) {
+        let a = try cluster.agent("a", partitions: ["p"])
+        let b = try cluster.agent("b", partitions: ["p"])
+        for agent in [a, b] { try await agent.start() }
+        try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r0', 'zero', 0)")
+        for agent in [a, b] { try await agent.waitSynced("p") }
+        return (a, b)
+    }
+
+    /// The usual disaster for `agents` (paused first, so none binds before it is done): the
+    /// server killed, its database file replaced by `backup`, the server started; then each
+    /// agent resumed and waited for until its `resets`-th reset is done and it is synced.
+    static func putBack(_ backup: String, under cluster: Cluster, resuming agents: [ClusterAgent], resets: Int) async throws {
+        await cluster.killServer()
+        try await putDatabaseBack(cluster, backup)
+        for agent in agents { try await agent.ctl(["resume", "p"]) }
+        try await settled(agents, resets: resets)
+    }
+
+    static func expect(_ agents: [ClusterAgent], hold expected: String) async throws {
+        for agent in agents {
+            let rows = try await agent.rows("p")
+            #expect(rows == expected, "\(agent.name): \(rows)")
+        }
+    }
+
     /// A database put back whose history holds an earlier rollback: the version numbers that
     /// rollback lost are issued again on the new line, with new salts. Devices that synced past
     /// the backup on the new line bind at numbers inside the rollback's window; they are not its
@@ -29,11 +56,7 @@ extension HealEndToEndTests {
     /// writes back (soak seed 993829452: they were taken for leftovers and rolled back).
     @Test func aDatabasePutBackAfterAnEarlierRollbackHealsTheNewLine() async throws {
         try await withCluster { cluster in
-            let a = try cluster.agent("a", partitions: ["p"])
-            let b = try cluster.agent("b", partitions: ["p"])
-            for agent in [a, b] { try await agent.start() }
-            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r0', 'zero', 0)")
-            for agent in [a, b] { try await agent.waitSynced("p") }
+            let (a, b) = try await Self.twoDevicesSynced(cluster)
             let snapshot = try await cluster.admin(["snapshot", "p"])
             for n in 1...8 {
                 try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('lost\(n)', 'rolled back', \(n))")
@@ -58,15 +81,8 @@ extension HealEndToEndTests {
             #expect(reached <= lostUntil, "the new line at \(reached) is inside the rollback's window (to \(lostUntil))")
             for agent in [a, b] { try await agent.ctl(["pause", "p"]) }
 
-            await cluster.killServer()
-            try await Self.putDatabaseBack(cluster, backup)
-            for agent in [b, a] { try await agent.ctl(["resume", "p"]) }
-            try await Self.settled([a, b], resets: 2)
-            let expected = "n1|new|1.0|after backup\nn2|new|2.0|-\nr0|zero|0.0|-\n"
-            for agent in [a, b] {
-                let rows = try await agent.rows("p")
-                #expect(rows == expected, "\(agent.name): \(rows)")
-            }
+            try await Self.putBack(backup, under: cluster, resuming: [b, a], resets: 2)
+            try await Self.expect([a, b], hold: "n1|new|1.0|after backup\nn2|new|2.0|-\nr0|zero|0.0|-\n")
             let heal = try #require(try await Self.heal(cluster))
             #expect(heal["mode"] == "heal" && heal["origin"] == "devices-ahead", "\(heal)")
         }
@@ -79,11 +95,7 @@ extension HealEndToEndTests {
     /// over the devices' newer values (soak seed 961973229: 51 changes lost).
     @Test func aDatabasePutBackTwiceHealsTheSecondWindow() async throws {
         try await withCluster { cluster in
-            let a = try cluster.agent("a", partitions: ["p"])
-            let b = try cluster.agent("b", partitions: ["p"])
-            for agent in [a, b] { try await agent.start() }
-            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r0', 'zero', 0)")
-            for agent in [a, b] { try await agent.waitSynced("p") }
+            let (a, b) = try await Self.twoDevicesSynced(cluster)
             let first = cluster.dir.appending("first.sqlite")
             try await cluster.admin(["backup", "--out", first])
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r1', 'one', 1)")
@@ -105,15 +117,8 @@ extension HealEndToEndTests {
             for agent in [b, a] { try await agent.waitSynced("p") }
             try await eventually("a has r2", timeout: .seconds(30)) { try await a.rows("p").contains("r2|two") }
             for agent in [a, b] { try await agent.ctl(["pause", "p"]) }
-            await cluster.killServer()
-            try await Self.putDatabaseBack(cluster, second)
-            for agent in [a, b] { try await agent.ctl(["resume", "p"]) }
-            try await Self.settled([a, b], resets: 2)
-            let expected = "r0|zero|0.0|after the second backup\nr2|two|2.0|-\n"
-            for agent in [a, b] {
-                let rows = try await agent.rows("p")
-                #expect(rows == expected, "\(agent.name): \(rows)")
-            }
+            try await Self.putBack(second, under: cluster, resuming: [a, b], resets: 2)
+            try await Self.expect([a, b], hold: "r0|zero|0.0|after the second backup\nr2|two|2.0|-\n")
             let reopened = try #require(try await Self.heal(cluster))
             #expect(reopened["origin"] == "devices-ahead" && reopened["closed_at"] == .null, "\(reopened)")
         }
@@ -126,11 +131,7 @@ extension HealEndToEndTests {
     /// changed nothing).
     @Test func aRowEveryDeviceChangedOfflineIsHealedWithTheirChanges() async throws {
         try await withCluster { cluster in
-            let a = try cluster.agent("a", partitions: ["p"])
-            let b = try cluster.agent("b", partitions: ["p"])
-            for agent in [a, b] { try await agent.start() }
-            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r0', 'zero', 0)")
-            for agent in [a, b] { try await agent.waitSynced("p") }
+            let (a, b) = try await Self.twoDevicesSynced(cluster)
             let backup = cluster.dir.appending("backup.sqlite")
             try await cluster.admin(["backup", "--out", backup])
             try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r1', 'one', 1)")
@@ -138,17 +139,10 @@ extension HealEndToEndTests {
             try await eventually("b has r1", timeout: .seconds(30)) { try await b.rows("p").contains("r1|one") }
             try await b.waitSynced("p")
             for agent in [a, b] { try await agent.ctl(["pause", "p"]) }
-            await cluster.killServer()
-            try await Self.putDatabaseBack(cluster, backup)
             try await a.sql("p", "UPDATE orders SET total = 10 WHERE id = 'r1'")
             try await b.sql("p", "UPDATE orders SET note = 'b offline' WHERE id = 'r1'")
-            for agent in [a, b] { try await agent.ctl(["resume", "p"]) }
-            try await Self.settled([a, b], resets: 1)
-            let expected = "r0|zero|0.0|-\nr1|one|10.0|b offline\n"
-            for agent in [a, b] {
-                let rows = try await agent.rows("p")
-                #expect(rows == expected, "\(agent.name): \(rows)")
-            }
+            try await Self.putBack(backup, under: cluster, resuming: [a, b], resets: 1)
+            try await Self.expect([a, b], hold: "r0|zero|0.0|-\nr1|one|10.0|b offline\n")
         }
     }
 }

@@ -116,15 +116,23 @@ import TetherTestSupport
                 changeset: Changeset(pendingItems.prefix(1).map { RowChange(table: "items", key: .integer($0), kind: .delete) }))
         ])
         try app.close()
+        let (backup, staging) = try await backUpAndStage(
+            store, in: dir, state: randomState(&random), at: ServerVersion(version: 20, salt: 4))
+        return Setup(backup: backup, staging: staging, edited: edited)
+    }
+
+    /// Backs `store` up as a reset does (then closes it), and writes a staging store holding
+    /// `state` at `version`, as the reset's fetch does.
+    static func backUpAndStage(
+        _ store: PartitionStore, in dir: TemporaryDirectory, state: [StateRow], at version: ServerVersion
+    ) async throws -> (backup: String, staging: String) {
         let backup = dir.appending("backup.sqlite")
         try await store.backup(to: backup)
         try store.close()
         let staging = try await makeStore(dir, name: "staging.sqlite")
-        try await staging.resetInPlace(
-            to: ArrayStateSource(randomState(&random)), serverVersion: ServerVersion(version: 20, salt: 4),
-            clientFile: ClientFileIdentity(id: 2, salt: 2))
+        try await staging.resetInPlace(to: ArrayStateSource(state), serverVersion: version, clientFile: ClientFileIdentity(id: 2, salt: 2))
         try staging.close()
-        return Setup(backup: backup, staging: dir.appending("staging.sqlite"), edited: edited)
+        return (backup, dir.appending("staging.sqlite"))
     }
 
     static func name(_ table: String, _ key: RowKey) -> String {
@@ -226,15 +234,9 @@ import TetherTestSupport
                 """)
         }
         try app.close()
-        let backup = dir.appending("backup.sqlite")
-        try await store.backup(to: backup)
-        try store.close()
         // The restored server has none of them.
-        let staging = try await makeStore(dir, name: "staging.sqlite")
-        try await staging.resetInPlace(
-            to: ArrayStateSource([]), serverVersion: ServerVersion(version: 5, salt: 4), clientFile: ClientFileIdentity(id: 2, salt: 2))
-        try staging.close()
-        let reader = try HealViewReader(backup: backup, staging: dir.appending("staging.sqlite"), recovering: recovering)
+        let (backup, staging) = try await Self.backUpAndStage(store, in: dir, state: [], at: ServerVersion(version: 5, salt: 4))
+        let reader = try HealViewReader(backup: backup, staging: staging, recovering: recovering)
         var unknown: Set<String> = []
         var rows: [String: [String: FieldValue]] = [:]
         for try await chunk in reader.chunks() {
