@@ -51,8 +51,9 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case serverStateFetched
         /// The contribution is over: `healed` changes the server wrote (0 when it did not want
         /// the view, or refused it for a reason retrying cannot fix); `contributed`: the server
-        /// is healing (it took the view, or declined it as covered), so recovery keeps changes
-        /// of rows its state lacks.
+        /// may be healing (it took the view, declined it as covered, or the reset never heard
+        /// that it is not), so recovery keeps changes of rows its state lacks. False only when
+        /// the server answered that it wants no view.
         case healFinished(healed: Int, contributed: Bool = false)
         /// Another device's view was healed after the state was fetched: fetch it again, then
         /// contribute again (same contribution id).

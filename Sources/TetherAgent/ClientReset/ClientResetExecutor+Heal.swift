@@ -12,6 +12,14 @@ extension ClientResetExecutor {
     /// compared with the fetched state, to the server (``HealContributor``). The contribution's
     /// id is the reset's, so a restart or a rebase sends the same contribution again. Logs one
     /// line with the outcome and count, never a row.
+    ///
+    /// Only the server's answer that it wants no view (no heal open, a rollback, a closed heal,
+    /// a view outside the window) lets the rewrite drop unsynced updates and deletes of rows the
+    /// server's state lacks (recovery rule 2). Whenever the reset does not learn that — the
+    /// offer refused before the server could answer it (access revoked meanwhile: 206), or not
+    /// made at all — it keeps them: another device's view may still bring those rows back, and
+    /// a change of a row that never comes back is ignored by the server, as any update of a row
+    /// it deleted is.
     func contributeHeal(_ record: ResetRecord, context: ResetContext, log: Logger) async -> ClientResetCoordinator.Event {
         let staging = context.stagingPath(record)
         if let rebases = record.healRebases, rebases >= Self.maxHealRebases {
@@ -67,9 +75,11 @@ extension ClientResetExecutor {
         }
     }
 
-    /// The reset goes on without healing: 0 changes healed, the reason logged.
+    /// The reset goes on without healing: 0 changes healed, the reason logged. Whether a heal
+    /// is open is not known, so changes of rows the server lacks are kept.
     private func skipHeal(_ record: ResetRecord, because reason: String, log: Logger) -> ClientResetCoordinator.Event {
-        log.notice("client reset \(record.id): the store's view is not offered for healing: \(reason); 0 changes healed")
-        return .healFinished(healed: 0)
+        log.notice(
+            "client reset \(record.id): the store's view is not offered for healing: \(reason); 0 changes healed; a heal may be open, so changes of rows the server lacks are kept")
+        return .healFinished(healed: 0, contributed: true)
     }
 }

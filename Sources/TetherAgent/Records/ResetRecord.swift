@@ -39,8 +39,9 @@ public struct ResetRecord: Sendable, Hashable, Codable {
     /// Changes the server wrote from this reset's view when healing a restore (0: it did not
     /// want the view, or refused it; nil: the reset did not offer its view).
     public var healedChanges: Int?
-    /// Whether the server was healing when this reset offered its view (it took the view, or
-    /// declined it as covered by newer ones): the rewrite then keeps the unsynced updates and
+    /// Whether the server may have been healing when this reset offered its view (it took the
+    /// view, declined it as covered by newer ones, or the offer was refused or not made before
+    /// the server could say it wants none): the rewrite then keeps the unsynced updates and
     /// deletes of rows the server's state lacks, which another view may bring back
     /// (docs/client-reset.md, "Healing a restored server").
     public var viewContributed: Bool?

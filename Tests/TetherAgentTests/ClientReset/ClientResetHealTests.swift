@@ -66,21 +66,32 @@ private func keys(_ rows: ChangeRows) -> [String] {
     #expect(sent.chunks.flatMap { keys($0.rows) } == ["delete e", "insert a", "insert b", "insert d"])
 }
 
-@Test func aViewNotWantedOrRefusedProceedsWithNothingHealed() async throws {
-    for answer: Result<HealContributionResult, HealContributionError> in [
-        .success(.notWanted(reason: "no heal is open")), .failure(.refused("error 225 (schema_misfit): column gone")),
-    ] {
-        let fixture = try await ResetFixture(synced: synced, hooks: [.afterReset: 0])
-        fixture.fetcher.serve(server)
-        fixture.healer.answer(answer)
-        let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
-        #expect(record.outcome == .recovered)
-        #expect(record.healedChanges == 0)
-        #expect(fixture.healer.contributions.count == 1)
-        #expect(fixture.fetcher.fetches == 1)
-        #expect(fixture.hookEnvironment(.afterReset)?["TETHER_HEALED_CHANGES"] == "0")
-        #expect(fixture.log.all.contains { $0.level == .notice && $0.message.hasSuffix("0 changes healed") })
-    }
+/// Not wanted (the server says no heal wants the view) or refused (the server could not say:
+/// access revoked between the restore and the offer), nothing is healed and the reset goes on.
+/// Only the first is an answer that no view can bring back a row the server lacks: recovery
+/// then drops the device's update and delete of such rows by rule 2. Refused, it keeps them
+/// (the server ignores them if no view brings the rows back).
+@Test(arguments: [
+    (Result<HealContributionResult, HealContributionError>.success(.notWanted(reason: "no heal is open")), false),
+    (.failure(.refused("error 206 (permission_denied): no grant gives the user the partition")), true),
+    (.failure(.refused("error 225 (schema_misfit): column gone")), true),
+])
+func aViewNotWantedOrRefusedProceedsWithNothingHealed(answer: Result<HealContributionResult, HealContributionError>, keeps: Bool) async throws {
+    let fixture = try await ResetFixture(synced: synced, hooks: [.afterReset: 0])
+    // b is gone from the restored server: an update of it and a delete of it (by key) offline.
+    try await fixture.appWrite("UPDATE orders SET total = 20 WHERE id = 'b'")
+    fixture.fetcher.serve(server)
+    fixture.healer.answer(answer)
+    let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
+    #expect(record.outcome == .recovered)
+    #expect(record.healedChanges == 0)
+    #expect(record.viewContributed == keeps)
+    #expect(record.droppedChanges == (keeps ? 0 : 1), "the update of b, a row the server lacks")
+    #expect(try await fixture.store.pendingChangeCount() == (keeps ? 1 : 0))
+    #expect(fixture.healer.contributions.count == 1)
+    #expect(fixture.fetcher.fetches == 1)
+    #expect(fixture.hookEnvironment(.afterReset)?["TETHER_HEALED_CHANGES"] == "0")
+    #expect(fixture.log.all.contains { $0.level == .notice && $0.message.contains("0 changes healed") })
 }
 
 /// Declined as covered, the heal is still open: the reset contributes nothing, fetches once,
