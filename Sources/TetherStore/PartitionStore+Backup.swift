@@ -5,44 +5,44 @@ import Glibc
 #endif
 
 extension PartitionStore {
-    /// Copies the store to `destination` with SQLite's online backup API while applications
-    /// keep writing (docs/contract.md: Reset steps step 2). The copy is one consistent snapshot: it is taken inside
-    /// a read transaction in a single backup step, which WAL mode lets writers run beside.
+    /// Copies the store to `destination` while applications keep reading and writing
+    /// (docs/contract.md: Reset steps step 2), at file-copy speed: the store's WAL is
+    /// checkpointed as far as readers allow, then, holding the write lock for as long as the
+    /// copy takes (applications wait in their busy timeout, as for any writer), the database
+    /// file and its WAL are copied as files — a reflink where the filesystem shares extents,
+    /// else `copy_file_range` — through the descriptors SQLite holds (``StoreFileCopy``). The
+    /// pair is one consistent snapshot: what a power cut at that moment would leave on disk,
+    /// which SQLite recovers.
     ///
-    /// The copy is written to `<destination>.partial`, switched to rollback-journal mode (so it
-    /// is one standalone file), checked with `PRAGMA quick_check`, synced to disk and renamed
-    /// over `destination`: a crash never leaves a half-written file under the final name. The
-    /// backup gets `mode` through its descriptor before the rename. A symbolic link at
-    /// `destination` is refused (``StoreError/symbolicLink(path:place:)``), never followed.
-    public func backup(to destination: String, mode: mode_t = 0o640) async throws(StoreError) {
+    /// The copy is written to `<destination>.partial` (and its `-wal`), switched to
+    /// rollback-journal mode (which checkpoints the copied WAL into it, leaving one standalone
+    /// file), checked with `PRAGMA quick_check`, synced to disk and renamed over `destination`:
+    /// a crash never leaves a half-written file under the final name. The backup gets `mode`
+    /// through its descriptor before the rename. A symbolic link at `destination` is refused
+    /// (``StoreError/symbolicLink(path:place:)``), never followed. Returns how the files were
+    /// copied and how many bytes.
+    @discardableResult
+    public func backup(to destination: String, mode: mode_t = 0o640) async throws(StoreError) -> StoreFileCopy.Report {
         try NoFollow.refuseLinks(sqlite: destination, place: .backup)
         let partial = destination + ".partial"
-        for leftover in [partial, partial + "-wal", partial + "-shm", partial + "-journal"] {
+        let leftovers = [partial, partial + "-wal", partial + "-shm", partial + "-journal"]
+        for leftover in leftovers {
             try? FileManager.default.removeItem(atPath: leftover)  // a link is removed, not followed
         }
-        // Created here, without following a link, with the backup's mode (SQLite keeps the mode
-        // of an existing file); a link planted since the removal is refused.
-        let created = try NoFollow.open(partial, flags: O_RDWR | O_CREAT | O_EXCL, mode: mode, place: .backup)
-        fchmod(created, mode)  // whatever the umask
-        Glibc.close(created)
+        let report: StoreFileCopy.Report
         do {
+            report = try await copyFiles(to: partial, mode: mode)
             try NoFollow.refuseLinks(sqlite: partial, place: .backup)
             let target = try DatabaseQueue(path: partial)
-            try await withPool { pool in
-                try await pool.read { source in
-                    try target.writeWithoutTransaction { copy in
-                        try source.backup(to: copy)
-                    }
-                }
-            }
             try await target.writeWithoutTransaction { copy in
                 try copy.execute(sql: "PRAGMA journal_mode = DELETE")
                 let problems = try String.fetchAll(copy, sql: "PRAGMA quick_check")
                 guard problems == ["ok"] else { throw StoreError.corrupt(path: partial, problems: problems) }
             }
             try target.close()
+            for leftover in leftovers.dropFirst() { try? FileManager.default.removeItem(atPath: leftover) }
         } catch {
-            try? FileManager.default.removeItem(atPath: partial)
+            for leftover in leftovers { try? FileManager.default.removeItem(atPath: leftover) }
             throw StoreError.wrap(error, path: destination)
         }
         try FileSync.sync(partial)
@@ -51,6 +51,32 @@ extension PartitionStore {
             throw StoreError.io(path: destination, operation: "rename", errno: errno)
         }
         try FileSync.sync((destination as NSString).deletingLastPathComponent)
+        return report
+    }
+
+    /// The database file and its WAL copied to `partial` and `partial-wal`, created here without
+    /// following a link and with `mode` (SQLite keeps the mode of an existing file).
+    private func copyFiles(to partial: String, mode: mode_t) async throws(StoreError) -> StoreFileCopy.Report {
+        let main = try NoFollow.open(partial, flags: O_RDWR | O_CREAT | O_EXCL, mode: mode, place: .backup)
+        defer { Glibc.close(main) }
+        let wal = try NoFollow.open(partial + "-wal", flags: O_RDWR | O_CREAT | O_EXCL, mode: mode, place: .backup)
+        defer { Glibc.close(wal) }
+        fchmod(main, mode)  // whatever the umask
+        fchmod(wal, mode)
+        let path = self.path
+        return try await withPool { pool in
+            // Less WAL to copy; never waits for a reader (what is left is copied).
+            _ = try? await pool.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            return try await pool.writeWithoutTransaction { db in
+                var report = StoreFileCopy.Report()
+                try db.inTransaction(.immediate) {
+                    report.add(try StoreFileCopy.copy(db, .database, path: path, to: main, named: partial))
+                    report.add(try StoreFileCopy.copy(db, .wal, path: path + "-wal", to: wal, named: partial + "-wal"))
+                    return .rollback
+                }
+                return report
+            }
+        }
     }
 
     /// The problems `PRAGMA integrity_check` reports; empty when the store is sound.

@@ -74,11 +74,11 @@ final class StopFlag: Sendable {
         try store.close()
     }
 
-    /// A backup must never open the store file through a descriptor of the agent's own (as a
-    /// reflink or `copy_file_range` would need): closing it drops every POSIX lock the process
-    /// holds on the file, SQLite's included, and an application's connection closing next takes
-    /// itself for the last one, checkpoints and deletes the WAL the agent still writes to (a
-    /// tried file-copy backup did, and lost the agent's next commits). After a backup, an
+    /// A backup must never open the store file through a descriptor of its own: closing it
+    /// drops every POSIX lock the process holds on the file, SQLite's included, and an
+    /// application's connection closing next takes itself for the last one, checkpoints and
+    /// deletes the WAL the agent still writes to (an earlier file-copy backup did, and lost the
+    /// agent's next commits). The reflink and `copy_file_range` use SQLite's own descriptors. After a backup, an
     /// application opens, reads and closes; the agent's WAL is still there and its next write
     /// survives closing and reopening the store.
     @Test func aBackupKeepsTheAgentsLocksSoAnApplicationNeverDeletesTheWALUnderIt() async throws {
@@ -95,6 +95,45 @@ final class StopFlag: Sendable {
         let reopened = try await makeStore(dir)
         #expect(try await reopened.metadata().clientResetMarker == "after the backup")
         try reopened.close()
+    }
+
+    /// The backup copies the database file and its WAL: commits a checkpoint could not move
+    /// into the file yet (an application holds a read transaction that needs the older pages)
+    /// are in the backup, and the store and its WAL are unchanged by it.
+    @Test func aBackupHoldsTheCommitsStillInTheWAL() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        try await sqlite3(store.path, "INSERT INTO items (sku, name) VALUES (1, 'before the reader')")
+        let backup = dir.appending("backup.sqlite")
+        // An application's snapshot (an open read transaction) the checkpoint must keep: the
+        // pages the later commits change stay in the WAL.
+        let reader = try DatabasePool(path: store.path)
+        let snapshot = try reader.makeSnapshot()
+        #expect(try await snapshot.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM items") } == 1)
+        let app = try appConnection(store.path)
+        try await app.write { db in
+            for sku in 2...500 { try db.execute(sql: "INSERT INTO items (sku, name) VALUES (?, 'in the WAL')", arguments: [sku]) }
+        }
+        try app.close()
+        _ = try await store.pendingChangeCount()
+        let walBefore = try FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? Int ?? 0
+        #expect(walBefore > 0)
+        let copy = try await store.backup(to: backup)
+        // Linux copies within a filesystem in the kernel (reflink or copy_file_range), through
+        // SQLite's own descriptors: never read back through SQLite here.
+        #expect(copy.method == .reflink || copy.method == .copyFileRange, "\(copy.method.name)")
+        #expect(copy.bytes >= Int64(walBefore))
+        #expect(try await sqlite3(backup, "SELECT count(*) FROM items").stdout == "500\n")
+        #expect(try PartitionStore.pendingChanges(ofStoreAt: backup).count == 500)
+        #expect(try PartitionStore.integrityCheck(ofFileAt: backup) == [])
+        for suffix in ["-wal", "-shm", ".partial", ".partial-wal", ".partial-shm"] {
+            #expect(!FileManager.default.fileExists(atPath: backup + suffix), "\(suffix) left beside the backup")
+        }
+        #expect(try await sqlite3(store.path, "SELECT count(*) FROM items").stdout == "500\n")
+        #expect(try await snapshot.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM items") } == 1)
+        try reader.close()
+        try store.close()
     }
 
     @Test func integrityCheckOfAMissingFileIsAnError() {

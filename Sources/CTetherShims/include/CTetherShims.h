@@ -27,6 +27,18 @@ int tether_sqlite_no_bulk_page_cache(void);
 /// Swift). Returns an SQLite result code (0 is SQLITE_OK).
 int tether_sqlite_no_checkpoint_on_close(void *db);
 
+/// Copies the whole main database file (`journal` 0) or WAL file (`journal` 1) of the SQLite
+/// connection `db` (an `sqlite3 *`) to the empty file open as `destination`, through the
+/// descriptor SQLite itself holds: opening the file again and closing it would drop every POSIX
+/// lock the process holds on it, SQLite's included. The descriptor is used only when the
+/// connection's VFS is a unix one and the descriptor is the file at `path` (same device and
+/// inode); then a reflink (FICLONE) where the filesystem shares extents, else
+/// copy_file_range(2). Otherwise, or when the kernel refuses both, the file is read through
+/// SQLite's own I/O methods. Returns how it copied (1 reflink, 2 copy_file_range, 3 SQLite
+/// reads, 0 nothing to copy: no such file open), or -errno (or -1000 - an SQLite result code).
+/// `copied` receives the bytes copied.
+int tether_sqlite_copy_file(void *db, int journal, const char *path, int destination, long long *copied);
+
 /// Caps glibc malloc at `arenas` arenas (mallopt(M_ARENA_MAX), declared in <malloc.h>, which
 /// Swift's Glibc module does not include). Returns 1 on success, 0 on failure.
 int tether_malloc_arena_max(int arenas);

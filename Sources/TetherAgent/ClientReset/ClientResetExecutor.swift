@@ -218,8 +218,10 @@ public struct ClientResetExecutor: Sendable {
         do {
             let directory = (path as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
-            try await store.backup(to: path, mode: 0o640)  // the mode set through the descriptor, no chmod(path)
-            log.notice("client reset \(record.id): store backed up to \(path)", metadata: ["tether.backup": .string(path)])
+            let copy = try await store.backup(to: path, mode: 0o640)  // the mode set through the descriptor, no chmod(path)
+            log.notice(
+                "client reset \(record.id): store backed up to \(path) (\(copy.bytes) bytes copied by \(copy.method.name))",
+                metadata: ["tether.backup": .string(path)])
             // keep_backups holds as soon as the new backup exists, not only when the reset ends.
             pruneBackups(of: record.partition, keep: context.partition.reset.keepBackups, log: log)
             return .backupCompleted
