@@ -65,7 +65,7 @@ let package = Package(
         .target(
             name: "TetherAgent",
             dependencies: [
-                "TetherProtocol", "TetherTOML", "TetherControl", "TetherSystemd", "TetherStore", "TetherClient", "CTetherShims",
+                "TetherProtocol", "TetherTOML", "TetherControl", "TetherSystemd", "TetherStore", "TetherSyncClient", "CTetherShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "TetherBench",
             dependencies: [
-                "TetherTestSupport", "TetherControl", "TetherClient", "TetherProtocol",
+                "TetherTestSupport", "TetherControl", "TetherSyncClient", "TetherProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -178,7 +178,7 @@ let package = Package(
 
         // The device side of a sync connection: WebSocket client, codec, multiplexed sessions.
         .target(
-            name: "TetherClient",
+            name: "TetherSyncClient",
             dependencies: [
                 "TetherProtocol",
                 .product(name: "Logging", package: "swift-log"),
@@ -247,11 +247,11 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: settings),
-        // Starts the real tether-server executable on loopback and talks to it with TetherClient.
+        // Starts the real tether-server executable on loopback and talks to it with TetherSyncClient.
         .testTarget(
             name: "TetherServerIntegrationTests",
             dependencies: [
-                "TetherClient", "TetherServer", "TetherProtocol", "TetherTestSupport", "TetherTestTraits",
+                "TetherSyncClient", "TetherServer", "TetherProtocol", "TetherTestSupport", "TetherTestTraits",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,11 +1,11 @@
 import Foundation
 import Logging
 import Synchronization
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 import TetherTestSupport
 
-/// Concurrently connected devices: N new devices (`TetherClient`, one WebSocket connection and
+/// Concurrently connected devices: N new devices (`TetherSyncClient`, one WebSocket connection and
 /// one bound session each, in this process) connect to one server instance on loopback and
 /// stay bound, spread over 100 partitions. The figure is the server's memory per connected
 /// device — its `VmRSS` with every session bound minus before the first connected, divided
@@ -57,7 +57,7 @@ struct ConnectionsBench {
         }
         let perDevice = Double(serverAfter - serverBefore) / Double(devices)
         return BenchFigure(
-            name: "connected devices", workload: "\(devices) devices (TetherClient, one connection and one bound session each) on one instance, \(Self.partitions) partitions",
+            name: "connected devices", workload: "\(devices) devices (TetherSyncClient, one connection and one bound session each) on one instance, \(Self.partitions) partitions",
             value: perDevice / 1024, unit: "KiB/device", runs: [perDevice / 1024],
             target: "≥ 5,000 devices bound at once, ≤ 48 KiB server memory each",
             met: devices >= 5_000 && bound == devices && perDevice <= 48 * 1024,

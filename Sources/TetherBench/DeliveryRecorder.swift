@@ -1,5 +1,5 @@
 import Synchronization
-import TetherClient
+import TetherSyncClient
 
 /// What the fan-out sessions saw: which are ready, and when each received each round's write.
 final class DeliveryRecorder: Sendable {

@@ -1,12 +1,12 @@
 import Foundation
 import GRDB
 import Logging
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 import TetherTestSupport
 
 /// Fan-out: many sessions bound to one partition, each on its own WebSocket connection, opened
-/// in this process with `TetherClient` (the agent's sync client), and one writer, agent A,
+/// in this process with `TetherSyncClient` (the agent's sync client), and one writer, agent A,
 /// written to by a GRDB connection. Each write is timed from the end of its commit on A to its
 /// arrival as a download in each session (A's change capture and upload, the server's commit
 /// and fan-out, the WebSocket delivery; not the apply to a store, see the latency figure).
@@ -59,7 +59,7 @@ struct FanOutBench {
         let perDevice = Double(serverAfter - serverBefore) / Double(sessions)
         return [
             BenchFigure(
-                name: "fan-out", workload: "\(sessions) sessions (TetherClient, one connection each) on one partition, \(options.fanOutWrites) writes by agent A",
+                name: "fan-out", workload: "\(sessions) sessions (TetherSyncClient, one connection each) on one partition, \(options.fanOutWrites) writes by agent A",
                 value: p99, unit: "ms p99", runs: [Statistics.percentile(50, of: samples) ?? 0, p99], target: "p99 delivery ≤ 250 ms",
                 met: p99 <= 250 && recorder.missed == 0,
                 extra: [

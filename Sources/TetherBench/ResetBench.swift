@@ -61,6 +61,9 @@ struct ResetBench {
             }
             times.append(end - start)
             for (phase, seconds) in try await phaseSeconds(of: reset, finishedAt: end) { phaseTimes[phase, default: []].append(seconds) }
+            if let id = reset["id"]?.stringValue, let seconds = Self.backupSeconds(in: agent.log, reset: id) {
+                phaseTimes["backup_alone", default: []].append(seconds)
+            }
             let kept = try await SQLWorkload.count(agent.store(partition), where: "total = \(marker)")
             guard kept == (discard ? 0 : unsynced) else {
                 throw TestSupportError("reset of \(partition) in \(mode): \(kept) of \(unsynced) offline changes in the store")
@@ -76,7 +79,9 @@ struct ResetBench {
             extra: phaseTimes.reduce(into: ["resume_to_synced_s": Statistics.median(totals) ?? 0]) { extra, phase in
                 extra["\(phase.key)_s"] = Statistics.median(phase.value) ?? 0
             },
-            notes: ["seconds: the reset's started_at → finished_at (tetherctl resets); <phase>_s: from the phase's reset-phase event to the next (tetherctl events)"])
+            notes: [
+                "seconds: the reset's started_at → finished_at (tetherctl resets); <phase>_s: from the phase's reset-phase event to the next (tetherctl events); backup_alone_s: the backup itself, from the agent's log (backing_up_s also holds the overlapped state download)"
+            ])
     }
 
     /// How long each phase of `reset` took: from its `reset-phase` event to the next one (the
@@ -109,6 +114,15 @@ struct ResetBench {
             """)
         SQLWorkload.removeDatabase(copy)
         return backup + rewrite
+    }
+
+    /// The backup's own time, from the agent's log line `client reset ID: store backed up to
+    /// PATH in S s (…)`: the backing-up phase also holds the overlapped state download.
+    static func backupSeconds(in log: String, reset id: String) -> Double? {
+        guard let line = log.split(separator: "\n").last(where: { $0.contains("client reset \(id): store backed up to") }),
+            let range = line.range(of: #" in ([0-9.]+) s "#, options: .regularExpression)
+        else { return nil }
+        return Double(line[range].dropFirst(4).dropLast(3))
     }
 
     static func time(_ value: JSONValue?) -> Double? {

@@ -6,9 +6,8 @@ import Glibc
 
 extension PartitionStore {
     /// Copies the store to `destination` while applications keep reading and writing
-    /// (docs/contract.md: Reset steps step 2), at file-copy speed: the store's WAL is
-    /// checkpointed as far as readers allow, then, holding the write lock for as long as the
-    /// copy takes (applications wait in their busy timeout, as for any writer), the database
+    /// (docs/contract.md: Reset steps step 2), at file-copy speed: holding the write lock for
+    /// as long as the copy takes (applications wait in their busy timeout, as for any writer), the database
     /// file and its WAL are copied as files — a reflink where the filesystem shares extents,
     /// else `copy_file_range` — through the descriptors SQLite holds (``StoreFileCopy``). The
     /// pair is one consistent snapshot: what a power cut at that moment would leave on disk,
@@ -64,10 +63,11 @@ extension PartitionStore {
         fchmod(main, mode)  // whatever the umask
         fchmod(wal, mode)
         let path = self.path
+        // No checkpoint of the live store first: it would write and fsync the WAL's pages into
+        // the store on the reset's path; the copy's own switch to rollback-journal mode does
+        // that work on the copy.
         return try await withPool { pool in
-            // Less WAL to copy; never waits for a reader (what is left is copied).
-            _ = try? await pool.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-            return try await pool.writeWithoutTransaction { db in
+            try await pool.writeWithoutTransaction { db in
                 var report = StoreFileCopy.Report()
                 try db.inTransaction(.immediate) {
                     report.add(try StoreFileCopy.copy(db, .database, path: path, to: main, named: partial))

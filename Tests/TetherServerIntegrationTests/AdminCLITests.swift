@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 import TetherServer
 import TetherTestSupport

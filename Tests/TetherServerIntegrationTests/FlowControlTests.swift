@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 
 /// Flow control on the real server (protocol 2, docs/protocol.md "Flow control"): a session

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 
 /// One row of a store, by table and key.

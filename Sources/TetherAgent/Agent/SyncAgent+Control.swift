@@ -3,7 +3,7 @@ import Logging
 public import TetherControl
 import TetherProtocol
 import TetherSystemd
-import TetherClient
+import TetherSyncClient
 
 extension SyncAgent: ControlHandler {
     public func handle(_ request: ControlRequest) async -> ControlResponse {

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 import TetherStore
 

@@ -1,6 +1,6 @@
 import Foundation
 public import Logging
-import TetherClient
+import TetherSyncClient
 import TetherControl
 import TetherProtocol
 import TetherStore

@@ -218,9 +218,13 @@ public struct ClientResetExecutor: Sendable {
         do {
             let directory = (path as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+            let clock = ContinuousClock()
+            let started = clock.now
             let copy = try await store.backup(to: path, mode: 0o640)  // the mode set through the descriptor, no chmod(path)
+            let took = started.duration(to: clock.now)
+            let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
             log.notice(
-                "client reset \(record.id): store backed up to \(path) (\(copy.bytes) bytes copied by \(copy.method.name))",
+                "client reset \(record.id): store backed up to \(path) in \(String(format: "%.3f", seconds)) s (\(copy.bytes) bytes copied by \(copy.method.name))",
                 metadata: ["tether.backup": .string(path)])
             // keep_backups holds as soon as the new backup exists, not only when the reset ends.
             pruneBackups(of: record.partition, keep: context.partition.reset.keepBackups, log: log)

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 
 /// What every partition controller shares: the agent's state database, the current server

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import TetherClient
+import TetherSyncClient
 import TetherControl
 import TetherProtocol
 import TetherStore

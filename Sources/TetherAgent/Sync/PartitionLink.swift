@@ -1,4 +1,4 @@
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 
 /// What a partition needs of the server connection: a session per bind. The agent's

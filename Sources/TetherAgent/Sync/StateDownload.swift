@@ -1,5 +1,5 @@
 import Foundation
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 import TetherStore
 

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
-import TetherClient
+import TetherSyncClient
 import TetherProtocol
 import TetherStore
 import TetherTestSupport
