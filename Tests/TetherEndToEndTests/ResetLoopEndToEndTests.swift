@@ -154,6 +154,45 @@ struct ResetLoopEndToEndTests {
         }
     }
 
+    /// A recovering reset whose state download is refused (access revoked right after the
+    /// restore that caused it) waits for an operator and keeps its strategy: initiated after the
+    /// grant, it recovers the changes written meanwhile instead of discarding them into the
+    /// backup as a manual reset would (soak seed 690124173: 53 changes).
+    @Test func aRecoveringResetRefusedItsStateStillRecoversOnceInitiated() async throws {
+        try await withCluster { cluster in
+            // The before_hook holds the reset until the test lets it fetch.
+            let gate = cluster.dir.appending("fetch")
+            let hook = cluster.dir.appending("wait-to-fetch")
+            try Cluster.write("#!/bin/sh\nwhile [ ! -e '\(gate)' ]; do sleep 0.1; done\n", to: hook, mode: 0o755)
+            let a = try cluster.agent("a", partitions: ["p"], extra: "[reset]\nbefore_hook = \"\(hook)\"")
+            try await a.start()
+            try await a.waitSynced("p")
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('x', 'xena', 1)")
+            try await a.waitSynced("p")
+            let snapshot = try await Self.snapshot(cluster)
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('y', 'yann', 2)")
+            try await a.waitSynced("p")
+            _ = try await cluster.admin(["restore", "p", snapshot, "--rollback"])
+            try await eventually("the reset holds in its before_hook", timeout: .seconds(60)) {
+                try await Self.resets(a).last?["phase"] == "before-hook"
+            }
+            // Written while the reset waits: unsynced changes a recovering reset keeps.
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('z', 'zoe', 3); UPDATE orders SET note = 'kept' WHERE id = 'x'")
+            try await cluster.admin(["revoke", "device", "*"])
+            try Cluster.write("", to: gate)
+            let status = try await eventually("waits for an operator", timeout: .seconds(60)) { () -> JSONValue? in
+                let status = try await a.status("p")
+                return status?["state"] == "reset-pending" ? status : nil
+            }
+            #expect(status["pending_reset_reason"]?.stringValue?.hasPrefix("the server refused to send its state: error 206") == true)
+            try await cluster.admin(["grant", "device", "*", "readwrite"])
+            #expect(try await a.ctl(["reset", "initiate", "p"]).status == 0)
+            try await eventually("recovered", timeout: .seconds(60)) { try await Self.resets(a).last?["outcome"] == "recovered" }
+            try await a.waitSynced("p", timeout: 60)
+            #expect(try await a.rows("p") == "x|xena|1.0|kept\nz|zoe|3.0|-\n")
+        }
+    }
+
     /// Issue 22, second soak: a delete-store action waiting for an operator, then the server
     /// killed. The partition stays `reset-pending` with its id and reason (it used to turn
     /// `offline`), in status and in `STATUS=`, and the way out still works once the server is back.

@@ -198,7 +198,10 @@ public struct ClientResetCoordinator: Sendable, Hashable {
             record.phase = .fetching
 
         case (.fetching, .fetchRefused(let reason)):
-            record.strategy = .manual
+            // Waits for an operator, and keeps its strategy: carried out once access is back,
+            // a recovering reset still recovers (becoming a manual one would discard the
+            // unsynced changes into the backup — soak seed 690124173: a revoke right after a
+            // restore cost a device 53 changes when the campaign initiated it after the grant).
             record.fallbackReason = "the server refused to send its state: \(reason)"
             record.phase = .manualHook
 

@@ -237,18 +237,24 @@ func recoveryImpossibleFallsBack(mode: ResetMode, strategy: ResetStrategy, phase
     #expect(c.record.phase == .done)
 }
 
-/// Access denied (or a fatal error) while fetching: retrying cannot help, so the reset becomes
-/// a manual one with the server's answer as its reason, instead of retrying for ever.
-@Test func aRefusedFetchWaitsForAnOperator() throws {
-    var c = ClientResetCoordinator(new: record(.discard))
+/// Access denied (or a fatal error) while fetching: retrying cannot help, so the reset waits
+/// for an operator with the server's answer as its reason, instead of retrying for ever. It
+/// keeps its strategy: initiated once access is back, a recovering reset recovers (it used to
+/// become a manual reset and discard the unsynced changes into the backup).
+@Test(arguments: [ResetStrategy.recover, .discard])
+func aRefusedFetchWaitsForAnOperatorAndKeepsItsStrategy(strategy: ResetStrategy) throws {
+    var c = ClientResetCoordinator(new: record(strategy))
     let phases = try run(&c) { effect in
         if case .fetchServerState = effect { return .fetchRefused(reason: "error 206 (permission_denied): no grant") }
         return succeed(initiate: false)(effect)
     }
     #expect(phases == [.recorded, .backingUp, .beforeHook, .fetching, .manualHook, .manualPending])
-    #expect(c.record.strategy == .manual)
+    #expect(c.record.strategy == strategy)
     #expect(c.record.fallbackReason == "the server refused to send its state: error 206 (permission_denied): no grant")
     #expect(c.record.outcome == .manualPending)
+    let resumed = try run(&c, answer: succeed())
+    #expect(resumed.dropFirst().first == .backingUp && c.record.phase == .done, "\(resumed)")
+    #expect(c.record.outcome == (strategy == .recover ? .recovered : .discarded))
 }
 
 /// A damaged store goes through the coordinator: recorded in phase quarantining, its effect
