@@ -123,6 +123,15 @@ public final class Cluster: Sendable {
         chmod(path, mode)
     }
 
+    /// A hook script named `name` that waits until the file `gate` exists: it holds a reset at
+    /// that hook until the test opens the gate (`Cluster.write("", to: gate)`).
+    public func gateHook(_ name: String) throws -> (hook: String, gate: String) {
+        let gate = dir.appending(name + ".open")
+        let hook = dir.appending(name)
+        try Self.write("#!/bin/sh\nwhile [ ! -e '\(gate)' ]; do sleep 0.1; done\n", to: hook, mode: 0o755)
+        return (hook, gate)
+    }
+
     private func serverConfig(_ instance: Int, storageTable: String) -> String {
         """
         listen = "127.0.0.1:\(ports[instance])"

@@ -14,9 +14,7 @@ extension HealEndToEndTests {
     @Test func aHealRefusedWhenAccessIsRevokedKeepsTheChangesOfRowsTheServerLacks() async throws {
         try await withCluster { cluster in
             // a's after_hook waits until access is granted again, so that a binds with access.
-            let granted = cluster.dir.appending("granted")
-            let hook = cluster.dir.appending("wait-for-grant")
-            try Cluster.write("#!/bin/sh\nwhile [ ! -e '\(granted)' ]; do sleep 0.1; done\n", to: hook, mode: 0o755)
+            let (hook, granted) = try cluster.gateHook("wait-for-grant")
             let a = try cluster.agent("a", partitions: ["p"], extra: "[reset]\nafter_hook = \"\(hook)\"")
             let b = try cluster.agent("b", partitions: ["p"])
             for agent in [a, b] { try await agent.start() }

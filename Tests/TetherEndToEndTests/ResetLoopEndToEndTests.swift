@@ -161,9 +161,7 @@ struct ResetLoopEndToEndTests {
     @Test func aRecoveringResetRefusedItsStateStillRecoversOnceInitiated() async throws {
         try await withCluster { cluster in
             // The before_hook holds the reset until the test lets it fetch.
-            let gate = cluster.dir.appending("fetch")
-            let hook = cluster.dir.appending("wait-to-fetch")
-            try Cluster.write("#!/bin/sh\nwhile [ ! -e '\(gate)' ]; do sleep 0.1; done\n", to: hook, mode: 0o755)
+            let (hook, gate) = try cluster.gateHook("wait-to-fetch")
             let a = try cluster.agent("a", partitions: ["p"], extra: "[reset]\nbefore_hook = \"\(hook)\"")
             try await a.start()
             try await a.waitSynced("p")
