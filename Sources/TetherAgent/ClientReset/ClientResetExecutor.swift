@@ -221,8 +221,7 @@ public struct ClientResetExecutor: Sendable {
             let clock = ContinuousClock()
             let started = clock.now
             let copy = try await store.backup(to: path, mode: 0o640)  // the mode set through the descriptor, no chmod(path)
-            let took = started.duration(to: clock.now)
-            let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+            let seconds = started.duration(to: clock.now).seconds
             log.notice(
                 "client reset \(record.id): store backed up to \(path) in \(String(format: "%.3f", seconds)) s (\(copy.bytes) bytes copied by \(copy.method.name))",
                 metadata: ["tether.backup": .string(path)])
