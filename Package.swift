@@ -153,7 +153,7 @@ let package = Package(
         .target(
             name: "TetherServer",
             dependencies: [
-                "TetherProtocol", "TetherTOML", "TetherSystemd",
+                "TetherProtocol", "TetherTOML", "TetherSystemd", "TetherStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

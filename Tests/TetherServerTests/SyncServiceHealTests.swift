@@ -28,7 +28,7 @@ import TetherTestSupport
     static func bind(
         _ fixture: SyncServiceAdmissionTests.Fixture, session: SessionID = 1, connection: UInt64 = 1
     ) async throws -> (BoundSession, AsyncStream<Void>.AsyncIterator) {
-        guard case .accepted(_, _, let bound, let wakeups) = await SyncServiceAdmissionTests.bind(
+        guard case .accepted(_, _, let bound, let wakeups, _) = await SyncServiceAdmissionTests.bind(
             fixture.service, "store-1", session: session, connection: connection)
         else { throw StorageError.unavailable("the bind was refused") }
         var iterator = wakeups.makeAsyncIterator()

@@ -147,8 +147,12 @@ struct AgentStateFetcher: ServerStateFetcher {
         let token = try await agent.readToken()
         // Its progress shows in the partition's status (`tetherctl status`, `wait-synced --progress`).
         let controller = await agent.controllers[partition]
+        // A fresh lineage (this session uploads nothing) carries the ready-file request.
         let session = try await connection.bind(
-            BindRequest(session: await agent.nextSessionID(), partition: partition.rawValue, token: token, identity: nil))
+            BindRequest(
+                session: await agent.nextSessionID(), partition: partition.rawValue, token: token, identity: nil,
+                lineage: StoreLineage(uploadSalt: StoreLineage.freshSalt(), integratedSeq: 0, lastSeq: 0, sent: []),
+                readyFile: ReadyFileDownload(stagingPath: stagingPath).request()))
         do {
             let fetched = try await receive(session, partition: partition, stagingPath: stagingPath, controller: controller)
             await controller?.downloadEnded(complete: true)

@@ -42,10 +42,16 @@ struct BindRequestBuilder: Sendable {
             log.error("cannot read the upload records of the store \(settings.storePath), retrying: \(error)")
             return .ended(.retry(nil))
         }
+        // Without an identity the state follows: as a ready file when the server has one (a
+        // download cut earlier resumes where it stopped).
+        let readyFile = metadata?.clientFile == nil
+            ? ReadyFileDownload(stagingPath: StoreBootstrap.stagingPath(stateDir: await context.configuration().stateDir, partition: settings.name))
+                .request()
+            : nil
         let request = BindRequest(
             session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
             identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
-            schemaVersion: store?.schema.version ?? 0, lineage: lineage)
+            schemaVersion: store?.schema.version ?? 0, lineage: lineage, readyFile: readyFile)
         return .request(request, uploadSalt: uploadSalt)
     }
 }

@@ -142,7 +142,7 @@ enum PartitionSessionLoop {
         controller.session?.accepted(reply)
         if reply.stateFollows {
             controller.log.notice("bootstrapping \(controller.settings.name) from the server (version \(reply.latestServerVersion.version))")
-            let staging = await controller.context.configuration().stateDir + "/staging/\(controller.settings.name)-bootstrap.sqlite"
+            let staging = StoreBootstrap.stagingPath(stateDir: await controller.context.configuration().stateDir, partition: controller.settings.name)
             let settings = controller.settings
             let fetched = try await StateDownload.receive(
                 reply: reply, events: &events, partition: settings.name, stagingPath: staging, storePath: settings.storePath

@@ -7,7 +7,8 @@ import TetherStore
 /// `stateFollows`) into a staging store, for a new store's bootstrap and a reset's step 4.
 /// Before each chunk is written, ``DiskSpaceCheck`` makes sure the rest of the announced state
 /// fits on the staging store's and the store's file systems (`storePath`), or throws
-/// ``DiskSpaceError``: the store itself is not touched by a download.
+/// ``DiskSpaceError``: the store itself is not touched by a download. A session bound with
+/// `fileFollows` receives a ready file instead (``ReadyFileDownload``).
 enum StateDownload {
     static func receive(
         reply: BindReply, events: inout SessionEvents.AsyncIterator, partition: PartitionName, stagingPath: String,
@@ -15,6 +16,11 @@ enum StateDownload {
         isolation: isolated (any Actor)? = #isolation, progress: (DownloadProgress) async -> Void
     ) async throws -> FetchedState {
         let directories = ([stagingPath] + (storePath.map { [$0] } ?? [])).map { ($0 as NSString).deletingLastPathComponent }
+        let readyFile = ReadyFileDownload(stagingPath: stagingPath)
+        if reply.fileFollows {
+            return try await readyFile.receive(
+                reply: reply, events: &events, partition: partition, directories: directories, space: space, progress: progress)
+        }
         var written: Int64 = 0
         // A link at the staging path is refused, not removed: someone planted it (``NoFollow``).
         try NoFollow.refuseLinks(sqlite: stagingPath, place: .staging)
@@ -27,13 +33,17 @@ enum StateDownload {
         while let event = await events.next(isolation: #isolation) {
             switch event {
             case .state(let chunk):
-                let bytes = Int64(chunk.rows.byteCount)
+                guard case .rows(let rows) = chunk.content else {
+                    throw ReadyFileDownloadError.unexpected(partition: partition, "a file slice on a session bound for rows")
+                }
+                let bytes = Int64(rows.byteCount)
                 try space.check(directories: directories, progress: chunk.progress, written: written, chunk: bytes)
-                try await staging.insertStateRows(chunk.rows)
+                try await staging.insertStateRows(rows)
                 written += bytes
                 await progress(chunk.progress)
                 if chunk.isLast {
                     try await staging.completeState(serverVersion: chunk.serverVersion, clientFile: reply.identity)
+                    readyFile.forget()  // a refusal noted is answered: the next download may take a file again
                     return FetchedState(path: stagingPath, schema: reply.schema, identity: reply.identity, serverVersion: chunk.serverVersion)
                 }
             case .error(let error): throw SessionInterruption.serverError(error)

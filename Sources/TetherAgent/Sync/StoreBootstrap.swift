@@ -18,6 +18,11 @@ struct StoreBootstrap: Sendable {
     let settings: PartitionSettings
     let log: Logger
 
+    /// Where a bootstrap's state download is staged (and its ready file's part kept).
+    static func stagingPath(stateDir: String, partition: PartitionName) -> String {
+        stateDir + "/staging/\(partition)-bootstrap.sqlite"
+    }
+
     /// Makes `store` (nil: none yet) the downloaded state; any local changes already in it are
     /// replayed on top (a store emptied by a delete-store action).
     func adopt(_ fetched: FetchedState, into store: PartitionStore?) async -> Adoption {

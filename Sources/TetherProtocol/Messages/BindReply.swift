@@ -6,6 +6,9 @@ public struct BindReply: Sendable, Hashable {
     public var isNewIdentity: Bool
     /// When true, ``StateChunk``s follow (a new store or a reset), then downloads.
     public var stateFollows: Bool
+    /// With ``stateFollows``: the state comes as slices of a ready file (``StateFileSlice``),
+    /// not as rows (protocol 5, only when the bind asked with ``BindRequest/readyFile``).
+    public var fileFollows: Bool
     public var access: PartitionAccess
     /// The partition's latest version when the bind was accepted.
     public var latestServerVersion: ServerVersion
@@ -17,8 +20,10 @@ public struct BindReply: Sendable, Hashable {
 
     public init(
         session: SessionID, identity: ClientFileIdentity, isNewIdentity: Bool, stateFollows: Bool,
-        access: PartitionAccess, latestServerVersion: ServerVersion, integratedClientSeq: Int64 = 0, schema: Schema
+        access: PartitionAccess, latestServerVersion: ServerVersion, integratedClientSeq: Int64 = 0, schema: Schema,
+        fileFollows: Bool = false
     ) {
+        self.fileFollows = fileFollows
         self.session = session
         self.identity = identity
         self.isNewIdentity = isNewIdentity

@@ -14,12 +14,17 @@ public struct BindRequest: Sendable, Hashable {
     /// What the store says of its local history (protocol 3; nil from an older agent, whose
     /// binds are not checked for regression).
     public var lineage: StoreLineage?
+    /// Whether a bind without identity takes its state as a ready file (protocol 5; nil: rows).
+    /// Sent only after a lineage.
+    public var readyFile: ReadyFileRequest?
 
     public init(
         session: SessionID, partition: String, token: String, identity: ClientFileIdentity?,
-        lastServerVersion: ServerVersion = .none, schemaVersion: Int = 0, lineage: StoreLineage? = nil
+        lastServerVersion: ServerVersion = .none, schemaVersion: Int = 0, lineage: StoreLineage? = nil,
+        readyFile: ReadyFileRequest? = nil
     ) {
         self.lineage = lineage
+        self.readyFile = readyFile
         self.session = session
         self.partition = partition
         self.token = token

@@ -16,22 +16,46 @@ public struct DownloadProgress: Sendable, Hashable, Codable {
 }
 
 /// One chunk of a partition's whole state (server → client), for a new store or a client
-/// reset. Every chunk's rows are `insert` changes (``StateRows``, read in place); the last
-/// chunk has ``isLast`` set. The state is the partition at ``serverVersion``; downloads
-/// continue after it.
+/// reset: rows (`insert` changes, ``StateRows``, read in place) or, on a session bound with
+/// ``BindReply/fileFollows``, a slice of a ready file. The last chunk has ``isLast`` set. The
+/// state is the partition at ``serverVersion``; downloads continue after it.
 public struct StateChunk: Sendable, Hashable {
+    /// What a chunk carries.
+    public enum Content: Sendable, Hashable {
+        case rows(StateRows)
+        case file(StateFileSlice)
+    }
+
     public var session: SessionID
     public var serverVersion: ServerVersion
     public var progress: DownloadProgress
     public var isLast: Bool
-    public var rows: StateRows
+    public var content: Content
 
-    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: StateRows) {
+    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, content: Content) {
         self.session = session
         self.serverVersion = serverVersion
         self.progress = progress
         self.isLast = isLast
-        self.rows = rows
+        self.content = content
+    }
+
+    /// A chunk of rows.
+    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: StateRows) {
+        self.init(session: session, serverVersion: serverVersion, progress: progress, isLast: isLast, content: .rows(rows))
+    }
+
+    /// The rows of a rows chunk; none for a file slice.
+    public var rows: StateRows {
+        if case .rows(let rows) = content { rows } else { StateRows(Changeset()) }
+    }
+
+    /// The bytes this chunk moves toward the state: its rows' or its slice's.
+    public var byteCount: Int {
+        switch content {
+        case .rows(let rows): rows.byteCount
+        case .file(let slice): slice.bytes.count
+        }
     }
 
     /// A chunk of the given inserts.

@@ -96,6 +96,13 @@ public struct ByteReader: Sendable {
         return Array(bytes[offset..<offset + Int(length)])
     }
 
+    /// `count` bytes as they are (a digest).
+    public mutating func raw(_ field: StaticString, count: Int) throws(WireDecodeError) -> [UInt8] {
+        guard count <= remaining else { throw .truncated(field: "\(field)") }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
     /// A length-prefixed UTF-8 string, at most `limit` bytes; invalid UTF-8 is an error.
     public mutating func string(_ field: StaticString, limit: Int) throws(WireDecodeError) -> String {
         let length = try varint(field)

@@ -33,6 +33,17 @@ extension ClientMessage {
                     w.varint(range.firstSeq)
                     w.varint(range.lastSeq)
                 }
+                if let ready = bind.readyFile {
+                    w.byte(ready.kind)
+                    switch ready {
+                    case .accept: break
+                    case .resume(let digest, let offset):
+                        w.raw(digest)
+                        w.varint(offset)
+                    case .refused(let digest):
+                        w.raw(digest)
+                    }
+                }
             }
         case .upload(let upload):
             w.byte(MessageType.upload.rawValue)
@@ -97,9 +108,11 @@ extension ClientMessage {
             let schemaVersion = try r.int("schema version", in: 0...Int(Int32.max))
             // Protocol 3 appends the store's lineage; a protocol-2 bind ends here.
             let lineage = r.isAtEnd ? nil : try Self.decodeLineage(&r)
+            // Protocol 5 may append what the client says of ready files.
+            let readyFile = r.isAtEnd ? nil : try Self.decodeReadyFileRequest(&r)
             message = .bind(BindRequest(
                 session: session, partition: partition, token: token, identity: identity,
-                lastServerVersion: version, schemaVersion: schemaVersion, lineage: lineage))
+                lastServerVersion: version, schemaVersion: schemaVersion, lineage: lineage, readyFile: readyFile))
         case .upload:
             let session = try r.uint32("session id")
             let count = try r.count("changeset count", minimumElementBytes: 6, limit: Int.max / 6)
@@ -144,6 +157,21 @@ extension ClientMessage {
         let rows = try ChangeRows.decode(from: &r, allowing: .insertsAndDeletes)
         return HealChunk(
             session: session, contribution: contribution, view: view, base: base, isFinal: flags & 1 != 0, unknown: unknown, rows: rows)
+    }
+
+    /// The ready-file section of a protocol-5 bind: a kind, then a digest and an offset as it needs.
+    static func decodeReadyFileRequest(_ r: inout ByteReader) throws(WireDecodeError) -> ReadyFileRequest {
+        switch try r.byte("ready file request") {
+        case 1:
+            return .accept
+        case 2:
+            let digest = try r.raw("ready file digest", count: StateFileSlice.digestBytes)
+            return .resume(digest: digest, offset: try r.int64("ready file offset"))
+        case 3:
+            return .refused(digest: try r.raw("ready file digest", count: StateFileSlice.digestBytes))
+        default:
+            throw .malformed(field: "ready file request", reason: "unknown kind")
+        }
     }
 
     /// The lineage section of a protocol-3 bind: salt, integrated seq, last seq, sent ranges.

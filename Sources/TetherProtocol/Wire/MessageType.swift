@@ -17,6 +17,7 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case pong = 0x86
     case error = 0x87
     case healed = 0x88
+    case stateFile = 0x89
 
     /// `TTHR`: the first bytes of a hello body, so that a client of something else is told apart.
     static let helloMagic: [UInt8] = [0x54, 0x54, 0x48, 0x52]

@@ -17,6 +17,10 @@ public enum ProtocolLimits {
     public static let maxColumns = 65536
     /// Target size of one download or state message the server sends.
     public static let targetBatchBytes = 512 << 10
+    /// Target size of one ready-file slice the server sends (protocol 5).
+    public static let targetFileSliceBytes = 1 << 20
+    /// The largest ready-file slice a client accepts.
+    public static let maxFileSliceBytes = 4 << 20
     /// Flow control (protocol 2): the state and download messages a session may receive
     /// after its `bound` before the client grants more — what one session can have buffered
     /// on the client is at most this many messages (about 2 MiB).

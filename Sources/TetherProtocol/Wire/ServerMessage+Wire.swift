@@ -14,6 +14,7 @@ extension ServerMessage {
             if reply.isNewIdentity { flags |= 1 }
             if reply.stateFollows { flags |= 2 }
             if reply.access == .readwrite { flags |= 4 }
+            if reply.fileFollows { flags |= 8 }
             w.byte(flags)
             w.varint(reply.identity.id)
             w.varint(reply.identity.salt)
@@ -22,16 +23,15 @@ extension ServerMessage {
             w.varint(reply.integratedClientSeq)
             reply.schema.encode(into: &w)
         case .state(let chunk):
-            w.byte(MessageType.state.rawValue)
-            w.varint(chunk.session)
-            w.varint(chunk.serverVersion.version)
-            w.varint(chunk.serverVersion.salt)
-            w.varint(chunk.progress.rowsDone)
-            w.varint(chunk.progress.rowsTotal)
-            w.varint(chunk.progress.bytesDone)
-            w.varint(chunk.progress.bytesTotal)
-            w.bool(chunk.isLast)
-            chunk.rows.encode(into: &w)
+            switch chunk.content {
+            case .rows(let rows):
+                Self.encodeStateHeader(chunk, type: .state, into: &w)
+                rows.encode(into: &w)
+            case .file(let slice):
+                Self.encodeStateHeader(chunk, type: .stateFile, into: &w)
+                Self.encodeSliceHeader(slice, count: slice.bytes.count, into: &w)
+                w.raw(slice.bytes)
+            }
         case .download(let download):
             w.byte(MessageType.download.rawValue)
             w.varint(download.session)
@@ -87,7 +87,8 @@ extension ServerMessage {
         case .bound:
             let session = try r.uint32("session id")
             let flags = try r.byte("bound flags")
-            guard flags & ~0x07 == 0 else { throw .malformed(field: "bound flags", reason: "unknown flag bits") }
+            guard flags & ~0x0f == 0 else { throw .malformed(field: "bound flags", reason: "unknown flag bits") }
+            guard flags & 8 == 0 || flags & 2 != 0 else { throw .malformed(field: "bound flags", reason: "a file follows without state") }
             let identity = ClientFileIdentity(id: try r.int64("client file id"), salt: try r.int64("client file salt"))
             let latest = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
             let integrated = try r.int64("integrated client seq")
@@ -95,7 +96,7 @@ extension ServerMessage {
             message = .bound(BindReply(
                 session: session, identity: identity, isNewIdentity: flags & 1 != 0, stateFollows: flags & 2 != 0,
                 access: flags & 4 != 0 ? .readwrite : .read, latestServerVersion: latest, integratedClientSeq: integrated,
-                schema: schema))
+                schema: schema, fileFollows: flags & 8 != 0))
         case .state:
             let session = try r.uint32("session id")
             let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
@@ -105,6 +106,22 @@ extension ServerMessage {
             let isLast = try r.bool("last chunk")
             message = .state(StateChunk(
                 session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try ChangeRows.decode(from: &r, allowing: .insertsOnly)))
+        case .stateFile:
+            let session = try r.uint32("session id")
+            let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+            let progress = DownloadProgress(
+                rowsDone: try r.int64("rows done"), rowsTotal: try r.int64("rows total"),
+                bytesDone: try r.int64("bytes done"), bytesTotal: try r.int64("bytes total"))
+            let isLast = try r.bool("last chunk")
+            let size = try r.int64("file size")
+            let offset = try r.int64("file offset")
+            let digest = try r.raw("file digest", count: StateFileSlice.digestBytes)
+            let bytes = try r.lengthPrefixed("file bytes", limit: ProtocolLimits.maxFileSliceBytes)
+            let slice = StateFileSlice(fileSize: size, offset: offset, digest: digest, bytes: bytes)
+            guard offset + Int64(bytes.count) <= size, slice.isLast == isLast else {
+                throw .malformed(field: "file slice", reason: "bytes \(offset)+\(bytes.count) of \(size), last \(isLast)")
+            }
+            message = .state(StateChunk(session: session, serverVersion: version, progress: progress, isLast: isLast, content: .file(slice)))
         case .download:
             let session = try r.uint32("session id")
             let latest = try r.int64("latest server version")
@@ -148,5 +165,35 @@ extension ServerMessage {
         }
         try r.expectEnd()
         return message
+    }
+
+    /// The fields a `state` and a `stateFile` message share, after the type byte.
+    static func encodeStateHeader(_ chunk: StateChunk, type: MessageType, into w: inout ByteWriter) {
+        w.byte(type.rawValue)
+        w.varint(chunk.session)
+        w.varint(chunk.serverVersion.version)
+        w.varint(chunk.serverVersion.salt)
+        w.varint(chunk.progress.rowsDone)
+        w.varint(chunk.progress.rowsTotal)
+        w.varint(chunk.progress.bytesDone)
+        w.varint(chunk.progress.bytesTotal)
+        w.bool(chunk.isLast)
+    }
+
+    /// A file slice's size, offset, digest and the length of the `count` bytes that follow.
+    static func encodeSliceHeader(_ slice: StateFileSlice, count: Int, into w: inout ByteWriter) {
+        w.varint(slice.fileSize)
+        w.varint(slice.offset)
+        w.raw(slice.digest)
+        w.varint(count)
+    }
+
+    /// The head of a `stateFile` message whose `count` file bytes the caller appends itself (the
+    /// server reads them from the file straight into its send buffer).
+    public static func encodedStateFileHead(_ chunk: StateChunk, slice: StateFileSlice, count: Int) -> [UInt8] {
+        var w = ByteWriter()
+        encodeStateHeader(chunk, type: .stateFile, into: &w)
+        encodeSliceHeader(slice, count: count, into: &w)
+        return w.bytes
     }
 }

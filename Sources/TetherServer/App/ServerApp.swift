@@ -176,9 +176,11 @@ public enum ServerApp {
             runtimeGrants: try await storage.runtimeGrants(), flags: flags, configuredRecovery: configuration.clientRecovery,
             schemas: SchemaRegistry(history: history), devicesAhead: configuration.devicesAhead)
         let hub = SyncHub()
+        let readyFiles = configuration.readyFileSettings
         let service = SyncService(
             storage: storage, hub: hub, policy: policy, bus: bus, now: options.now, logger: logger,
-            globPartitionsPerUser: configuration.limits.globPartitionsPerUser)
+            globPartitionsPerUser: configuration.limits.globPartitionsPerUser,
+            readyFiles: readyFiles.enabled ? ReadyFileCache(settings: readyFiles, logger: logger) : nil)
         let versions = try await storage.latestVersions()
         service.summary.replace(with: versions)
         // Where each partition's history ended when this process started: the restore point of
@@ -250,6 +252,10 @@ public enum ServerApp {
                     clock: ContinuousClock(), logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
         ]
+        if let cache = service.readyFiles {
+            let builder = ReadyFileBuilder(storage: service.storage, policy: service.policy, settings: cache.settings)
+            services.append(.init(service: ReadyFileService(cache: cache, builder: builder, metrics: service.metrics, logger: logger)))
+        }
         if let extra = extraService(control) { services.insert(.init(service: extra), at: 0) }
         if let metricsListen = configuration.metricsListen, let metricsAdmission {
             services.append(.init(service: metricsApplication(

@@ -71,6 +71,7 @@ extension ServerConfiguration {
         let publicMetrics = root.bool("public_metrics") ?? false
         let limits = root.table("limits").map(ConnectionLimits.parse) ?? ConnectionLimits()
         let devicesAhead = root.table("history")?.enumeration("devices_ahead", RestoreMode.self) ?? .heal
+        let readyFiles = ReadyFileSettings.parse(root.table("ready_files"), dataDirectory: dataDirectory)
 
         try parser.finish()
         var configuration = ServerConfiguration(
@@ -82,6 +83,7 @@ extension ServerConfiguration {
         configuration.publicMetrics = publicMetrics
         configuration.limits = limits
         configuration.devicesAhead = devicesAhead
+        configuration.readyFiles = readyFiles
         return configuration
     }
 }

@@ -59,6 +59,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// the window it lost, and the default of `admin restore` and `restore-backup`: `heal`
     /// (devices give it back; nothing is lost unless an operator asks) or `rollback`.
     public var devicesAhead: RestoreMode = .heal
+    /// `[ready_files]`: states served as store files built once per version (nil until parsed:
+    /// the default under `data_dir`).
+    public var readyFiles: ReadyFileSettings? = nil
+
+    /// `[ready_files]` as configured, or its defaults.
+    public var readyFileSettings: ReadyFileSettings { readyFiles ?? ReadyFileSettings(dataDirectory: dataDirectory) }
 
     public static let defaultPath = "/etc/tether/tether-server.toml"
     public static let defaultHistoryHorizonDays = 30

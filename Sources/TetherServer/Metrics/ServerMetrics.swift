@@ -46,6 +46,12 @@ public final class ServerMetrics: Sendable {
         }
         for limit in ConnectionLimit.allCases { _ = limitedCounter(limit) }
         for outcome in HealReply.Outcome.allCases { _ = healChunkCounter(outcome) }
+        for (label, key, values) in [
+            ("tether_server_state_downloads_total", "source", ["file", "rows"]),
+            ("tether_server_ready_file_builds_total", "from", ["rows", "previous"]),
+        ] {
+            for value in values { _ = CoreMetrics.Counter(label: label, dimensions: [(key, value)], factory: factory) }
+        }
     }
 
     /// Changesets accepted into a partition's history by one upload.
@@ -82,6 +88,18 @@ public final class ServerMetrics: Sendable {
     private func limitedCounter(_ limit: ConnectionLimit) -> CoreMetrics.Counter {
         CoreMetrics.Counter(
             label: "tether_server_connections_limited_total", dimensions: [("limit", limit.rawValue)], factory: factory)
+    }
+
+    /// A state download begun, by what it sends: `file` (a ready file) or `rows`.
+    func stateDownload(file: Bool) {
+        CoreMetrics.Counter(label: "tether_server_state_downloads_total", dimensions: [("source", file ? "file" : "rows")], factory: factory)
+            .increment()
+    }
+
+    /// A ready file built, `from` rows or from the previous file and the history since.
+    func readyFileBuilt(fromRows: Bool) {
+        CoreMetrics.Counter(label: "tether_server_ready_file_builds_total", dimensions: [("from", fromRows ? "rows" : "previous")], factory: factory)
+            .increment()
     }
 
     /// A heal chunk answered (protocol 4), by its outcome.

@@ -46,9 +46,9 @@ actor ServerConnection {
     /// The bind verdict computed by the reader.
     func bindDecided(_ session: SessionID, _ outcome: SyncService.BindOutcome) async -> [Work] {
         switch outcome {
-        case .accepted(let reply, let after, let boundSession, let wakeups):
+        case .accepted(let reply, let after, let boundSession, let wakeups, let file):
             let flowControl = (machine.negotiatedProtocolVersion ?? 0) >= TetherVersion.flowControl
-            let bound = sessions.bind(session, as: boundSession, flowControl: flowControl, wakeups: wakeups, after: after)
+            let bound = sessions.bind(session, as: boundSession, flowControl: flowControl, wakeups: wakeups, after: after, file: file)
             let work = await perform(machine.sessionEvent(session, .bindAccepted(reply, downloadAfter: after)))
             sessions.bindPerformed(session, generation: bound.generation)
             return work
@@ -119,7 +119,7 @@ actor ServerConnection {
                     guard let session = sessions[id], let start = session.streamStart else { continue }
                     let bootstrap: Bool = if case .streamState = sessionAction { true } else { false }
                     work.append(.stream(SessionStreamer(
-                        session: session.bound, generation: session.generation, bootstrap: bootstrap, after: start.after,
+                        session: session.bound, generation: session.generation, bootstrap: bootstrap, file: start.file, after: start.after,
                         wakeups: start.wakeups, window: session.window, connection: self, storage: service.storage,
                         policy: service.policy, fence: service.fence, writer: writer, logger: logger)))
                 case .release:

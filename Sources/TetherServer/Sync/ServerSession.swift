@@ -9,6 +9,8 @@ struct ServerSession: Sendable {
     struct StreamStart: Sendable {
         var wakeups: AsyncStream<Void>
         var after: ServerVersion
+        /// The ready file its state comes as (nil: rows).
+        var file: ReadyFileHandle?
     }
 
     /// The session as the rest of the server sees it.

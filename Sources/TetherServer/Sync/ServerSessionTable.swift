@@ -14,13 +14,14 @@ struct ServerSessionTable: Sendable {
     /// the connection negotiated flow control). A window of an earlier bind of the same id is
     /// closed, so its streamer stops.
     mutating func bind(
-        _ id: SessionID, as bound: BoundSession, flowControl: Bool, wakeups: AsyncStream<Void>, after: ServerVersion
+        _ id: SessionID, as bound: BoundSession, flowControl: Bool, wakeups: AsyncStream<Void>, after: ServerVersion,
+        file: ReadyFileHandle? = nil
     ) -> ServerSession {
         sessions[id]?.window.close()
         let session = ServerSession(
             bound: bound, generation: nextGeneration,
             window: SendWindow(initial: flowControl ? ProtocolLimits.initialSendWindow : nil),
-            streamStart: ServerSession.StreamStart(wakeups: wakeups, after: after))
+            streamStart: ServerSession.StreamStart(wakeups: wakeups, after: after, file: file))
         nextGeneration += 1
         sessions[id] = session
         return session

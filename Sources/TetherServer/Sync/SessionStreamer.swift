@@ -10,6 +10,8 @@ struct SessionStreamer: Sendable {
     let session: BoundSession
     let generation: UInt64
     let bootstrap: Bool
+    /// With `bootstrap`: the ready file to send in place of rows.
+    let file: ReadyFileHandle?
     let after: ServerVersion
     let wakeups: AsyncStream<Void>
     /// Flow control: one unit per state or download message.
@@ -32,7 +34,10 @@ struct SessionStreamer: Sendable {
             var cursor = after
             if bootstrap {
                 // In a task of its own, as each batch of downloads below: see ShortLivedTask.
-                guard let version = try await ShortLivedTask.run({ try await streamState() }) else { return }
+                let file = self.file
+                guard let version = try await ShortLivedTask.run({
+                    if let file { try await streamFile(file) } else { try await streamState() }
+                }) else { return }
                 cursor = version
             }
             try await streamDownloads(after: cursor)
@@ -78,6 +83,39 @@ struct SessionStreamer: Sendable {
         } catch {
             await reader.close()
             throw error
+        }
+    }
+
+    /// Sends the ready file from where the device's download starts, in slices under the
+    /// session's window; returns the version it holds, nil when the session ended.
+    private func streamFile(_ handle: ReadyFileHandle) async throws -> ServerVersion? {
+        let file = handle.file
+        var offset = handle.startOffset
+        var first = true
+        while true {
+            let count = Int(min(Int64(ProtocolLimits.targetFileSliceBytes), file.size - offset))
+            let isLast = offset + Int64(count) == file.size
+            if let delay = ServerFaultInjection.stateChunkDelay { try await Task.sleep(for: delay) }
+            if !first { await ServerFaultInjection.holdStateIfRequested() }
+            first = false
+            guard await window.take(), await connection.sendingStateChunk(id, generation: generation, isLast: isLast) else { return nil }
+            let progress = DownloadProgress(
+                rowsDone: isLast ? file.rows : file.rows * (offset + Int64(count)) / max(file.size, 1), rowsTotal: file.rows,
+                bytesDone: offset + Int64(count), bytesTotal: file.size)
+            let chunk = StateChunk(
+                session: id, serverVersion: file.version, progress: progress, isLast: isLast,
+                content: .file(StateFileSlice(fileSize: file.size, offset: offset, digest: file.digest, bytes: [])))
+            let head = ServerMessage.encodedStateFileHead(
+                chunk, slice: StateFileSlice(fileSize: file.size, offset: offset, digest: file.digest, bytes: []), count: count)
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(head.count + count)
+            buffer.writeBytes(head)
+            try handle.read(at: offset, count: count, into: &buffer)
+            let sent = buffer.readableBytes
+            try await writer.writeBinaryMessage(buffer)
+            connection.service.metrics.sent(bytes: sent)
+            offset += Int64(count)
+            if isLast { return file.version }
         }
     }
 

@@ -23,12 +23,15 @@ public final class SyncService: Sendable {
     let globPartitionsPerUser: Int
     /// Where each partition's history ended when the process started (``HealDetection``).
     public let headsAtStart = HeadsAtStart()
+    /// This instance's ready files (nil: states go as rows).
+    public let readyFiles: ReadyFileCache?
 
     public init(
         storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
         now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics(),
-        globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser
+        globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser, readyFiles: ReadyFileCache? = nil
     ) {
+        self.readyFiles = readyFiles
         self.globPartitionsPerUser = globPartitionsPerUser
         self.fence = RebindFence(hub: hub)
         self.storage = storage
@@ -41,7 +44,8 @@ public final class SyncService: Sendable {
     }
 
     public enum BindOutcome: Sendable {
-        case accepted(BindReply, downloadAfter: ServerVersion, session: BoundSession, wakeups: AsyncStream<Void>)
+        /// `file`: the ready file its state comes as (nil: rows, or no state).
+        case accepted(BindReply, downloadAfter: ServerVersion, session: BoundSession, wakeups: AsyncStream<Void>, file: ReadyFileHandle?)
         case rejected(SyncError)
 
         /// Whether the bind's token named a user (accepted, or refused for another reason):
@@ -124,10 +128,12 @@ public final class SyncService: Sendable {
                 _ = try await bus?.acquire(clientFile: identity.id)
                 downloadAfter = head.latest
             }
+            let file = request.identity == nil
+                ? await readyFile(for: request, partition: partition, head: head, schemaVersion: snapshot.schemas.current.version) : nil
             let reply = BindReply(
                 session: request.session, identity: identity, isNewIdentity: request.identity == nil,
                 stateFollows: request.identity == nil, access: authorized.access, latestServerVersion: head.latest,
-                integratedClientSeq: integratedSeq, schema: snapshot.schemas.current)
+                integratedClientSeq: integratedSeq, schema: snapshot.schemas.current, fileFollows: file != nil)
             let session = BoundSession(
                 key: key, partition: partition, clientFile: identity.id, user: authorized.user,
                 tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch,
@@ -149,7 +155,8 @@ public final class SyncService: Sendable {
                 await release(key)
                 return .rejected(BindRules.syncTerminated)
             }
-            return .accepted(reply, downloadAfter: downloadAfter, session: session, wakeups: wakeups)
+            if request.identity == nil { metrics.stateDownload(file: file != nil) }
+            return .accepted(reply, downloadAfter: downloadAfter, session: session, wakeups: wakeups, file: file)
         } catch {
             await release(key)
             logger.error("bind failed in storage", metadata: ["partition": "\(partition)", "error": "\(error)"])

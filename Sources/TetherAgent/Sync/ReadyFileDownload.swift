@@ -1,0 +1,147 @@
+import Foundation
+import Glibc
+import TetherSyncClient
+import TetherProtocol
+import TetherStore
+
+/// Receives a partition's state as a ready file (protocol 5, docs/store.md "Ready files"): the
+/// server's slices are written at their offsets into `<staging>.ready` and hashed as they come;
+/// a note beside it (`<staging>.ready.json`) names the file, so a download cut at 80 % resumes
+/// there at the next bind. Once the last slice is in and the SHA-256 matches, the file becomes
+/// the staging store, given this device's identity, and goes on as a downloaded state does. A
+/// file that does not match is removed and the note says so: the next bind asks for rows and
+/// tells the server, which checks its copy.
+struct ReadyFileDownload {
+    let stagingPath: String
+
+    var partPath: String { stagingPath + ".ready" }
+    var notePath: String { stagingPath + ".ready.json" }
+
+    /// What the note records.
+    struct Note: Codable, Equatable {
+        var digest: String
+        var size: Int64
+        var refused: Bool
+    }
+
+    /// What the next bind without identity says of ready files.
+    func request() -> ReadyFileRequest {
+        guard let note = readNote(), let digest = Self.bytes(hex: note.digest) else { return .accept }
+        if note.refused { return .refused(digest: digest) }
+        let held = Self.size(of: partPath)
+        return held > 0 && held < note.size ? .resume(digest: digest, offset: held) : .accept
+    }
+
+    /// Forgets a download (after a state arrived as rows, or to start over).
+    func forget() {
+        unlink(partPath)
+        unlink(notePath)
+    }
+
+    func receive(
+        reply: BindReply, events: inout SessionEvents.AsyncIterator, partition: PartitionName, directories: [String],
+        space: DiskSpaceCheck, isolation: isolated (any Actor)? = #isolation, progress: (DownloadProgress) async -> Void
+    ) async throws -> FetchedState {
+        var writer: PartWriter? = nil
+        while let event = await events.next(isolation: #isolation) {
+            switch event {
+            case .state(let chunk):
+                guard case .file(let slice) = chunk.content else {
+                    throw ReadyFileDownloadError.unexpected(partition: partition, "rows on a session bound for a ready file")
+                }
+                if writer == nil { writer = try start(slice, partition: partition) }
+                guard let current = writer else { continue }
+                guard slice.digest == current.digest, slice.offset == current.written, slice.fileSize == current.size else {
+                    forget()
+                    throw ReadyFileDownloadError.unexpected(partition: partition, "a slice at \(slice.offset) where \(current.written) bytes were held")
+                }
+                try space.check(directories: directories, progress: chunk.progress, written: current.written, chunk: Int64(slice.bytes.count))
+                try current.write(slice.bytes)
+                await progress(chunk.progress)
+                if chunk.isLast {
+                    return try await install(current, reply: reply, version: chunk.serverVersion, partition: partition)
+                }
+            case .error(let error): throw SessionInterruption.serverError(error)
+            case .disconnected(let error): throw SessionInterruption.disconnected(error)
+            case .unbound: throw SessionInterruption.unbound
+            case .bound, .download, .healed: continue
+            }
+        }
+        throw SessionInterruption.disconnected(nil)
+    }
+
+    /// Opens the part file for the download's first slice: from the start, or where a cut
+    /// download of the same file stopped.
+    private func start(_ slice: StateFileSlice, partition: PartitionName) throws -> PartWriter {
+        try NoFollow.refuseLinks(sqlite: partPath, place: .staging)
+        try FileManager.default.createDirectory(
+            atPath: (stagingPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o750])
+        if slice.offset == 0 {
+            forget()
+            try writeNote(Note(digest: Self.hex(slice.digest), size: slice.fileSize, refused: false))
+            return try PartWriter(path: partPath, digest: slice.digest, size: slice.fileSize, resumeAt: 0)
+        }
+        guard let note = readNote(), note.digest == Self.hex(slice.digest), note.size == slice.fileSize,
+            Self.size(of: partPath) == slice.offset
+        else {
+            forget()
+            throw ReadyFileDownloadError.unexpected(partition: partition, "a resumed slice at \(slice.offset) that this device does not hold")
+        }
+        return try PartWriter(path: partPath, digest: slice.digest, size: slice.fileSize, resumeAt: slice.offset)
+    }
+
+    /// Checks the whole file's digest, then makes it the staging store with this device's identity.
+    private func install(_ writer: PartWriter, reply: BindReply, version: ServerVersion, partition: PartitionName) async throws -> FetchedState {
+        let digest = writer.finish()
+        guard digest == writer.digest else {
+            unlink(partPath)
+            try? writeNote(Note(digest: Self.hex(writer.digest), size: writer.size, refused: true))
+            throw ReadyFileDownloadError.checksumMismatch(partition: partition)
+        }
+        PartitionStore.removeFiles(at: stagingPath)
+        guard rename(partPath, stagingPath) == 0 else {
+            throw ReadyFileDownloadError.io(path: stagingPath, operation: "rename", errno: errno)
+        }
+        // Tests kill the agent here: a file in place as the staging store, not yet this device's.
+        await FaultInjection.resetGate("ready-file-installed")
+        do {
+            let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: reply.schema, place: .staging)
+            defer { try? staging.close() }
+            try await staging.checkReadyFileObjects()
+            guard try await staging.metadata().serverVersion == version else {
+                throw ReadyFileDownloadError.unexpected(partition: partition, "a file that does not hold the version its slices named")
+            }
+            try await staging.completeState(serverVersion: version, clientFile: reply.identity)
+        } catch {
+            // Not this store's damage: the file is dropped, and the next bind asks for rows.
+            PartitionStore.removeFiles(at: stagingPath)
+            try? writeNote(Note(digest: Self.hex(writer.digest), size: writer.size, refused: true))
+            throw ReadyFileDownloadError.unusable(partition: partition, "\(error)")
+        }
+        unlink(notePath)
+        return FetchedState(path: stagingPath, schema: reply.schema, identity: reply.identity, serverVersion: version)
+    }
+
+    private func readNote() -> Note? {
+        guard let data = FileManager.default.contents(atPath: notePath) else { return nil }
+        return try? JSONDecoder().decode(Note.self, from: data)
+    }
+
+    private func writeNote(_ note: Note) throws {
+        try JSONEncoder().encode(note).write(to: URL(fileURLWithPath: notePath), options: .atomic)
+    }
+
+    static func size(of path: String) -> Int64 {
+        var info = stat()
+        return lstat(path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let utf8 = Array(hex.utf8)
+        guard utf8.count == StateFileSlice.digestBytes * 2 else { return nil }
+        return stride(from: 0, to: utf8.count, by: 2).compactMap { UInt8(String(decoding: utf8[$0..<$0 + 2], as: UTF8.self), radix: 16) }
+    }
+}

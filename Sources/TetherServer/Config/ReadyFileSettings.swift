@@ -1,0 +1,31 @@
+import TetherTOML
+
+/// `[ready_files]` of `tether-server.toml` (docs/server.md, "Ready files"): whether new stores
+/// and resets take a partition's state as a store file built once per version, where those
+/// files are kept and how much disk they may take.
+public struct ReadyFileSettings: Sendable, Hashable {
+    /// `enabled`: serve ready files (default true); false sends every state as rows.
+    public var enabled = true
+    /// `cache_dir`: where the files are kept (default `<data_dir>/ready-files`). With several
+    /// instances, each keeps its own.
+    public var cacheDirectory: String
+    /// `max_cache_bytes`: the files' total size; the least recently served go first.
+    public var maxCacheBytes: Int64 = 4 << 30
+    /// `min_rows`: a partition with fewer rows is sent as rows (a file is not worth building).
+    public var minRows = 1000
+
+    public init(dataDirectory: String) {
+        cacheDirectory = dataDirectory + "/ready-files"
+    }
+
+    /// Reads `[ready_files]`; absent keys keep their defaults.
+    static func parse(_ table: ConfigTable?, dataDirectory: String) -> ReadyFileSettings {
+        var settings = ReadyFileSettings(dataDirectory: dataDirectory)
+        guard let table else { return settings }
+        if let value = table.bool("enabled") { settings.enabled = value }
+        if let value = table.absolutePath("cache_dir") { settings.cacheDirectory = value }
+        if let value = table.integer("max_cache_bytes", range: (1 << 20)...(1 << 50)) { settings.maxCacheBytes = Int64(value) }
+        if let value = table.integer("min_rows", range: 0...1_000_000_000) { settings.minRows = value }
+        return settings
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Glibc
+import Logging
+import TetherProtocol
+import TetherStore
+
+/// Builds a partition's ready file: from its state rows the first time, then by applying the
+/// history since the previous file to a copy of it — never from rows again while that file's
+/// lineage and schema hold. The file is written by the agent's own store code
+/// (``PartitionStore``: the same tables, indexes, capture triggers and metadata a device's
+/// bootstrap writes), completed without an identity, then named after its digest. Reads the
+/// storage as a state download does, off the write path.
+struct ReadyFileBuilder: Sendable {
+    /// What a build did.
+    enum Outcome: Sendable, Equatable {
+        case upToDate
+        case tooSmall(version: Int64)
+        case built(ReadyFile, fromRows: Bool, entries: Int)
+    }
+
+    let storage: any ServerStorage
+    let policy: ServerPolicy
+    let settings: ReadyFileSettings
+
+    static let historyBatchEntries = 512
+
+    /// Brings `partition`'s file to the partition's head; `current` is the file the cache has.
+    func build(_ partition: PartitionName, current: ReadyFile?) async throws -> Outcome {
+        guard let head = try await storage.head(of: partition), head.latest.version > 0 else { return .tooSmall(version: 0) }
+        let schema = await policy.snapshot.schemas.current
+        if let current, try await Self.isUsable(current, head: head, schemaVersion: schema.version, storage: storage) {
+            guard current.version.version < head.latest.version else { return .upToDate }
+            return try await bringUpToDate(current, to: head.latest.version, schema: schema)
+        }
+        return try await buildFromRows(partition, schema: schema)
+    }
+
+    /// Whether the history continues from `file`: its version is in the retained history with
+    /// the same salt (no restore went behind it), and it has the current schema.
+    static func isUsable(_ file: ReadyFile, head: PartitionHead, schemaVersion: Int, storage: any ServerStorage) async throws -> Bool {
+        guard file.schemaVersion == schemaVersion, file.version.version >= head.base.version,
+            file.version.version <= head.latest.version
+        else { return false }
+        return try await storage.salt(of: file.partition, version: file.version.version) == file.version.salt
+    }
+
+    private func buildFromRows(_ partition: PartitionName, schema: Schema) async throws -> Outcome {
+        let reader = try await storage.openState(of: partition)
+        let building = try Self.buildingPath(in: directory(of: partition))
+        do {
+            guard reader.totalRows >= Int64(settings.minRows) else {
+                await reader.close()
+                return .tooSmall(version: reader.version.version)
+            }
+            let store = try await PartitionStore.open(path: building, partition: partition, schema: schema, place: .staging)
+            var done: Int64 = 0
+            do {
+                while done < reader.totalRows {
+                    let stored = try await reader.nextStored(maxRows: SessionStreamer.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
+                    if stored.isEmpty { break }
+                    try await store.insertStateRows(try SessionStreamer.stateRows(stored, schema))
+                    done += Int64(stored.count)
+                }
+                await reader.close()
+                try await store.completeState(serverVersion: reader.version, clientFile: nil)
+                try store.close()
+            } catch {
+                try? store.close()
+                throw error
+            }
+            let file = try finish(building, partition: partition, version: reader.version, schemaVersion: schema.version, rows: done)
+            return .built(file, fromRows: true, entries: 0)
+        } catch {
+            await reader.close()
+            PartitionStore.removeFiles(at: building)
+            throw error
+        }
+    }
+
+    private func bringUpToDate(_ current: ReadyFile, to target: Int64, schema: Schema) async throws -> Outcome {
+        let building = try Self.buildingPath(in: directory(of: current.partition))
+        do {
+            try FileManager.default.copyItem(atPath: current.path, toPath: building)
+            let store = try await PartitionStore.open(path: building, partition: current.partition, schema: schema, place: .staging)
+            var cursor = current.version.version
+            var entries = 0
+            do {
+                while cursor < target {
+                    let batch = try await storage.history(
+                        of: current.partition, after: cursor, maxEntries: Self.historyBatchEntries, maxBytes: ProtocolLimits.targetBatchBytes)
+                    guard let last = batch.last else { break }
+                    let downloads = try batch.map { entry in
+                        DownloadEntry(serverVersion: entry.version, integratedClientSeq: 0, changes: try ChangeRows.decode(entry.encodedChangeset))
+                    }
+                    try await store.apply(downloads)
+                    entries += batch.count
+                    cursor = last.version.version
+                }
+                let version = try await store.metadata().serverVersion
+                try await store.completeState(serverVersion: version, clientFile: nil)
+                let rows = try await store.rowCount()
+                try store.close()
+                let file = try finish(building, partition: current.partition, version: version, schemaVersion: schema.version, rows: rows)
+                return .built(file, fromRows: false, entries: entries)
+            } catch {
+                try? store.close()
+                throw error
+            }
+        } catch {
+            PartitionStore.removeFiles(at: building)
+            throw error
+        }
+    }
+
+    /// Hashes the finished file and gives it its name.
+    private func finish(_ building: String, partition: PartitionName, version: ServerVersion, schemaVersion: Int, rows: Int64) throws -> ReadyFile {
+        for companion in ["-wal", "-shm"] { unlink(building + companion) }
+        chmod(building, 0o640)
+        let digest = try ReadyFileDigest.of(path: building)
+        var info = stat()
+        guard stat(building, &info) == 0 else { throw ReadyFileError.io(path: building, operation: "stat", errno: errno) }
+        var file = ReadyFile(
+            partition: partition, version: version, schemaVersion: schemaVersion, rows: rows, size: Int64(info.st_size),
+            digest: digest, path: "")
+        file.path = directory(of: partition) + "/" + file.fileName
+        guard rename(building, file.path) == 0 else { throw ReadyFileError.io(path: file.path, operation: "rename", errno: errno) }
+        return file
+    }
+
+    func directory(of partition: PartitionName) -> String {
+        settings.cacheDirectory + "/" + partition.rawValue
+    }
+
+    private static func buildingPath(in directory: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+        return directory + "/.building-\(UInt64.random(in: 1...UInt64.max)).db"
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Glibc
+import Logging
+import TetherProtocol
+
+/// The ready files of this instance (docs/server.md, "Ready files"): the newest file of each
+/// partition, bounded on disk by `max_cache_bytes` (the least recently served go first), and the
+/// queue of builds and checks that ``ReadyFileService`` works through. A bind asks it for a
+/// file; when none is ready it asks for a build and the device gets rows: no device waits for
+/// a build.
+public actor ReadyFileCache {
+    /// Work for ``ReadyFileService``.
+    enum Work: Sendable, Hashable {
+        /// Build or bring up to date the partition's file.
+        case build(PartitionName)
+        /// A device refused the partition's file with this digest: hash it again.
+        case check(PartitionName, digest: [UInt8])
+    }
+
+    let settings: ReadyFileSettings
+    let logger: Logger
+    let work: AsyncStream<Work>
+    private let workContinuation: AsyncStream<Work>.Continuation
+    private var files: [PartitionName: ReadyFile] = [:]
+    /// When each partition's file was last installed or served, for eviction (a counter, not a clock).
+    private var lastUsed: [PartitionName: UInt64] = [:]
+    private var useCounter: UInt64 = 0
+    private var queued: Set<Work> = []
+    /// Partitions found too small for a file, and the version they were at then.
+    private var tooSmall: [PartitionName: Int64] = [:]
+    /// Digests already checked after a refusal: a device cannot make the server hash a file twice.
+    private var checked: Set<[UInt8]> = []
+    /// False until ``load()`` has checked the files a previous run left.
+    private(set) var isLoaded = false
+
+    public init(settings: ReadyFileSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+        (work, workContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// The partition's newest file, if one is ready.
+    func current(_ partition: PartitionName) -> ReadyFile? { files[partition] }
+
+    /// Opens `file` for a session's download from `offset`; nil when it is gone.
+    func open(_ file: ReadyFile, from offset: Int64) -> ReadyFileHandle? {
+        guard files[file.partition] == file, let handle = ReadyFileHandle(file: file, startOffset: offset) else { return nil }
+        touch(file.partition)
+        return handle
+    }
+
+    /// Asks for the partition's file to be built or brought up to its head (`head` version).
+    /// Coalesced: one queued build per partition.
+    func wantBuild(_ partition: PartitionName, head: Int64) {
+        guard settings.enabled else { return }
+        // A partition found too small is counted again only once it has a newer version.
+        if let small = tooSmall[partition], head <= small { return }
+        let item = Work.build(partition)
+        guard !queued.contains(item) else { return }
+        queued.insert(item)
+        workContinuation.yield(item)
+    }
+
+    /// A device found the file with `digest` did not match it: check it once.
+    func refused(_ partition: PartitionName, digest: [UInt8]) {
+        guard files[partition]?.digest == digest, !checked.contains(digest) else { return }
+        checked.insert(digest)
+        let item = Work.check(partition, digest: digest)
+        queued.insert(item)
+        workContinuation.yield(item)
+    }
+
+    func finished(_ item: Work) { queued.remove(item) }
+
+    /// The partition holds fewer rows than `min_rows` at `version`.
+    func noteTooSmall(_ partition: PartitionName, at version: Int64) { tooSmall[partition] = version }
+
+    /// Puts a newly built file in place of the partition's older one and keeps the cache under
+    /// its bound.
+    func install(_ file: ReadyFile) {
+        tooSmall[file.partition] = nil
+        if let old = files[file.partition], old.path != file.path { unlink(old.path) }
+        files[file.partition] = file
+        touch(file.partition)
+        evict()
+    }
+
+    /// Drops the partition's file (another lineage after a restore, another schema, damaged).
+    func discard(_ file: ReadyFile, reason: String) {
+        guard files[file.partition] == file else { return }
+        files[file.partition] = nil
+        unlink(file.path)
+        logger.notice("ready file dropped", metadata: ["partition": "\(file.partition)", "version": "\(file.version.version)", "reason": "\(reason)"])
+    }
+
+    /// The bytes the cache holds.
+    var totalBytes: Int64 { files.values.reduce(0) { $0 + $1.size } }
+
+    private func touch(_ partition: PartitionName) {
+        useCounter += 1
+        lastUsed[partition] = useCounter
+    }
+
+    private func evict() {
+        var total = totalBytes
+        while total > settings.maxCacheBytes,
+            let victim = files.keys.min(by: { (lastUsed[$0] ?? 0) < (lastUsed[$1] ?? 0) }), let file = files[victim]
+        {
+            files[victim] = nil
+            unlink(file.path)
+            total -= file.size
+            logger.notice("ready file evicted (max_cache_bytes)", metadata: [
+                "partition": "\(victim)", "version": "\(file.version.version)", "bytes": "\(file.size)",
+            ])
+        }
+    }
+
+    /// Takes up the files a previous run left, after checking each against its digest; removes
+    /// half-built ones and any that fails. Files are served only once this has run.
+    func load() {
+        defer { isLoaded = true }
+        let manager = FileManager.default
+        guard settings.enabled else { return }
+        do {
+            try manager.createDirectory(atPath: settings.cacheDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+        } catch {
+            logger.error("cannot create the ready-file directory; states are sent as rows", metadata: [
+                "directory": "\(settings.cacheDirectory)", "error": "\(error)",
+            ])
+            return
+        }
+        for name in (try? manager.contentsOfDirectory(atPath: settings.cacheDirectory)) ?? [] {
+            guard let partition = PartitionName(name) else { continue }
+            let directory = settings.cacheDirectory + "/" + name
+            var newest: ReadyFile? = nil
+            for entry in (try? manager.contentsOfDirectory(atPath: directory)) ?? [] {
+                let path = directory + "/" + entry
+                if entry.hasPrefix(".building-") { unlink(path); continue }
+                let size = (try? manager.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
+                guard let size, let file = ReadyFile.parse(name: entry, partition: partition, directory: directory, size: size) else { continue }
+                if let best = newest, best.version.version >= file.version.version {
+                    unlink(file.path)
+                    continue
+                }
+                if let best = newest { unlink(best.path) }
+                newest = file
+            }
+            guard let file = newest else { continue }
+            if (try? ReadyFileDigest.of(path: file.path)) == file.digest {
+                files[partition] = file
+                touch(partition)
+            } else {
+                unlink(file.path)
+                logger.warning("ready file does not match its digest; removed", metadata: ["partition": "\(partition)", "path": "\(file.path)"])
+            }
+        }
+        evict()
+        logger.notice("ready files loaded", metadata: ["files": "\(files.count)", "bytes": "\(totalBytes)"])
+    }
+
+    /// Ends the work queue (shutdown).
+    nonisolated func close() { workContinuation.finish() }
+}

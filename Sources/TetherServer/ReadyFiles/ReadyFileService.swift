@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import TetherProtocol
+
+/// Works through the ready-file cache's queue, one build at a time (docs/server.md, "Ready
+/// files"): first takes up the files a previous run left, then builds and brings files up to
+/// date as binds ask, and checks a file a device refused. Off the write path: a build reads the
+/// storage as a state download does.
+struct ReadyFileService: Service {
+    let cache: ReadyFileCache
+    let builder: ReadyFileBuilder
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    func run() async throws {
+        await cache.load()
+        await withGracefulShutdownHandler {
+            for await item in cache.work {
+                await perform(item)
+                await cache.finished(item)
+            }
+        } onGracefulShutdown: {
+            cache.close()
+        }
+    }
+
+    private func perform(_ item: ReadyFileCache.Work) async {
+        switch item {
+        case .build(let partition):
+            let started = ContinuousClock.now
+            do {
+                switch try await builder.build(partition, current: await cache.current(partition)) {
+                case .upToDate:
+                    break
+                case .tooSmall(let version):
+                    await cache.noteTooSmall(partition, at: version)
+                case .built(let file, let fromRows, let entries):
+                    await cache.install(file)
+                    metrics.readyFileBuilt(fromRows: fromRows)
+                    let how = fromRows ? "from rows" : "from the previous file and \(entries) history entries"
+                    logger.notice("ready file built \(how)", metadata: [
+                        "partition": "\(partition)", "version": "\(file.version.version)", "rows": "\(file.rows)",
+                        "bytes": "\(file.size)", "seconds": "\((ContinuousClock.now - started).seconds)",
+                    ])
+                }
+            } catch {
+                logger.error("ready file build failed; devices get rows", metadata: ["partition": "\(partition)", "error": "\(error)"])
+            }
+        case .check(let partition, let digest):
+            guard let file = await cache.current(partition), file.digest == digest else { return }
+            let actual = try? ReadyFileDigest.of(path: file.path)
+            if actual != digest {
+                await cache.discard(file, reason: "a device found it does not match its digest; it is built again")
+                await cache.wantBuild(partition, head: file.version.version)
+            } else {
+                logger.notice("a device refused a ready file that matches its digest here", metadata: [
+                    "partition": "\(partition)", "version": "\(file.version.version)",
+                ])
+            }
+        }
+    }
+}
+
+extension Duration {
+    /// Whole and fractional seconds, for logs.
+    var seconds: Double {
+        let (whole, fraction) = components
+        return Double(whole) + Double(fraction) / 1e18
+    }
+}
