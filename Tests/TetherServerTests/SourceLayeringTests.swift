@@ -11,6 +11,7 @@ import TetherTestSupport
         ["Observability"],
         ["Admin"],
         ["Sync"],
+        ["ReadyFiles"],
         ["Cluster"],
         ["Connections"],
         ["Metrics"],

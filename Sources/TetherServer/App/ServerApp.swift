@@ -253,7 +253,9 @@ public enum ServerApp {
                 successTerminationBehavior: .gracefullyShutdownGroup),
         ]
         if let cache = service.readyFiles {
-            let builder = ReadyFileBuilder(storage: service.storage, policy: service.policy, settings: cache.settings)
+            let policy = service.policy
+            let builder = ReadyFileBuilder(
+                storage: service.storage, currentSchema: { await policy.snapshot.schemas.current }, settings: cache.settings)
             services.append(.init(service: ReadyFileService(cache: cache, builder: builder, metrics: service.metrics, logger: logger)))
         }
         if let extra = extraService(control) { services.insert(.init(service: extra), at: 0) }

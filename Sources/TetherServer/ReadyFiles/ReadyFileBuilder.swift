@@ -19,7 +19,8 @@ struct ReadyFileBuilder: Sendable {
     }
 
     let storage: any ServerStorage
-    let policy: ServerPolicy
+    /// The schema devices bind with now.
+    let currentSchema: @Sendable () async -> Schema
     let settings: ReadyFileSettings
 
     static let historyBatchEntries = 512
@@ -27,7 +28,7 @@ struct ReadyFileBuilder: Sendable {
     /// Brings `partition`'s file to the partition's head; `current` is the file the cache has.
     func build(_ partition: PartitionName, current: ReadyFile?) async throws -> Outcome {
         guard let head = try await storage.head(of: partition), head.latest.version > 0 else { return .tooSmall(version: 0) }
-        let schema = await policy.snapshot.schemas.current
+        let schema = await currentSchema()
         if let current, try await Self.isUsable(current, head: head, schemaVersion: schema.version, storage: storage) {
             guard current.version.version < head.latest.version else { return .upToDate }
             return try await bringUpToDate(current, to: head.latest.version, schema: schema)
@@ -56,9 +57,9 @@ struct ReadyFileBuilder: Sendable {
             var done: Int64 = 0
             do {
                 while done < reader.totalRows {
-                    let stored = try await reader.nextStored(maxRows: SessionStreamer.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
+                    let stored = try await reader.nextStored(maxRows: StoredStateRow.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
                     if stored.isEmpty { break }
-                    try await store.insertStateRows(try SessionStreamer.stateRows(stored, schema))
+                    try await store.insertStateRows(try StoredStateRow.stateRows(stored, schema))
                     done += Int64(stored.count)
                 }
                 await reader.close()

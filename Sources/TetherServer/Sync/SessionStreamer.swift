@@ -25,7 +25,6 @@ struct SessionStreamer: Sendable {
     let logger: Logger
 
     static let maxEntriesPerBatch = 512
-    static let maxRowsPerChunk = 2048
 
     var id: SessionID { session.key.session }
 
@@ -60,8 +59,8 @@ struct SessionStreamer: Sendable {
         do {
             var progress = DownloadProgress(rowsDone: 0, rowsTotal: reader.totalRows, bytesDone: 0, bytesTotal: reader.totalBytes)
             while true {
-                let stored = try await reader.nextStored(maxRows: Self.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
-                let rows = try Self.stateRows(stored, schema)
+                let stored = try await reader.nextStored(maxRows: StoredStateRow.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
+                let rows = try StoredStateRow.stateRows(stored, schema)
                 progress.rowsDone += Int64(rows.count)
                 progress.bytesDone = min(progress.bytesTotal, progress.bytesDone + Int64(rows.byteCount))
                 let isLast = rows.isEmpty || progress.rowsDone >= progress.rowsTotal
@@ -117,16 +116,6 @@ struct SessionStreamer: Sendable {
             offset += Int64(count)
             if isLast { return file.version }
         }
-    }
-
-    /// Stored state rows as sent, their bytes passed through; nullable columns a row lacks
-    /// (added since it was written) are sent as null, so a state row carries every column.
-    static func stateRows(_ stored: [StoredStateRow], _ schema: Schema) throws(StorageError) -> StateRows {
-        var builder = StateRowsBuilder(schema: schema)
-        for row in stored {
-            do { try builder.append(table: row.table, key: row.key, fields: row.fields) } catch { throw .corrupt("state") }
-        }
-        return builder.build()
     }
 
     private func streamDownloads(after start: ServerVersion) async throws {
