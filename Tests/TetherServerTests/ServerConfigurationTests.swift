@@ -66,6 +66,26 @@ import TetherTestSupport
         }
     }
 
+    @Test func readyFilesDefaultUnderTheDataDirectoryAndEveryKeyIsChecked() throws {
+        let defaults = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\ndata_dir = \"/d\"\n", file: "f.toml").readyFileSettings
+        #expect(defaults == ReadyFileSettings(dataDirectory: "/d"))
+        #expect(defaults.enabled && defaults.cacheDirectory == "/d/ready-files" && defaults.maxCacheBytes == 4 << 30 && defaults.minRows == 1000)
+        let set = try ServerConfiguration.parse(
+            toml: "admin_token_file = \"/a\"\n[ready_files]\nenabled = false\ncache_dir = \"/c\"\nmax_cache_bytes = 2097152\nmin_rows = 0\n",
+            file: "f.toml").readyFileSettings
+        #expect(!set.enabled && set.cacheDirectory == "/c" && set.maxCacheBytes == 2 << 20 && set.minRows == 0)
+        do {
+            _ = try ServerConfiguration.parse(
+                toml: "admin_token_file = \"/a\"\n[ready_files]\ncache_dir = \"relative\"\nmax_cache_bytes = 5\nsize = 1\n", file: "f.toml")
+            Issue.record("accepted")
+        } catch {
+            let problems = error.problems.map(\.description)
+            #expect(problems.contains { $0.hasPrefix("f.toml:3: ready_files.cache_dir") }, "\(problems)")
+            #expect(problems.contains { $0.hasPrefix("f.toml:4: ready_files.max_cache_bytes") }, "\(problems)")
+            #expect(problems.contains { $0.hasPrefix("f.toml:5: ready_files.size") }, "\(problems)")
+        }
+    }
+
     @Test func everyProblemIsReported() {
         do {
             _ = try ServerConfiguration.parse(toml: """

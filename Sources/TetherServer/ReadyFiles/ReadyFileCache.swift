@@ -19,15 +19,16 @@ public actor ReadyFileCache {
 
     let settings: ReadyFileSettings
     let logger: Logger
-    let work: AsyncStream<Work>
+    nonisolated let work: AsyncStream<Work>
     private let workContinuation: AsyncStream<Work>.Continuation
     private var files: [PartitionName: ReadyFile] = [:]
     /// When each partition's file was last installed or served, for eviction (a counter, not a clock).
     private var lastUsed: [PartitionName: UInt64] = [:]
     private var useCounter: UInt64 = 0
     private var queued: Set<Work> = []
-    /// Partitions found too small for a file, and the version they were at then.
-    private var tooSmall: [PartitionName: Int64] = [:]
+    /// Partitions that get no file (too few rows, or a file larger than the whole cache), and
+    /// the version they were at then: not built again before a newer version.
+    private var withoutFile: [PartitionName: Int64] = [:]
     /// Digests already checked after a refusal: a device cannot make the server hash a file twice.
     private var checked: Set<[UInt8]> = []
     /// False until ``load()`` has checked the files a previous run left.
@@ -54,7 +55,7 @@ public actor ReadyFileCache {
     func wantBuild(_ partition: PartitionName, head: Int64) {
         guard settings.enabled else { return }
         // A partition found too small is counted again only once it has a newer version.
-        if let small = tooSmall[partition], head <= small { return }
+        if let small = withoutFile[partition], head <= small { return }
         let item = Work.build(partition)
         guard !queued.contains(item) else { return }
         queued.insert(item)
@@ -73,12 +74,20 @@ public actor ReadyFileCache {
     func finished(_ item: Work) { queued.remove(item) }
 
     /// The partition holds fewer rows than `min_rows` at `version`.
-    func noteTooSmall(_ partition: PartitionName, at version: Int64) { tooSmall[partition] = version }
+    func noteTooSmall(_ partition: PartitionName, at version: Int64) { withoutFile[partition] = version }
 
     /// Puts a newly built file in place of the partition's older one and keeps the cache under
     /// its bound.
     func install(_ file: ReadyFile) {
-        tooSmall[file.partition] = nil
+        guard file.size <= settings.maxCacheBytes else {
+            unlink(file.path)
+            withoutFile[file.partition] = file.version.version
+            logger.warning("ready file larger than max_cache_bytes; the partition's states go as rows", metadata: [
+                "partition": "\(file.partition)", "bytes": "\(file.size)", "max_cache_bytes": "\(settings.maxCacheBytes)",
+            ])
+            return
+        }
+        withoutFile[file.partition] = nil
         if let old = files[file.partition], old.path != file.path { unlink(old.path) }
         files[file.partition] = file
         touch(file.partition)
