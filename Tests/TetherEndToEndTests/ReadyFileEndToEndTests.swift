@@ -187,6 +187,24 @@ struct ReadyFileEndToEndTests {
         }
     }
 
+    /// After a restore, resets take the server's state as the ready file too (reset step 4).
+    @Test func aResetAfterARestoreTakesTheReadyFile() async throws {
+        try await withBuiltFile { cluster, a, file in
+            let snapshot = try await cluster.admin(["snapshot", "p"])
+            let atSnapshot = try await a.rows("p")
+            try await Self.fill(a, 200, prefix: "after")
+            try await cluster.admin(["restore", "p", snapshot, "--rollback"])
+            try await eventually("a reset", timeout: .seconds(60)) {
+                try await a.json(["resets"])["resets"]?.arrayValue?.last?["outcome"]?.stringValue == "recovered"
+            }
+            try await a.waitSynced("p", timeout: 60)
+            #expect(try await a.rows("p") == atSnapshot, "rolled back to the snapshot")
+            let metrics = try Self.metrics(cluster)
+            #expect(metrics.contains("tether_server_state_downloads_total{source=\"file\"} "), "\(metrics)")
+            #expect(!metrics.contains("tether_server_state_downloads_total{source=\"file\"} 0"), "the reset took the file at version \(file.version)")
+        }
+    }
+
     /// Two instances on PostgreSQL: each builds and serves its own file.
     @Test func twoInstancesOnPostgreSQLEachServeAReadyFile() async throws {
         try await withCluster(ClusterSettings(serverExtra: Self.publicMetrics, serverConfig: Self.readyFiles, storage: .postgresql, instances: 2)) { cluster in
