@@ -120,6 +120,7 @@ demo: bootstrap
 # (10k rows, one run each) in about 35 s once built.
 QUICK ?=
 bench: bootstrap
+	@scripts/bench-venv
 	$(SWIFT) build $(RELEASE_FLAGS)
 	$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/tether-bench $(if $(filter-out 0,$(QUICK)),--quick) --results bench/results.json
 

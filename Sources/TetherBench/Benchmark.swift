@@ -67,6 +67,7 @@ public struct Benchmark {
                     let outcome = try await ScaleBench(options: options, cluster: cluster, uploader: writer, rows: rows).run(&report)
                     report.add(outcome.upload)
                     report.add(outcome.bootstrap)
+                    report.add(outcome.readyFileBootstrap)
                     report.add(outcome.recover)
                     report.add(outcome.discard)
                 }

@@ -17,6 +17,7 @@ struct ScaleBench {
     struct Outcome {
         var upload: BenchFigure
         var bootstrap: BenchFigure
+        var readyFileBootstrap: BenchFigure
         var recover: BenchFigure
         var discard: BenchFigure
     }
@@ -57,7 +58,9 @@ struct ScaleBench {
             if let last { await last.stop() }
             let agent = try cluster.agent("boot-\(rows)-\(run)", partitions: [partition])
             started = clock.now
-            try await agent.start()
+            // Rows every time: only the last run asks for a ready file, and there is none yet
+            // (its bind asks the server to build one, for the ready-file figure below).
+            try await agent.start(environment: run < options.scaleRuns(rows) ? ["TETHER_FAULT_NO_READY_FILES": "1"] : [:])
             try await agent.waitSynced(partition, timeout: 1800)
             bootTimes.append(started.duration(to: clock.now).seconds)
             bootPeak = max(bootPeak, agent.probe?.peakResidentBytes ?? 0)
@@ -75,6 +78,11 @@ struct ScaleBench {
         report.addScale(
             "bootstrap", .init(rows: rows, seconds: bootstrap.seconds ?? 0, floorSeconds: bootstrap.floorSeconds, peakResidentBytes: bootPeak))
 
+        let fromFile = try await readyFileBootstrap()
+        report.addScale(
+            "bootstrap (ready file)",
+            .init(rows: rows, seconds: fromFile.seconds ?? 0, floorSeconds: fromFile.floorSeconds, peakResidentBytes: fromFile.peakResidentBytes))
+
         let resets = ResetBench(options: options, cluster: cluster, agent: agent, partition: partition, rows: rows, plainCopy: plain)
         let recover = try await resets.run(mode: "recover_unsynced_changes")
         report.addScale(
@@ -85,7 +93,8 @@ struct ScaleBench {
             "reset discard", .init(rows: rows, seconds: discard.seconds ?? 0, floorSeconds: discard.floorSeconds, peakResidentBytes: discard.peakResidentBytes))
         await agent.stop()
         SQLWorkload.removeDatabase(plain)
-        return Outcome(upload: upload, bootstrap: judged(bootstrap, ratio: 1.5, rss: 64), recover: judged(recover, ratio: 2, rss: 64), discard: judged(discard, ratio: 1.5, rss: 64))
+        return Outcome(
+            upload: upload, bootstrap: judged(bootstrap, ratio: 1.5, rss: 64), readyFileBootstrap: fromFile, recover: judged(recover, ratio: 2, rss: 64), discard: judged(discard, ratio: 1.5, rss: 64))
     }
 
     private func judged(_ figure: BenchFigure, ratio limit: Double, rss: Int?) -> BenchFigure {

@@ -60,6 +60,10 @@ enum FaultInjection {
         log.notice("heal contribution released")
     }
 
+    /// `TETHER_FAULT_NO_READY_FILES=1`: binds never ask for a ready file (the benchmark's rows
+    /// bootstrap, measured beside the ready file's).
+    static let noReadyFiles = ProcessInfo.processInfo.environment["TETHER_FAULT_NO_READY_FILES"] == "1"
+
     static func resetGate(_ phase: String) async {
         guard let resetGate else { return }
         let gate = resetGate + "/" + phase

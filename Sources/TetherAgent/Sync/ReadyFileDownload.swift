@@ -25,7 +25,8 @@ struct ReadyFileDownload {
     }
 
     /// What the next bind without identity says of ready files.
-    func request() -> ReadyFileRequest {
+    func request() -> ReadyFileRequest? {
+        if FaultInjection.noReadyFiles { return nil }
         guard let note = readNote(), let digest = Self.bytes(hex: note.digest) else { return .accept }
         if note.refused { return .refused(digest: digest) }
         let held = Self.size(of: partPath)
