@@ -118,10 +118,9 @@ struct ReadyFileBuilder: Sendable {
         for companion in ["-wal", "-shm"] { unlink(building + companion) }
         chmod(building, 0o640)
         let digest = try ReadyFileDigest.of(path: building)
-        var info = stat()
-        guard stat(building, &info) == 0 else { throw ReadyFileError.io(path: building, operation: "stat", errno: errno) }
+        let size = (try FileManager.default.attributesOfItem(atPath: building)[.size] as? NSNumber)?.int64Value ?? 0
         var file = ReadyFile(
-            partition: partition, version: version, schemaVersion: schemaVersion, rows: rows, size: Int64(info.st_size),
+            partition: partition, version: version, schemaVersion: schemaVersion, rows: rows, size: size,
             digest: digest, path: "")
         file.path = directory(of: partition) + "/" + file.fileName
         guard rename(building, file.path) == 0 else { throw ReadyFileError.io(path: file.path, operation: "rename", errno: errno) }

@@ -13,8 +13,7 @@ public final class ReadyFileHandle: Sendable {
     init?(file: ReadyFile, startOffset: Int64) {
         let fd = Glibc.open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, Int64(info.st_size) == file.size else {
+        guard Int64(lseek(fd, 0, SEEK_END)) == file.size else {
             Glibc.close(fd)
             return nil
         }
