@@ -54,13 +54,20 @@ public struct Benchmark {
         let scalePartitions = wants("scale") ? options.scales.map(ScaleBench.partition) : []
         let shared = BulkPropagationBench.partitions(options) + [LatencyBench.partition]
         let capturePartitions = wants("capture") ? CaptureBench.partitions(options) : []
-        let writer = try cluster.agent("agent-a", partitions: scalePartitions + shared + capturePartitions + [FanOutBench.partition])
+        let fanFile = wants("fan-file") ? [ReadyFileFanOutBench.partition] : []
+        let writer = try cluster.agent(
+            "agent-a", partitions: scalePartitions + shared + capturePartitions + [FanOutBench.partition] + fanFile)
         let reader = try cluster.agent("agent-b", partitions: shared, url: cluster.readerURL)
         try await writer.start()
         try await reader.start()
-        for partition in shared + capturePartitions + [FanOutBench.partition] { try await writer.waitSynced(partition) }
+        for partition in shared + capturePartitions + [FanOutBench.partition] + fanFile { try await writer.waitSynced(partition) }
         for partition in shared { try await reader.waitSynced(partition) }
 
+        if wants("fan-file") {
+            await phase("fan-file", &report) { report in
+                report.add(try await ReadyFileFanOutBench(options: options, cluster: cluster, writer: writer).run())
+            }
+        }
         if wants("scale") {
             for rows in options.scales {
                 await phase("scale \(rows)", &report) { report in

@@ -129,7 +129,11 @@ final class FaultCampaign: Sendable {
 
     init(settings: CampaignSettings) async throws {
         self.settings = settings
-        cluster = try await Cluster(ClusterSettings(storage: settings.storage, instances: settings.instances, directoryPrefix: "tether-campaign"))
+        // Ready files for partitions of 20 rows and more: the campaign's bootstraps and resets take
+        // both paths, files (built, brought up to date, resumed after cuts) and rows.
+        cluster = try await Cluster(ClusterSettings(
+            serverConfig: "[ready_files]\nmin_rows = 20\n", storage: settings.storage, instances: settings.instances,
+            directoryPrefix: "tether-campaign"))
         var agents: [ClusterAgent] = []
         var proxies: [LoopbackProxy] = []
         for (index, name) in settings.agentNames.enumerated() {
