@@ -107,13 +107,18 @@ extension ClientResetExecutor {
             return
         }
         let active = Set(records.filter { $0.phase != .done }.map(\.id))
-        let prefix = "\(partition)-", suffix = ".sqlite"
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(suffix) {
+        let prefix = "\(partition)-"
+        for name in names where name.hasPrefix(prefix) {
             // `<partition>-<16 hex digit reset id>.sqlite` exactly (another partition's name may
-            // start with this one's).
+            // start with this one's), and a ready file's part and note beside it.
+            guard let suffix = [".sqlite", ".sqlite.ready", ".sqlite.ready.json"].first(where: { name.hasSuffix($0) }) else { continue }
             let id = String(name.dropFirst(prefix.count).dropLast(suffix.count))
             guard id.count == 16, id.allSatisfy(\.isHexDigit), !active.contains(id) else { continue }
-            PartitionStore.removeFiles(at: directory + "/" + name)
+            if suffix == ".sqlite" {
+                PartitionStore.removeFiles(at: directory + "/" + name)
+            } else {
+                try? FileManager.default.removeItem(atPath: directory + "/" + name)
+            }
             log.info("removed stray staging file \(directory)/\(name)")
         }
     }

@@ -60,7 +60,8 @@ struct ReadyFileDownload {
                 try current.write(slice.bytes)
                 await progress(chunk.progress)
                 if chunk.isLast {
-                    return try await install(current, reply: reply, version: chunk.serverVersion, partition: partition)
+                    let staging = try await install(current, version: chunk.serverVersion, partition: partition, schema: reply.schema)
+                    return try await catchUp(staging, reply: reply, events: &events, partition: partition)
                 }
             case .error(let error): throw SessionInterruption.serverError(error)
             case .disconnected(let error): throw SessionInterruption.disconnected(error)
@@ -92,8 +93,9 @@ struct ReadyFileDownload {
         return try PartWriter(path: partPath, digest: slice.digest, size: slice.fileSize, resumeAt: slice.offset)
     }
 
-    /// Checks the whole file's digest, then makes it the staging store with this device's identity.
-    private func install(_ writer: PartWriter, reply: BindReply, version: ServerVersion, partition: PartitionName) async throws -> FetchedState {
+    /// Checks the whole file's digest, then makes it the staging store (still without an
+    /// identity: until it is caught up, nothing may take it for a complete state).
+    private func install(_ writer: PartWriter, version: ServerVersion, partition: PartitionName, schema: Schema) async throws -> PartitionStore {
         let digest = writer.finish()
         guard digest == writer.digest else {
             unlink(partPath)
@@ -107,19 +109,48 @@ struct ReadyFileDownload {
         // Tests kill the agent here: a file in place as the staging store, not yet this device's.
         await FaultInjection.resetGate("ready-file-installed")
         do {
-            let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: reply.schema, place: .staging)
-            defer { try? staging.close() }
-            try await staging.checkReadyFileObjects()
-            guard try await staging.metadata().serverVersion == version else {
-                throw ReadyFileDownloadError.unexpected(partition: partition, "a file that does not hold the version its slices named")
+            let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: schema, place: .staging)
+            do {
+                try await staging.checkReadyFileObjects()
+                guard try await staging.metadata().serverVersion == version else {
+                    throw ReadyFileDownloadError.unexpected(partition: partition, "a file that does not hold the version its slices named")
+                }
+                return staging
+            } catch {
+                try? staging.close()
+                throw error
             }
-            try await staging.completeState(serverVersion: version, clientFile: reply.identity)
         } catch {
             // Not this store's damage: the file is dropped, and the next bind asks for rows.
             PartitionStore.removeFiles(at: stagingPath)
             try? writeNote(Note(digest: Self.hex(writer.digest), size: writer.size, refused: true))
             throw ReadyFileDownloadError.unusable(partition: partition, "\(error)")
         }
+    }
+
+    /// Brings the staging store from the file's version to the partition's version when the
+    /// server accepted the bind (`latestServerVersion`), with the downloads that follow the file
+    /// on the session, and only then gives it this device's identity: the state a reset
+    /// recovers against is the server's at the bind, as with rows — a file built a few versions
+    /// earlier must not make the recovery drop an update of a row written since (rule 2).
+    private func catchUp(
+        _ staging: PartitionStore, reply: BindReply, events: inout SessionEvents.AsyncIterator, partition: PartitionName,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> FetchedState {
+        defer { try? staging.close() }
+        var version = try await staging.metadata().serverVersion
+        while version.version < reply.latestServerVersion.version {
+            guard let event = await events.next(isolation: #isolation) else { throw SessionInterruption.disconnected(nil) }
+            switch event {
+            case .download(let download):
+                version = try await staging.apply(download.entries).serverVersion
+            case .error(let error): throw SessionInterruption.serverError(error)
+            case .disconnected(let error): throw SessionInterruption.disconnected(error)
+            case .unbound: throw SessionInterruption.unbound
+            case .bound, .state, .healed: continue
+            }
+        }
+        try await staging.completeState(serverVersion: version, clientFile: reply.identity)
         unlink(notePath)
         return FetchedState(path: stagingPath, schema: reply.schema, identity: reply.identity, serverVersion: version)
     }

@@ -315,9 +315,11 @@ func theDownloadOverlapsTheBackupUnlessABeforeHookRunsBetween(withHook: Bool) as
     let stray = fixture.dir.appending("staging/store-17-0123456789abcdef.sqlite")
     let otherPartition = fixture.dir.appending("staging/store-17-b-0123456789abcdef.sqlite")
     let bootstrap = fixture.dir.appending("staging/store-17-bootstrap.sqlite")
-    for path in [stray, otherPartition, bootstrap] { #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8))) }
+    // A ready file's part and note left by a reset cut in its download.
+    let part = stray + ".ready", note = stray + ".ready.json"
+    for path in [stray, otherPartition, bootstrap, part, note] { #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8))) }
     _ = try await fixture.executor().begin(error: diverged, store: fixture.store, context: fixture.context)
-    #expect(!FileManager.default.fileExists(atPath: stray))
+    for path in [stray, part, note] { #expect(!FileManager.default.fileExists(atPath: path), "\(path)") }
     #expect(FileManager.default.fileExists(atPath: otherPartition), "another partition's file is not this one's to remove")
     #expect(FileManager.default.fileExists(atPath: bootstrap))
 }
