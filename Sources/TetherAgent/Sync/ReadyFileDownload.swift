@@ -43,7 +43,7 @@ struct ReadyFileDownload {
         reply: BindReply, events: inout SessionEvents.AsyncIterator, partition: PartitionName, directories: [String],
         space: DiskSpaceCheck, isolation: isolated (any Actor)? = #isolation, progress: (DownloadProgress) async -> Void
     ) async throws -> FetchedState {
-        var writer: PartWriter? = nil
+        var writer: ReadyFilePartWriter? = nil
         while let event = await events.next(isolation: #isolation) {
             switch event {
             case .state(let chunk):
@@ -74,7 +74,7 @@ struct ReadyFileDownload {
 
     /// Opens the part file for the download's first slice: from the start, or where a cut
     /// download of the same file stopped.
-    private func start(_ slice: StateFileSlice, partition: PartitionName) throws -> PartWriter {
+    private func start(_ slice: StateFileSlice, partition: PartitionName) throws -> ReadyFilePartWriter {
         try NoFollow.refuseLinks(sqlite: partPath, place: .staging)
         try FileManager.default.createDirectory(
             atPath: (stagingPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
@@ -82,7 +82,7 @@ struct ReadyFileDownload {
         if slice.offset == 0 {
             forget()
             try writeNote(Note(digest: Self.hex(slice.digest), size: slice.fileSize, refused: false))
-            return try PartWriter(path: partPath, digest: slice.digest, size: slice.fileSize, resumeAt: 0)
+            return try ReadyFilePartWriter(path: partPath, digest: slice.digest, size: slice.fileSize, resumeAt: 0)
         }
         guard let note = readNote(), note.digest == Self.hex(slice.digest), note.size == slice.fileSize,
             Self.size(of: partPath) == slice.offset
@@ -90,12 +90,12 @@ struct ReadyFileDownload {
             forget()
             throw ReadyFileDownloadError.unexpected(partition: partition, "a resumed slice at \(slice.offset) that this device does not hold")
         }
-        return try PartWriter(path: partPath, digest: slice.digest, size: slice.fileSize, resumeAt: slice.offset)
+        return try ReadyFilePartWriter(path: partPath, digest: slice.digest, size: slice.fileSize, resumeAt: slice.offset)
     }
 
     /// Checks the whole file's digest, then makes it the staging store (still without an
     /// identity: until it is caught up, nothing may take it for a complete state).
-    private func install(_ writer: PartWriter, version: ServerVersion, partition: PartitionName, schema: Schema) async throws -> PartitionStore {
+    private func install(_ writer: ReadyFilePartWriter, version: ServerVersion, partition: PartitionName, schema: Schema) async throws -> PartitionStore {
         let digest = writer.finish()
         guard digest == writer.digest else {
             unlink(partPath)

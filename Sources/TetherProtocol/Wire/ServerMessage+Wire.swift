@@ -98,21 +98,11 @@ extension ServerMessage {
                 access: flags & 4 != 0 ? .readwrite : .read, latestServerVersion: latest, integratedClientSeq: integrated,
                 schema: schema, fileFollows: flags & 8 != 0))
         case .state:
-            let session = try r.uint32("session id")
-            let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
-            let progress = DownloadProgress(
-                rowsDone: try r.int64("rows done"), rowsTotal: try r.int64("rows total"),
-                bytesDone: try r.int64("bytes done"), bytesTotal: try r.int64("bytes total"))
-            let isLast = try r.bool("last chunk")
+            let (session, version, progress, isLast) = try Self.decodeStateHeader(&r)
             message = .state(StateChunk(
                 session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try ChangeRows.decode(from: &r, allowing: .insertsOnly)))
         case .stateFile:
-            let session = try r.uint32("session id")
-            let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
-            let progress = DownloadProgress(
-                rowsDone: try r.int64("rows done"), rowsTotal: try r.int64("rows total"),
-                bytesDone: try r.int64("bytes done"), bytesTotal: try r.int64("bytes total"))
-            let isLast = try r.bool("last chunk")
+            let (session, version, progress, isLast) = try Self.decodeStateHeader(&r)
             let size = try r.int64("file size")
             let offset = try r.int64("file offset")
             let digest = try r.raw("file digest", count: StateFileSlice.digestBytes)
@@ -168,6 +158,18 @@ extension ServerMessage {
     }
 
     /// The fields a `state` and a `stateFile` message share, after the type byte.
+    static func decodeStateHeader(
+        _ r: inout ByteReader
+    ) throws(WireDecodeError) -> (session: SessionID, version: ServerVersion, progress: DownloadProgress, isLast: Bool) {
+        let session = try r.uint32("session id")
+        let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
+        let progress = DownloadProgress(
+            rowsDone: try r.int64("rows done"), rowsTotal: try r.int64("rows total"),
+            bytesDone: try r.int64("bytes done"), bytesTotal: try r.int64("bytes total"))
+        return (session, version, progress, try r.bool("last chunk"))
+    }
+
+    /// The fields a `state` and a `stateFile` message share, after the type byte, written.
     static func encodeStateHeader(_ chunk: StateChunk, type: MessageType, into w: inout ByteWriter) {
         w.byte(type.rawValue)
         w.varint(chunk.session)

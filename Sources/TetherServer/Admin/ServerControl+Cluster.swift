@@ -16,6 +16,7 @@ extension ServerControl {
                 await hub.publish(partition)
             case .restored(let partition):
                 await headTracker.forget(partition)
+                await service.readyFiles?.historyRewritten(partition)
                 do {
                     if let head = try await storage.head(of: partition) { service.headsAtStart.restored(partition, to: head.latest.version) }
                 } catch {

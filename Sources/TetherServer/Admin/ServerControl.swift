@@ -77,6 +77,7 @@ public final class ServerControl: Sendable {
         }
         summary.restored(partition.rawValue, version: head.latest.version)
         service.headsAtStart.restored(partition, to: head.latest.version)
+        await service.readyFiles?.historyRewritten(partition)
         var metadata: Logger.Metadata = [
             "partition": "\(partition)", "snapshot": "\(snapshot)", "version": "\(head.latest.version)", "mode": "\(mode.rawValue)",
         ]

@@ -27,11 +27,14 @@ struct ReadyFileBuilder: Sendable {
 
     /// Brings `partition`'s file to the partition's head; `current` is the file the cache has.
     func build(_ partition: PartitionName, current: ReadyFile?) async throws -> Outcome {
+        // Read first: a restore after this point fences the history read below (the file would
+        // otherwise mix two lines of history).
+        let epoch = try await storage.epoch(of: partition)
         guard let head = try await storage.head(of: partition), head.latest.version > 0 else { return .tooSmall(version: 0) }
         let schema = await currentSchema()
         if let current, try await Self.isUsable(current, head: head, schemaVersion: schema.version, storage: storage) {
             guard current.version.version < head.latest.version else { return .upToDate }
-            return try await bringUpToDate(current, to: head.latest.version, schema: schema)
+            return try await bringUpToDate(current, to: head.latest.version, schema: schema, epoch: epoch)
         }
         return try await buildFromRows(partition, schema: schema)
     }
@@ -78,7 +81,7 @@ struct ReadyFileBuilder: Sendable {
         }
     }
 
-    private func bringUpToDate(_ current: ReadyFile, to target: Int64, schema: Schema) async throws -> Outcome {
+    private func bringUpToDate(_ current: ReadyFile, to target: Int64, schema: Schema, epoch: Int64) async throws -> Outcome {
         let building = try Self.buildingPath(in: directory(of: current.partition))
         do {
             try FileManager.default.copyItem(atPath: current.path, toPath: building)
@@ -88,7 +91,8 @@ struct ReadyFileBuilder: Sendable {
             do {
                 while cursor < target {
                     let batch = try await storage.history(
-                        of: current.partition, after: cursor, maxEntries: Self.historyBatchEntries, maxBytes: ProtocolLimits.targetBatchBytes)
+                        of: current.partition, after: cursor, maxEntries: Self.historyBatchEntries, maxBytes: ProtocolLimits.targetBatchBytes,
+                        epoch: epoch)
                     guard let last = batch.last else { break }
                     let downloads = try batch.map { entry in
                         DownloadEntry(serverVersion: entry.version, integratedClientSeq: 0, changes: try ChangeRows.decode(entry.encodedChangeset))

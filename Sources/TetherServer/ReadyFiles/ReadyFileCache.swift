@@ -31,6 +31,9 @@ public actor ReadyFileCache {
     private var withoutFile: [PartitionName: Int64] = [:]
     /// Digests already checked after a refusal: a device cannot make the server hash a file twice.
     private var checked: Set<[UInt8]> = []
+    /// Bumped when a partition's history is rewritten (a restore): a build that began before is
+    /// not installed — it may have read two lines of history.
+    private var generations: [PartitionName: UInt64] = [:]
     /// False until ``load()`` has checked the files a previous run left.
     private(set) var isLoaded = false
 
@@ -76,9 +79,21 @@ public actor ReadyFileCache {
     /// The partition holds fewer rows than `min_rows` at `version`.
     func noteTooSmall(_ partition: PartitionName, at version: Int64) { withoutFile[partition] = version }
 
+    /// The partition's history was rewritten (restored): builds under way are not installed.
+    /// Its file stays: the bind checks whether the history still continues from it.
+    func historyRewritten(_ partition: PartitionName) { generations[partition, default: 0] += 1 }
+
+    func generation(of partition: PartitionName) -> UInt64 { generations[partition] ?? 0 }
+
     /// Puts a newly built file in place of the partition's older one and keeps the cache under
-    /// its bound.
-    func install(_ file: ReadyFile) {
+    /// its bound; a file whose build began before a restore of the partition (`generation`) is
+    /// removed instead.
+    func install(_ file: ReadyFile, generation: UInt64? = nil) {
+        if let generation, generation != self.generation(of: file.partition) {
+            unlink(file.path)
+            logger.notice("ready file built across a restore; removed", metadata: ["partition": "\(file.partition)"])
+            return
+        }
         guard file.size <= settings.maxCacheBytes else {
             unlink(file.path)
             withoutFile[file.partition] = file.version.version
@@ -125,19 +140,38 @@ public actor ReadyFileCache {
     }
 
     /// Takes up the files a previous run left, after checking each against its digest; removes
-    /// half-built ones and any that fails. Files are served only once this has run.
-    func load() {
-        defer { isLoaded = true }
+    /// half-built ones and any that fails. Files are served only once this has run. The reading
+    /// and hashing happen outside the actor, so binds asking meanwhile are answered at once
+    /// (with rows).
+    nonisolated func load() async {
+        let found = Self.scan(settings, logger: logger)
+        await adopt(found)
+    }
+
+    private func adopt(_ found: [ReadyFile]) {
+        for file in found {
+            files[file.partition] = file
+            touch(file.partition)
+        }
+        evict()
+        isLoaded = true
+        logger.notice("ready files loaded", metadata: ["files": "\(files.count)", "bytes": "\(totalBytes)"])
+    }
+
+    /// The newest file of each partition in the cache directory that matches its digest; the
+    /// others, and half-built files, are removed.
+    private static func scan(_ settings: ReadyFileSettings, logger: Logger) -> [ReadyFile] {
         let manager = FileManager.default
-        guard settings.enabled else { return }
+        guard settings.enabled else { return [] }
         do {
             try manager.createDirectory(atPath: settings.cacheDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
         } catch {
             logger.error("cannot create the ready-file directory; states are sent as rows", metadata: [
                 "directory": "\(settings.cacheDirectory)", "error": "\(error)",
             ])
-            return
+            return []
         }
+        var found: [ReadyFile] = []
         for name in (try? manager.contentsOfDirectory(atPath: settings.cacheDirectory)) ?? [] {
             guard let partition = PartitionName(name) else { continue }
             let directory = settings.cacheDirectory + "/" + name
@@ -156,15 +190,13 @@ public actor ReadyFileCache {
             }
             guard let file = newest else { continue }
             if (try? ReadyFileDigest.of(path: file.path)) == file.digest {
-                files[partition] = file
-                touch(partition)
+                found.append(file)
             } else {
                 unlink(file.path)
                 logger.warning("ready file does not match its digest; removed", metadata: ["partition": "\(partition)", "path": "\(file.path)"])
             }
         }
-        evict()
-        logger.notice("ready files loaded", metadata: ["files": "\(files.count)", "bytes": "\(totalBytes)"])
+        return found
     }
 
     /// Ends the work queue (shutdown).

@@ -29,6 +29,7 @@ struct ReadyFileService: Service {
         switch item {
         case .build(let partition):
             let started = ContinuousClock.now
+            let generation = await cache.generation(of: partition)
             do {
                 switch try await builder.build(partition, current: await cache.current(partition)) {
                 case .upToDate:
@@ -36,7 +37,7 @@ struct ReadyFileService: Service {
                 case .tooSmall(let version):
                     await cache.noteTooSmall(partition, at: version)
                 case .built(let file, let fromRows, let entries):
-                    await cache.install(file)
+                    await cache.install(file, generation: generation)
                     metrics.readyFileBuilt(fromRows: fromRows)
                     let how = fromRows ? "from rows" : "from the previous file and \(entries) history entries"
                     logger.notice("ready file built \(how)", metadata: [

@@ -122,4 +122,21 @@ import TetherTestSupport
         for await item in cache.work { work.append(item) }
         #expect(work == [.build(p), .check(p, digest: file.digest), .build(p)])
     }
+
+    @Test func aFileBuiltAcrossARestoreIsNotInstalled() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let settings = Self.settings(directory.path)
+        let cache = ReadyFileCache(settings: settings, logger: Logger(label: "test"))
+        let p = PartitionName("p")!
+        let before = await cache.generation(of: p)
+        await cache.historyRewritten(p)  // a restore while the build ran
+        let file = try Self.file(settings, "p", version: 5, size: 10)
+        await cache.install(file, generation: before)
+        #expect(await cache.current(p) == nil)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        let rebuilt = try Self.file(settings, "p", version: 5, size: 10)
+        await cache.install(rebuilt, generation: await cache.generation(of: p))
+        #expect(await cache.current(p) != nil, "a build begun after the restore is installed")
+    }
 }
