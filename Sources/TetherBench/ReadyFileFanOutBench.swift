@@ -14,6 +14,7 @@ struct ReadyFileFanOutBench {
     let writer: ClusterAgent
 
     static let partition = "fan-file"
+    static let emptyPartition = "fan-file-empty"
     static let rows = 100_000
     static let devices = 100
 
@@ -52,6 +53,15 @@ struct ReadyFileFanOutBench {
         }
         let seconds = started.duration(to: clock.now).seconds
         let fileCPU = (probe.cpuSeconds ?? 0) - before
+        // What a bind alone costs: the same 100 devices on an empty partition (one empty chunk).
+        let bindBefore = probe.cpuSeconds ?? 0
+        try await withThrowingTaskGroup(of: Received.self) { group in
+            for _ in 0..<Self.devices {
+                group.addTask { try await Self.bootstrap(url: url, token: token, partition: Self.emptyPartition, readyFile: .accept, logger: quiet) }
+            }
+            for try await _ in group {}
+        }
+        let bindCPU = ((probe.cpuSeconds ?? 0) - bindBefore) / Double(Self.devices)
         let fromFile = results.filter(\.fromFile).count
         let perDevice = fileCPU / Double(Self.devices)
         let rowsMedian = Statistics.median(rowsCPU) ?? 0
@@ -64,6 +74,7 @@ struct ReadyFileFanOutBench {
             extra: [
                 "server_cpu_s_per_device_file": perDevice, "server_cpu_s_rows_bootstrap": rowsMedian,
                 "devices_served_a_file": Double(fromFile), "wall_s_all_devices": seconds,
+                "server_cpu_s_per_bind_of_an_empty_partition": bindCPU,
             ],
             notes: ["server CPU = utime + stime of the server process over the phase"])
     }
@@ -74,7 +85,9 @@ struct ReadyFileFanOutBench {
     }
 
     /// One new device: binds, receives the whole state, unbinds. Counts what came.
-    static func bootstrap(url: String, token: String, readyFile: ReadyFileRequest?, logger: Logger) async throws -> Received {
+    static func bootstrap(
+        url: String, token: String, partition: String = partition, readyFile: ReadyFileRequest?, logger: Logger
+    ) async throws -> Received {
         try await SyncConnection.run(.init(url: url, software: "tether-bench"), logger: logger) { connection in
             let session = try await connection.bind(BindRequest(
                 session: 1, partition: partition, token: token, identity: nil,
