@@ -73,4 +73,12 @@ import TetherProtocol
             #expect(throws: WireDecodeError.self) { try ServerMessage.decode(message.encoded()) }
         }
     }
+
+    @Test func aDigestSpelledInHexReadsBackAndAnythingElseIsNone() {
+        let text = StateFileSlice.hex(Self.digest)
+        #expect(text == "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+        #expect(StateFileSlice.digest(hex: text) == Self.digest)
+        #expect(StateFileSlice.digest(hex: String(text.dropLast(2))) == nil, "too short")
+        #expect(StateFileSlice.digest(hex: String(text.dropLast(2)) + "zz") == nil, "not hex: never a shorter digest")
+    }
 }

@@ -27,7 +27,7 @@ struct ReadyFileDownload {
     /// What the next bind without identity says of ready files.
     func request() -> ReadyFileRequest? {
         if FaultInjection.noReadyFiles { return nil }
-        guard let note = readNote(), let digest = Self.bytes(hex: note.digest) else { return .accept }
+        guard let note = readNote(), let digest = StateFileSlice.digest(hex: note.digest) else { return .accept }
         if note.refused { return .refused(digest: digest) }
         let held = Self.size(of: partPath)
         return held > 0 && held < note.size ? .resume(digest: digest, offset: held) : .accept
@@ -81,10 +81,10 @@ struct ReadyFileDownload {
             attributes: [.posixPermissions: 0o750])
         if slice.offset == 0 {
             forget()
-            try writeNote(Note(digest: Self.hex(slice.digest), size: slice.fileSize, refused: false))
+            try writeNote(Note(digest: StateFileSlice.hex(slice.digest), size: slice.fileSize, refused: false))
             return try ReadyFilePartWriter(path: partPath, digest: slice.digest, size: slice.fileSize, resumeAt: 0)
         }
-        guard let note = readNote(), note.digest == Self.hex(slice.digest), note.size == slice.fileSize,
+        guard let note = readNote(), note.digest == StateFileSlice.hex(slice.digest), note.size == slice.fileSize,
             Self.size(of: partPath) == slice.offset
         else {
             forget()
@@ -99,7 +99,7 @@ struct ReadyFileDownload {
         let digest = writer.finish()
         guard digest == writer.digest else {
             unlink(partPath)
-            try? writeNote(Note(digest: Self.hex(writer.digest), size: writer.size, refused: true))
+            try? writeNote(Note(digest: StateFileSlice.hex(writer.digest), size: writer.size, refused: true))
             throw ReadyFileDownloadError.checksumMismatch(partition: partition)
         }
         PartitionStore.removeFiles(at: stagingPath)
@@ -123,7 +123,7 @@ struct ReadyFileDownload {
         } catch {
             // Not this store's damage: the file is dropped, and the next bind asks for rows.
             PartitionStore.removeFiles(at: stagingPath)
-            try? writeNote(Note(digest: Self.hex(writer.digest), size: writer.size, refused: true))
+            try? writeNote(Note(digest: StateFileSlice.hex(writer.digest), size: writer.size, refused: true))
             throw ReadyFileDownloadError.unusable(partition: partition, "\(error)")
         }
     }
@@ -167,13 +167,5 @@ struct ReadyFileDownload {
     static func size(of path: String) -> Int64 {
         var info = stat()
         return lstat(path, &info) == 0 ? Int64(info.st_size) : 0
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let utf8 = Array(hex.utf8)
-        guard utf8.count == StateFileSlice.digestBytes * 2 else { return nil }
-        return stride(from: 0, to: utf8.count, by: 2).compactMap { UInt8(String(decoding: utf8[$0..<$0 + 2], as: UTF8.self), radix: 16) }
     }
 }

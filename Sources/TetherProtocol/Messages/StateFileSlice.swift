@@ -21,6 +21,34 @@ public struct StateFileSlice: Sendable, Hashable {
 
     /// Whether this slice ends the file.
     public var isLast: Bool { offset + Int64(bytes.count) == fileSize }
+
+    /// A digest as lowercase hex (a ready file's name on the server, the agent's note of a
+    /// download under way).
+    public static func hex(_ digest: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(digest.count * 2)
+        for byte in digest {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The digest `text` spells in hex; nil unless it is exactly ``digestBytes`` bytes of hex.
+    public static func digest(hex text: String) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count == digestBytes * 2 else { return nil }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(digestBytes)
+        var i = 0
+        while i < characters.count {
+            guard let byte = UInt8(String(decoding: characters[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+            digest.append(byte)
+            i += 2
+        }
+        return digest
+    }
 }
 
 /// What a bind without identity says of ready files (protocol 5; nil: send rows).

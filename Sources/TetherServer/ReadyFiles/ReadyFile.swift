@@ -14,7 +14,7 @@ public struct ReadyFile: Sendable, Hashable {
 
     /// `v<version>-s<salt>-k<schema>-r<rows>-<sha256 hex>.db`, in a directory per partition.
     var fileName: String {
-        "v\(version.version)-s\(version.salt)-k\(schemaVersion)-r\(rows)-\(Self.hex(digest)).db"
+        "v\(version.version)-s\(version.salt)-k\(schemaVersion)-r\(rows)-\(StateFileSlice.hex(digest)).db"
     }
 
     /// The file named `name` in `directory`, or nil when the name is not one the cache gives.
@@ -24,28 +24,10 @@ public struct ReadyFile: Sendable, Hashable {
         guard parts.count == 5, parts[0].first == "v", parts[1].first == "s", parts[2].first == "k", parts[3].first == "r",
             let version = Int64(parts[0].dropFirst()), let salt = Int64(parts[1].dropFirst()),
             let schema = Int(parts[2].dropFirst()), let rows = Int64(parts[3].dropFirst()),
-            let digest = bytes(hex: String(parts[4])), digest.count == StateFileSlice.digestBytes
+            let digest = StateFileSlice.digest(hex: String(parts[4]))
         else { return nil }
         return ReadyFile(
             partition: partition, version: ServerVersion(version: version, salt: salt), schemaVersion: schema, rows: rows,
             size: size, digest: digest, path: directory + "/" + name)
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
-    }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let characters = Array(hex.utf8)
-        guard characters.count % 2 == 0 else { return nil }
-        var result: [UInt8] = []
-        result.reserveCapacity(characters.count / 2)
-        var i = 0
-        while i < characters.count {
-            guard let byte = UInt8(String(decoding: characters[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
-            result.append(byte)
-            i += 2
-        }
-        return result
     }
 }

@@ -101,11 +101,10 @@ struct SessionStreamer: Sendable {
             let progress = DownloadProgress(
                 rowsDone: isLast ? file.rows : file.rows * (offset + Int64(count)) / max(file.size, 1), rowsTotal: file.rows,
                 bytesDone: offset + Int64(count), bytesTotal: file.size)
-            let chunk = StateChunk(
-                session: id, serverVersion: file.version, progress: progress, isLast: isLast,
-                content: .file(StateFileSlice(fileSize: file.size, offset: offset, digest: file.digest, bytes: [])))
-            let head = ServerMessage.encodedStateFileHead(
-                chunk, slice: StateFileSlice(fileSize: file.size, offset: offset, digest: file.digest, bytes: []), count: count)
+            // The head only: the file's bytes are read into the send buffer after it.
+            let slice = StateFileSlice(fileSize: file.size, offset: offset, digest: file.digest, bytes: [])
+            let chunk = StateChunk(session: id, serverVersion: file.version, progress: progress, isLast: isLast, content: .file(slice))
+            let head = ServerMessage.encodedStateFileHead(chunk, slice: slice, count: count)
             var buffer = ByteBuffer()
             buffer.reserveCapacity(head.count + count)
             buffer.writeBytes(head)
