@@ -49,8 +49,9 @@ let package = Package(
             dependencies: ["TetherProtocol", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: settings),
 
-        // Linux calls Swift's Glibc module does not show (SO_PEERCRED, accept4).
-        .target(name: "CTetherShims", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // Linux calls Swift's Glibc module does not show (SO_PEERCRED, accept4), SQLite's variadic
+        // calls, zlib's one-shot compress and inflate (zlib1g-dev; scripts/bootstrap installs it).
+        .target(name: "CTetherShims", linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("z")]),
 
         // Exit statuses of docs/contract.md "Programs" for the three programs.
         .target(
@@ -239,7 +240,7 @@ let package = Package(
         .testTarget(
             name: "TetherServerTests",
             dependencies: [
-                "TetherServer", "TetherProtocol", "TetherTOML", "TetherTestSupport", "TetherTestTraits",
+                "TetherServer", "TetherProtocol", "TetherStore", "TetherTOML", "TetherTestSupport", "TetherTestTraits",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <zlib.h>
 #include <malloc.h>
 #include <errno.h>
 #include <stddef.h>
@@ -149,4 +150,24 @@ int tether_malloc_arena_max(int arenas) {
 
 int tether_malloc_trim(void) {
     return malloc_trim(0);
+}
+
+long tether_zlib_compress(const void *source, unsigned long length, void *destination, unsigned long capacity, int level) {
+    uLongf written = capacity;
+    if (compress2(destination, &written, source, length, level) != Z_OK) return -1;
+    return (long)written;
+}
+
+int tether_zlib_inflate(const void *source, unsigned long length, void *destination, unsigned long expected) {
+    z_stream stream = {0};
+    stream.next_in = (Bytef *)source;
+    stream.avail_in = (uInt)length;
+    stream.next_out = destination;
+    stream.avail_out = (uInt)expected;
+    if (inflateInit(&stream) != Z_OK) return -1;
+    int result = inflate(&stream, Z_FINISH);
+    unsigned long produced = stream.total_out;
+    unsigned long consumed = stream.total_in;
+    inflateEnd(&stream);
+    return result == Z_STREAM_END && produced == expected && consumed == length ? 0 : -1;
 }

@@ -117,7 +117,8 @@ struct ReadyFileFanOutBench {
     private func waitForFile() async throws {
         let directory = cluster.serverDataDirectory() + "/ready-files/" + Self.partition
         try await eventually("the ready file of \(Self.partition)", timeout: .seconds(300)) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasPrefix("v") && $0.hasSuffix(".db") }
+            // The file and its compressed slices (the server's default), written after it.
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasPrefix("v") && $0.hasSuffix(".slices") }
         }
     }
 }

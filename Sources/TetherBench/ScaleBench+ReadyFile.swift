@@ -6,7 +6,8 @@ extension ScaleBench {
     /// server has built it (the rows bootstrap before asked for it), against a one-statement
     /// insert of the same rows into a plain file — the floor — and against Litestream restoring
     /// the same rows from a file replica, measured in the same run. Extra figures: the file's
-    /// size, what gzip -1 makes of it (would compression pay on the wire?), the server's build.
+    /// size, its compressed slices, the same bootstrap with the file's bytes sent as they are,
+    /// and what each way would take on a 100 Mbit/s link.
     func readyFileBootstrap() async throws -> BenchFigure {
         let file = try await readyFile()
         let oneStatement = cluster.dir.appending("floor-one-\(partition).sqlite")
@@ -14,32 +15,33 @@ extension ScaleBench {
         let floor = try await SQLWorkload.run(oneStatement, SQLWorkload.insertScript(prefix: partition, count: rows, transactions: 1))
         defer { SQLWorkload.removeDatabase(oneStatement) }
 
-        let clock = ContinuousClock()
-        var times: [Double] = []
-        var peak = 0
-        var cpu: [Double] = []
-        var anonymous = 0
-        var fileBacked = 0
-        for run in 1...options.scaleRuns(rows) {
-            let agent = try cluster.agent("file-\(rows)-\(run)", partitions: [partition])
-            let started = clock.now
-            try await agent.start()
-            try await agent.waitSynced(partition, timeout: 1800)
-            times.append(started.duration(to: clock.now).seconds)
-            peak = max(peak, agent.probe?.peakResidentBytes ?? 0)
-            cpu.append(agent.probe?.cpuSeconds ?? 0)
-            // What the peak is made of: the program's mapped code (file-backed) and the rest.
-            anonymous = agent.probe?.residentAnonymousBytes ?? 0
-            fileBacked = agent.probe?.residentFileBytes ?? 0
-            let count = try await SQLWorkload.count(agent.store(partition))
-            guard count == rows else { throw TestSupportError("ready-file bootstrap of \(partition): \(count) rows, expected \(rows)") }
-            await agent.stop()
+        let compressed = try await bootstraps("file")
+        // The other way: the slices moved aside, which the server takes as none (it sends the
+        // file's bytes as they are), then put back.
+        var raw: Runs? = nil
+        if let slices = file.slices {
+            try FileManager.default.moveItem(atPath: slices.path, toPath: slices.path + ".aside")
+            raw = try await bootstraps("raw-file")
+            try FileManager.default.moveItem(atPath: slices.path + ".aside", toPath: slices.path)
         }
+        let times = compressed.times
+        let peak = max(compressed.peak, raw?.peak ?? 0)
         var extra: [String: Double] = [
-            "file_bytes": Double(file.size), "agent_cpu_s": Statistics.median(cpu) ?? 0,
-            "agent_rss_anon_after_bytes": Double(anonymous), "agent_rss_file_after_bytes": Double(fileBacked),
+            "file_bytes": Double(file.size), "agent_cpu_s": Statistics.median(compressed.cpu) ?? 0,
+            "agent_rss_anon_after_bytes": Double(compressed.anonymous), "agent_rss_file_after_bytes": Double(compressed.fileBacked),
+            // What the bytes on the wire would cost on a 100 Mbit/s link, each way.
+            "wire_s_at_100mbit_raw": Double(file.size) * 8 / 1e8,
         ]
-        if let compressed = try? await Self.gzipBytes(file.path) { extra["file_gzip1_bytes"] = Double(compressed) }
+        if let slices = file.slices {
+            extra["slices_bytes"] = Double(slices.size)
+            extra["wire_s_at_100mbit_compressed"] = Double(slices.size) * 8 / 1e8
+        }
+        if let raw {
+            extra["raw_file_s"] = Statistics.median(raw.times) ?? 0
+            extra["raw_file_agent_cpu_s"] = Statistics.median(raw.cpu) ?? 0
+            extra["raw_file_floor_ratio"] = Statistics.ratio(Statistics.median(raw.times) ?? .infinity, floor: floor) ?? 0
+        }
+        if let gzip = try? await Self.gzipBytes(file.path) { extra["file_gzip1_bytes"] = Double(gzip) }
         var notes: [String] = []
         var met = (Statistics.ratio(Statistics.median(times) ?? .infinity, floor: floor) ?? .infinity) <= 0.5 && peak <= 32 << 20
         if let peer = LitestreamPeer.find(in: cluster.dir.path) {
@@ -60,16 +62,52 @@ extension ScaleBench {
             met: met, extra: extra, notes: notes)
     }
 
-    /// The partition's ready file in the server's cache, once built (up to 10 minutes).
-    private func readyFile() async throws -> (path: String, size: Int) {
+    /// The figures of `runs` new agents bootstrapping one after the other.
+    struct Runs {
+        var times: [Double] = []
+        var peak = 0
+        var cpu: [Double] = []
+        var anonymous = 0
+        var fileBacked = 0
+    }
+
+    private func bootstraps(_ label: String) async throws -> Runs {
+        let clock = ContinuousClock()
+        var runs = Runs()
+        for run in 1...options.scaleRuns(rows) {
+            let agent = try cluster.agent("\(label)-\(rows)-\(run)", partitions: [partition])
+            let started = clock.now
+            try await agent.start()
+            try await agent.waitSynced(partition, timeout: 1800)
+            runs.times.append(started.duration(to: clock.now).seconds)
+            runs.peak = max(runs.peak, agent.probe?.peakResidentBytes ?? 0)
+            runs.cpu.append(agent.probe?.cpuSeconds ?? 0)
+            // What the peak is made of: the program's mapped code (file-backed) and the rest.
+            runs.anonymous = agent.probe?.residentAnonymousBytes ?? 0
+            runs.fileBacked = agent.probe?.residentFileBytes ?? 0
+            let count = try await SQLWorkload.count(agent.store(partition))
+            guard count == rows else { throw TestSupportError("ready-file bootstrap of \(partition): \(count) rows, expected \(rows)") }
+            await agent.stop()
+        }
+        return runs
+    }
+
+    /// The partition's ready file in the server's cache once built (up to 10 minutes), and its
+    /// compressed slices once written (the server compresses by default).
+    private func readyFile() async throws -> (path: String, size: Int, slices: (path: String, size: Int)?) {
         let directory = cluster.serverDataDirectory() + "/ready-files/" + partition
         let deadline = ContinuousClock.now + .seconds(600)
+        func size(_ path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+        var found: ContinuousClock.Instant? = nil
         while ContinuousClock.now < deadline {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             if let name = names.first(where: { $0.hasPrefix("v") && $0.hasSuffix(".db") }) {
                 let path = directory + "/" + name
-                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-                return (path, size)
+                let slices = String(path.dropLast(3)) + ".slices"
+                if FileManager.default.fileExists(atPath: slices) { return (path, size(path), (slices, size(slices))) }
+                // The slices follow the file (they are written once it is named); none a minute on: not compressed.
+                if let found, ContinuousClock.now - found > .seconds(60) { return (path, size(path), nil) }
+                found = found ?? ContinuousClock.now
             }
             try await Task.sleep(for: .milliseconds(100))
         }

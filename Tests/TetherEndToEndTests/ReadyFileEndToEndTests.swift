@@ -7,12 +7,14 @@ import TetherTestSupport
 /// Issue 35, part 1: a new device takes a partition's state as a ready file — a store file the
 /// real `tether-server` built once (from rows the first time, from the previous file and the
 /// history after that) — resumes a cut download, refuses a file that fails its checksum and
-/// gets rows, and survives a `kill -9` in the middle of installing it. Real processes; the
+/// gets rows (a damaged compressed slice as well), and survives a `kill -9` in the middle of installing it. Real processes; the
 /// application is `sqlite3`.
 @Suite(.timeLimit(.minutes(6)))
 struct ReadyFileEndToEndTests {
     /// Files for partitions of at least 100 rows.
     static let readyFiles = "[ready_files]\nmin_rows = 100\n"
+    /// The same, sent as the file's bytes (no compressed slices).
+    static let uncompressed = "[ready_files]\nmin_rows = 100\ncompress = false\n"
     /// `/metrics` on the sync listener, for the tests to read.
     static let publicMetrics = "public_metrics = true"
 
@@ -93,6 +95,8 @@ struct ReadyFileEndToEndTests {
             let metrics = try Self.metrics(cluster)
             #expect(metrics.contains("tether_server_state_downloads_total{source=\"file\"} 1"), "\(metrics)")
             #expect(Self.files(cluster).count == 1, "one file per partition: \(Self.files(cluster))")
+            let newest = try #require(Self.files(cluster).last)
+            #expect(FileManager.default.fileExists(atPath: String(newest.path.dropLast(3)) + ".slices"), "its slices compressed beside it")
             _ = file
         }
     }
@@ -149,8 +153,10 @@ struct ReadyFileEndToEndTests {
         }
     }
 
+    /// Sent as it is (`compress = false`): a damaged byte reaches the device.
     @Test func aFileThatFailsItsChecksumIsRefusedAndTheDeviceGetsRows() async throws {
-        try await withBuiltFile { cluster, a, file in
+        try await withBuiltFile(ClusterSettings(serverExtra: Self.publicMetrics, serverConfig: Self.uncompressed)) { cluster, a, file in
+            #expect(!FileManager.default.fileExists(atPath: String(file.path.dropLast(3)) + ".slices"))
             // Bit rot in the server's copy: same size, other bytes.
             let handle = try #require(FileHandle(forUpdatingAtPath: file.path))
             let size = try handle.seekToEnd()
@@ -166,6 +172,34 @@ struct ReadyFileEndToEndTests {
                 (cluster.serverProcess(instance: 0)?.standardError ?? "").components(separatedBy: "ready file built from rows").count == 3
             }
             #expect(cluster.serverProcess(instance: 0)?.standardError.contains("does not match its digest") == true)
+        }
+    }
+
+    /// A compressed slice damaged on the server's disk does not inflate on the device: refused as
+    /// a checksum mismatch, rows this time; the server finds its slices do not match the file and
+    /// writes them again, and the next device takes the file.
+    @Test func damagedCompressedSlicesAreRefusedAndWrittenAgain() async throws {
+        try await withBuiltFile { cluster, a, file in
+            let slices = String(file.path.dropLast(3)) + ".slices"
+            let handle = try #require(FileHandle(forUpdatingAtPath: slices))
+            try handle.seek(toOffset: 100)
+            try handle.write(contentsOf: Data(repeating: 0x5a, count: 64))
+            try handle.close()
+            let c = try cluster.agent("c", partitions: ["p"])
+            try await c.start()
+            try await c.waitSynced("p", timeout: 90)
+            #expect(c.log.contains("a compressed slice of the ready file of p (at byte 0) is damaged"), "c refused the file")
+            #expect(try await c.rows("p") == a.rows("p"))
+            try await eventually("the server wrote its slices again", timeout: .seconds(60)) {
+                cluster.serverProcess(instance: 0)?.standardError.contains("compressed slices did not match it; written again") == true
+            }
+            let d = try cluster.agent("d", partitions: ["p"])
+            try await d.start()
+            try await d.waitSynced("p", timeout: 60)
+            #expect(try await d.rows("p") == a.rows("p"))
+            #expect(!d.log.contains("does not match its SHA-256"))
+            // c's download counts (it was served the file, and refused it), then d's.
+            #expect(try Self.metrics(cluster).contains("tether_server_state_downloads_total{source=\"file\"} 2"), "d took the file")
         }
     }
 

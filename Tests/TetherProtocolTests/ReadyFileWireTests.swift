@@ -2,7 +2,7 @@ import Testing
 import TetherProtocol
 
 /// The protocol-5 ready-file fields on the wire (docs/protocol.md, "`02` bind", "`82` bound",
-/// "`89` state file"): round trips, and strict decoding of everything else.
+/// "`89` state file", "`8a` state file, deflated"): round trips, and strict decoding of everything else.
 @Suite struct ReadyFileWireTests {
     static let digest = (0..<32).map { UInt8($0) }
     static let lineage = StoreLineage(uploadSalt: 7, integratedSeq: 0, lastSeq: 0, sent: [])
@@ -72,6 +72,39 @@ import TetherProtocol
         ] {
             #expect(throws: WireDecodeError.self) { try ServerMessage.decode(message.encoded()) }
         }
+    }
+
+    static func deflated(offset: Int64, stream: [UInt8], fileBytes: Int, size: Int64, last: Bool) -> ServerMessage {
+        .state(StateChunk(
+            session: 1, serverVersion: ServerVersion(version: 9, salt: 3),
+            progress: DownloadProgress(rowsDone: 0, rowsTotal: 10, bytesDone: offset + Int64(fileBytes), bytesTotal: size),
+            isLast: last,
+            content: .file(StateFileSlice(fileSize: size, offset: offset, digest: digest, encoding: .deflate(fileBytes: fileBytes), bytes: stream))))
+    }
+
+    @Test func aDeflatedSliceRoundTripsAndCountsTheFileBytesItHolds() throws {
+        let message = Self.deflated(offset: 4, stream: [9, 9], fileBytes: 3, size: 7, last: true)
+        let bytes = message.encoded()
+        #expect(bytes[0] == 0x8a)
+        #expect(try ServerMessage.decode(bytes) == message)
+        guard case .state(let chunk) = message, case .file(let slice) = chunk.content else { return }
+        #expect(ServerMessage.encodedStateFileHead(chunk, slice: slice, count: 2) + [9, 9] == bytes)
+        #expect(chunk.byteCount == 3 && slice.fileBytes == 3 && slice.isLast)
+    }
+
+    @Test func aDeflatedSliceThatWouldInflatePastItsFileOrPastTheLimitIsRefused() throws {
+        for message in [
+            Self.deflated(offset: 6, stream: [1], fileBytes: 3, size: 7, last: true),  // past the end
+            Self.deflated(offset: 4, stream: [1], fileBytes: 3, size: 7, last: false),  // ends the file, not last
+            Self.deflated(offset: 0, stream: [1], fileBytes: ProtocolLimits.maxFileSliceBytes + 1, size: 1 << 30, last: false),
+        ] {
+            #expect(throws: WireDecodeError.self) { try ServerMessage.decode(message.encoded()) }
+        }
+        var empty = Self.deflated(offset: 0, stream: [1], fileBytes: 1, size: 7, last: false).encoded()
+        let at = empty.count - 3  // the inflated size, before the stream's length and byte
+        #expect(empty[at] == 1)
+        empty[at] = 0
+        #expect(throws: WireDecodeError.self) { try ServerMessage.decode(empty) }
     }
 
     @Test func aDigestSpelledInHexReadsBackAndAnythingElseIsNone() {

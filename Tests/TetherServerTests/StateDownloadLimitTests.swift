@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import Testing
 import TetherProtocol
 import TetherTestSupport
@@ -47,6 +48,53 @@ import TetherTestTraits
             try await eventually("the slot is back") { storage.downloadSlots.inUse == 0 }
             let next = try await storage.openState(of: partition)
             await next.close()
+        }
+    }
+
+    /// A download's connection is kept for the next one (no backend started and authenticated
+    /// per bind in a storm), at most one per slot; one PostgreSQL ended meanwhile is replaced.
+    @Test func aDownloadConnectionIsKeptForTheNextDownload() async throws {
+        try await withStorage(maximumStateDownloads: 2) { storage, _ in
+            _ = try await storage.registerClientFile(in: partition, now: now)
+            let backends = { () async throws -> Int64 in
+                try await storage.transaction { connection in
+                    var count: Int64 = 0
+                    for try await n in try await connection.guardedQuery(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                        logger: storage.logger
+                    ).decode(Int64.self) { count = n }
+                    return count
+                }
+            }
+            let first = try await storage.openState(of: partition)
+            await first.close()
+            #expect(storage.idleDownloadConnections.count == 1)
+            let pid = { (reader: any StateReader) async throws -> Int32 in
+                try await #require(reader as? PostgresStateReader).backendPID
+            }
+            let second = try await storage.openState(of: partition)
+            #expect(storage.idleDownloadConnections.count == 0, "taken by the second download")
+            let reused = try await pid(second)
+            let third = try await storage.openState(of: partition)  // a second slot: a new connection
+            #expect(try await pid(third) != reused)
+            await second.close()
+            await third.close()
+            #expect(storage.idleDownloadConnections.count == 2, "never more than the slots")
+            let before = try await backends()
+            for _ in 0..<5 {
+                let reader = try await storage.openState(of: partition)
+                await reader.close()
+            }
+            #expect(try await backends() == before, "five downloads, no new backend")
+            // PostgreSQL ends the kept connections: the next download opens a new one.
+            try await storage.transaction { connection in
+                try await connection.guardedQuery(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle' AND backend_type = 'client backend' AND query NOT LIKE 'LISTEN%'",
+                    logger: storage.logger)
+            }
+            let after = try await storage.openState(of: partition)
+            #expect(after.version == first.version)
+            await after.close()
         }
     }
 

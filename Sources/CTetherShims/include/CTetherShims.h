@@ -47,4 +47,14 @@ int tether_malloc_arena_max(int arenas);
 /// if some was released.
 int tether_malloc_trim(void);
 
+/// Compresses `length` bytes at `source` into a zlib stream (RFC 1950) at `destination`, which
+/// holds `capacity` bytes, with zlib's `level` (1 fastest … 9 smallest). Returns the stream's
+/// length, or -1 when it does not fit in `capacity` (the data does not compress) or zlib fails.
+long tether_zlib_compress(const void *source, unsigned long length, void *destination, unsigned long capacity, int level);
+
+/// Inflates the zlib stream of `length` bytes at `source` into `destination`, which must come
+/// out exactly `expected` bytes. Returns 0, or -1 when the stream is damaged, its checksum fails,
+/// or it inflates to any other length.
+int tether_zlib_inflate(const void *source, unsigned long length, void *destination, unsigned long expected);
+
 #endif

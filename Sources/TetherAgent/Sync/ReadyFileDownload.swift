@@ -56,8 +56,8 @@ struct ReadyFileDownload {
                     forget()
                     throw ReadyFileDownloadError.unexpected(partition: partition, "a slice at \(slice.offset) where \(current.written) bytes were held")
                 }
-                try space.check(directories: directories, progress: chunk.progress, written: current.written, chunk: Int64(slice.bytes.count))
-                try current.write(slice.bytes)
+                try space.check(directories: directories, progress: chunk.progress, written: current.written, chunk: Int64(slice.fileBytes))
+                try current.write(try fileBytes(of: slice, writer: current, partition: partition))
                 await progress(chunk.progress)
                 if chunk.isLast {
                     let staging = try await install(current, version: chunk.serverVersion, partition: partition, schema: reply.schema)
@@ -70,6 +70,24 @@ struct ReadyFileDownload {
             }
         }
         throw SessionInterruption.disconnected(nil)
+    }
+
+    /// The file's bytes a slice holds: as sent, or inflated. A slice that does not inflate is a
+    /// damaged file: as after a checksum mismatch, the part is dropped and the next bind asks for rows.
+    private func fileBytes(of slice: StateFileSlice, writer: ReadyFilePartWriter, partition: PartitionName) throws -> [UInt8] {
+        guard case .deflate(let count) = slice.encoding else { return slice.bytes }
+        guard let bytes = ReadyFileSliceCodec.inflate(slice.bytes, fileBytes: count) else {
+            writer.close()
+            refuse(writer)
+            throw ReadyFileDownloadError.damagedSlice(partition: partition, offset: slice.offset)
+        }
+        return bytes
+    }
+
+    /// Drops the part file and notes that the file with `writer`'s digest is refused.
+    private func refuse(_ writer: ReadyFilePartWriter) {
+        unlink(partPath)
+        try? writeNote(Note(digest: StateFileSlice.hex(writer.digest), size: writer.size, refused: true))
     }
 
     /// Opens the part file for the download's first slice: from the start, or where a cut
@@ -98,8 +116,7 @@ struct ReadyFileDownload {
     private func install(_ writer: ReadyFilePartWriter, version: ServerVersion, partition: PartitionName, schema: Schema) async throws -> PartitionStore {
         let digest = writer.finish()
         guard digest == writer.digest else {
-            unlink(partPath)
-            try? writeNote(Note(digest: StateFileSlice.hex(writer.digest), size: writer.size, refused: true))
+            refuse(writer)
             throw ReadyFileDownloadError.checksumMismatch(partition: partition)
         }
         PartitionStore.removeFiles(at: stagingPath)

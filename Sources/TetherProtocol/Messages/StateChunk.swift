@@ -54,7 +54,7 @@ public struct StateChunk: Sendable, Hashable {
     public var byteCount: Int {
         switch content {
         case .rows(let rows): rows.byteCount
-        case .file(let slice): slice.bytes.count
+        case .file(let slice): slice.fileBytes
         }
     }
 

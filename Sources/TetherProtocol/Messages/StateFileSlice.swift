@@ -1,26 +1,46 @@
 /// A part of a ready file (protocol 5, docs/protocol.md "Ready files"): the partition's state
 /// as a complete store file the server built once, sent in slices in place of state rows.
 /// The file is `fileSize` bytes; its SHA-256 is `digest`; this slice holds the bytes at
-/// `offset ..< offset + bytes.count`. A download resumed after a cut starts at the offset the
-/// client already holds.
+/// `offset ..< offset + fileBytes`, as they are (`raw`) or compressed with zlib (`deflate`,
+/// message `8a`): the server compresses each slice once, when it builds the file. A download
+/// resumed after a cut starts at the offset the client already holds.
 public struct StateFileSlice: Sendable, Hashable {
     /// SHA-256 digests are 32 bytes.
     public static let digestBytes = 32
 
+    /// How a slice's `bytes` hold the file's.
+    public enum Encoding: Sendable, Hashable {
+        /// The file's bytes themselves.
+        case raw
+        /// A zlib stream (RFC 1950, with its Adler-32) that inflates to exactly `fileBytes` bytes.
+        case deflate(fileBytes: Int)
+    }
+
     public var fileSize: Int64
     public var offset: Int64
     public var digest: [UInt8]
+    public var encoding: Encoding
+    /// As sent: the file's bytes, or their zlib stream.
     public var bytes: [UInt8]
 
-    public init(fileSize: Int64, offset: Int64, digest: [UInt8], bytes: [UInt8]) {
+    public init(fileSize: Int64, offset: Int64, digest: [UInt8], encoding: Encoding = .raw, bytes: [UInt8]) {
         self.fileSize = fileSize
         self.offset = offset
         self.digest = digest
+        self.encoding = encoding
         self.bytes = bytes
     }
 
+    /// How many of the file's bytes this slice holds.
+    public var fileBytes: Int {
+        switch encoding {
+        case .raw: bytes.count
+        case .deflate(let count): count
+        }
+    }
+
     /// Whether this slice ends the file.
-    public var isLast: Bool { offset + Int64(bytes.count) == fileSize }
+    public var isLast: Bool { offset + Int64(fileBytes) == fileSize }
 
     /// A digest as lowercase hex (a ready file's name on the server, the agent's note of a
     /// download under way).

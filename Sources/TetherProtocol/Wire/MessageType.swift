@@ -18,6 +18,7 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case error = 0x87
     case healed = 0x88
     case stateFile = 0x89
+    case stateFileDeflated = 0x8a
 
     /// `TTHR`: the first bytes of a hello body, so that a client of something else is told apart.
     static let helloMagic: [UInt8] = [0x54, 0x54, 0x48, 0x52]

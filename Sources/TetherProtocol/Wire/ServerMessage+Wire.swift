@@ -28,7 +28,7 @@ extension ServerMessage {
                 Self.encodeStateHeader(chunk, type: .state, into: &w)
                 rows.encode(into: &w)
             case .file(let slice):
-                Self.encodeStateHeader(chunk, type: .stateFile, into: &w)
+                Self.encodeStateHeader(chunk, type: slice.messageType, into: &w)
                 Self.encodeSliceHeader(slice, count: slice.bytes.count, into: &w)
                 w.raw(slice.bytes)
             }
@@ -101,15 +101,18 @@ extension ServerMessage {
             let (session, version, progress, isLast) = try Self.decodeStateHeader(&r)
             message = .state(StateChunk(
                 session: session, serverVersion: version, progress: progress, isLast: isLast, rows: try ChangeRows.decode(from: &r, allowing: .insertsOnly)))
-        case .stateFile:
+        case .stateFile, .stateFileDeflated:
             let (session, version, progress, isLast) = try Self.decodeStateHeader(&r)
             let size = try r.int64("file size")
             let offset = try r.int64("file offset")
             let digest = try r.raw("file digest", count: StateFileSlice.digestBytes)
+            let encoding: StateFileSlice.Encoding =
+                typeByte == MessageType.stateFile.rawValue
+                ? .raw : .deflate(fileBytes: try r.int("file bytes inflated", in: 1...ProtocolLimits.maxFileSliceBytes))
             let bytes = try r.lengthPrefixed("file bytes", limit: ProtocolLimits.maxFileSliceBytes)
-            let slice = StateFileSlice(fileSize: size, offset: offset, digest: digest, bytes: bytes)
-            guard offset + Int64(bytes.count) <= size, slice.isLast == isLast else {
-                throw .malformed(field: "file slice", reason: "bytes \(offset)+\(bytes.count) of \(size), last \(isLast)")
+            let slice = StateFileSlice(fileSize: size, offset: offset, digest: digest, encoding: encoding, bytes: bytes)
+            guard offset + Int64(slice.fileBytes) <= size, slice.isLast == isLast else {
+                throw .malformed(field: "file slice", reason: "bytes \(offset)+\(slice.fileBytes) of \(size), last \(isLast)")
             }
             message = .state(StateChunk(session: session, serverVersion: version, progress: progress, isLast: isLast, content: .file(slice)))
         case .download:
@@ -182,20 +185,32 @@ extension ServerMessage {
         w.bool(chunk.isLast)
     }
 
-    /// A file slice's size, offset, digest and the length of the `count` bytes that follow.
+    /// A file slice's size, offset, digest, its inflated size when deflated, and the length of
+    /// the `count` bytes that follow.
     static func encodeSliceHeader(_ slice: StateFileSlice, count: Int, into w: inout ByteWriter) {
         w.varint(slice.fileSize)
         w.varint(slice.offset)
         w.raw(slice.digest)
+        if case .deflate(let fileBytes) = slice.encoding { w.varint(fileBytes) }
         w.varint(count)
     }
 
-    /// The head of a `stateFile` message whose `count` file bytes the caller appends itself (the
-    /// server reads them from the file straight into its send buffer).
+    /// The head of a `stateFile` or `stateFileDeflated` message (by `slice`'s encoding) whose
+    /// `count` bytes the caller appends itself (the server reads them from its file straight
+    /// into its send buffer).
     public static func encodedStateFileHead(_ chunk: StateChunk, slice: StateFileSlice, count: Int) -> [UInt8] {
         var w = ByteWriter()
-        encodeStateHeader(chunk, type: .stateFile, into: &w)
+        encodeStateHeader(chunk, type: slice.messageType, into: &w)
         encodeSliceHeader(slice, count: count, into: &w)
         return w.bytes
+    }
+}
+
+extension StateFileSlice {
+    var messageType: MessageType {
+        switch encoding {
+        case .raw: .stateFile
+        case .deflate: .stateFileDeflated
+        }
     }
 }

@@ -13,6 +13,9 @@ public struct ReadyFileSettings: Sendable, Hashable {
     public var maxCacheBytes: Int64 = 4 << 30
     /// `min_rows`: a partition with fewer rows is sent as rows (a file is not worth building).
     public var minRows = 1000
+    /// `compress`: keep each file's slices compressed too (zlib, built once with the file) and
+    /// send those (default true); false sends the file's bytes as they are.
+    public var compress = true
 
     public init(dataDirectory: String) {
         cacheDirectory = dataDirectory + "/ready-files"
@@ -26,6 +29,7 @@ public struct ReadyFileSettings: Sendable, Hashable {
         if let value = table.absolutePath("cache_dir") { settings.cacheDirectory = value }
         if let value = table.integer("max_cache_bytes", range: (1 << 20)...(1 << 50)) { settings.maxCacheBytes = Int64(value) }
         if let value = table.integer("min_rows", range: 0...1_000_000_000) { settings.minRows = value }
+        if let value = table.bool("compress") { settings.compress = value }
         return settings
     }
 }

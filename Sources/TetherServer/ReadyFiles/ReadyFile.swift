@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 public import TetherProtocol
 
 /// One ready file in the cache: a partition's state at a version as a complete store file, with
@@ -11,6 +11,17 @@ public struct ReadyFile: Sendable, Hashable {
     public var size: Int64
     public var digest: [UInt8]
     public var path: String
+    /// Its slices compressed, when the cache keeps them (`compress`).
+    public var slices: ReadyFileSlices?
+
+    /// The bytes the file and its slices take on disk.
+    public var diskBytes: Int64 { size + (slices?.size ?? 0) }
+
+    /// Removes the file and its slices.
+    func remove() {
+        unlink(path)
+        unlink(ReadyFileSlices.path(for: path))
+    }
 
     /// `v<version>-s<salt>-k<schema>-r<rows>-<sha256 hex>.db`, in a directory per partition.
     var fileName: String {

@@ -72,7 +72,7 @@ struct ReadyFileBuilder: Sendable {
                 try? store.close()
                 throw error
             }
-            let file = try finish(building, partition: partition, version: reader.version, schemaVersion: schema.version, rows: done)
+            let file = try finish(building, partition: partition, version: reader.version, schemaVersion: schema.version, rows: done, previous: nil)
             return .built(file, fromRows: true, entries: 0)
         } catch {
             await reader.close()
@@ -105,7 +105,8 @@ struct ReadyFileBuilder: Sendable {
                 try await store.completeState(serverVersion: version, clientFile: nil)
                 let rows = try await store.rowCount()
                 try store.close()
-                let file = try finish(building, partition: current.partition, version: version, schemaVersion: schema.version, rows: rows)
+                let file = try finish(
+                    building, partition: current.partition, version: version, schemaVersion: schema.version, rows: rows, previous: current)
                 return .built(file, fromRows: false, entries: entries)
             } catch {
                 try? store.close()
@@ -117,8 +118,11 @@ struct ReadyFileBuilder: Sendable {
         }
     }
 
-    /// Hashes the finished file and gives it its name.
-    private func finish(_ building: String, partition: PartitionName, version: ServerVersion, schemaVersion: Int, rows: Int64) throws -> ReadyFile {
+    /// Hashes the finished file, gives it its name, and compresses its slices (`compress`),
+    /// taking those that did not change from `previous`.
+    private func finish(
+        _ building: String, partition: PartitionName, version: ServerVersion, schemaVersion: Int, rows: Int64, previous: ReadyFile?
+    ) throws -> ReadyFile {
         for companion in ["-wal", "-shm"] { unlink(building + companion) }
         chmod(building, 0o640)
         let digest = try ReadyFileDigest.of(path: building)
@@ -127,7 +131,12 @@ struct ReadyFileBuilder: Sendable {
             partition: partition, version: version, schemaVersion: schemaVersion, rows: rows, size: size,
             digest: digest, path: "")
         file.path = directory(of: partition) + "/" + file.fileName
-        guard rename(building, file.path) == 0 else { throw ReadyFileError.io(path: file.path, operation: "rename", errno: errno) }
+        // The slices first: a file in place under its name has its slices beside it.
+        if settings.compress { file.slices = try ReadyFileSlices.build(for: file, source: building, previous: previous).slices }
+        guard rename(building, file.path) == 0 else {
+            unlink(ReadyFileSlices.path(for: file.path))
+            throw ReadyFileError.io(path: file.path, operation: "rename", errno: errno)
+        }
         return file
     }
 

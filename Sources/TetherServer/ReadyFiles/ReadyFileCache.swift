@@ -90,20 +90,20 @@ public actor ReadyFileCache {
     /// removed instead.
     func install(_ file: ReadyFile, generation: UInt64? = nil) {
         if let generation, generation != self.generation(of: file.partition) {
-            unlink(file.path)
+            file.remove()
             logger.notice("ready file built across a restore; removed", metadata: ["partition": "\(file.partition)"])
             return
         }
-        guard file.size <= settings.maxCacheBytes else {
-            unlink(file.path)
+        guard file.diskBytes <= settings.maxCacheBytes else {
+            file.remove()
             withoutFile[file.partition] = file.version.version
             logger.warning("ready file larger than max_cache_bytes; the partition's states go as rows", metadata: [
-                "partition": "\(file.partition)", "bytes": "\(file.size)", "max_cache_bytes": "\(settings.maxCacheBytes)",
+                "partition": "\(file.partition)", "bytes": "\(file.diskBytes)", "max_cache_bytes": "\(settings.maxCacheBytes)",
             ])
             return
         }
         withoutFile[file.partition] = nil
-        if let old = files[file.partition], old.path != file.path { unlink(old.path) }
+        if let old = files[file.partition], old.path != file.path { old.remove() }
         files[file.partition] = file
         touch(file.partition)
         evict()
@@ -113,12 +113,19 @@ public actor ReadyFileCache {
     func discard(_ file: ReadyFile, reason: String) {
         guard files[file.partition] == file else { return }
         files[file.partition] = nil
-        unlink(file.path)
+        file.remove()
         logger.notice("ready file dropped", metadata: ["partition": "\(file.partition)", "version": "\(file.version.version)", "reason": "\(reason)"])
     }
 
     /// The bytes the cache holds.
-    var totalBytes: Int64 { files.values.reduce(0) { $0 + $1.size } }
+    var totalBytes: Int64 { files.values.reduce(0) { $0 + $1.diskBytes } }
+
+    /// The partition's file with its slices written again (they did not match it).
+    func replaceSlices(of file: ReadyFile, with slices: ReadyFileSlices?) {
+        guard files[file.partition] == file else { return }
+        files[file.partition]?.slices = slices
+        evict()
+    }
 
     private func touch(_ partition: PartitionName) {
         useCounter += 1
@@ -131,10 +138,10 @@ public actor ReadyFileCache {
             let victim = files.keys.min(by: { (lastUsed[$0] ?? 0) < (lastUsed[$1] ?? 0) }), let file = files[victim]
         {
             files[victim] = nil
-            unlink(file.path)
-            total -= file.size
+            file.remove()
+            total -= file.diskBytes
             logger.notice("ready file evicted (max_cache_bytes)", metadata: [
-                "partition": "\(victim)", "version": "\(file.version.version)", "bytes": "\(file.size)",
+                "partition": "\(victim)", "version": "\(file.version.version)", "bytes": "\(file.diskBytes)",
             ])
         }
     }
@@ -179,24 +186,50 @@ public actor ReadyFileCache {
             for entry in (try? manager.contentsOfDirectory(atPath: directory)) ?? [] {
                 let path = directory + "/" + entry
                 if entry.hasPrefix(".building-") { unlink(path); continue }
+                if entry.hasSuffix(".slices") {
+                    // Kept only beside the file they belong to.
+                    if !manager.fileExists(atPath: String(path.dropLast(".slices".count)) + ".db") { unlink(path) }
+                    continue
+                }
                 let size = (try? manager.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
                 guard let size, let file = ReadyFile.parse(name: entry, partition: partition, directory: directory, size: size) else { continue }
                 if let best = newest, best.version.version >= file.version.version {
-                    unlink(file.path)
+                    file.remove()
                     continue
                 }
-                if let best = newest { unlink(best.path) }
+                if let best = newest { best.remove() }
                 newest = file
             }
-            guard let file = newest else { continue }
+            guard var file = newest else { continue }
             if (try? ReadyFileDigest.of(path: file.path)) == file.digest {
+                file.slices = slices(of: file, settings, logger: logger)
                 found.append(file)
             } else {
-                unlink(file.path)
+                file.remove()
                 logger.warning("ready file does not match its digest; removed", metadata: ["partition": "\(partition)", "path": "\(file.path)"])
             }
         }
         return found
+    }
+
+    /// The slices a previous run kept for `file`; written now when they are missing or do not
+    /// fit it (and `compress` is on), removed when `compress` is off.
+    private static func slices(of file: ReadyFile, _ settings: ReadyFileSettings, logger: Logger) -> ReadyFileSlices? {
+        let path = ReadyFileSlices.path(for: file.path)
+        guard settings.compress else {
+            unlink(path)
+            return nil
+        }
+        if let kept = ReadyFileSlices.read(path: path, fileSize: file.size) { return kept }
+        do {
+            return try ReadyFileSlices.build(for: file, previous: nil).slices
+        } catch {
+            unlink(path)
+            logger.warning("cannot compress a ready file's slices; it is sent as it is", metadata: [
+                "partition": "\(file.partition)", "error": "\(error)",
+            ])
+            return nil
+        }
     }
 
     /// Ends the work queue (shutdown).

@@ -1,41 +1,49 @@
-import Glibc
 import NIOCore
+import TetherProtocol
 
 /// A ready file opened for one session's download: opened when the bind is accepted, so a
 /// newer file replacing it in the cache (or an eviction) does not cut a download under way —
-/// the unlinked file lives until its last handle closes.
+/// the unlinked file lives until its last handle closes. With the file's compressed slices
+/// (``ReadyFileSlices``) when the cache keeps them.
 public final class ReadyFileHandle: Sendable {
     public let file: ReadyFile
     /// Where the session's download starts (a resumed download: the bytes the device holds).
     let startOffset: Int64
-    private let descriptor: Int32
+    private let content: ReadOnlyFile
+    private let slices: (index: ReadyFileSlices, file: ReadOnlyFile)?
 
     init?(file: ReadyFile, startOffset: Int64) {
-        let fd = Glibc.open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return nil }
-        guard Int64(lseek(fd, 0, SEEK_END)) == file.size else {
-            Glibc.close(fd)
-            return nil
-        }
+        guard let content = try? ReadOnlyFile(file.path), content.size == file.size else { return nil }
         self.file = file
         self.startOffset = startOffset
-        self.descriptor = fd
+        self.content = content
+        self.slices = file.slices.flatMap { index in
+            (try? ReadOnlyFile(index.path)).flatMap { $0.size == index.size ? (index, $0) : nil }
+        }
     }
 
-    deinit { Glibc.close(descriptor) }
-
-    /// Appends `count` bytes of the file from `offset` to `buffer`; throws on a short read.
-    func read(at offset: Int64, count: Int, into buffer: inout ByteBuffer) throws {
-        var done = 0
-        while done < count {
-            var n = 0
-            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count - done) { raw in
-                n = pread(descriptor, raw.baseAddress, count - done, off_t(offset) + off_t(done))
-                return max(n, 0)
+    /// What goes out from `offset`: the compressed slice that starts there when one is kept,
+    /// else the file's bytes up to the next slice boundary (or ~1 MiB without slices).
+    func slice(at offset: Int64) -> (encoding: StateFileSlice.Encoding, count: Int) {
+        if let (index, _) = slices {
+            let i = Int(offset / Int64(index.sliceBytes))
+            let range = index.range(of: i, fileSize: file.size)
+            if range.lowerBound == offset, index.entries[i].length > 0 {
+                return (.deflate(fileBytes: Int(range.count)), index.entries[i].length)
             }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw ReadyFileError.shortRead(path: file.path, offset: offset + Int64(done)) }
-            done += n
+            return (.raw, Int(range.upperBound - offset))
+        }
+        return (.raw, Int(min(Int64(ProtocolLimits.targetFileSliceBytes), file.size - offset)))
+    }
+
+    /// Appends the `count` bytes ``slice(at:)`` described for `offset` to `buffer`.
+    func read(at offset: Int64, encoding: StateFileSlice.Encoding, count: Int, into buffer: inout ByteBuffer) throws {
+        switch encoding {
+        case .raw:
+            try content.read(at: offset, count: count, into: &buffer)
+        case .deflate:
+            guard let (index, kept) = slices else { throw ReadyFileError.shortRead(path: file.path, offset: offset) }
+            try kept.read(at: index.entries[Int(offset / Int64(index.sliceBytes))].offset, count: count, into: &buffer)
         }
     }
 }

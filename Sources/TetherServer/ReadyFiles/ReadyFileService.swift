@@ -54,6 +54,14 @@ struct ReadyFileService: Service {
             if actual != digest {
                 await cache.discard(file, reason: "a device found it does not match its digest; it is built again")
                 await cache.wantBuild(partition, head: file.version.version)
+            } else if let slices = file.slices, !slices.matches(filePath: file.path, fileSize: file.size) {
+                // The file is sound, its compressed slices are not: they are written again.
+                let rewritten = try? ReadyFileSlices.build(for: file, previous: nil).slices
+                if rewritten == nil { unlink(slices.path) }
+                await cache.replaceSlices(of: file, with: rewritten)
+                logger.warning("a ready file's compressed slices did not match it; written again", metadata: [
+                    "partition": "\(partition)", "version": "\(file.version.version)",
+                ])
             } else {
                 logger.notice("a device refused a ready file that matches its digest here", metadata: [
                     "partition": "\(partition)", "version": "\(file.version.version)",

@@ -23,12 +23,15 @@ public final class PostgresServerStorage: ServerStorage, Service {
     let connectionConfiguration: PostgresConnection.Configuration
     /// Bounds the state downloads in progress (each holds a connection of its own).
     let downloadSlots: DownloadSlots
+    /// Download connections between downloads, for the next one.
+    let idleDownloadConnections: IdleDownloadConnections
     public let location: PostgresLocation
     let logger: Logger
 
     /// - Parameters:
     ///   - maximumConnections: the pool's size (each instance opens at most this many, plus
-    ///     one per state download in progress and one for notifications).
+    ///     one per state download — in progress, or kept for the next — and one for
+    ///     notifications).
     ///   - maximumStateDownloads: state downloads read at once; more wait for a slot
     ///     (`[storage] max_state_downloads`).
     public init(
@@ -37,6 +40,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
     ) throws {
         self.location = location
         self.downloadSlots = DownloadSlots(limit: maximumStateDownloads)
+        self.idleDownloadConnections = IdleDownloadConnections(limit: maximumStateDownloads)
         self.logger = logger
         let clientTLS: PostgresClient.Configuration.TLS
         let connectionTLS: PostgresConnection.Configuration.TLS
@@ -70,9 +74,11 @@ public final class PostgresServerStorage: ServerStorage, Service {
             database: location.database, tls: connectionTLS)
     }
 
-    /// Runs the connection pool until the task is cancelled or a graceful shutdown.
+    /// Runs the connection pool until the task is cancelled or a graceful shutdown, then closes
+    /// the download connections kept between downloads.
     public func run() async {
         await client.run()
+        await idleDownloadConnections.closeAll()
     }
 
     /// The pool closes when ``run()`` ends; nothing to do here.

@@ -6,8 +6,9 @@ import TetherProtocol
 
 /// Reads one partition's state from a `REPEATABLE READ` transaction on a connection of its
 /// own, held for the whole download: every chunk comes from the same version while uploads
-/// commit on other connections and instances. ``close()`` ends it (and dropping the reader
-/// closes the connection); either gives the instance's download slot back.
+/// commit on other connections and instances. ``close()`` ends it and keeps the connection for
+/// the next download (``IdleDownloadConnections``); dropping the reader closes the connection.
+/// Either gives the instance's download slot back.
 actor PostgresStateReader: StateReader {
     nonisolated let version: ServerVersion
     nonisolated let totalRows: Int64
@@ -15,6 +16,7 @@ actor PostgresStateReader: StateReader {
     private let connection: PostgresConnection
     private let partitionID: Int64?
     private let slots: DownloadSlots
+    private let idle: IdleDownloadConnections
     private let logger: Logger
     private var after: (table: String, key: ByteBuffer)? = nil
     private var done = false
@@ -22,7 +24,7 @@ actor PostgresStateReader: StateReader {
 
     private init(
         version: ServerVersion, totalRows: Int64, totalBytes: Int64, connection: PostgresConnection, partitionID: Int64?,
-        slots: DownloadSlots, logger: Logger
+        slots: DownloadSlots, idle: IdleDownloadConnections, logger: Logger
     ) {
         self.version = version
         self.totalRows = totalRows
@@ -30,19 +32,54 @@ actor PostgresStateReader: StateReader {
         self.connection = connection
         self.partitionID = partitionID
         self.slots = slots
+        self.idle = idle
         self.logger = logger
     }
 
-    /// Opens the reader on a slot the caller acquired from `slots` (the reader releases it).
+    /// Opens the reader on a slot the caller acquired from `slots` (the reader releases it), on a
+    /// connection an earlier download left open when there is one (one PostgreSQL ended
+    /// meanwhile fails its `BEGIN`: a new one is opened then).
     static func open(_ storage: PostgresServerStorage, partition: PartitionName, slots: DownloadSlots) async throws -> PostgresStateReader {
-        let connection = try await storage.connect()
+        let logger = storage.logger
+        var connection: PostgresConnection
+        if let kept = await storage.idleDownloadConnections.take() {
+            connection = kept
+            do {
+                try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            } catch {
+                try? await connection.close()
+                connection = try await storage.connect()
+                try await begin(connection, storage)
+            }
+        } else {
+            connection = try await storage.connect()
+            try await begin(connection, storage)
+        }
+        return try await read(partition, connection: connection, storage: storage, slots: slots)
+    }
+
+    private static func begin(_ connection: PostgresConnection, _ storage: PostgresServerStorage) async throws {
+        do {
+            try await storage.withStorageErrors {
+                try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: storage.logger)
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// The partition's head and totals, read in the transaction begun on `connection`.
+    private static func read(
+        _ partition: PartitionName, connection: PostgresConnection, storage: PostgresServerStorage, slots: DownloadSlots
+    ) async throws -> PostgresStateReader {
         let logger = storage.logger
         do {
             return try await storage.withStorageErrors {
-                try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
                 guard let p = try await PostgresServerStorage.partitionRow(partition, connection, logger) else {
                     return PostgresStateReader(
-                        version: .none, totalRows: 0, totalBytes: 0, connection: connection, partitionID: nil, slots: slots, logger: logger)
+                        version: .none, totalRows: 0, totalBytes: 0, connection: connection, partitionID: nil, slots: slots,
+                        idle: storage.idleDownloadConnections, logger: logger)
                 }
                 var totals: (Int64, Int64) = (0, 0)
                 for try await row in try await connection.guardedQuery(
@@ -53,11 +90,19 @@ actor PostgresStateReader: StateReader {
                 }
                 return PostgresStateReader(
                     version: p.head.latest, totalRows: totals.0, totalBytes: totals.1, connection: connection, partitionID: p.id,
-                    slots: slots, logger: logger)
+                    slots: slots, idle: storage.idleDownloadConnections, logger: logger)
             }
         } catch {
             try? await connection.close()
             throw error
+        }
+    }
+
+    /// The PostgreSQL backend serving this download (tests: a kept connection is the same one).
+    var backendPID: Int32 {
+        get async throws {
+            for try await pid in try await connection.guardedQuery("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) { return pid }
+            return 0
         }
     }
 
@@ -92,8 +137,13 @@ actor PostgresStateReader: StateReader {
     func close() async {
         guard !closed else { return }
         closed = true
-        _ = try? await connection.guardedQuery("COMMIT", logger: logger)  // read only: ending it is cleanup
-        try? await connection.close()
+        // Read only: ending it is cleanup. A connection whose transaction ended cleanly is kept
+        // for the next download; any other is closed.
+        if (try? await connection.guardedQuery("COMMIT", logger: logger)) != nil {
+            await idle.give(connection)
+        } else {
+            try? await connection.close()
+        }
         slots.release()
     }
 

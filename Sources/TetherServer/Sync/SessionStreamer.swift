@@ -92,27 +92,28 @@ struct SessionStreamer: Sendable {
         var offset = handle.startOffset
         var first = true
         while true {
-            let count = Int(min(Int64(ProtocolLimits.targetFileSliceBytes), file.size - offset))
-            let isLast = offset + Int64(count) == file.size
+            let (encoding, count) = handle.slice(at: offset)
+            let slice = StateFileSlice(fileSize: file.size, offset: offset, digest: file.digest, encoding: encoding, bytes: [])
+            let end = offset + Int64(slice.encoding == .raw ? count : slice.fileBytes)
+            let isLast = end == file.size
             if let delay = ServerFaultInjection.stateChunkDelay { try await Task.sleep(for: delay) }
             if !first { await ServerFaultInjection.holdStateIfRequested() }
             first = false
             guard await window.take(), await connection.sendingStateChunk(id, generation: generation, isLast: isLast) else { return nil }
             let progress = DownloadProgress(
-                rowsDone: isLast ? file.rows : file.rows * (offset + Int64(count)) / max(file.size, 1), rowsTotal: file.rows,
-                bytesDone: offset + Int64(count), bytesTotal: file.size)
-            // The head only: the file's bytes are read into the send buffer after it.
-            let slice = StateFileSlice(fileSize: file.size, offset: offset, digest: file.digest, bytes: [])
+                rowsDone: isLast ? file.rows : file.rows * end / max(file.size, 1), rowsTotal: file.rows,
+                bytesDone: end, bytesTotal: file.size)
+            // The head only: the bytes are read into the send buffer after it.
             let chunk = StateChunk(session: id, serverVersion: file.version, progress: progress, isLast: isLast, content: .file(slice))
             let head = ServerMessage.encodedStateFileHead(chunk, slice: slice, count: count)
             var buffer = ByteBuffer()
             buffer.reserveCapacity(head.count + count)
             buffer.writeBytes(head)
-            try handle.read(at: offset, count: count, into: &buffer)
+            try handle.read(at: offset, encoding: encoding, count: count, into: &buffer)
             let sent = buffer.readableBytes
             try await writer.writeBinaryMessage(buffer)
             connection.service.metrics.sent(bytes: sent)
-            offset += Int64(count)
+            offset = end
             if isLast { return file.version }
         }
     }

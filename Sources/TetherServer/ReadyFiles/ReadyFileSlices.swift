@@ -1,0 +1,179 @@
+import Glibc
+import TetherProtocol
+import TetherStore
+
+/// A ready file's slices compressed (docs/server.md, "Ready files"), kept beside it as
+/// `<name>.slices`: built once with the file, so serving a slice compressed costs a `pread`.
+/// The file is cut at multiples of ``sliceBytes``; a slice that does not compress by a tenth is
+/// not kept and goes out as the file's bytes.
+///
+/// Layout: the zlib streams one after the other; then the index, per slice its offset (8 bytes)
+/// and length (4 bytes; 0: not kept); then the footer: slice size (4), slice count (4), the
+/// index's offset (8) and the magic `TTHRSLC1`. Integers little-endian.
+public struct ReadyFileSlices: Sendable, Hashable {
+    public struct Entry: Sendable, Hashable {
+        public var offset: Int64
+        /// 0: the slice is sent as the file's bytes.
+        public var length: Int
+    }
+
+    public var path: String
+    public var sliceBytes: Int
+    public var entries: [Entry]
+    /// The `.slices` file's own size.
+    public var size: Int64
+
+    static let magic: [UInt8] = Array("TTHRSLC1".utf8)
+    static let footerBytes = 24
+    static let entryBytes = 12
+
+    /// Where the slices of the ready file at `filePath` are kept.
+    static func path(for filePath: String) -> String {
+        (filePath.hasSuffix(".db") ? String(filePath.dropLast(3)) : filePath) + ".slices"
+    }
+
+    /// The range of the file the slice at `index` covers, in a file of `fileSize` bytes.
+    func range(of index: Int, fileSize: Int64) -> Range<Int64> {
+        let start = Int64(index) * Int64(sliceBytes)
+        return start..<min(start + Int64(sliceBytes), fileSize)
+    }
+
+    /// Writes the slices of `file` beside it (`previous` as in ``write(filePath:fileSize:to:previous:)``):
+    /// into a `.building-` file first, renamed over any slices there, so that a download reading
+    /// the old ones keeps reading them. Returns them and how many were taken from `previous`.
+    /// `source` is where the file's bytes are read (by default its path; the builder compresses
+    /// a new file before naming it, so that its slices are in place when it appears).
+    static func build(for file: ReadyFile, source: String? = nil, previous: ReadyFile?) throws -> (slices: ReadyFileSlices, reused: Int) {
+        let final = path(for: file.path)
+        let directory = String(file.path[..<(file.path.lastIndex(of: "/") ?? file.path.startIndex)])
+        let building = directory + "/.building-\(UInt64.random(in: 1...UInt64.max)).slices"
+        do {
+            var (slices, reused) = try write(
+                filePath: source ?? file.path, fileSize: file.size, to: building, previous: previous.flatMap { p in p.slices.map { (p, $0) } })
+            guard rename(building, final) == 0 else { throw ReadyFileError.io(path: final, operation: "rename", errno: errno) }
+            slices.path = final
+            return (slices, reused)
+        } catch {
+            unlink(building)
+            throw error
+        }
+    }
+
+    /// Compresses the file at `filePath` into `path`, slice by slice. A slice whose bytes equal
+    /// the same slice of `previous` (the file this one was brought up to date from: most of its
+    /// pages did not change) takes its compressed stream from there instead of compressing again.
+    static func write(
+        filePath: String, fileSize: Int64, to path: String, previous: (file: ReadyFile, slices: ReadyFileSlices)?
+    ) throws -> (slices: ReadyFileSlices, reused: Int) {
+        let sliceBytes = ProtocolLimits.targetFileSliceBytes
+        let source = try ReadOnlyFile(filePath)
+        let earlier = previous.flatMap { p in (try? ReadOnlyFile(p.file.path)).flatMap { f in (try? ReadOnlyFile(p.slices.path)).map { (p, f, $0) } } }
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o640)
+        guard fd >= 0 else { throw ReadyFileError.io(path: path, operation: "open", errno: errno) }
+        defer { Glibc.close(fd) }
+        var slices = ReadyFileSlices(path: path, sliceBytes: sliceBytes, entries: [], size: 0)
+        var reused = 0
+        var written: Int64 = 0
+        var index = 0
+        while Int64(index) * Int64(sliceBytes) < fileSize {
+            let range = slices.range(of: index, fileSize: fileSize)
+            let bytes = try source.read(at: range.lowerBound, count: Int(range.count))
+            var stream: [UInt8]? = nil
+            if let (p, oldFile, oldSlices) = earlier, p.slices.sliceBytes == sliceBytes, index < p.slices.entries.count,
+                p.slices.range(of: index, fileSize: p.file.size) == range, p.slices.entries[index].length > 0,
+                try oldFile.read(at: range.lowerBound, count: Int(range.count)) == bytes
+            {
+                let entry = p.slices.entries[index]
+                stream = try oldSlices.read(at: entry.offset, count: entry.length)
+                reused += 1
+            } else {
+                stream = bytes.withUnsafeBytes { ReadyFileSliceCodec.deflate($0) }
+            }
+            if let stream {
+                try writeAll(fd, stream, at: written, path: path)
+                slices.entries.append(Entry(offset: written, length: stream.count))
+                written += Int64(stream.count)
+            } else {
+                slices.entries.append(Entry(offset: 0, length: 0))
+            }
+            index += 1
+        }
+        var tail = ByteWriterLE()
+        for entry in slices.entries {
+            tail.append(UInt64(entry.offset))
+            tail.append(UInt32(entry.length))
+        }
+        tail.append(UInt32(sliceBytes))
+        tail.append(UInt32(slices.entries.count))
+        tail.append(UInt64(written))
+        tail.bytes += magic
+        try writeAll(fd, tail.bytes, at: written, path: path)
+        guard fsync(fd) == 0 else { throw ReadyFileError.io(path: path, operation: "fsync", errno: errno) }
+        slices.size = written + Int64(tail.bytes.count)
+        return (slices, reused)
+    }
+
+    /// The index of the slices kept at `path` for a file of `fileSize` bytes; nil when there
+    /// are none or they do not fit that file.
+    static func read(path: String, fileSize: Int64) -> ReadyFileSlices? {
+        guard let file = try? ReadOnlyFile(path) else { return nil }
+        let size = file.size
+        guard size >= Int64(footerBytes), let footer = try? file.read(at: size - Int64(footerBytes), count: footerBytes),
+            Array(footer[16..<24]) == magic
+        else { return nil }
+        let sliceBytes = Int(footer.le32(at: 0)), count = Int(footer.le32(at: 4)), indexOffset = Int64(footer.le64(at: 8))
+        guard sliceBytes > 0, sliceBytes <= ProtocolLimits.maxFileSliceBytes,
+            Int64(count) == (fileSize + Int64(sliceBytes) - 1) / Int64(sliceBytes),
+            indexOffset + Int64(count * entryBytes + footerBytes) == size,
+            let index = try? file.read(at: indexOffset, count: count * entryBytes)
+        else { return nil }
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
+        for i in 0..<count {
+            let entry = Entry(offset: Int64(index.le64(at: i * entryBytes)), length: Int(index.le32(at: i * entryBytes + 8)))
+            guard entry.length <= ProtocolLimits.maxFileSliceBytes, entry.offset + Int64(entry.length) <= indexOffset else { return nil }
+            entries.append(entry)
+        }
+        return ReadyFileSlices(path: path, sliceBytes: sliceBytes, entries: entries, size: size)
+    }
+
+    /// Whether every kept slice inflates to the file's bytes at its place (a device refused the
+    /// file: the slices are checked with it).
+    func matches(filePath: String, fileSize: Int64) -> Bool {
+        guard let file = try? ReadOnlyFile(filePath), let kept = try? ReadOnlyFile(path) else { return false }
+        for (index, entry) in entries.enumerated() where entry.length > 0 {
+            let range = range(of: index, fileSize: fileSize)
+            guard let stream = try? kept.read(at: entry.offset, count: entry.length),
+                let bytes = ReadyFileSliceCodec.inflate(stream, fileBytes: Int(range.count)),
+                (try? file.read(at: range.lowerBound, count: Int(range.count))) == bytes
+            else { return false }
+        }
+        return true
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw ReadyFileError.io(path: path, operation: "write", errno: n < 0 ? errno : EIO) }
+            done += n
+        }
+    }
+}
+
+/// Little-endian integers appended to bytes.
+private struct ByteWriterLE {
+    var bytes: [UInt8] = []
+    mutating func append(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+    mutating func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+}
+
+extension [UInt8] {
+    fileprivate func le32(at i: Int) -> UInt32 {
+        (0..<4).reduce(UInt32(0)) { $0 | UInt32(self[i + $1]) << (8 * UInt32($1)) }
+    }
+    fileprivate func le64(at i: Int) -> UInt64 {
+        (0..<8).reduce(UInt64(0)) { $0 | UInt64(self[i + $1]) << (8 * UInt64($1)) }
+    }
+}
