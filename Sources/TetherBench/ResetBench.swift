@@ -75,7 +75,7 @@ struct ResetBench {
             name: "client reset, \(discard ? "discard" : "recover") \(rows) rows",
             workload: "\(rows)-row store, \(unsynced) unsynced changes, server restored; \(mode)",
             value: median, unit: "s", runs: times, seconds: median, floorSeconds: Statistics.median(floors), peakResidentBytes: peak,
-            target: discard ? "≤ 1.5× floor, peak RSS ≤ 64 MB" : "≤ 2× floor, peak RSS ≤ 64 MB",
+            target: discard ? "≤ 1.2× floor, peak RSS ≤ 48 MB" : "≤ 1.5× floor, peak RSS ≤ 48 MB",
             extra: phaseTimes.reduce(into: ["resume_to_synced_s": Statistics.median(totals) ?? 0]) { extra, phase in
                 extra["\(phase.key)_s"] = Statistics.median(phase.value) ?? 0
             },

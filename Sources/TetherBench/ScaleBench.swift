@@ -94,7 +94,9 @@ struct ScaleBench {
         await agent.stop()
         SQLWorkload.removeDatabase(plain)
         return Outcome(
-            upload: upload, bootstrap: judged(bootstrap, ratio: 1.5, rss: 64), readyFileBootstrap: fromFile, recover: judged(recover, ratio: 2, rss: 64), discard: judged(discard, ratio: 1.5, rss: 64))
+            upload: upload, bootstrap: judged(bootstrap, ratio: 1.5, rss: 64), readyFileBootstrap: fromFile,
+            // Issue 35's targets (issue 14's were 2× and 1.5× at 64 MB).
+            recover: judged(recover, ratio: 1.5, rss: 48), discard: judged(discard, ratio: 1.2, rss: 48))
     }
 
     private func judged(_ figure: BenchFigure, ratio limit: Double, rss: Int?) -> BenchFigure {
