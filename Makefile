@@ -28,8 +28,11 @@ ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
 
 # Release builds link the Swift standard library and Foundation statically: the programs need
-# no Swift toolchain on the machines they run on (only libc, libstdc++, libsystemd, libsqlite3).
-RELEASE_FLAGS = -c release --static-swift-stdlib
+# no Swift toolchain on the machines they run on (only libc, libstdc++, libsystemd, libsqlite3,
+# zlib). They are linked by lld with packed relative relocations (DT_RELR, glibc 2.36): a
+# static Swift program has ~120,000 of them, 2.9 MB of table the loader reads at every start and
+# that stays mapped, against 45 KB packed (BENCHMARKS.md, "Idle memory").
+RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 BUILD_FLAGS = $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS),-c $(CONFIGURATION))
 VERSION := $(shell sed -n 's/.*static let release = "\(.*\)"/\1/p' Sources/TetherProtocol/TetherVersion.swift)
 # Manual pages are dated with the release's date in CHANGELOG.md (reproducible builds).

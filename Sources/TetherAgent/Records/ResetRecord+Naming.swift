@@ -19,11 +19,14 @@ extension ResetRecord {
         "\(recoveryDir)/\(partition)/\(utcStamp(time))-quarantine-\(id).sqlite"
     }
 
+    /// `20261126T205301Z`: UTC to the second (with `gmtime_r`, not a `DateFormatter`, which
+    /// would load ICU's data for a file name).
     static func utcStamp(_ time: Double) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return formatter.string(from: Date(timeIntervalSince1970: time))
+        var seconds = time_t(time.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(
+            format: "%04d%02d%02dT%02d%02d%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 }
