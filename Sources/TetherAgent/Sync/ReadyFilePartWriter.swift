@@ -1,5 +1,6 @@
 import Crypto
 import Glibc
+import TetherStore
 
 /// The part file of a ready-file download: written at increasing offsets and hashed as it goes.
 final class ReadyFilePartWriter {
@@ -43,12 +44,8 @@ final class ReadyFilePartWriter {
     }
 
     func write(_ bytes: [UInt8]) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(written) + off_t(done)) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw ReadyFileDownloadError.io(path: path, operation: "write", errno: n < 0 ? errno : EIO) }
-            done += n
+        if let code = PositionalWrite.all(fd, bytes, at: written) {
+            throw ReadyFileDownloadError.io(path: path, operation: "write", errno: code)
         }
         hasher.update(data: bytes)
         written += Int64(bytes.count)

@@ -152,13 +152,7 @@ public struct ReadyFileSlices: Sendable, Hashable {
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw ReadyFileError.io(path: path, operation: "write", errno: n < 0 ? errno : EIO) }
-            done += n
-        }
+        if let code = PositionalWrite.all(fd, bytes, at: offset) { throw ReadyFileError.io(path: path, operation: "write", errno: code) }
     }
 }
 
