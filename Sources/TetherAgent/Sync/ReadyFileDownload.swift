@@ -140,7 +140,7 @@ struct ReadyFileDownload {
         } catch {
             // Not this store's damage: the file is dropped, and the next bind asks for rows.
             PartitionStore.removeFiles(at: stagingPath)
-            try? writeNote(Note(digest: StateFileSlice.hex(writer.digest), size: writer.size, refused: true))
+            refuse(writer)
             throw ReadyFileDownloadError.unusable(partition: partition, "\(error)")
         }
     }

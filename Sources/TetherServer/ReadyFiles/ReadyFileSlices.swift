@@ -49,7 +49,7 @@ public struct ReadyFileSlices: Sendable, Hashable {
         let building = directory + "/.building-\(UInt64.random(in: 1...UInt64.max)).slices"
         do {
             var (slices, reused) = try write(
-                filePath: source ?? file.path, fileSize: file.size, to: building, previous: previous.flatMap { p in p.slices.map { (p, $0) } })
+                filePath: source ?? file.path, fileSize: file.size, to: building, previous: previous)
             guard rename(building, final) == 0 else { throw ReadyFileError.io(path: final, operation: "rename", errno: errno) }
             slices.path = final
             return (slices, reused)
@@ -63,11 +63,11 @@ public struct ReadyFileSlices: Sendable, Hashable {
     /// the same slice of `previous` (the file this one was brought up to date from: most of its
     /// pages did not change) takes its compressed stream from there instead of compressing again.
     static func write(
-        filePath: String, fileSize: Int64, to path: String, previous: (file: ReadyFile, slices: ReadyFileSlices)?
+        filePath: String, fileSize: Int64, to path: String, previous: ReadyFile?
     ) throws -> (slices: ReadyFileSlices, reused: Int) {
         let sliceBytes = ProtocolLimits.targetFileSliceBytes
         let source = try ReadOnlyFile(filePath)
-        let earlier = previous.flatMap { p in (try? ReadOnlyFile(p.file.path)).flatMap { f in (try? ReadOnlyFile(p.slices.path)).map { (p, f, $0) } } }
+        let earlier = Earlier(previous)
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o640)
         guard fd >= 0 else { throw ReadyFileError.io(path: path, operation: "open", errno: errno) }
         defer { Glibc.close(fd) }
@@ -78,13 +78,8 @@ public struct ReadyFileSlices: Sendable, Hashable {
         while Int64(index) * Int64(sliceBytes) < fileSize {
             let range = slices.range(of: index, fileSize: fileSize)
             let bytes = try source.read(at: range.lowerBound, count: Int(range.count))
-            var stream: [UInt8]? = nil
-            if let (p, oldFile, oldSlices) = earlier, p.slices.sliceBytes == sliceBytes, index < p.slices.entries.count,
-                p.slices.range(of: index, fileSize: p.file.size) == range, p.slices.entries[index].length > 0,
-                try oldFile.read(at: range.lowerBound, count: Int(range.count)) == bytes
-            {
-                let entry = p.slices.entries[index]
-                stream = try oldSlices.read(at: entry.offset, count: entry.length)
+            var stream = try earlier?.stream(index, range: range, bytes: bytes)
+            if stream != nil {
                 reused += 1
             } else {
                 stream = bytes.withUnsafeBytes { ReadyFileSliceCodec.deflate($0) }
@@ -153,6 +148,31 @@ public struct ReadyFileSlices: Sendable, Hashable {
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String) throws {
         if let code = PositionalWrite.all(fd, bytes, at: offset) { throw ReadyFileError.io(path: path, operation: "write", errno: code) }
+    }
+}
+
+/// The previous version's file and its slices, opened, to take the unchanged slices from.
+private struct Earlier {
+    let slices: ReadyFileSlices
+    let fileSize: Int64
+    let file: ReadOnlyFile
+    let kept: ReadOnlyFile
+
+    /// Nil without a previous file, without its slices, or with slices of another size.
+    init?(_ previous: ReadyFile?) {
+        guard let previous, let slices = previous.slices, slices.sliceBytes == ProtocolLimits.targetFileSliceBytes,
+            let file = try? ReadOnlyFile(previous.path), let kept = try? ReadOnlyFile(slices.path)
+        else { return nil }
+        (self.slices, self.fileSize, self.file, self.kept) = (slices, previous.size, file, kept)
+    }
+
+    /// The stream kept for slice `index` when that slice covered the same `range` and held
+    /// exactly `bytes`; nil otherwise (or when it was not kept).
+    func stream(_ index: Int, range: Range<Int64>, bytes: [UInt8]) throws -> [UInt8]? {
+        guard index < slices.entries.count, slices.range(of: index, fileSize: fileSize) == range else { return nil }
+        let entry = slices.entries[index]
+        guard entry.length > 0, try file.read(at: range.lowerBound, count: Int(range.count)) == bytes else { return nil }
+        return try kept.read(at: entry.offset, count: entry.length)
     }
 }
 

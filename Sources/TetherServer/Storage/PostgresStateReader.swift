@@ -40,24 +40,15 @@ actor PostgresStateReader: StateReader {
     /// connection an earlier download left open when there is one (one PostgreSQL ended
     /// meanwhile fails its `BEGIN`: a new one is opened then).
     static func open(_ storage: PostgresServerStorage, partition: PartitionName, slots: DownloadSlots) async throws -> PostgresStateReader {
-        let logger = storage.logger
-        var connection: PostgresConnection
         if let kept = await storage.idleDownloadConnections.take() {
-            connection = kept
-            do {
-                try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-            } catch {
-                try? await connection.close()
-                connection = try await storage.connect()
-                try await begin(connection, storage)
-            }
-        } else {
-            connection = try await storage.connect()
-            try await begin(connection, storage)
+            if (try? await begin(kept, storage)) != nil { return try await read(partition, connection: kept, storage: storage, slots: slots) }
         }
+        let connection = try await storage.connect()
+        try await begin(connection, storage)
         return try await read(partition, connection: connection, storage: storage, slots: slots)
     }
 
+    /// Begins the download's transaction on `connection`; closes it when that fails.
     private static func begin(_ connection: PostgresConnection, _ storage: PostgresServerStorage) async throws {
         do {
             try await storage.withStorageErrors {
