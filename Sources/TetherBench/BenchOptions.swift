@@ -35,7 +35,7 @@ public struct BenchOptions: Sendable {
         idleSeconds = quick ? 10 : 60
         fanOutSessions = quick ? 50 : 200
         fanOutWrites = quick ? 10 : 30
-        connectedDevices = quick ? 500 : 5_000
+        connectedDevices = quick ? 500 : 50_000
         wireFields = quick ? 1_000 : 10_000
     }
 

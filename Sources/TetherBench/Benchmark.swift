@@ -24,7 +24,7 @@ public struct Benchmark {
         let started = clock.now
         progress("tether-bench (\(report.mode)): \(report.machine); peak RSS = /proc/<pid>/status VmHWM, reset per phase")
         if wants("connections") {
-            progress("open-file limit raised to \(ConnectionsBench.raiseOpenFileLimit()) (the server inherits it)")
+            progress("open-file limit raised to \(ConnectionsBench.raiseOpenFileLimit(devices: options.connectedDevices)) (the server inherits it)")
         }
         let cluster: Cluster
         do {
@@ -48,7 +48,9 @@ public struct Benchmark {
     private func runFigures(_ cluster: Cluster, _ report: inout BenchReport) async throws {
         // First, while no agent is connected: the server's memory is the devices' alone.
         if wants("connections") {
-            await phase("connections", &report) { report in report.add(try await ConnectionsBench(options: options, cluster: cluster).run()) }
+            await phase("connections", &report) { report in
+                for figure in try await ConnectionsBench(options: options, cluster: cluster).run() { report.add(figure) }
+            }
         }
         if only == ["connections"] { return }
         let scalePartitions = wants("scale") ? options.scales.map(ScaleBench.partition) : []

@@ -11,11 +11,19 @@ public struct SyncClientConfiguration: Sendable {
     public var software: String
     /// WebSocket pings to detect a dead connection; nil disables them.
     public var keepAlive: Duration?
+    /// The local IP address to connect from; nil lets the system choose. For a device with
+    /// several networks, and for load tests that need more than one address's ephemeral ports
+    /// (about 28,000 connections per source address to one server address).
+    public var sourceAddress: String?
 
-    public init(url: String, tlsConfiguration: TLSConfiguration? = nil, software: String = "tether-client \(TetherVersion.release)", keepAlive: Duration? = .seconds(30)) {
+    public init(
+        url: String, tlsConfiguration: TLSConfiguration? = nil, software: String = "tether-client \(TetherVersion.release)",
+        keepAlive: Duration? = .seconds(30), sourceAddress: String? = nil
+    ) {
         self.url = url
         self.tlsConfiguration = tlsConfiguration
         self.software = software
         self.keepAlive = keepAlive
+        self.sourceAddress = sourceAddress
     }
 }

@@ -54,6 +54,8 @@ struct WebSocketDialer: Sendable {
     var maxFrameSize: Int
     var autoPing: AutoPingSetup
     var tlsConfiguration: TLSConfiguration?
+    /// The local address to connect from (an IP address); nil lets the system choose.
+    var sourceAddress: String?
 
     /// Connects to `url`, runs `handler` on the upgraded connection, and returns when the
     /// WebSocket is closed. Throws ``SyncClientError/unreachable(_:)`` when no WebSocket could
@@ -61,10 +63,17 @@ struct WebSocketDialer: Sendable {
     func run(url: String, logger: Logger, handler: @escaping WebSocketDataHandler<Context>) async throws {
         let target = try Target(url: url)
         let sslContext = try target.secure ? NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()) : nil
-        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(TimeAmount(connectTimeout))
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .channelOption(ChannelOptions.allowRemoteHalfClosure, value: false)
+        if let sourceAddress {
+            do {
+                bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: sourceAddress, port: 0))
+            } catch {
+                throw SyncClientError.unreachable("source address \(sourceAddress) is not an IP address: \(error)")
+            }
+        }
         let upgrade: EventLoopFuture<UpgradeResult>
         do {
             upgrade = try await bootstrap.connect(host: target.host, port: target.port) { channel in
