@@ -105,13 +105,17 @@ test: bootstrap
 # The randomised fault campaign for longer than `make test` runs it (about two minutes):
 # `make soak DURATION=3600` (seconds); `SEED=N` replays the choices of an earlier run;
 # `STORAGE=sqlite` or `STORAGE=postgresql` gives one storage the whole duration (default: both).
+# Every server's and agent's log is kept (a few MB) under .build/soak-logs/<UTC time>/, or in
+# TETHER_TEST_CHILD_LOGS when set, so that a finding can be read back after the run.
 DURATION ?= 1800
 SEED ?=
 STORAGE ?=
 soak: bootstrap
 	$(SWIFT) build --build-tests
-	$(TEST_ENV) TETHER_CAMPAIGN_DURATION=$(DURATION) $(if $(SEED),TETHER_CAMPAIGN_SEED=$(SEED)) $(if $(STORAGE),TETHER_CAMPAIGN_STORAGE=$(STORAGE)) \
-	    $(SWIFT) test --skip-build --filter '$(CAMPAIGN)' 
+	@logs="$${TETHER_TEST_CHILD_LOGS:-$(CURDIR)/.build/soak-logs/$$(date -u +%Y%m%dT%H%M%SZ)}"; \
+	echo "soak: the servers' and agents' logs go to $$logs"; \
+	$(TEST_ENV) TETHER_TEST_CHILD_LOGS="$$logs" TETHER_CAMPAIGN_DURATION=$(DURATION) $(if $(SEED),TETHER_CAMPAIGN_SEED=$(SEED)) \
+	    $(if $(STORAGE),TETHER_CAMPAIGN_STORAGE=$(STORAGE)) $(SWIFT) test --skip-build --filter '$(CAMPAIGN)'
 
 demo: bootstrap
 	$(SWIFT) build

@@ -39,8 +39,8 @@ struct IdleBench {
         await agent.stop()
         return BenchFigure(
             name: "idle partitions", workload: "agent with \(partitions.count) synced partitions, no writes, \(options.idleSeconds) s",
-            value: cpu, unit: "% CPU", runs: [cpu], peakResidentBytes: peak, target: "CPU ≤ 1 %, RSS ≤ 40 MB",
-            met: cpu <= 1 && rss <= 40 * 1_048_576,
+            value: cpu, unit: "% CPU", runs: [cpu], peakResidentBytes: peak, target: "CPU ≤ 1 %, RSS ≤ 32 MB",
+            met: cpu <= 1 && rss <= 32 * 1_048_576,
             extra: [
                 "rss_mb": Double(rss) / 1_048_576, "rss_anon_mb": Double(anonymous) / 1_048_576,
                 "rss_file_mb": Double(file) / 1_048_576, "cpu_seconds": cpu * wall / 100, "rss_one_partition_mb": Double(singleRSS) / 1_048_576,
