@@ -365,6 +365,8 @@ import TetherTestTraits
             #expect(try await storage.history(of: partition, after: 0, maxEntries: 10, maxBytes: 1 << 20, epoch: bound).count == 1)
             _ = try await storage.restore(partition, to: snapshot.id)
             let after = try await storage.epoch(of: partition)
+            // A new device's registration reads the epoch in its own transaction: the restored one.
+            #expect(try await storage.registerClientFileWithEpoch(in: partition, now: now).epoch == after)
             switch backend {
             case .sqlite:
                 #expect(after == 0 && bound == 0)

@@ -73,6 +73,15 @@ extension PostgresServerStorage {
     }
 
     public func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
+        let (identity, head, _) = try await registerClientFileWithEpoch(in: partition, now: now)
+        return (identity, head)
+    }
+
+    /// The partition's row (and so its epoch) is read in the registration's transaction: a new
+    /// device's bind makes one round trip for both.
+    public func registerClientFileWithEpoch(in partition: PartitionName, now: Date) async throws -> (
+        ClientFileIdentity, PartitionHead, epoch: Int64
+    ) {
         try await transaction { connection in
             let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: false, connection, self.logger)
             let salt = PartitionRules.freshSalt()
@@ -81,7 +90,7 @@ extension PostgresServerStorage {
                 INSERT INTO client_files(partition_id, salt, created_at, last_seen)
                 VALUES (\(p.id), \(salt), \(now.timeIntervalSince1970), \(now.timeIntervalSince1970)) RETURNING id
                 """, logger: self.logger)
-            for try await id in rows.decode(Int64.self) { return (ClientFileIdentity(id: id, salt: salt), p.head) }
+            for try await id in rows.decode(Int64.self) { return (ClientFileIdentity(id: id, salt: salt), p.head, p.epoch) }
             throw StorageError.corrupt("client_files")
         }
     }

@@ -105,6 +105,9 @@ public protocol ServerStorage: Sendable {
     // instance with its notification.
     /// The partition's epoch (0 for a partition never bound or restored).
     func epoch(of partition: PartitionName) async throws -> Int64
+    /// ``registerClientFile(in:now:)`` and the partition's epoch as that registration found it:
+    /// a new device's bind reads both in one transaction where the storage has epochs.
+    func registerClientFileWithEpoch(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead, epoch: Int64)
     /// ``integrate(_:from:uploadSalt:into:now:)``, refused when the partition's epoch is no longer `epoch`.
     func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
@@ -117,6 +120,15 @@ public protocol ServerStorage: Sendable {
 /// sessions in the same process, so there is nothing to fence.
 extension ServerStorage {
     public func epoch(of partition: PartitionName) async throws -> Int64 { 0 }
+
+    /// The epoch read first, then the registration: what a storage without a combined one does.
+    public func registerClientFileWithEpoch(in partition: PartitionName, now: Date) async throws -> (
+        ClientFileIdentity, PartitionHead, epoch: Int64
+    ) {
+        let epoch = try await epoch(of: partition)
+        let (identity, head) = try await registerClientFile(in: partition, now: now)
+        return (identity, head, epoch)
+    }
 
     public var stateDownloads: (reading: Int, waiting: Int)? { nil }
 

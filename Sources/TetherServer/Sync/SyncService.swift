@@ -80,14 +80,15 @@ public final class SyncService: Sendable {
         }
         let partition = authorized.partition
         do {
-            // Read first: a restore or terminate-sync after this point fences the session's
-            // uploads and downloads.
-            let epoch = try await storage.epoch(of: partition)
+            // Read first (for a new device, with its registration): a restore or terminate-sync
+            // after this point fences the session's uploads and downloads.
+            let epoch: Int64
             let identity: ClientFileIdentity
             let head: PartitionHead
             let downloadAfter: ServerVersion
             var integratedSeq: Int64 = 0
             if let known = request.identity {
+                epoch = try await storage.epoch(of: partition)
                 let record = try await storage.clientFile(known.id, of: partition)
                 let currentHead = try await storage.head(of: partition) ?? .empty
                 if let record, record.identity == known {
@@ -122,7 +123,7 @@ public final class SyncService: Sendable {
                 (identity, head, downloadAfter) = (known, currentHead, request.lastServerVersion)
             } else {
                 if let refusal = globCapRefusal(authorized, snapshot: snapshot) { return .rejected(refusal) }
-                (identity, head) = try await storage.registerClientFile(in: partition, now: now())
+                (identity, head, epoch) = try await storage.registerClientFileWithEpoch(in: partition, now: now())
                 summary.created(partition.rawValue, version: head.latest.version)
                 _ = await hub.reserve(identity.id, of: partition, for: key)
                 _ = try await bus?.acquire(clientFile: identity.id)
