@@ -94,6 +94,7 @@ PACKAGES ?= 1
 TEST_ENV = GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16384
 test: bootstrap
 	$(SWIFT) build --build-tests
+	@scripts/python-venv
 	$(TEST_ENV) $(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)|$(PACKAGING)'
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(INTEGRATION)' --skip '$(POSTGRES)|$(FLOOD)'
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(POSTGRES)'

@@ -14,6 +14,8 @@ let package = Package(
         .executable(name: "tetherd", targets: ["tetherd"]),
         .executable(name: "tetherctl", targets: ["tetherctl"]),
         .executable(name: "tether-server", targets: ["tether-server"]),
+        // For applications on the device: the agent's status, events and resets (docs/app-integration.md).
+        .library(name: "TetherClient", targets: ["TetherClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -61,6 +63,15 @@ let package = Package(
 
         // The control socket's requests, answers and client (shared by tetherd and tetherctl).
         .target(name: "TetherControl", swiftSettings: settings),
+
+        // The library applications import: TetherClient over the control protocol (no I/O but its socket).
+        .target(name: "TetherClient", dependencies: ["TetherControl"], swiftSettings: settings),
+        // docs/app-integration.md's example: an app that writes its store and prints what it hears.
+        .executableTarget(
+            name: "tether-example-app",
+            dependencies: ["TetherClient", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Examples/TetherExampleApp",
+            swiftSettings: settings),
 
         // The agent: configuration, sync sessions, state database, client reset, control socket.
         .target(
@@ -205,9 +216,15 @@ let package = Package(
         // Real tether-server and tetherd processes on loopback, sqlite3 as the application.
         .testTarget(
             name: "TetherEndToEndTests",
-            dependencies: ["TetherControl", "TetherTestSupport", "tetherd", "tetherctl", "tether-server"],
+            dependencies: [
+                "TetherClient", "TetherControl", "TetherTestSupport", "tetherd", "tetherctl", "tether-server", "tether-client-probe",
+            ],
             swiftSettings: settings),
         .testTarget(name: "TetherManualTests", dependencies: ["TetherManual"], swiftSettings: settings),
+        .testTarget(name: "TetherClientTests", dependencies: ["TetherClient", "TetherTestSupport"], swiftSettings: settings),
+        // Test-only child process for the end-to-end tests: the client library run as another user.
+        .executableTarget(
+            name: "tether-client-probe", dependencies: ["TetherClient"], path: "Tests/TetherClientProbe", swiftSettings: settings),
         // The static release programs and the Debian packages (`make test-packages`).
         .testTarget(name: "TetherPackagingTests", dependencies: ["TetherTestSupport"], swiftSettings: settings),
         .testTarget(name: "TetherBenchTests", dependencies: ["TetherBench"], swiftSettings: settings),

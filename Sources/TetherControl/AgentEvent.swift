@@ -16,9 +16,17 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         case dropped
         /// A store's sync identity was forgotten (`cause`: `machine-changed`).
         case identity
+        /// Downloads written into a store: `server_version` reached, `tables` with the rows
+        /// changed in each, `rows` in all. Coalesced: at most one a second per partition, and
+        /// one when the partition catches up.
+        case changesApplied = "changes-applied"
+        /// The partition caught up: everything uploaded, the server's latest version stored.
+        case synced
     }
 
-    /// A number that grows by one with every event the agent emits (since its start).
+    /// The event's number: one more than the event before, across restarts of the agent (the
+    /// last 1,000 are kept in `state_dir/events.sqlite`). A reader that remembers the last one
+    /// it handled asks for the events after it (docs/control-protocol.md).
     public var seq: UInt64
     /// When, as RFC 3339 UTC with milliseconds (`2026-11-24T14:50:01.123Z`).
     public var at: String
@@ -44,21 +52,37 @@ public struct AgentEvent: Sendable, Hashable, Codable {
     /// `reset-outcome` of a reset that offered its view to a restored server: the changes the
     /// server wrote from it (0: none).
     public var healedChanges: Int?
+    /// `changes-applied`, `synced`: the server version the store holds now.
+    public var serverVersion: Int64?
+    /// `changes-applied`: rows changed per table (inserted, updated or deleted by the server).
+    public var tables: [String: Int64]?
+    /// `reset-phase`, `reset-outcome`: the store, and the copy of it the reset kept (its
+    /// before and after, for an application that compares them).
+    public var storePath: String?
+    public var backupPath: String?
 
     enum CodingKeys: String, CodingKey {
-        case seq, at, event, partition, state, code, name, message, action, phase, outcome, hook, rows, bytes, skipped, cause
+        case seq, at, event, partition, state, code, name, message, action, phase, outcome, hook, rows, bytes, skipped, cause, tables
         case resetID = "reset_id"
         case exitStatus = "exit_status"
         case healedChanges = "healed_changes"
+        case serverVersion = "server_version"
+        case storePath = "store_path"
+        case backupPath = "backup_path"
     }
 
     public init(
         _ event: Kind, at date: Date = Date(), partition: String? = nil, state: String? = nil, code: Int? = nil,
         name: String? = nil, message: String? = nil, action: String? = nil, resetID: String? = nil, phase: String? = nil,
         outcome: String? = nil, hook: String? = nil, exitStatus: Int? = nil, rows: Int64? = nil, bytes: Int64? = nil,
-        skipped: Int? = nil, cause: String? = nil, healedChanges: Int? = nil
+        skipped: Int? = nil, cause: String? = nil, healedChanges: Int? = nil, serverVersion: Int64? = nil,
+        tables: [String: Int64]? = nil, storePath: String? = nil, backupPath: String? = nil
     ) {
         self.healedChanges = healedChanges
+        self.serverVersion = serverVersion
+        self.tables = tables
+        self.storePath = storePath
+        self.backupPath = backupPath
         self.cause = cause
         self.seq = 0
         self.at = Self.timestamp(date)
@@ -127,6 +151,9 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         if let bytes { parts.append("bytes=\(bytes)") }
         if let skipped { parts.append("skipped=\(skipped)") }
         if let healedChanges { parts.append("healed_changes=\(healedChanges)") }
+        if let serverVersion { parts.append("server_version=\(serverVersion)") }
+        if let tables { parts.append("tables=" + tables.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")) }
+        if let backupPath { parts.append("backup=\(backupPath)") }
         if let message, !message.isEmpty { parts.append("— \(message)") }
         return parts.joined(separator: " ")
     }

@@ -9,6 +9,8 @@ public struct ControlClientError: Error, Sendable, CustomStringConvertible {
     /// Nothing listens on the socket (no such socket, or connection refused): the daemon is
     /// not running. Any other failure leaves that unknown.
     public var nobodyListens = false
+    /// The socket's permissions refused the caller (`EACCES`).
+    public var permissionDenied = false
 }
 
 /// The client side of the control socket: one request line, one response line.
@@ -84,16 +86,17 @@ public struct ControlClient: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else {
-            let absent = errno == ENOENT || errno == ECONNREFUSED
-            let reason = switch errno {
+            let failure = errno  // before close() may change it
+            let reason = switch failure {
             case ENOENT: "no such socket (is tetherd running? is control_socket right?)"
             case ECONNREFUSED: "connection refused (tetherd is not running)"
             case EACCES: "permission denied (run as root, the tether user, or a member of the tether group)"
-            default: String(cString: strerror(errno))
+            default: String(cString: strerror(failure))
             }
             close(fd)
             var error = unreachable(reason)
-            error.nobodyListens = absent
+            error.nobodyListens = failure == ENOENT || failure == ECONNREFUSED
+            error.permissionDenied = failure == EACCES
             throw error
         }
         var line: [UInt8]

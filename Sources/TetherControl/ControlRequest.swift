@@ -1,6 +1,9 @@
-/// One request on the control socket: a JSON object on one line (see docs/operations.md).
+/// One request on the control socket: a JSON object on one line (docs/control-protocol.md).
 public struct ControlRequest: Sendable, Hashable, Codable {
     public enum Command: String, Sendable, Hashable, Codable, CaseIterable {
+        /// The agent's release, the control protocol's version, its capabilities and the
+        /// caller's role (``HelloReport``).
+        case hello
         case status
         case resets
         case resetInitiate = "reset-initiate"
@@ -16,7 +19,7 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         /// control socket"): only root, the daemon's user and the operator group may send them.
         public var changesState: Bool {
             switch self {
-            case .status, .resets, .waitSynced, .metrics, .events: false
+            case .hello, .status, .resets, .waitSynced, .metrics, .events: false
             case .resetInitiate, .pause, .resume, .logLevel: true
             }
         }
@@ -30,27 +33,42 @@ public struct ControlRequest: Sendable, Hashable, Codable {
     public var level: String?
     /// `events`: after the kept events, stream new ones until the client closes.
     public var follow: Bool?
+    /// `events`: only the events whose `seq` is greater (the last one the reader handled);
+    /// a `dropped` event first when some of those are no longer kept.
+    public var after: UInt64?
+    /// The control protocol version the client speaks (``ControlProtocol/version`` when it
+    /// is this release's); an agent that speaks an older one refuses with `protocol-too-new`.
+    public var `protocol`: Int?
 
-    public init(command: Command, partition: String? = nil, timeout: Double? = nil, level: String? = nil, follow: Bool? = nil) {
+    public init(
+        command: Command, partition: String? = nil, timeout: Double? = nil, level: String? = nil, follow: Bool? = nil,
+        after: UInt64? = nil, protocol: Int? = nil
+    ) {
         self.command = command
         self.partition = partition
         self.timeout = timeout
         self.level = level
         self.follow = follow
+        self.after = after
+        self.protocol = `protocol`
     }
 }
 
-/// The answer: `{"ok":true,"result":…}` or `{"ok":false,"error":"…","exit_code":1}`.
+/// The answer: `{"ok":true,"result":…}` or
+/// `{"ok":false,"error":"…","code":"unknown-partition","exit_code":1}`.
 public struct ControlResponse: Sendable, Hashable, Codable {
     public var ok: Bool
     /// The command's result as a JSON document (already encoded, to keep this type simple).
     public var result: JSONValue?
     public var error: String?
+    /// What kind of refusal `error` is, for programs (``ControlErrorCode``); nil from agents
+    /// older than control protocol 2.
+    public var code: ControlErrorCode?
     /// The exit status `tetherctl` should use (docs/contract.md: Programs: 1 runtime error, 2 usage error).
     public var exitCode: Int32?
 
     enum CodingKeys: String, CodingKey {
-        case ok, result, error
+        case ok, result, error, code
         case exitCode = "exit_code"
     }
 
@@ -59,14 +77,18 @@ public struct ControlResponse: Sendable, Hashable, Codable {
     public static let permissionDeniedExitCode: Int32 = 4
 
     public static func success(_ result: JSONValue) -> Self { Self(ok: true, result: result) }
-    public static func failure(_ message: String, exitCode: Int32 = 1) -> Self {
-        Self(ok: false, error: message, exitCode: exitCode)
+    /// A refusal; its code is `code`, or what `exitCode` says (2: `bad-request`, 4:
+    /// `permission-denied`, else `failed`).
+    public static func failure(_ message: String, exitCode: Int32 = 1, code: ControlErrorCode? = nil) -> Self {
+        let code = code ?? (exitCode == 2 ? .badRequest : exitCode == permissionDeniedExitCode ? .permissionDenied : .failed)
+        return Self(ok: false, error: message, code: code, exitCode: exitCode)
     }
 
-    public init(ok: Bool, result: JSONValue? = nil, error: String? = nil, exitCode: Int32? = nil) {
+    public init(ok: Bool, result: JSONValue? = nil, error: String? = nil, code: ControlErrorCode? = nil, exitCode: Int32? = nil) {
         self.ok = ok
         self.result = result
         self.error = error
+        self.code = code
         self.exitCode = exitCode
     }
 }

@@ -15,6 +15,9 @@ public struct ApplyReport: Sendable, Hashable {
     public var localChangesTrimmed = 0
     /// The store's server version afterwards.
     public var serverVersion = ServerVersion.none
+    /// Server changes written, per table (tables with none are left out): what an application
+    /// hears in a `changes-applied` event.
+    public var changesPerTable: [String: Int64] = [:]
 
     public init() {}
 }
@@ -64,6 +67,8 @@ extension PartitionStore {
                         integrated = entry.integratedClientSeq
                     }
                     let rows = entry.changes
+                    // Changes written per table of this entry (`rows.tables`), summed by name below.
+                    var perTable = [Int64](repeating: 0, count: rows.tables.count)
                     if !weighPending { try writer.check(rows) }
                     writer.begin(rows)
                     try rows.withCursor { (cursor) throws in
@@ -73,7 +78,10 @@ extension PartitionStore {
                                 change = try writer.decode(kind, table: tableIndex, key: key, &cursor, rows)
                             } else {
                                 switch try writer.write(kind, table: tableIndex, key: key, &cursor, rows) {
-                                case .applied: report.changesApplied += 1; continue
+                                case .applied:
+                                    report.changesApplied += 1
+                                    if perTable.indices.contains(tableIndex) { perTable[tableIndex] += 1 }
+                                    continue
                                 case .skipped: report.changesSkipped += 1; continue
                                 case .decoded(let decoded): change = decoded
                                 }
@@ -82,9 +90,12 @@ extension PartitionStore {
                             let pending = weighPending
                                 ? try ChangeLog.entries(db, of: LoggedRow(table: change.table, key: change.key)).filter { $0.seq > integrated }
                                 : []
+                            let appliedBefore = report.changesApplied
                             try Self.applyServerChange(change, table: table, pending: pending, db: db, upserts: &upserts, report: &report)
+                            if report.changesApplied > appliedBefore, perTable.indices.contains(tableIndex) { perTable[tableIndex] += 1 }
                         }
                     }
+                    for (index, count) in perTable.enumerated() where count > 0 { report.changesPerTable[rows.tables[index], default: 0] += count }
                     try MetaTable.setServerVersion(db, entry.serverVersion)
                     current = entry.serverVersion
                     report.versionsApplied += 1

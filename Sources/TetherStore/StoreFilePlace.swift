@@ -6,4 +6,5 @@ public enum StoreFilePlace: String, Sendable, Hashable, CaseIterable {
     case staging
     case quarantine
     case stateDatabase = "state database"
+    case eventJournal = "event journal"
 }

@@ -7,17 +7,20 @@ struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the agent's recent events, then follow new ones until interrupted.",
         discussion: """
-            Events: state, sync-error, reset-phase, reset-outcome, hook, download, reload and dropped \
-            (this reader fell behind and missed events). With --json, one JSON object per line.
+            Events: state, synced, changes-applied, sync-error, reset-phase, reset-outcome, hook, download, \
+            reload, identity and dropped (this reader fell behind, or asked for events no longer kept). \
+            With --json, one JSON object per line.
             """)
     @OptionGroup var options: GlobalOptions
     @Option(name: .long, help: "Only this partition's events (and those of the whole agent: reloads, connection errors).")
     var partition: String?
     @Flag(name: .long, help: "Print the kept events and exit instead of following new ones.")
     var noFollow = false
+    @Option(name: .long, help: "Only the events after this seq (the last one a reader handled; numbers go on across restarts).")
+    var after: UInt64?
 
     func run() throws {
-        let request = ControlRequest(command: .events, partition: partition, follow: !noFollow)
+        let request = ControlRequest(command: .events, partition: partition, follow: !noFollow, after: after)
         if noFollow {
             let result = try options.send(request)
             for event in try GlobalOptions.report(result, as: EventsReport.self).events { Self.emit(format(event)) }

@@ -97,6 +97,8 @@ struct GlobalOptions: ParsableArguments {
             throw ExitCode(error.isTimeout ? 1 : 3)
         }
         guard response.ok else {
+            // With --json the refusal is also a JSON document on stdout, with its code.
+            if json { print(Self.refusalDocument(response)) }
             FileHandle.standardError.write(Data("tetherctl: \(response.error ?? "the daemon refused the request")\n".utf8))
             throw ExitCode(response.exitCode ?? 1)
         }
@@ -125,6 +127,14 @@ struct GlobalOptions: ParsableArguments {
             FileHandle.standardError.write(Data("tetherctl: the daemon's answer is not what this tetherctl reads (\(error)); --json prints it as it is\n".utf8))
             throw ExitCode(1)
         }
+    }
+
+    /// `{"ok": false, "error": …, "code": …, "exit_code": …}`, keys sorted.
+    static func refusalDocument(_ response: ControlResponse) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(response) else { return #"{"ok": false}"# }
+        return String(decoding: data, as: UTF8.self)
     }
 
     static func pretty(_ result: JSONValue) -> String {

@@ -208,6 +208,9 @@ struct SecurityEndToEndTests {
             let refused = try await run(49_101, [0], ["pause", "p"])
             #expect(refused.status == 4, "\(refused)")
             #expect(refused.standardError.contains("permission denied: pause changes the agent; uid 49101 may only read"), "\(refused)")
+            // With --json the refusal is a document with its code, for scripts.
+            let refusedJSON = try await run(49_101, [0], ["pause", "p", "--json"])
+            #expect(refusedJSON.status == 4 && refusedJSON.standardOutput.contains(#""code" : "permission-denied""#), "\(refusedJSON)")
             try await eventually("the refusal is logged") {
                 a.log.contains("control socket: refused pause from uid 49101 (pid ")
             }

@@ -23,6 +23,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
         ])
         #expect(report.versionsApplied == 3)
         #expect(report.serverVersion == ServerVersion(version: 3, salt: 3007))
+        #expect(report.changesPerTable["items"] == 2 && report.changesPerTable["orders"] ?? 0 >= 2, "\(report.changesPerTable)")
         #expect(try await store.pendingChangeCount() == 0)
         #expect(try await store.canonicalDump() == """
             [items]
@@ -84,6 +85,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
         ])
         #expect(report.changesApplied == 4)
         #expect(report.changesSkipped == 2)
+        #expect(report.changesPerTable == ["items": 4], "what a changes-applied event tells: written rows per table")
         #expect(try await store.canonicalDump() == "[items]\ni:1 | name=t:\"pen\" | price=r:3.0\n[orders]\n")
         await #expect(throws: StoreError.self) {
             try await store.apply([serverEntry(3, [.insert("items", .integer(5), ["name": .text("cup"), "sku": .integer(6)])])])
@@ -135,6 +137,7 @@ func serverEntry(_ version: Int64, integrated: Int64 = 0, _ changes: [RowChange]
         try await sqlite3(store.path, "UPDATE orders SET total = 9 WHERE id = 'A'")
         let report = try await store.apply([serverEntry(2, [.update("orders", .text("A"), ["total": .real(5), "qty": .integer(5)])])])
         #expect(report.fieldsKeptLocal == 1)
+        #expect(report.changesPerTable == ["orders": 1], "a row with pending local changes counts once written")
         let dump = try await store.canonicalDump()
         #expect(dump.contains("qty=i:5 | total=r:9.0"))
         // Once the server integrated the local change, its own later values apply.

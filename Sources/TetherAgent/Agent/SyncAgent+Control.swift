@@ -8,6 +8,9 @@ import TetherSyncClient
 extension SyncAgent: ControlHandler {
     public func handle(_ request: ControlRequest) async -> ControlResponse {
         switch request.command {
+        case .hello:
+            // Answered by the control server, which knows the caller's role.
+            return .failure("hello is answered by the control socket", code: .failed)
         case .status:
             for controller in controllers.values {
                 switch await controller.status.state {
@@ -66,7 +69,7 @@ extension SyncAgent: ControlHandler {
                 guard controllers[name] != nil else { return unknown(raw) }
             }
             if request.follow == true { return .success(report: FollowReport()) }
-            return .success(report: EventsReport(events: events.log.recent(partition: request.partition)))
+            return .success(report: EventsReport(events: events.log.recent(partition: request.partition, after: request.after)))
         case .logLevel:
             guard let name = request.level, let level = TetherLogLevel(rawValue: name) else {
                 return .failure("unknown log level \(request.level ?? "")", exitCode: 2)
@@ -85,7 +88,7 @@ extension SyncAgent: ControlHandler {
     }
 
     private func unknown(_ raw: String?) -> ControlResponse {
-        .failure("no partition named \(raw ?? "(none)") is configured", exitCode: 1)
+        .failure("no partition named \(raw ?? "(none)") is configured", exitCode: 1, code: .unknownPartition)
     }
 
     /// The reset's outcome as recorded now (`in-progress` until it is recorded as ended).
@@ -102,7 +105,7 @@ extension SyncAgent: ControlHandler {
         await controller.recount()
         var confirmed = false
         while ContinuousClock.now < deadline {
-            if Task.isCancelled { return .failure("the daemon is stopping") }
+            if Task.isCancelled { return .failure("the daemon is stopping", code: .unavailable) }
             let seen = controller.statusChanges.generation
             let status = await controller.status
             if status.isSynced {
@@ -124,6 +127,6 @@ extension SyncAgent: ControlHandler {
         let status = await controller.status
         return .failure(
             "\(name) not synced after \(timeout) s: state \(status.state.rawValue), \(status.unsyncedChanges) unsynced changes, version \(status.serverVersion) of \(status.latestServerVersion)",
-            exitCode: 1)
+            exitCode: 1, code: .timedOut)
     }
 }

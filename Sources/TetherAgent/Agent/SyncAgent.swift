@@ -46,7 +46,15 @@ public actor SyncAgent {
         self.stateDatabase = try AgentStateDatabase(path: configuration.stateDatabasePath)
         let metrics = AgentMetrics()
         self.metrics = metrics
-        self.events = AgentEvents(metrics: metrics, serverURL: configuration.server.url, workingDirectory: configuration.stateDir)
+        let journal: EventJournal?
+        do {
+            journal = try EventJournal(path: configuration.eventJournalPath)
+        } catch {
+            logger.warning("cannot open the event journal \(configuration.eventJournalPath) (\(error)); events are numbered from 1 and kept in memory only")
+            journal = nil
+        }
+        let log = EventLog(journal: journal) { problem in logger.warning("\(problem)") }
+        self.events = AgentEvents(log: log, metrics: metrics, serverURL: configuration.server.url, workingDirectory: configuration.stateDir)
         (statusSignals, statusSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         // Before any partition binds: a state directory from another machine must not sync
         // under identities that machine still uses.

@@ -26,7 +26,8 @@ extension ClientResetExecutor {
             "client reset \(record.id) of \(record.partition) is not carried out: the store has another sync identity than when the reset started (client file \(current), was \(started)); the state database is older than the store (restored from a copy?)")
         events?.emit(AgentEvent(
             .resetOutcome, partition: record.partition.rawValue, code: record.errorCode.rawValue, resetID: record.id,
-            outcome: closed.outcome.rawValue, cause: record.cause?.rawValue))
+            outcome: closed.outcome.rawValue, cause: record.cause?.rawValue, storePath: context.partition.storePath,
+            backupPath: record.backupPath))
         return closed
     }
 }

@@ -97,7 +97,7 @@ public struct ClientResetExecutor: Sendable {
         record.phase = .recorded
         try stateDatabase.save(record)
         await recorded?(record)
-        announcePhase(record)
+        announcePhase(record, storePath: context.partition.storePath)
         let log = logger(for: record)
         if let cause = record.cause {
             log.error(
@@ -134,7 +134,8 @@ public struct ClientResetExecutor: Sendable {
                 events?.emit(AgentEvent(
                     .resetOutcome, partition: record.partition.rawValue, code: coordinator.record.errorCode.rawValue,
                     resetID: record.id, outcome: coordinator.record.outcome.rawValue, cause: coordinator.record.cause?.rawValue,
-                    healedChanges: coordinator.record.healedChanges))
+                    healedChanges: coordinator.record.healedChanges, storePath: context.partition.storePath,
+                    backupPath: coordinator.record.backupPath))
                 return coordinator.record
             case .awaitOperator:
                 return coordinator.record
@@ -155,7 +156,7 @@ public struct ClientResetExecutor: Sendable {
             }
             let before = coordinator.record
             try coordinator.handle(event, now: now())
-            if coordinator.record.phase != before.phase { announcePhase(coordinator.record) }
+            if coordinator.record.phase != before.phase { announcePhase(coordinator.record, storePath: context.partition.storePath) }
             if coordinator.record.phase == .manualHook && before.phase != .manualHook {
                 log.error(
                     "client reset \(record.id) of \(record.partition) waits for an operator: \(coordinator.record.fallbackReason ?? (coordinator.record.strategy == .deleteStore ? "access was denied (delete-store action)" : "the partition's mode is manual")); run `tetherctl reset initiate \(record.partition)` or restart tetherd",
@@ -308,11 +309,12 @@ public struct ClientResetExecutor: Sendable {
         return result
     }
 
-    /// A `reset-phase` event: the phase the record is in now, with its strategy.
-    private func announcePhase(_ record: ResetRecord) {
+    /// A `reset-phase` event: the phase the record is in now, with its strategy, the store and
+    /// its backup.
+    private func announcePhase(_ record: ResetRecord, storePath: String) {
         events?.emit(AgentEvent(
             .resetPhase, partition: record.partition.rawValue, code: record.errorCode.rawValue,
             message: record.strategy.rawValue + (record.fallbackReason.map { ", because \($0)" } ?? ""), resetID: record.id,
-            phase: record.phase.rawValue, cause: record.cause?.rawValue))
+            phase: record.phase.rawValue, cause: record.cause?.rawValue, storePath: storePath, backupPath: record.backupPath))
     }
 }

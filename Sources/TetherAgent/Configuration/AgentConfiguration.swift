@@ -29,6 +29,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var control = ControlSettings()
 
     public var stateDatabasePath: String { stateDir + "/state.sqlite" }
+    /// The last events, kept across restarts (``EventJournal``).
+    public var eventJournalPath: String { stateDir + "/events.sqlite" }
     public var storesDir: String { stateDir + "/stores" }
 
     public func partition(named name: PartitionName) -> PartitionSettings? {

@@ -1,4 +1,5 @@
 import Foundation
+import TetherProtocol
 public import TetherControl
 public import Logging
 public import ServiceLifecycle
@@ -59,6 +60,15 @@ public struct ControlServer: Service {
                 for await connection in connections {
                     group.addTask {
                         switch connection.request {
+                        case .success(let request) where (request.protocol ?? 0) > ControlProtocol.version:
+                            connection.respond(.failure(
+                                "this tetherd speaks control protocol \(ControlProtocol.version); the client asked for \(request.protocol ?? 0): upgrade tetherd, or use a client of its release",
+                                code: .protocolTooNew))
+                        case .success(let request) where request.command == .hello:
+                            connection.respond(.success(report: HelloReport(
+                                release: TetherVersion.release, protocolVersion: ControlProtocol.version,
+                                capabilities: ControlProtocol.capabilities, role: connection.mayChange ? "operator" : "reader",
+                                lastEventSeq: handler.eventLog?.lastSeq ?? 0)))
                         case .success(let request) where request.command.changesState && !connection.mayChange:
                             let peer = connection.peer
                             logger.notice(
@@ -72,9 +82,9 @@ public struct ControlServer: Service {
                             // The answer is the stream's first line; the events follow on a thread.
                             let answer = await handler.handle(request)
                             if answer.ok, let log = handler.eventLog {
-                                followers.start(connection, header: answer, log: log, partition: request.partition)
+                                followers.start(connection, header: answer, log: log, partition: request.partition, after: request.after)
                             } else {
-                                connection.respond(answer.ok ? .failure("this daemon keeps no events") : answer)
+                                connection.respond(answer.ok ? .failure("this daemon keeps no events", code: .unavailable) : answer)
                             }
                         case .success(let request): connection.respond(await handler.handle(request))
                         case .failure(let error): connection.respond(.failure(error.message, exitCode: 2))

@@ -17,7 +17,7 @@ final class EventFollowers: Sendable {
     /// Streams to `connection`: the header line, the kept events, then each new one, until the
     /// client closes, the log closes or ``closeAll()``. False when refused (answered already).
     @discardableResult
-    func start(_ connection: ControlConnection, header: ControlResponse, log: EventLog, partition: String?) -> Bool {
+    func start(_ connection: ControlConnection, header: ControlResponse, log: EventLog, partition: String?, after: UInt64?) -> Bool {
         let refusal = state.withLock { state -> String? in
             if state.closed { return "tetherd is stopping" }
             guard state.connections.count < Self.limit else {
@@ -27,10 +27,10 @@ final class EventFollowers: Sendable {
             return nil
         }
         if let refusal {
-            connection.respond(.failure(refusal))
+            connection.respond(.failure(refusal, code: .unavailable))
             return false
         }
-        let (backlog, subscription) = log.follow(partition: partition)
+        let (backlog, subscription) = log.follow(partition: partition, after: after)
         let thread = Thread { [self] in
             defer {
                 subscription?.cancel()

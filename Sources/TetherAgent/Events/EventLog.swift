@@ -1,10 +1,11 @@
 import Foundation
 public import TetherControl
 
-/// The agent's recent events in memory (the last ``historyLimit``) and the readers following
-/// them (`tetherctl events`). Appending never waits for a reader: each reader has a bounded
-/// queue, and a reader so far behind that its queue is full misses events, counted and
-/// reported to it as one `dropped` event when it catches up.
+/// The agent's recent events (the last ``historyLimit``, also in the ``EventJournal`` when
+/// there is one, so numbers and kept events outlive a restart) and the readers following them
+/// (`tetherctl events`, client libraries). Appending never waits for a reader: each reader has
+/// a bounded queue, and a reader so far behind that its queue is full misses events, counted
+/// and reported to it as one `dropped` event when it catches up.
 ///
 /// Readers run on threads of their own (they write to sockets with blocking calls), so the log
 /// waits with a condition variable; every field is guarded by `condition`.
@@ -19,6 +20,10 @@ public final class EventLog: @unchecked Sendable {
     private var readers: [Int: Reader] = [:]
     private var nextReaderID = 0
     private var closed = false
+    private let journal: EventJournal?
+    /// Told once each time the journal starts failing (and not again until a write succeeds).
+    private let journalProblem: @Sendable (String) -> Void
+    private var journalFailing = false
 
     struct Reader {
         var partition: String?
@@ -26,7 +31,27 @@ public final class EventLog: @unchecked Sendable {
         var skipped = 0
     }
 
-    public init() {}
+    /// A log in memory only (numbers start at 1), or one that goes on from `journal`'s events.
+    public init(journal: EventJournal? = nil, journalProblem: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.journal = journal
+        self.journalProblem = journalProblem
+        guard let journal else { return }
+        do {
+            let (kept, last) = try journal.load(limit: Self.historyLimit)
+            history = kept
+            nextSeq = last + 1
+        } catch {
+            journalFailing = true
+            journalProblem("the event journal \(journal.path) cannot be read (\(error)); events are numbered from 1 again and kept in memory only")
+        }
+    }
+
+    /// The number of the last event (0: none yet).
+    public var lastSeq: UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return nextSeq - 1
+    }
 
     /// Numbers `event`, keeps it, and queues it for every following reader it concerns.
     @discardableResult
@@ -36,6 +61,7 @@ public final class EventLog: @unchecked Sendable {
         var event = event
         event.seq = nextSeq
         nextSeq += 1
+        record(event)
         history.append(event)
         if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
         for id in readers.keys where Self.concerns(event, readers[id]!.partition) {
@@ -53,23 +79,42 @@ public final class EventLog: @unchecked Sendable {
         return event
     }
 
-    /// The kept events `partition` concerns (all when nil), oldest first.
-    public func recent(partition: String? = nil) -> [AgentEvent] {
+    /// The kept events `partition` concerns (all when nil) after event `after` (all when nil),
+    /// oldest first; first a `dropped` event when some after `after` are no longer kept.
+    public func recent(partition: String? = nil, after: UInt64? = nil) -> [AgentEvent] {
         condition.lock()
         defer { condition.unlock() }
-        return history.filter { Self.concerns($0, partition) }
+        return backlog(partition: partition, after: after)
     }
 
-    /// The kept events, and a subscription to every later one (nil once the log is closed).
-    public func follow(partition: String? = nil) -> (backlog: [AgentEvent], subscription: EventSubscription?) {
+    /// ``recent(partition:after:)``, and a subscription to every later one (nil once the log is closed).
+    public func follow(partition: String? = nil, after: UInt64? = nil) -> (backlog: [AgentEvent], subscription: EventSubscription?) {
         condition.lock()
         defer { condition.unlock() }
-        let backlog = history.filter { Self.concerns($0, partition) }
+        let backlog = backlog(partition: partition, after: after)
         guard !closed else { return (backlog, nil) }
         let id = nextReaderID
         nextReaderID += 1
         readers[id] = Reader(partition: partition)
         return (backlog, EventSubscription(log: self, id: id))
+    }
+
+    /// Called with the lock held.
+    private func backlog(partition: String?, after: UInt64?) -> [AgentEvent] {
+        let kept = history.filter { Self.concerns($0, partition) }
+        guard let after else { return kept }
+        if after >= nextSeq {
+            // A number this log never gave: the journal was lost or replaced since.
+            let note = AgentEvent(
+                .dropped, message: "event \(after) is newer than the agent's last (\(nextSeq - 1)): its event journal was lost or replaced; every kept event follows")
+            return [note] + kept
+        }
+        let oldest = history.first?.seq ?? nextSeq
+        let missed = oldest > after + 1 ? Int(oldest - after - 1) : 0
+        let newer = kept.filter { $0.seq > after }
+        guard missed > 0 else { return newer }
+        return [AgentEvent(.dropped, message: "\(missed) events after \(after) are no longer kept (the agent keeps the last \(Self.historyLimit))", skipped: missed)]
+            + newer
     }
 
     /// How many readers follow the log now.
@@ -97,6 +142,21 @@ public final class EventLog: @unchecked Sendable {
 
     static func dropped(_ count: Int) -> AgentEvent {
         AgentEvent(.dropped, message: "this reader fell behind: \(count) events were skipped for it", skipped: count)
+    }
+
+    /// Writes `event` to the journal (lock held). A failure is told once, and the event is kept
+    /// in memory as always.
+    private func record(_ event: AgentEvent) {
+        guard let journal else { return }
+        do {
+            try journal.append(event, keeping: Self.historyLimit)
+            journalFailing = false
+        } catch {
+            if !journalFailing {
+                journalFailing = true
+                journalProblem("cannot write the event journal \(journal.path) (\(error)); events are kept in memory only until it can be written again")
+            }
+        }
     }
 
     // MARK: For subscriptions

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TetherControl
 import TetherProtocol
+import TetherStore
 
 /// What a partition shows and announces: the figures `tetherctl status` shows with the
 /// machine's state, the `state`, `sync-error` and `download` events (and the error hook), and
@@ -21,6 +22,8 @@ struct PartitionReporter: Sendable {
     private var unannouncedError: SyncError?
     /// The last tenth of a download announced as an event (-1: none yet).
     private var downloadTenths = -1
+    /// Applied downloads not announced yet (`changes-applied`).
+    private var appliedChanges = ChangesAppliedCoalescer()
 
     init(context: any AgentContext, log: Logger, statusChanges: StatusChanges, figures: PartitionStatus) {
         self.context = context
@@ -47,9 +50,14 @@ struct PartitionReporter: Sendable {
         let current = status(of: machine)
         guard current != published else { return }
         if current.state != published?.state {
+            // What was applied before the change is told first.
+            if let held = appliedChanges.flush(partition: settings.name.rawValue) { context.events.emit(held) }
             let reason = machine.stopReason ?? machine.pendingReset?.reason
             context.events.emit(AgentEvent(
                 .state, partition: settings.name.rawValue, state: current.state.rawValue, message: reason, resetID: current.pendingReset))
+            if current.state == .synced {
+                context.events.emit(AgentEvent(.synced, partition: settings.name.rawValue, serverVersion: current.serverVersion))
+            }
         }
         published = current
         context.statusChanged()
@@ -110,6 +118,14 @@ struct PartitionReporter: Sendable {
     }
 
     // MARK: Downloads
+
+    /// A download was written into the store: announced as `changes-applied`, coalesced
+    /// (``ChangesAppliedCoalescer``).
+    mutating func applied(_ report: ApplyReport, caughtUp: Bool, partition: PartitionName) {
+        if let event = appliedChanges.add(report, caughtUp: caughtUp, now: .now, partition: partition.rawValue) {
+            context.events.emit(event)
+        }
+    }
 
     /// A chunk of the server's state arrived (a bootstrap, or a reset's step 4): announced at
     /// each further tenth, shown as the figures' download.

@@ -182,6 +182,9 @@ enum PartitionSessionLoop {
         controller.updateFigures { $0.latestServerVersion = max($0.latestServerVersion, download.latestServerVersion) }
         controller.log.trace("applied \(report.changesApplied) changes up to version \(report.serverVersion.version)")
         try await controller.refreshCounts()
+        // Caught up with the server's downloads (local changes may still wait for their upload).
+        let figures = controller.figures
+        controller.reporter.applied(report, caughtUp: figures.serverVersion >= figures.latestServerVersion, partition: controller.settings.name)
     }
 
     /// After every commit: an application's schema change is noticed here (`PRAGMA

@@ -54,3 +54,32 @@ public struct FollowReport: Sendable, Hashable, Codable {
     public var follow: Bool
     public init() { follow = true }
 }
+
+/// The result of `hello`: who answers and what it speaks.
+public struct HelloReport: Sendable, Hashable, Codable {
+    /// `tetherd`'s release (`0.2.0`).
+    public var release: String
+    /// ``ControlProtocol/version`` of the agent.
+    public var protocolVersion: Int
+    public var capabilities: [String]
+    /// `operator` (may change the agent: pause, resume, reset initiate, log level) or
+    /// `reader` (may only read), as the socket's peer credentials decide.
+    public var role: String
+    /// The highest event number so far (0: none yet): `events` with `after` set to it returns
+    /// only what comes next.
+    public var lastEventSeq: UInt64
+
+    public init(release: String, protocolVersion: Int, capabilities: [String], role: String, lastEventSeq: UInt64) {
+        self.release = release
+        self.protocolVersion = protocolVersion
+        self.capabilities = capabilities
+        self.role = role
+        self.lastEventSeq = lastEventSeq
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case release, capabilities, role
+        case protocolVersion = "protocol_version"
+        case lastEventSeq = "last_event_seq"
+    }
+}

@@ -82,6 +82,9 @@ import TetherControl
             .resume: try JSONValue(encoding: PartitionStateReport(partition: "store-17", state: "connecting")),
             .logLevel: try JSONValue(encoding: LogLevelReport(logLevel: "debug")),
             .metrics: try JSONValue(encoding: MetricsReport(text: "x 1\n")),
+            .hello: try JSONValue(encoding: HelloReport(
+                release: "0.2.0", protocolVersion: ControlProtocol.version, capabilities: ControlProtocol.capabilities, role: "reader",
+                lastEventSeq: 118)),
         ]
     }
 
@@ -132,10 +135,35 @@ import TetherControl
     }
 
     @Test func theDocumentedFailureRoundTrips() throws {
-        let failure = #"{"ok":false,"error":"no partition named nope is configured","exit_code":1}"#
+        let failure = #"{"ok":false,"error":"no partition named nope is configured","code":"unknown-partition","exit_code":1}"#
+        #expect(try Self.read("docs/operations.md").contains(failure) && Self.read("docs/control-protocol.md").contains(failure))
         let response = try JSONDecoder().decode(ControlResponse.self, from: Data(failure.utf8))
-        #expect(response == .failure("no partition named nope is configured"))
+        #expect(response == .failure("no partition named nope is configured", code: .unknownPartition))
         #expect(try JSONValue(encoding: response) == JSONDecoder().decode(JSONValue.self, from: Data(failure.utf8)))
+        // An agent of protocol 1 sent no code: read as none, not as an error.
+        let old = #"{"ok":false,"error":"x","exit_code":2}"#
+        #expect(try JSONDecoder().decode(ControlResponse.self, from: Data(old.utf8)).code == nil)
+    }
+
+    /// Every code of docs/control-protocol.md's table is a ``ControlErrorCode``, with the exit
+    /// status written beside it; a code this release does not know is kept as it came.
+    @Test func everyDocumentedErrorCodeIsKnown() throws {
+        let text = try Self.read("docs/control-protocol.md")
+        let rows = text.split(separator: "\n").filter { $0.hasPrefix("| `") && $0.contains("|") }
+        var documented: [String: Int32] = [:]
+        for row in rows {
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count == 3, let exit = Int32(cells[2]) else { continue }
+            documented[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = exit
+        }
+        let known: [ControlErrorCode] = [.badRequest, .unknownPartition, .permissionDenied, .protocolTooNew, .timedOut, .unavailable, .failed]
+        #expect(Set(documented.keys) == Set(known.map(\.rawValue)), "\(documented)")
+        #expect(ControlResponse.failure("x", exitCode: 2).code == .badRequest && documented["bad-request"] == 2)
+        #expect(ControlResponse.failure("x", exitCode: 4).code == .permissionDenied && documented["permission-denied"] == 4)
+        #expect(ControlResponse.failure("x").code == .failed)
+        for code in known { #expect(ControlErrorCode(rawValue: code.rawValue) == code) }
+        let future = try JSONDecoder().decode(ControlErrorCode.self, from: Data(#""rate-limited""#.utf8))
+        #expect(future == .other("rate-limited") && future.rawValue == "rate-limited")
     }
 
     @Test func eventsOfAKindThisReleaseDoesNotKnowAreSkipped() throws {

@@ -1,0 +1,202 @@
+"""tether_client against a real tetherd and tether-server (issue 36).
+
+Run by the Swift test ``PythonClientEndToEndTests`` (``make test``), which starts the server and
+two agents — ``a``, another device, and ``b``, this application's — and passes where they are:
+
+TETHER_TEST_SOCKET        b's control socket          TETHER_TEST_STORE        b's store of p
+TETHER_TEST_AGENT_PID     b's process                 TETHER_TEST_AGENT_ARGV   how to start b again (JSON)
+TETHER_TEST_OTHER_SOCKET  a's control socket          TETHER_TEST_OTHER_STORE  a's store of p
+TETHER_TEST_ADMIN         the server's admin command (JSON)
+TETHER_TEST_TETHERCTL     tetherctl                   TETHER_TEST_READER       uid:gid of a member of b's group only
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable, List, Optional, TypeVar
+
+import pytest
+
+from tether_client import (
+    AgentEvent,
+    AgentNotRunning,
+    AsyncTetherClient,
+    ClientResetNotice,
+    PROTOCOL_VERSION,
+    TetherClient,
+)
+
+T = TypeVar("T")
+ENV = os.environ
+pytestmark = pytest.mark.skipif("TETHER_TEST_SOCKET" not in ENV, reason="started by PythonClientEndToEndTests (make test)")
+
+PARTITION = "p"
+restarted: List[subprocess.Popen] = []
+
+
+def eventually(what: str, check: Callable[[], Optional[T]], timeout: float = 60.0) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout} s")
+        time.sleep(0.1)
+
+
+def run(argv: List[str]) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"{argv}: {done.returncode} {done.stderr}"
+    return done.stdout.strip()
+
+
+def sql(store: str, statement: str) -> None:
+    run(["sqlite3", "-cmd", ".timeout 5000", store, statement])
+
+
+def wait_synced(socket_path: str) -> None:
+    run([ENV["TETHER_TEST_TETHERCTL"], "--socket", socket_path, "wait-synced", PARTITION, "--timeout", "60"])
+
+
+def admin(*arguments: str) -> str:
+    return run(json.loads(ENV["TETHER_TEST_ADMIN"]) + list(arguments))
+
+
+def other_device_writes(statement: str) -> None:
+    sql(ENV["TETHER_TEST_OTHER_STORE"], statement)
+    wait_synced(ENV["TETHER_TEST_OTHER_SOCKET"])
+
+
+class Heard:
+    """Every event the client delivered, in order, from a thread of its own."""
+
+    def __init__(self, client: TetherClient, after: int) -> None:
+        self.events: List[AgentEvent] = []
+        self.error: Optional[BaseException] = None
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+
+        def collect() -> None:
+            try:
+                for event in client.events(after=after, stop=self.stop):
+                    with self.lock:
+                        self.events.append(event)
+            except BaseException as error:  # reported by the test
+                self.error = error
+
+        self.thread = threading.Thread(target=collect, daemon=True)
+        self.thread.start()
+
+    def snapshot(self) -> List[AgentEvent]:
+        assert self.error is None, f"the event stream failed: {self.error!r}"
+        with self.lock:
+            return list(self.events)
+
+    def rows(self, table: str) -> int:
+        return sum((event.tables or {}).get(table, 0) for event in self.snapshot() if event.event == "changes-applied")
+
+    def resets(self) -> List[ClientResetNotice]:
+        return [notice for notice in map(ClientResetNotice.from_event, self.snapshot()) if notice]
+
+
+def restart_agent() -> None:
+    """Stops b (SIGTERM) and starts it again as the harness did."""
+    pid = int(ENV["TETHER_TEST_AGENT_PID"])
+    os.kill(pid, signal.SIGTERM)
+    eventually("b stopped", lambda: not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z")
+    other_device_writes("INSERT INTO orders (id, customer, total) VALUES ('w3', 'w', 3)")
+    restarted.append(subprocess.Popen(json.loads(ENV["TETHER_TEST_AGENT_ARGV"]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+
+def teardown_module() -> None:
+    for process in restarted:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_hello_says_who_answers() -> None:
+    hello = TetherClient(ENV["TETHER_TEST_SOCKET"], timeout=10).hello()
+    assert hello["protocol_version"] == PROTOCOL_VERSION
+    assert hello["role"] == "operator"
+    assert "events-after" in hello["capabilities"] and "changes-applied" in hello["capabilities"]
+
+
+def test_an_application_hears_writes_resets_and_errors_across_a_restart() -> None:
+    client = TetherClient(ENV["TETHER_TEST_SOCKET"], timeout=10)
+    client.wait_synced(PARTITION, timeout=60)
+    start = int(client.hello()["last_event_seq"])
+    heard = Heard(client, start)
+    try:
+        other_device_writes("INSERT INTO orders (id, customer, total) VALUES ('w1', 'w', 1), ('w2', 'w', 2)")
+        eventually("changes-applied for the other device's rows", lambda: heard.rows("orders") >= 2)
+
+        restart_agent()
+        eventually("changes-applied after b restarted", lambda: heard.rows("orders") >= 3)
+        assert heard.rows("orders") == 3
+
+        snapshot = admin("snapshot", PARTITION)
+        other_device_writes("INSERT INTO orders (id, customer, total) VALUES ('late', 'l', 4)")
+        client.wait_synced(PARTITION, timeout=60)
+        admin("restore", PARTITION, snapshot, "--rollback")
+        notice = eventually("b's client reset", lambda: (heard.resets() or [None])[0])
+        assert notice.code == 211
+        assert notice.after == ENV["TETHER_TEST_STORE"]
+        assert os.path.exists(notice.before)
+        assert any(event.event == "sync-error" and event.code == 211 for event in heard.snapshot())
+
+        admin("revoke", "device", "*")
+        eventually("the 206", lambda: any(e.event == "sync-error" and e.code == 206 for e in heard.snapshot()))
+    finally:
+        heard.stop.set()
+        heard.thread.join(timeout=10)
+    numbers = [event.seq for event in heard.snapshot() if event.seq > 0]
+    assert numbers == sorted(set(numbers)), "no event came twice or out of order"
+    assert numbers[0] == start + 1 and numbers[-1] - numbers[0] + 1 == len(numbers), "none was missed"
+
+
+def test_asyncio_has_the_same_surface() -> None:
+    async def main() -> None:
+        client = AsyncTetherClient(ENV["TETHER_TEST_SOCKET"], timeout=10)
+        hello = await client.hello()
+        assert hello["role"] == "operator"
+        status = await client.status()
+        assert [partition["name"] for partition in status["partitions"]] == [PARTITION]
+        recent = client.events(after=max(0, int(hello["last_event_seq"]) - 5))
+        first = await asyncio.wait_for(recent.__anext__(), timeout=30)
+        assert first.seq > 0
+        await recent.aclose()
+
+    asyncio.run(main())
+
+
+def test_an_agent_that_is_not_running_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(AgentNotRunning) as raised:
+        TetherClient(str(tmp_path / "tetherd.sock"), timeout=2).status()
+    assert raised.value.transient
+
+
+def test_a_reader_may_read_and_may_not_pause() -> None:
+    uid, gid = ENV["TETHER_TEST_READER"].split(":")
+    program = (
+        "import json, sys\n"
+        "from tether_client import TetherClient, PermissionDenied\n"
+        "client = TetherClient(sys.argv[1], timeout=10)\n"
+        "role = client.hello()['role']\n"
+        "try:\n"
+        "    client.pause('p')\n"
+        "    outcome = 'paused'\n"
+        "except PermissionDenied as error:\n"
+        "    outcome = error.code\n"
+        "print(json.dumps({'role': role, 'pause': outcome}))\n"
+    )
+    argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", f"--groups={gid}", sys.executable, "-c", program, ENV["TETHER_TEST_SOCKET"]]
+    answer = json.loads(run(argv))
+    assert answer == {"role": "reader", "pause": "permission-denied"}

@@ -1,0 +1,75 @@
+"""The control socket: one JSON request line, one JSON answer line (docs/control-protocol.md)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import socket
+from typing import Any, Dict, Optional
+
+from .errors import AgentNotRunning, PermissionDenied, TimedOut, Unreachable
+
+PROTOCOL_VERSION = 2
+DEFAULT_SOCKET = "/run/tether/tetherd.sock"
+
+
+def default_socket() -> str:
+    return os.environ.get("TETHER_SOCKET") or DEFAULT_SOCKET
+
+
+def connect(path: str, timeout: Optional[float]) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError as error:
+        sock.close()
+        if error.errno in (errno.ENOENT, errno.ECONNREFUSED):
+            raise AgentNotRunning(f"tetherd is not running at {path}: {error.strerror}") from None
+        if error.errno == errno.EACCES:
+            raise PermissionDenied(f"permission denied on {path}: run as a member of the agent's group") from None
+        raise Unreachable(f"cannot connect to {path}: {error}") from None
+    return sock
+
+
+def request_line(command: str, fields: Optional[Dict[str, Any]] = None) -> bytes:
+    body: Dict[str, Any] = {"command": command, "protocol": PROTOCOL_VERSION}
+    body.update({key: value for key, value in (fields or {}).items() if value is not None})
+    return (json.dumps(body) + "\n").encode()
+
+
+def exchange(path: str, answer_within: Optional[float], command: str, fields: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Sends one request (``fields`` besides its command) and returns the agent's answer,
+    refusals included, waiting ``answer_within`` seconds at most."""
+    timeout = answer_within
+    sock = connect(path, timeout)
+    try:
+        sock.sendall(request_line(command, fields))
+        data = b""
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except socket.timeout:
+                raise TimedOut(f"tetherd at {path} did not answer within {timeout} s") from None
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        sock.close()
+    return parse_answer(data, path)
+
+
+def parse_answer(data: bytes, path: str) -> Dict[str, Any]:
+    line = data.split(b"\n", 1)[0]
+    if not line:
+        raise Unreachable(f"tetherd at {path} closed the connection without answering")
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        raise Unreachable(f"unreadable answer from tetherd at {path}") from None
+    if not isinstance(answer, dict) or "ok" not in answer:
+        raise Unreachable(f"unreadable answer from tetherd at {path}")
+    return answer
+
+
