@@ -21,6 +21,7 @@ extension PartitionSessionLoop {
             return .retry(nil)
         }
         defer { notifier.stop() }
+        controller.log.debug("session ready: uploading what is pending, then after every commit")
         if let damage = await uploadPending(controller) { return .storeDamaged(damage) }  // committed before the notifier started
         for await _ in notifier {
             if let alteration = await checkStoreSchema(controller) { return .storeAltered(alteration) }
@@ -42,10 +43,14 @@ extension PartitionSessionLoop {
         guard machine.sessionReady, !machine.sessionShouldEnd, let store = controller.store, let link = controller.session?.link,
             controller.session?.access == .readwrite
         else {
+            controller.log.debug("no upload now (session not ready, ending, or read-only): counting only")
             await controller.recount()
             return nil
         }
-        guard controller.session?.claimUploads() == true else { return nil }
+        guard controller.session?.claimUploads() == true else {
+            controller.log.debug("an upload round is under way: it goes round again after this one")
+            return nil
+        }
         defer { controller.session?.uploadsStopped() }
         repeat {
             guard var uploads = controller.session?.uploads else { return nil }
@@ -59,6 +64,7 @@ extension PartitionSessionLoop {
                 controller.log.debug("upload stopped: \(error)")
                 return nil
             }
+            controller.log.debug("upload round done: \(controller.figures.unsyncedChanges) changes not yet acknowledged")
         } while controller.session?.uploadRoundEnded() == true
         return nil
     }
