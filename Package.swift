@@ -218,6 +218,7 @@ let package = Package(
             name: "TetherEndToEndTests",
             dependencies: [
                 "TetherClient", "TetherControl", "TetherTestSupport", "tetherd", "tetherctl", "tether-server", "tether-client-probe",
+                "tether-example-app",
             ],
             swiftSettings: settings),
         .testTarget(name: "TetherManualTests", dependencies: ["TetherManual"], swiftSettings: settings),

@@ -31,6 +31,11 @@ struct Options {
     }
 }
 
+/// One line, written at once (also into a pipe or a journal): each event shows as it happens.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 let options = Options(CommandLine.arguments)
 guard !options.store.isEmpty, !options.partition.isEmpty else {
     FileHandle.standardError.write(Data("usage: tether-example-app --store PATH --partition NAME [--socket PATH] [--interval SECONDS]\n".utf8))
@@ -41,9 +46,9 @@ let bookmark = options.store + ".last-event"
 
 do throws(TetherClientError) {
     let hello = try await tether.hello()
-    print("tetherd \(hello.release), control protocol \(hello.protocolVersion), role \(hello.role)")
+    say("tetherd \(hello.release), control protocol \(hello.protocolVersion), role \(hello.role)")
 } catch {
-    print("tetherd: \(error)\(error.isTransient ? " (will retry)" : "")")
+    say("tetherd: \(error)\(error.isTransient ? " (will retry)" : "")")
     if !error.isTransient { exit(1) }
 }
 
@@ -68,16 +73,16 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         for try await event in tether.events(after: after, partition: options.partition) {
             switch event.event {
             case .syncError:
-                print("sync error \(event.code.map(String.init) ?? "-") \(event.name ?? ""): \(event.message ?? "") → \(event.action ?? "")")
+                say("sync error \(event.code.map(String.init) ?? "-") \(event.name ?? ""): \(event.message ?? "") → \(event.action ?? "")")
             case .resetOutcome:
                 if let notice = ClientResetNotice(event) {
-                    print("client reset \(notice.resetID): \(notice.outcome); before: \(notice.before), after: \(notice.after)")
+                    say("client reset \(notice.resetID): \(notice.outcome); before: \(notice.before), after: \(notice.after)")
                 }
             case .changesApplied:
                 let tables = (event.tables ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-                print("other devices' changes: \(tables) (server version \(event.serverVersion ?? 0))")
+                say("other devices' changes: \(tables) (server version \(event.serverVersion ?? 0))")
             case .dropped:
-                print("missed events: \(event.message ?? "")")
+                say("missed events: \(event.message ?? "")")
             default:
                 break
             }

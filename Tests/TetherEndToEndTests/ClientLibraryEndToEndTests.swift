@@ -78,6 +78,26 @@ struct ClientLibraryEndToEndTests {
         }
     }
 
+    /// The example app of docs/app-integration.md, run as a user would: it writes its store
+    /// (the other device gets its orders) and prints the other device's changes as they come.
+    @Test func theExampleAppWritesItsStoreAndPrintsWhatItHears() async throws {
+        try await withCluster { cluster in
+            let agents = try await cluster.syncedAgents(["a", "b"])
+            let (a, b) = (agents[0], agents[1])
+            let app = try ChildProcess.start(
+                try BuiltProducts.executable("tether-example-app"),
+                ["--store", b.store("p"), "--partition", "p", "--socket", b.socket, "--interval", "1"])
+            defer { app.signal(SIGTERM) }
+            #expect(await app.waitForOutput("control protocol \(ControlProtocol.version), role operator", timeout: .seconds(30)), "\(app.standardOutput)")
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('from-a', 'a', 1)")
+            try await a.waitSynced("p")
+            #expect(await app.waitForOutput("other devices' changes: orders 1", timeout: .seconds(30)), "\(app.standardOutput)")
+            try await eventually("the app's orders reach the other device", timeout: .seconds(30)) {
+                try await a.sql("p", "SELECT count(*) FROM orders WHERE customer = 'walk-in'").trimmingCharacters(in: .whitespacesAndNewlines) != "0"
+            }
+        }
+    }
+
     @Test func anAgentThatIsNotRunningIsAClearError() async throws {
         let directory = try TemporaryDirectory()
         let tether = TetherClient(socketPath: directory.path + "/tetherd.sock", timeout: .seconds(2))
