@@ -15,8 +15,6 @@ struct EventFollower: Sendable {
     /// The first wait before connecting again, doubled up to ``longestWait``.
     static let shortestWait: Duration = .milliseconds(250)
     static let longestWait: Duration = .seconds(5)
-    /// How often a quiet connection checks whether its consumer went away.
-    static let pollMilliseconds: Int32 = 250
 
     func start() -> AsyncThrowingStream<AgentEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: AgentEvent.self, throwing: (any Error).self)
@@ -54,80 +52,20 @@ struct EventFollower: Sendable {
     /// One connection: the request, its answer, then every event line until the agent closes
     /// the stream or the consumer goes away.
     private func follow(after: UInt64?, _ stopped: StopFlag, _ deliver: (AgentEvent) -> Void) throws(TetherClientError) {
-        let fd = try connect()
-        defer { close(fd) }
         let request = ControlRequest(command: .events, partition: partition, follow: true, after: after, protocol: ControlProtocol.version)
-        try write(request, to: fd)
-        var pending: [UInt8] = []
-        var answered = false
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        let answerDeadline = ContinuousClock.now + client.timeout
-        while !stopped.isStopped {
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Self.pollMilliseconds)
-            if ready < 0 && errno == EINTR { continue }
-            if ready == 0 {
-                if !answered && ContinuousClock.now > answerDeadline {
-                    throw .timedOut("tetherd at \(client.socketPath) did not answer within \(client.timeout)")
-                }
-                continue
+        let answer: ControlResponse
+        do {
+            answer = try ControlClient(socketPath: client.socketPath, timeout: client.timeout).stream(
+                request, stopping: { stopped.isStopped }
+            ) { line in
+                // A kind this release does not know (a newer agent's) is skipped.
+                if let event = try? JSONDecoder().decode(AgentEvent.self, from: Data(line.utf8)) { deliver(event) }
+                return !stopped.isStopped
             }
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }  // the agent closed the stream
-            pending.append(contentsOf: chunk[0..<n])
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Data(pending[..<newline])
-                pending.removeSubrange(...newline)
-                if answered {
-                    // A kind this release does not know (a newer agent's) is skipped.
-                    if let event = try? JSONDecoder().decode(AgentEvent.self, from: line) { deliver(event) }
-                    continue
-                }
-                guard let answer = try? JSONDecoder().decode(ControlResponse.self, from: line) else {
-                    throw .unreachable("unreadable answer from tetherd at \(client.socketPath)")
-                }
-                guard answer.ok else { throw .refusal(answer) }
-                answered = true
-            }
+        } catch {
+            throw .transport(error, socketPath: client.socketPath)
         }
-    }
-
-    private func connect() throws(TetherClientError) -> Int32 {
-        let path = client.socketPath
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .unreachable("socket: \(String(cString: strerror(errno)))") }
-        guard var address = UnixSocketAddress.make(path) else {
-            close(fd)
-            throw .unreachable("socket path too long: \(path)")
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
-            let failure = errno
-            close(fd)
-            let reason = String(cString: strerror(failure))
-            switch failure {
-            case ENOENT, ECONNREFUSED: throw .agentNotRunning(socketPath: path, reason: reason)
-            case EACCES: throw .permissionDenied("permission denied on \(path): run as a member of the agent's group")
-            default: throw .unreachable("cannot connect to \(path): \(reason)")
-            }
-        }
-        return fd
-    }
-
-    private func write(_ request: ControlRequest, to fd: Int32) throws(TetherClientError) {
-        var line: [UInt8]
-        do { line = Array(try JSONEncoder().encode(request)) } catch { throw .unreachable("cannot encode the request: \(error)") }
-        line.append(UInt8(ascii: "\n"))
-        var offset = 0
-        while offset < line.count {
-            let n = line[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw .agentNotRunning(socketPath: client.socketPath, reason: "the connection closed") }
-            offset += n
-        }
+        guard answer.ok else { throw .refusal(answer) }
     }
 }
 

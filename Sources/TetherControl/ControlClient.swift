@@ -44,8 +44,12 @@ public struct ControlClient: Sendable {
 
     /// Sends a streaming request (`events` with `follow`): the first line is the answer, as
     /// ``send(_:)`` returns it (within the timeout); when it is a success, every later line goes
-    /// to `line` until the daemon closes the stream or `line` returns false.
-    public func stream(_ request: ControlRequest, line: (String) -> Bool) throws(ControlClientError) -> ControlResponse {
+    /// to `line` until the daemon closes the stream or `line` returns false. With `stopping`,
+    /// a quiet stream asks it every quarter of a second and ends when it says so (a library's
+    /// reader whose consumer went away); without, it waits for the next line as long as it takes.
+    public func stream(
+        _ request: ControlRequest, stopping: (@Sendable () -> Bool)? = nil, line: (String) -> Bool
+    ) throws(ControlClientError) -> ControlResponse {
         let fd = try open(request)
         defer { close(fd) }
         var pending: [UInt8] = []
@@ -53,7 +57,11 @@ public struct ControlClient: Sendable {
         var header: ControlResponse?
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
-            if header == nil { try wait(fd, until: deadline) }
+            if let header {
+                if let stopping, !Self.readable(fd, unless: stopping) { return header }
+            } else {
+                try wait(fd, until: deadline)
+            }
             let n = read(fd, &chunk, chunk.count)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
@@ -115,6 +123,16 @@ public struct ControlClient: Sendable {
             offset += n
         }
         return fd
+    }
+
+    /// Waits until `fd` can be read (true), asking `stopping` every quarter of a second (false
+    /// once it says so).
+    private static func readable(_ fd: Int32, unless stopping: () -> Bool) -> Bool {
+        while !stopping() {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, 250) > 0 { return true }
+        }
+        return false
     }
 
     /// Waits until `fd` can be read, or throws a timeout at `deadline`.

@@ -46,6 +46,17 @@ public enum NoFollow {
         return fd
     }
 
+    /// Makes the SQLite file at `path` ready for SQLite to open: refuses a symbolic link at it
+    /// or at a companion (``refuseLinks(sqlite:place:)``), creates it when missing without
+    /// following a link, and sets `mode` through the descriptor (the agent's own databases:
+    /// the state database, the event journal).
+    public static func createSQLiteFile(_ path: String, mode: mode_t, place: StoreFilePlace) throws(StoreError) {
+        try refuseLinks(sqlite: path, place: place)
+        let fd = try open(path, flags: O_RDWR | O_CREAT, mode: mode, place: place)
+        fchmod(fd, mode)
+        Glibc.close(fd)
+    }
+
     /// Sets the mode of the file at `path` through a descriptor opened without following a
     /// link (never `chmod(path)`).
     public static func setMode(_ path: String, _ mode: mode_t, place: StoreFilePlace) throws(StoreError) {

@@ -9,18 +9,17 @@ import TetherStore
 struct ChangesAppliedCoalescer: Sendable {
     static let interval: Duration = .seconds(1)
 
+    /// Rows written per table since the last event (only tables with some).
     private var tables: [String: Int64] = [:]
-    private var rows: Int64 = 0
     private var serverVersion: Int64 = 0
     private var lastEmitted: ContinuousClock.Instant?
 
     /// Nothing waits to be announced.
-    var isEmpty: Bool { rows == 0 }
+    var isEmpty: Bool { tables.isEmpty }
 
     /// Adds what one download wrote; returns the event to emit now, if it is time for one.
     mutating func add(_ report: ApplyReport, caughtUp: Bool, now: ContinuousClock.Instant, partition: String) -> AgentEvent? {
         for (table, count) in report.changesPerTable { tables[table, default: 0] += count }
-        rows += report.changesPerTable.values.reduce(0, +)
         serverVersion = max(serverVersion, report.serverVersion.version)
         guard !isEmpty else { return nil }
         if caughtUp || lastEmitted.map({ $0.duration(to: now) >= Self.interval }) ?? true {
@@ -33,9 +32,9 @@ struct ChangesAppliedCoalescer: Sendable {
     /// The event for what is held (nil when nothing is), and forgets it.
     mutating func flush(partition: String) -> AgentEvent? {
         guard !isEmpty else { return nil }
-        let event = AgentEvent(.changesApplied, partition: partition, rows: rows, serverVersion: serverVersion, tables: tables)
+        let event = AgentEvent(
+            .changesApplied, partition: partition, rows: tables.values.reduce(0, +), serverVersion: serverVersion, tables: tables)
         tables = [:]
-        rows = 0
         return event
     }
 }

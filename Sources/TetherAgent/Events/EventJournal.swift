@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Glibc
 public import TetherControl
 import TetherStore
 
@@ -21,10 +20,7 @@ public final class EventJournal: Sendable {
     /// Opens or creates the journal at `path` (mode 0640); a symbolic link there is refused.
     public init(path: String) throws {
         self.path = path
-        try NoFollow.refuseLinks(sqlite: path, place: .eventJournal)
-        let fd = try NoFollow.open(path, flags: O_RDWR | O_CREAT, mode: 0o640, place: .eventJournal)
-        fchmod(fd, 0o640)
-        Glibc.close(fd)
+        try NoFollow.createSQLiteFile(path, mode: 0o640, place: .eventJournal)
         var configuration = Configuration()
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(1)

@@ -1,5 +1,4 @@
 import Foundation
-import TetherControl
 public import TetherControl
 public import TetherProtocol
 

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Glibc
 public import TetherProtocol
 import TetherStore
 
@@ -18,7 +17,6 @@ public final class AgentStateDatabase: Sendable {
     public init(path: String) throws(AgentStateError) {
         self.path = path
         do {
-            try NoFollow.refuseLinks(sqlite: path, place: .stateDatabase)
             let directory = (path as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
             var configuration = Configuration()
@@ -29,9 +27,7 @@ public final class AgentStateDatabase: Sendable {
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
             // Created here without following a link (O_NOFOLLOW; SQLite then opens the file that is there).
-            let fd = try NoFollow.open(path, flags: O_RDWR | O_CREAT, mode: 0o640, place: .stateDatabase)
-            fchmod(fd, 0o640)
-            Glibc.close(fd)
+            try NoFollow.createSQLiteFile(path, mode: 0o640, place: .stateDatabase)
             queue = try DatabaseQueue(path: path, configuration: configuration)
             try Self.migrator.migrate(queue)
         } catch StoreError.symbolicLink(let link, _) {
