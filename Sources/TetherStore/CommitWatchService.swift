@@ -16,9 +16,12 @@ public final class CommitWatchService: Sendable {
     /// The service of the process (the agent's partitions all use it).
     public static let shared = CommitWatchService()
 
-    /// Delays of the re-checks after a file event, in milliseconds (about 1 s in all). A commit
-    /// becomes visible only after the writer's fsync of the WAL, which raises no event of its own.
-    static let settleDelays: [Int] = [1, 2, 3, 4, 5, 5, 10, 10, 20, 40, 80, 160, 320, 400]
+    /// Delays of the re-checks after a file event (and after a watch starts), in milliseconds:
+    /// dense for about a second, then sparse until about 31 s. A commit becomes visible only
+    /// after the writer's fsync of the WAL, which raises no event of its own, and on a loaded
+    /// machine that fsync can take seconds; a commit still hidden after the last re-check is
+    /// noticed at the next event.
+    static let settleDelays: [Int] = [1, 2, 3, 4, 5, 5, 10, 10, 20, 40, 80, 160, 320, 400, 1000, 2000, 4000, 8000, 15000]
 
     struct Descriptors: Sendable {
         var inotify: Int32
@@ -42,7 +45,12 @@ public final class CommitWatchService: Sendable {
 
     /// Starts watching the store at `path`: `continuation` gets a notice after each commit
     /// (burst) from now on. Throws when the store cannot be read or inotify is unavailable.
-    func watch(path: String, continuation: AsyncStream<StoreCommit>.Continuation) throws(StoreError) -> UInt64 {
+    /// `readFingerprint` reads the fingerprint watching starts from (tests pass one that
+    /// predates a commit, as a read racing the commit's fsync would).
+    func watch(
+        path: String, continuation: AsyncStream<StoreCommit>.Continuation,
+        readFingerprint: (String) throws -> CommitProbe.Fingerprint = CommitProbe.read(path:)
+    ) throws(StoreError) -> UInt64 {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let base = url.lastPathComponent
@@ -52,7 +60,7 @@ public final class CommitWatchService: Sendable {
         }
         // The fingerprint when watching started: commits after this are all noticed.
         let initial: CommitProbe.Fingerprint
-        do { initial = try CommitProbe.read(path: path) } catch { throw StoreError.wrap(error, path: path) }
+        do { initial = try readFingerprint(path) } catch { throw StoreError.wrap(error, path: path) }
         let result: Result<UInt64, StoreError> = state.withLock { state in
             let descriptors: Descriptors
             if let running = state.descriptors {
@@ -73,6 +81,10 @@ public final class CommitWatchService: Sendable {
                 WatchedStore(
                     path: path, names: [base, base + "-wal", base + "-journal"], directory: wd, last: initial,
                     continuation: continuation))
+            // A commit whose WAL writes came before these watches but which became visible only
+            // after the fingerprint was read raises no event: the store re-checks from the start
+            // as after an event (a running thread is woken to take the new deadline).
+            state.watches.startSettling(id, at: .now)
             // After the directory's watch: a `-wal` created from now on is reported by it.
             if let error = Self.watchFiles(of: id, path: path, in: &state.watches, inotify: descriptors.inotify) {
                 for wd in state.watches.remove(id)?.unused ?? [] { _ = inotify_rm_watch(descriptors.inotify, wd) }
@@ -85,6 +97,9 @@ public final class CommitWatchService: Sendable {
                 let thread = Thread { [self] in run(descriptors) }
                 thread.name = "tether-notify"
                 thread.start()
+            } else {
+                var byte: UInt8 = 1
+                _ = Glibc.write(descriptors.wakeWrite, &byte, 1)
             }
             return .success(id)
         }

@@ -19,8 +19,9 @@ public struct StoreCommit: Sendable, Hashable {
 /// (``CommitProbe``). It yields only when the fingerprint moved, so checkpoints, rolled-back
 /// and content-free transactions never yield, while every captured application change (a new
 /// seq) and every agent apply, reset or metadata change does. Because a writer's last WAL write
-/// can precede the commit's visibility by its fsync, it re-checks with a backoff during about a
-/// second after an event (a commit whose fsync takes longer is noticed at the next event). Bursts
+/// can precede the commit's visibility by its fsync, it re-checks with a backoff during about 31
+/// seconds after an event, and after the watch starts (a commit whose fsync takes longer is
+/// noticed at the next event). Bursts
 /// coalesce: at most one notice is buffered. One store's events check only that store.
 ///
 /// One consumer at a time. The store stops being watched (its directory's watch is removed

@@ -90,6 +90,13 @@ struct WatchTable {
         return Array(stores.values)
     }
 
+    /// Starts store `id`'s re-checks as after an event (the first one due after the first delay).
+    mutating func startSettling(_ id: UInt64, at now: ContinuousClock.Instant) {
+        guard stores[id] != nil else { return }
+        stores[id]?.settleIndex = 0
+        stores[id]?.settleDeadline = now.advanced(by: .milliseconds(CommitWatchService.settleDelays[0]))
+    }
+
     /// The earliest re-check due, if any.
     var nextDeadline: ContinuousClock.Instant? { stores.values.compactMap(\.settleDeadline).min() }
 

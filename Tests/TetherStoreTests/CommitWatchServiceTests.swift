@@ -164,6 +164,30 @@ import TetherTestSupport
         }
     }
 
+    /// A commit that became visible only after watching started read its fingerprint, with its
+    /// WAL writes (the only file events it raises) before the watches existed: the re-checks a
+    /// watch starts with announce it, without any later event. (Seen in `make test` as an
+    /// upload that never came: the agent's session started watching while the application's
+    /// commit was in its fsync.)
+    @Test func aCommitHiddenWhenWatchingStartedIsAnnouncedWithoutAnotherEvent() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-watch")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        let before = try CommitProbe.read(path: store.path)
+        #expect(try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'x', NULL)").status == 0)
+        let service = CommitWatchService()
+        let (stream, continuation) = AsyncStream<StoreCommit>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = try service.watch(path: store.path, continuation: continuation) { _ in before }
+        let notices = NoticeRecorder()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { for await notice in stream { notices.record(notice) } }
+            try await eventually("the hidden commit announced", timeout: .seconds(5)) { notices.count == 1 }
+            group.cancelAll()
+            service.unwatch(id)
+        }
+        try store.close()
+    }
+
     /// The watcher's reads open and close a connection: as the only connection to the store,
     /// its closing must neither checkpoint nor delete the WAL (file events that would wake it
     /// again and again), nor create anything.
@@ -179,7 +203,7 @@ import TetherTestSupport
             #expect(try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'x', NULL)").status == 0)
             try await eventually("commit noticed", timeout: .seconds(2)) { notices.count == 1 }
             let clock = try #require(service.cpuClock)
-            // Past the re-checks (about a second), the thread must be asleep for good.
+            // Past the dense re-checks (about a second; the next is a second later), the thread sleeps.
             try await consistently("one notice only", for: .milliseconds(1200)) { notices.count == 1 }
             let before = cpuTime(clock)
             try await consistently("one notice only", for: .milliseconds(500)) { notices.count == 1 }
