@@ -3,7 +3,7 @@ public enum TetherVersion {
     /// The release, printed by every program's `--version`.
     public static let release = "0.1.0"
     /// The sync protocol version an agent announces in its hello.
-    public static let syncProtocol = 5
+    public static let syncProtocol = 6
     /// The first protocol version with flow control (`credit`, docs/protocol.md).
     public static let flowControl = 2
     /// The first protocol version whose binds carry the store's lineage (``StoreLineage``): the
@@ -15,6 +15,9 @@ public enum TetherVersion {
     /// The first protocol version with ready files (``ReadyFileRequest``, ``StateFileSlice``): a
     /// new store or a reset takes the partition's state as a store file the server built once.
     public static let readyFiles = 5
+    /// The first protocol version with device reports (``DeviceReport``): the server keeps a
+    /// ledger of its devices and what each says of its partitions.
+    public static let deviceReports = 6
 
     /// The protocol versions a server speaking `server` accepts: its own and the one before it,
     /// so that a fleet upgrades in stages, the server first (docs/contract.md: Versions and

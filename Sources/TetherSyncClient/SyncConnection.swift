@@ -71,6 +71,17 @@ public actor SyncConnection {
 
     public var isClosed: Bool { machine.state == .closed }
 
+    /// Sends a device report for the server's ledger (protocol 6; no answer). Sent only once
+    /// the server's welcome says the connection speaks a version with reports: before it, or
+    /// to an older server, nothing is sent and false is returned.
+    @discardableResult
+    public func report(_ report: DeviceReport) async throws -> Bool {
+        guard !isClosed else { throw SyncClientError.closed(closeReason) }
+        guard let welcome, welcome.protocolVersion >= TetherVersion.deviceReports else { return false }
+        try await send(.report(report))
+        return true
+    }
+
     /// Returns once the connection has ended (the server closed it, it broke, or ``close()``
     /// was answered), or when the waiting task is cancelled.
     public nonisolated func waitUntilClosed() async { await ended.wait() }

@@ -15,7 +15,7 @@ struct AdminCommand: AsyncParsableCommand {
         commandName: "admin",
         abstract: "Administer a running server.",
         subcommands: [
-            AdminStatus.self, AdminSnapshot.self, AdminRestore.self, AdminHealDone.self, AdminTerminateSync.self, AdminEnableSync.self,
+            AdminStatus.self, AdminDevices.self, AdminSnapshot.self, AdminRestore.self, AdminHealDone.self, AdminTerminateSync.self, AdminEnableSync.self,
             AdminRecovery.self, AdminSchema.self, AdminGrant.self, AdminRevoke.self, AdminBackup.self, AdminCompact.self,
         ])
 

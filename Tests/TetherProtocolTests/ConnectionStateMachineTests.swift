@@ -11,7 +11,7 @@ import TetherProtocol
         let messages: [(String, ClientMessage)] = [
             ("hello", Self.hello), ("badHello", .hello(Hello(protocolVersion: 99, software: "x"))),
             ("bind", .bind(Fixtures.bind)), ("upload", .upload(Fixtures.upload)), ("unbind", .unbind(7)), ("ping", .ping(5)),
-            ("heal", .heal(Fixtures.healChunk)),
+            ("heal", .heal(Fixtures.healChunk)), ("report", .report(DeviceReportWireTests.example)),
         ]
         let expected: [String: (Machine.State, [String])] = [
             "awaitingHello/hello": (.ready, ["send:welcome"]),
@@ -21,6 +21,7 @@ import TetherProtocol
             "awaitingHello/unbind": (.closed, ["send:error:109", "close"]),
             "awaitingHello/ping": (.closed, ["send:error:109", "close"]),
             "awaitingHello/heal": (.closed, ["send:error:109", "close"]),
+            "awaitingHello/report": (.closed, ["send:error:109", "close"]),
             "ready/hello": (.closed, ["send:error:109", "close"]),
             "ready/badHello": (.closed, ["send:error:109", "close"]),
             "ready/bind": (.ready, ["7:authorize"]),
@@ -28,9 +29,10 @@ import TetherProtocol
             "ready/unbind": (.closed, ["send:error:109", "close"]),
             "ready/ping": (.ready, ["send:pong"]),
             "ready/heal": (.closed, ["send:error:109", "close"]),
+            "ready/report": (.ready, ["record-report"]),
             "closed/hello": (.closed, []), "closed/badHello": (.closed, []), "closed/bind": (.closed, []),
             "closed/upload": (.closed, []), "closed/unbind": (.closed, []), "closed/ping": (.closed, []),
-            "closed/heal": (.closed, []),
+            "closed/heal": (.closed, []), "closed/report": (.closed, []),
         ]
         #expect(expected.count == Machine.State.allCases.count * messages.count)
         for state in Machine.State.allCases {
@@ -92,6 +94,25 @@ import TetherProtocol
             #expect(actions.map(summary) == ["send:error:109", "7:release", "close"])
             guard case .send(.error(let message)) = actions.first else { return }
             #expect(message.error.message.contains("sync protocol \(negotiated)"))
+            #expect(machine.state == .closed)
+        }
+    }
+
+    /// Protocol 6's device report is recorded (no answer) and leaves the sessions alone; on a
+    /// connection that negotiated protocol 5 it is a protocol violation (109).
+    @Test(arguments: [TetherVersion.deviceReports - 1, TetherVersion.deviceReports])
+    func reportNeedsProtocol6(negotiated: Int) {
+        var machine = Machine(protocolVersion: TetherVersion.deviceReports, software: "s")
+        _ = machine.received(.hello(Hello(protocolVersion: negotiated, software: "agent")))
+        _ = machine.received(.bind(Fixtures.bind))
+        _ = machine.sessionEvent(7, .bindAccepted(Fixtures.reply(), downloadAfter: Fixtures.version))
+        let actions = machine.received(.report(DeviceReportWireTests.example))
+        if negotiated >= TetherVersion.deviceReports {
+            #expect(actions == [.recordReport(DeviceReportWireTests.example)])
+            #expect(machine.sessionState(7) != nil)
+            #expect(machine.state == .ready)
+        } else {
+            #expect(actions.map(summary) == ["send:error:109", "7:release", "close"])
             #expect(machine.state == .closed)
         }
     }
@@ -169,6 +190,7 @@ import TetherProtocol
         case .send(let message): TetherProtocolTests.summary(message)
         case .session(let id, let action): "\(id):\(TetherProtocolTests.summary(action))"
         case .close: "close"
+        case .recordReport: "record-report"
         }
     }
 }

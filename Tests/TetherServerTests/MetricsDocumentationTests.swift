@@ -36,7 +36,8 @@ import TetherProtocol
         metrics.integrated(changes: 1, duration: .milliseconds(1))
         metrics.syncError(SyncErrorCode(211))
         let exposed = Self.names("tether_server_", in: metrics.exposition(.init(
-            connectedDevices: 1, boundSessions: 1, syncEnabled: true, partitionVersions: ["p": 1], stateDownloads: (1, 0))))
+            connectedDevices: 1, boundSessions: 1, syncEnabled: true, partitionVersions: ["p": 1], stateDownloads: (1, 0),
+            devices: DeviceCounts(byState: ["synced": 1]))))
         let documented = Self.documented("tether_server_", in: try Self.read("docs/server.md"))
         #expect(exposed == documented, "exposed but not documented: \(exposed.subtracting(documented)); documented but not exposed: \(documented.subtracting(exposed))")
         let agentDocumented = Self.documented("tether_agent_", in: try Self.read("docs/operations.md"))

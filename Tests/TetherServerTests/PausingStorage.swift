@@ -103,6 +103,14 @@ final class PausingStorage: ServerStorage, @unchecked Sendable {
         try await base.expireClientFiles(lastSeenBefore: cutoff, bound: bound, now: now)
     }
     func repairHistories() async throws -> [HistoryRepair] { try await base.repairHistories() }
+    func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws { try await base.recordDeviceReports(entries) }
+    func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry] { try await base.devices(query) }
+    func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts {
+        try await base.deviceCounts(staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+    }
+    func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int {
+        try await base.expireDevices(reportedBefore: cutoff, maxEntries: maxEntries)
+    }
     func historyProblems(of partition: PartitionName) async throws -> [String] { try await base.historyProblems(of: partition) }
     func backup(to path: String) async throws { try await base.backup(to: path) }
     func close() async throws { try await base.close() }

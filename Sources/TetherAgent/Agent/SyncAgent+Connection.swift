@@ -77,6 +77,8 @@ extension SyncAgent {
                 }
                 continuation.finish()
             }
+            // What this device says of its partitions, for the server's device ledger.
+            group.addTask { await self.reportLoop(connection) }
             self.markStarted()
             for await controller in added {
                 group.addTask { await controller.run(on: connection) }

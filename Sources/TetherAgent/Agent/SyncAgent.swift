@@ -32,6 +32,8 @@ public actor SyncAgent {
     var readySent = false
     /// Ends a reconnect backoff early (a reload) or the wait after a fatal connection error.
     nonisolated let connectionWake = WakeSignal()
+    /// Wakes the device report loop when a partition's status changed.
+    nonisolated let reportWake = WakeSignal()
     /// Connection events and last-synced times for `tetherctl metrics` and `metrics_textfile`.
     public nonisolated let metrics: AgentMetrics
     /// Every event, for `tetherctl events` and the error hook (docs/events.md).
@@ -181,7 +183,10 @@ extension SyncAgent: AgentContext {
         return text
     }
 
-    nonisolated func statusChanged() { statusSignal.yield() }
+    nonisolated func statusChanged() {
+        statusSignal.yield()
+        reportWake.signal()
+    }
 
     func connectionFailed(_ error: SyncError) async {
         guard SyncErrorReaction(error) == .stop, connectionStopped == nil else { return }

@@ -27,6 +27,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var metricsTextfile: String? = nil
     /// `[control]`: who may run the control socket's changing commands.
     public var control = ControlSettings()
+    /// `[device]`: the device's name in the server's ledger and how often it reports.
+    public var device = DeviceSettings()
 
     public var stateDatabasePath: String { stateDir + "/state.sqlite" }
     /// The last events, kept across restarts (``EventJournal``).
@@ -83,6 +85,7 @@ public struct AgentConfiguration: Sendable, Hashable {
         let reset = root.table("reset").map { buildReset($0, inheriting: resetDefaults) } ?? resetDefaults
         let events = root.table("events").map { buildEvents($0, inheriting: EventSettings()) } ?? EventSettings()
         let control = root.table("control").map(buildControl) ?? ControlSettings()
+        let device = DeviceSettings.parse(root.table("device"))
 
         var partitions: [PartitionSettings] = []
         var names: Set<PartitionName> = []
@@ -112,6 +115,7 @@ public struct AgentConfiguration: Sendable, Hashable {
         configuration.metricsTextfile = metricsTextfile
         configuration.events = events
         configuration.control = control
+        configuration.device = device
         return configuration
     }
 

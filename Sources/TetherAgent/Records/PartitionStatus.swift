@@ -36,6 +36,13 @@ public struct PartitionStatus: Sendable, Hashable {
     public var pendingResetReason: String?
     /// While bootstrapping a store or fetching the server's state for a reset.
     public var download: Progress?
+    /// The store's client file (its sync identity) as the server last confirmed it; 0 before.
+    public var clientFile: Int64 = 0
+    /// Since when changes have waited unsynced (seconds since the epoch): when the count last
+    /// rose from 0, or when the agent started with some; nil with none unsynced.
+    public var unsyncedSince: Double?
+    /// When the count of unsynced changes last fell (an upload acknowledged), in this run.
+    public var lastUploadAt: Double?
 
     public init(name: PartitionName, state: PartitionState) {
         self.name = name

@@ -74,9 +74,31 @@ public final class AgentStateDatabase: Sendable {
         try read { db in try String.fetchOne(db, sql: "SELECT value FROM agent WHERE key = 'machine'") }
     }
 
-    /// Records `machine` (nil forgets it).
+    /// The device's id in the server's ledger (32 hex digits), made at the first call and kept
+    /// until the machine's identity is forgotten (``recordMachine(_:)`` with nil, or a changed
+    /// machine id), so that a cloned image reports as a device of its own.
+    public func deviceID() throws(AgentStateError) -> String {
+        var id = ""
+        try write { db in
+            if let kept = try String.fetchOne(db, sql: "SELECT value FROM agent WHERE key = 'device'") {
+                id = kept
+                return
+            }
+            var generator = SystemRandomNumberGenerator()
+            id = (0..<16).map { _ in
+                let byte = UInt8.random(in: 0...255, using: &generator)
+                return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+            }.joined()
+            try db.execute(sql: "INSERT INTO agent (key, value) VALUES ('device', ?)", arguments: [id])
+        }
+        return id
+    }
+
+    /// Records `machine` (nil forgets it). The device id goes with a change of machine.
     public func recordMachine(_ machine: String?) throws(AgentStateError) {
         try write { db in
+            let recorded = try String.fetchOne(db, sql: "SELECT value FROM agent WHERE key = 'machine'")
+            if recorded != machine { try db.execute(sql: "DELETE FROM agent WHERE key = 'device'") }
             if let machine {
                 try db.execute(
                     sql: "INSERT INTO agent (key, value) VALUES ('machine', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

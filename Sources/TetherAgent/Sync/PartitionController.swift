@@ -216,7 +216,9 @@ actor PartitionController {
 
     /// Changes the figures; the machine learns whether the store caught up.
     func updateFigures(_ change: (inout PartitionStatus) -> Void) {
+        let unsyncedBefore = reporter.figures.unsyncedChanges
         change(&reporter.figures)
+        reporter.figures.noteUnsyncedChange(from: unsyncedBefore, at: Date().timeIntervalSince1970)
         figuresChanged()
     }
 

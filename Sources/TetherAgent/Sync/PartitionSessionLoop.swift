@@ -138,7 +138,10 @@ enum PartitionSessionLoop {
     ) async throws {
         controller.sessionEvent(.bound(stateFollows: reply.stateFollows))
         controller.boundElsewhere.bound()
-        controller.updateFigures { $0.latestServerVersion = reply.latestServerVersion.version }
+        controller.updateFigures {
+            $0.latestServerVersion = reply.latestServerVersion.version
+            $0.clientFile = reply.identity.id
+        }
         controller.session?.accepted(reply)
         if reply.stateFollows {
             controller.log.notice("bootstrapping \(controller.settings.name) from the server (version \(reply.latestServerVersion.version))")

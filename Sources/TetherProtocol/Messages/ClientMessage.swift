@@ -11,11 +11,14 @@ public enum ClientMessage: Sendable, Hashable {
     /// Healing (protocol 4): one chunk of the device's view of a restored partition's lost
     /// window (docs/protocol.md, `07` heal); the server answers with `healed`.
     case heal(HealChunk)
+    /// Device reports (protocol 6): what the device says of itself and its partitions, for
+    /// the server's device ledger (docs/protocol.md, `08` report). No answer.
+    case report(DeviceReport)
 
     /// The session a message concerns, nil for connection-level messages.
     public var session: SessionID? {
         switch self {
-        case .hello, .ping: nil
+        case .hello, .ping, .report: nil
         case .bind(let bind): bind.session
         case .upload(let upload): upload.session
         case .heal(let chunk): chunk.session
@@ -33,6 +36,7 @@ public enum ClientMessage: Sendable, Hashable {
         case .ping: "ping"
         case .credit: "credit"
         case .heal: "heal"
+        case .report: "report"
         }
     }
 }

@@ -5,8 +5,8 @@
 /// is not bound is a protocol violation (109): the connection-level error is sent and the
 /// connection closed. A hello with the server's protocol version or the one before it is
 /// welcomed in the version it announced (``negotiatedProtocolVersion``); any other gets 105.
-/// A message the negotiated version does not have (a `heal` on a protocol-3 connection) is
-/// a protocol violation too.
+/// A message the negotiated version does not have (a `heal` on a protocol-3 connection, a
+/// `report` on a protocol-5 one) is a protocol violation too.
 public struct ServerConnectionStateMachine: Sendable {
     public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case awaitingHello, ready, closed
@@ -17,6 +17,8 @@ public struct ServerConnectionStateMachine: Sendable {
         case send(ServerMessage)
         /// Act for one session (see ``ServerSessionStateMachine/Action``).
         case session(SessionID, ServerSessionStateMachine.Action)
+        /// Keep a device's report in the ledger (protocol 6), once its token is accepted.
+        case recordReport(DeviceReport)
         /// Close the connection (after the sends before it).
         case close
     }
@@ -87,6 +89,11 @@ public struct ServerConnectionStateMachine: Sendable {
             }
             guard sessions[chunk.session] != nil else { return fail(.badMessageOrder("heal", in: "unbound", session: chunk.session)) }
             return route(chunk.session, .healReceived(chunk))
+        case (.ready, .report(let report)):
+            guard let version = negotiatedProtocolVersion, version >= TetherVersion.deviceReports else {
+                return fail(.badMessageOrder("report", in: "speaking sync protocol \(negotiatedProtocolVersion ?? 0)"))
+            }
+            return [.recordReport(report)]
         }
     }
 

@@ -75,6 +75,9 @@ extension ClientMessage {
             w.byte(chunk.isFinal ? 1 : 0)
             chunk.unknown.encode(into: &w)
             chunk.rows.encode(into: &w)
+        case .report(let report):
+            w.byte(MessageType.report.rawValue)
+            report.encode(into: &w)
         }
         return w.bytes
     }
@@ -137,6 +140,8 @@ extension ClientMessage {
             message = .credit(session, messages: try r.int("credit", in: 1...ProtocolLimits.maxCreditGrant))
         case .heal:
             message = .heal(try Self.decodeHeal(&r))
+        case .report:
+            message = .report(try DeviceReport.decode(&r))
         default:
             throw .unknownMessageType(typeByte)
         }

@@ -8,6 +8,7 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case ping = 0x05
     case credit = 0x06
     case heal = 0x07
+    case report = 0x08
 
     case welcome = 0x81
     case bound = 0x82

@@ -30,4 +30,12 @@ public enum ProtocolLimits {
     /// Unacknowledged upload ranges one bind may list (protocol 3, ``StoreLineage``); a store
     /// keeps at most this many, the newest.
     public static let maxSentRanges = 1024
+    /// A device report (protocol 6): its device id, its name and release, the partitions it
+    /// lists, the states, outcomes and reasons it names, and the outcomes per partition.
+    public static let maxDeviceIDBytes = 64
+    public static let maxDeviceNameBytes = 255
+    public static let maxReportEntries = 1024
+    public static let maxReportWordBytes = 64
+    public static let maxReportReasonBytes = 1024
+    public static let maxReportOutcomes = 16
 }

@@ -40,6 +40,15 @@ public struct AdminClient: Sendable {
 
     public func status() async throws -> AdminAPI.Status { try await call(.GET, "status") }
 
+    /// The device ledger; `staleSeconds` keeps the devices not reported for that long.
+    public func devices(partition: String? = nil, state: String? = nil, staleSeconds: Int? = nil) async throws -> AdminAPI.Devices {
+        var query: [String] = []
+        if let partition { query.append("partition=\(Self.escape(partition))") }
+        if let state { query.append("state=\(Self.escape(state))") }
+        if let staleSeconds { query.append("stale_seconds=\(staleSeconds)") }
+        return try await call(.GET, query.isEmpty ? "devices" : "devices?" + query.joined(separator: "&"))
+    }
+
     public func snapshot(_ partition: String) async throws -> AdminAPI.Snapshot {
         try await call(.POST, "partitions/\(Self.escape(partition))/snapshot")
     }

@@ -14,6 +14,7 @@ extension AdminAPI.Recovery: ResponseEncodable {}
 extension AdminAPI.SchemaApplied: ResponseEncodable {}
 extension AdminAPI.GrantChanged: ResponseEncodable {}
 extension AdminAPI.Compacted: ResponseEncodable {}
+extension AdminAPI.Devices: ResponseEncodable {}
 
 /// The `/admin` HTTP API (docs/server.md): JSON in and out, `Authorization: Bearer <admin token>`.
 struct AdminRoutes<Context: RequestContext> {
@@ -23,6 +24,16 @@ struct AdminRoutes<Context: RequestContext> {
     func register(on router: Router<Context>) {
         let admin = router.group("admin").add(middleware: AdminAuthMiddleware<Context>(policy: control.policy))
         admin.get("status") { _, _ in try await control.status() }
+        admin.get("devices") { request, _ in
+            let query = request.uri.queryParameters
+            var stale: Int? = nil
+            if let text = query["stale_seconds"] {
+                guard let seconds = Int(text), seconds >= 0 else { throw AdminError(.badRequest, "stale_seconds must be a number of seconds") }
+                stale = seconds
+            }
+            return try await control.devices(
+                partition: query["partition"].map(String.init), state: query["state"].map(String.init), staleSeconds: stale)
+        }
         admin.post("partitions/:partition/snapshot") { _, context in
             try await control.snapshot(try context.parameters.require("partition"))
         }

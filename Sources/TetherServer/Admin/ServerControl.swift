@@ -217,6 +217,14 @@ public final class ServerControl: Sendable {
                 "client_files": "\(removed)",
             ])
         }
+        // The device ledger expires with them, and keeps to its bound.
+        let devices = try await storage.expireDevices(
+            reportedBefore: at.addingTimeInterval(-historyHorizon), maxEntries: configuration.devices.maxEntries)
+        if devices > 0 {
+            logger.notice("device ledger entries expired (history_horizon_days, [devices] max_entries)", metadata: [
+                "entries": "\(devices)",
+            ])
+        }
         return removed
     }
 

@@ -180,7 +180,8 @@ public enum ServerApp {
         let service = SyncService(
             storage: storage, hub: hub, policy: policy, bus: bus, now: options.now, logger: logger,
             globPartitionsPerUser: configuration.limits.globPartitionsPerUser,
-            readyFiles: readyFiles.enabled ? ReadyFileCache(settings: readyFiles, logger: logger) : nil)
+            readyFiles: readyFiles.enabled ? ReadyFileCache(settings: readyFiles, logger: logger) : nil,
+            devices: configuration.devices)
         let versions = try await storage.latestVersions()
         service.summary.replace(with: versions)
         // Where each partition's history ended when this process started: the restore point of

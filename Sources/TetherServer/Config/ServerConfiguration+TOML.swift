@@ -72,6 +72,7 @@ extension ServerConfiguration {
         let limits = root.table("limits").map(ConnectionLimits.parse) ?? ConnectionLimits()
         let devicesAhead = root.table("history")?.enumeration("devices_ahead", RestoreMode.self) ?? .heal
         let readyFiles = ReadyFileSettings.parse(root.table("ready_files"), dataDirectory: dataDirectory)
+        let devices = DeviceLedgerSettings.parse(root.table("devices"))
 
         try parser.finish()
         var configuration = ServerConfiguration(
@@ -84,6 +85,7 @@ extension ServerConfiguration {
         configuration.limits = limits
         configuration.devicesAhead = devicesAhead
         configuration.readyFiles = readyFiles
+        configuration.devices = devices
         return configuration
     }
 }

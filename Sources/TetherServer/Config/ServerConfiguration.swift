@@ -62,6 +62,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// `[ready_files]`: states served as store files built once per version (nil until parsed:
     /// the default under `data_dir`).
     public var readyFiles: ReadyFileSettings? = nil
+    /// `[devices]`: the device ledger's stale and wedged ages and its bound.
+    public var devices = DeviceLedgerSettings()
 
     /// `[ready_files]` as configured, or its defaults.
     public var readyFileSettings: ReadyFileSettings { readyFiles ?? ReadyFileSettings(dataDirectory: dataDirectory) }

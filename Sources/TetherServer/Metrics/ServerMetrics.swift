@@ -117,10 +117,13 @@ public final class ServerMetrics: Sendable {
         public var partitionVersions: [String: Int64]
         /// PostgreSQL: state downloads reading and waiting for a slot (nil on SQLite).
         public var stateDownloads: (reading: Int, waiting: Int)?
+        /// The device ledger's counts (nil when the storage could not answer).
+        public var devices: DeviceCounts?
         public init(
             connectedDevices: Int, boundSessions: Int, syncEnabled: Bool, partitionVersions: [String: Int64],
-            stateDownloads: (reading: Int, waiting: Int)? = nil
+            stateDownloads: (reading: Int, waiting: Int)? = nil, devices: DeviceCounts? = nil
         ) {
+            self.devices = devices
             self.connectedDevices = connectedDevices
             self.boundSessions = boundSessions
             self.syncEnabled = syncEnabled
@@ -142,8 +145,19 @@ public final class ServerMetrics: Sendable {
             gauge("tether_server_state_downloads", [("state", "reading")]).set(to: Double(downloads.reading))
             gauge("tether_server_state_downloads", [("state", "waiting")]).set(to: Double(downloads.waiting))
         }
+        if let devices = snapshot.devices {
+            // Every state an agent has, present at 0 too, so that an alert on one sees it go away.
+            for state in Set(Self.deviceStates).union(devices.byState.keys) {
+                gauge("tether_server_devices", [("state", state)]).set(to: Double(devices.byState[state] ?? 0))
+            }
+            gauge("tether_server_devices_stale").set(to: Double(devices.staleDevices))
+            gauge("tether_server_devices_wedged").set(to: Double(devices.wedged))
+        }
         return registry.emitToString()
     }
+
+    /// The states an agent reports (docs/operations.md, "States").
+    static let deviceStates = ["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
 
     private func gauge(_ name: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
         registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: Self.help[name] ?? ""), labels: labels)
@@ -156,6 +170,10 @@ public final class ServerMetrics: Sendable {
         "tether_server_partition_version": "The partition's latest server version",
         "tether_server_state_downloads": "PostgreSQL: state downloads reading, and waiting for a slot (max_state_downloads)",
         "tether_server_unauthenticated_bytes": "Bytes read from sync-listener connections that have not authenticated yet ([limits])",
+        "tether_server_devices": "Device ledger entries (a device and a partition) by the state last reported",
+        "tether_server_devices_stale": "Devices whose last report is older than [devices] stale_after_seconds",
+        "tether_server_devices_wedged":
+            "Ledger entries whose unsynced changes have waited longer than [devices] wedged_after_seconds with no upload acknowledged",
     ]
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {

@@ -148,6 +148,21 @@ extension PostgresServerStorage {
                 PRIMARY KEY(partition_id, contribution, tbl, key))
             """,
         ]),
+        // The device ledger (issue 37; docs/server.md, "Device ledger"): each device's last
+        // report for each partition.
+        (5, [
+            """
+            CREATE TABLE device_reports(
+                device_id text COLLATE "C" NOT NULL, partition text COLLATE "C" NOT NULL,
+                device_name text NOT NULL, user_name text NOT NULL, release text NOT NULL, state text NOT NULL,
+                server_version bigint NOT NULL, client_file bigint NOT NULL, unsynced bigint NOT NULL,
+                unsynced_since double precision, last_upload_at double precision, last_error_code bigint,
+                last_error_at double precision, resets text NOT NULL, pending_reset text,
+                reported_at double precision NOT NULL,
+                PRIMARY KEY(device_id, partition))
+            """,
+            "CREATE INDEX device_reports_reported ON device_reports(reported_at)",
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

@@ -110,6 +110,20 @@ extension SQLiteServerStorage {
                     PRIMARY KEY(partition_id, contribution, tbl, key)) WITHOUT ROWID;
                 """)
         }
+        // The device ledger (issue 37; docs/server.md, "Device ledger"): each device's last
+        // report for each partition.
+        migrator.registerMigration("v4: device ledger") { db in
+            try db.execute(sql: """
+                CREATE TABLE device_reports(
+                    device_id TEXT NOT NULL, partition TEXT NOT NULL,
+                    device_name TEXT NOT NULL, user_name TEXT NOT NULL, release TEXT NOT NULL, state TEXT NOT NULL,
+                    server_version INTEGER NOT NULL, client_file INTEGER NOT NULL, unsynced INTEGER NOT NULL,
+                    unsynced_since REAL, last_upload_at REAL, last_error_code INTEGER, last_error_at REAL,
+                    resets TEXT NOT NULL, pending_reset TEXT, reported_at REAL NOT NULL,
+                    PRIMARY KEY(device_id, partition)) WITHOUT ROWID;
+                CREATE INDEX device_reports_reported ON device_reports(reported_at);
+                """)
+        }
         return migrator
     }
 }

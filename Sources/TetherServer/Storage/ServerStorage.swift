@@ -5,7 +5,7 @@ public import TetherProtocol
 /// ``SQLiteServerStorage`` and ``PostgresServerStorage``. The rules they share are written once
 /// (``UploadSequencing``, ``HistoryInvariant``, ``PartitionRules``, ``ServerFlags/metaRows``),
 /// so each keeps only its SQL. Every method that returns has committed (and fsynced) its changes.
-public protocol ServerStorage: Sendable {
+public protocol ServerStorage: DeviceLedgerStorage {
     // Server-wide state.
     func flags() async throws -> ServerFlags
     func setFlags(_ flags: ServerFlags) async throws

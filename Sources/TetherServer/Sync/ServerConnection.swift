@@ -15,6 +15,8 @@ actor ServerConnection {
         case integrate(Upload, BoundSession)
         case heal(HealChunk, BoundSession)
         case stream(SessionStreamer)
+        /// A device report the connection's allowance let through (``ReportAllowance``).
+        case report(DeviceReport)
         case close
     }
 
@@ -24,6 +26,7 @@ actor ServerConnection {
     let logger: Logger
     private var machine: ServerConnectionStateMachine
     private var sessions = ServerSessionTable()
+    private var reports = ReportAllowance()
 
     init(id: UInt64, service: SyncService, writer: WebSocketOutboundWriter, logger: Logger) {
         self.id = id
@@ -105,6 +108,14 @@ actor ServerConnection {
                 await send(message)
             case .close:
                 work.append(.close)
+            case .recordReport(let report):
+                if reports.allow(at: .now) {
+                    work.append(.report(report))
+                } else if reports.dropped == 1 {
+                    logger.notice("device reports arrive faster than one a second: the excess is dropped", metadata: [
+                        "device": "\(report.deviceID)"
+                    ])
+                }
             case .session(let id, let sessionAction):
                 switch sessionAction {
                 case .authorizeBind(let request):

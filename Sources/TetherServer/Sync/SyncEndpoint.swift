@@ -111,6 +111,8 @@ public struct SyncEndpoint: Sendable {
                 }
             case .stream(let streamer):
                 outcome.streamers.append(streamer)
+            case .report(let report):
+                if await service.recordReport(report) { gate.authenticated() }
             }
         }
         return outcome

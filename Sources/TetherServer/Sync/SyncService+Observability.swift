@@ -22,7 +22,8 @@ extension SyncService {
             boundSessions: await hub.sessionCounts().values.reduce(0, +),
             syncEnabled: !(await policy.snapshot.flags.syncTerminated),
             partitionVersions: summary.all,
-            stateDownloads: storage.stateDownloads)
+            stateDownloads: storage.stateDownloads,
+            devices: await deviceCounts())
     }
 
     static func oneLine(_ error: any Error) -> String {

@@ -25,13 +25,17 @@ public final class SyncService: Sendable {
     public let headsAtStart = HeadsAtStart()
     /// This instance's ready files (nil: states go as rows).
     public let readyFiles: ReadyFileCache?
+    /// `[devices]`: the ledger's ages for the metrics.
+    public let devices: DeviceLedgerSettings
 
     public init(
         storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
         now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics(),
-        globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser, readyFiles: ReadyFileCache? = nil
+        globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser, readyFiles: ReadyFileCache? = nil,
+        devices: DeviceLedgerSettings = DeviceLedgerSettings()
     ) {
         self.readyFiles = readyFiles
+        self.devices = devices
         self.globPartitionsPerUser = globPartitionsPerUser
         self.fence = RebindFence(hub: hub)
         self.storage = storage

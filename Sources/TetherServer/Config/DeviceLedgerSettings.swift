@@ -1,0 +1,27 @@
+import TetherTOML
+
+/// `[devices]` of `tether-server.toml` (docs/server.md, "Device ledger"): when a device counts
+/// as stale or wedged in the metrics, and how many ledger entries are kept.
+public struct DeviceLedgerSettings: Sendable, Hashable {
+    /// `stale_after_seconds`: a device whose last report is older counts in
+    /// `tether_server_devices_stale` (default one day).
+    public var staleAfterSeconds = 86_400
+    /// `wedged_after_seconds`: an entry whose unsynced changes have waited longer, with no
+    /// upload acknowledged meanwhile, counts in `tether_server_devices_wedged` (default 15 min).
+    public var wedgedAfterSeconds = 900
+    /// `max_entries`: ledger entries (device and partition) kept at most; the least recently
+    /// reported go first at each housekeeping run (default 100,000).
+    public var maxEntries = 100_000
+
+    public init() {}
+
+    /// Reads `[devices]`; absent keys keep their defaults.
+    static func parse(_ table: ConfigTable?) -> DeviceLedgerSettings {
+        var settings = DeviceLedgerSettings()
+        guard let table else { return settings }
+        if let value = table.integer("stale_after_seconds", range: 60...31_536_000) { settings.staleAfterSeconds = value }
+        if let value = table.integer("wedged_after_seconds", range: 10...31_536_000) { settings.wedgedAfterSeconds = value }
+        if let value = table.integer("max_entries", range: 1...100_000_000) { settings.maxEntries = value }
+        return settings
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+public import TetherProtocol
+
+/// The device ledger (docs/server.md, "Device ledger"): the last report of every device for
+/// every partition it syncs, kept by both storages, shared by the instances of one
+/// PostgreSQL, bounded and expiring with the client files.
+public protocol DeviceLedgerStorage: Sendable {
+    /// Keeps `entries` as the devices' last reports (one row per device and partition).
+    func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws
+    /// The entries matching `query`, most recently reported first.
+    func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry]
+    /// Counts for the metrics: entries by state, stale and wedged ones.
+    func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts
+    /// Removes the entries reported before `cutoff`, then the oldest beyond `maxEntries`;
+    /// returns how many went.
+    func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int
+}
+
+/// One device's last report for one partition, with the server's times.
+public struct DeviceLedgerEntry: Sendable, Hashable, Codable {
+    public var deviceID: String
+    public var deviceName: String
+    /// The user whose token the report came with.
+    public var user: String
+    public var release: String
+    public var partition: String
+    public var state: String
+    public var serverVersion: Int64
+    public var clientFile: Int64
+    public var unsyncedChanges: Int64
+    /// Since when the oldest unsynced change has waited (nil: none unsynced).
+    public var unsyncedSince: Date?
+    /// When the server last acknowledged one of its uploads, as the device counted.
+    public var lastUploadAt: Date?
+    public var lastErrorCode: Int64?
+    public var lastErrorAt: Date?
+    /// Resets so far, by outcome.
+    public var resets: [String: Int64]
+    /// Why a reset waits for an operator or for access; nil when none does.
+    public var pendingReset: String?
+    /// When the server received the report.
+    public var reportedAt: Date
+
+    public init(
+        deviceID: String, deviceName: String, user: String, release: String, partition: String, state: String,
+        serverVersion: Int64 = 0, clientFile: Int64 = 0, unsyncedChanges: Int64 = 0, unsyncedSince: Date? = nil,
+        lastUploadAt: Date? = nil, lastErrorCode: Int64? = nil, lastErrorAt: Date? = nil, resets: [String: Int64] = [:],
+        pendingReset: String? = nil, reportedAt: Date
+    ) {
+        self.deviceID = deviceID
+        self.deviceName = deviceName
+        self.user = user
+        self.release = release
+        self.partition = partition
+        self.state = state
+        self.serverVersion = serverVersion
+        self.clientFile = clientFile
+        self.unsyncedChanges = unsyncedChanges
+        self.unsyncedSince = unsyncedSince
+        self.lastUploadAt = lastUploadAt
+        self.lastErrorCode = lastErrorCode
+        self.lastErrorAt = lastErrorAt
+        self.resets = resets
+        self.pendingReset = pendingReset
+        self.reportedAt = reportedAt
+    }
+
+    /// The entries of `report` as received at `now` from `user`: the device's ages become times.
+    public static func entries(of report: DeviceReport, user: String, receivedAt now: Date) -> [DeviceLedgerEntry] {
+        report.entries.map { entry in
+            DeviceLedgerEntry(
+                deviceID: report.deviceID, deviceName: report.deviceName, user: user, release: report.release,
+                partition: entry.partition, state: entry.state, serverVersion: entry.serverVersion, clientFile: entry.clientFile,
+                unsyncedChanges: entry.unsyncedChanges, unsyncedSince: entry.unsyncedFor.map { now - TimeInterval($0) },
+                lastUploadAt: entry.lastUploadAgo.map { now - TimeInterval($0) }, lastErrorCode: entry.lastError?.code,
+                lastErrorAt: entry.lastError.map { now - TimeInterval($0.ago) }, resets: entry.resets,
+                pendingReset: entry.pendingReset, reportedAt: now)
+        }
+    }
+
+    /// Whether it counts as wedged at `cutoff`: changes unsynced since before it, and no upload
+    /// acknowledged since then either.
+    public func isWedged(before cutoff: Date) -> Bool {
+        guard unsyncedChanges > 0, let since = unsyncedSince, since < cutoff else { return false }
+        return (lastUploadAt ?? .distantPast) < cutoff
+    }
+
+    /// The resets as stored (JSON object, keys sorted).
+    var resetsJSON: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(resets)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    static func resets(fromJSON text: String) -> [String: Int64] {
+        (try? JSONDecoder().decode([String: Int64].self, from: Data(text.utf8))) ?? [:]
+    }
+}
+
+/// Which ledger entries `admin devices` lists.
+public struct DeviceQuery: Sendable, Hashable {
+    public var partition: String?
+    public var state: String?
+    /// Only entries reported before this (`--stale`).
+    public var reportedBefore: Date?
+    public var limit: Int
+
+    public init(partition: String? = nil, state: String? = nil, reportedBefore: Date? = nil, limit: Int = 10_000) {
+        self.partition = partition
+        self.state = state
+        self.reportedBefore = reportedBefore
+        self.limit = limit
+    }
+}
+
+/// What the metrics show of the ledger: no device names, only counts.
+public struct DeviceCounts: Sendable, Hashable {
+    /// Entries (device and partition) by the state last reported.
+    public var byState: [String: Int]
+    /// Devices whose last report is older than the stale age.
+    public var staleDevices: Int
+    /// Entries whose unsynced changes have waited longer than the wedged age without an upload.
+    public var wedged: Int
+
+    public init(byState: [String: Int] = [:], staleDevices: Int = 0, wedged: Int = 0) {
+        self.byState = byState
+        self.staleDevices = staleDevices
+        self.wedged = wedged
+    }
+}

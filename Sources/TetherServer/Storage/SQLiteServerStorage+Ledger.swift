@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+
+extension SQLiteServerStorage {
+    public func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws {
+        guard !entries.isEmpty else { return }
+        try await pool.write { db in
+            let statement = try db.cachedStatement(sql: Self.upsertDeviceSQL)
+            for entry in entries {
+                try statement.execute(arguments: [
+                    entry.deviceID, entry.partition, entry.deviceName, entry.user, entry.release, entry.state, entry.serverVersion,
+                    entry.clientFile, entry.unsyncedChanges, entry.unsyncedSince?.timeIntervalSince1970,
+                    entry.lastUploadAt?.timeIntervalSince1970, entry.lastErrorCode, entry.lastErrorAt?.timeIntervalSince1970,
+                    entry.resetsJSON, entry.pendingReset, entry.reportedAt.timeIntervalSince1970,
+                ])
+            }
+        }
+    }
+
+    public func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry] {
+        try await pool.read { db in
+            var conditions: [String] = []
+            var arguments: [(any DatabaseValueConvertible)?] = []
+            if let partition = query.partition {
+                conditions.append("partition = ?")
+                arguments.append(partition)
+            }
+            if let state = query.state {
+                conditions.append("state = ?")
+                arguments.append(state)
+            }
+            if let before = query.reportedBefore {
+                conditions.append("reported_at < ?")
+                arguments.append(before.timeIntervalSince1970)
+            }
+            arguments.append(query.limit)
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            return try Row.fetchAll(
+                db, sql: "SELECT * FROM device_reports \(filter) ORDER BY reported_at DESC, device_id, partition LIMIT ?",
+                arguments: StatementArguments(arguments)
+            ).map(Self.deviceEntry)
+        }
+    }
+
+    public func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts {
+        try await pool.read { db in
+            var counts = DeviceCounts()
+            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM device_reports GROUP BY state") {
+                counts.byState[row["state"]] = row["n"]
+            }
+            counts.staleDevices =
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM (SELECT device_id FROM device_reports GROUP BY device_id HAVING max(reported_at) < ?)",
+                    arguments: [staleBefore.timeIntervalSince1970]) ?? 0
+            let cutoff = wedgedBefore.timeIntervalSince1970
+            counts.wedged =
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM device_reports WHERE \(Self.wedgedCondition)", arguments: [cutoff, cutoff]) ?? 0
+            return counts
+        }
+    }
+
+    public func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM device_reports WHERE reported_at < ?", arguments: [cutoff.timeIntervalSince1970])
+            var removed = db.changesCount
+            try db.execute(
+                sql: """
+                    DELETE FROM device_reports WHERE (device_id, partition) IN (
+                        SELECT device_id, partition FROM device_reports ORDER BY reported_at DESC LIMIT -1 OFFSET ?)
+                    """,
+                arguments: [maxEntries])
+            removed += db.changesCount
+            return removed
+        }
+    }
+
+    static let upsertDeviceSQL = """
+        INSERT INTO device_reports(
+            device_id, partition, device_name, user_name, release, state, server_version, client_file, unsynced,
+            unsynced_since, last_upload_at, last_error_code, last_error_at, resets, pending_reset, reported_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(device_id, partition) DO UPDATE SET
+            device_name = excluded.device_name, user_name = excluded.user_name, release = excluded.release,
+            state = excluded.state, server_version = excluded.server_version, client_file = excluded.client_file,
+            unsynced = excluded.unsynced, unsynced_since = excluded.unsynced_since, last_upload_at = excluded.last_upload_at,
+            last_error_code = excluded.last_error_code, last_error_at = excluded.last_error_at, resets = excluded.resets,
+            pending_reset = excluded.pending_reset, reported_at = excluded.reported_at
+        """
+
+    /// ``DeviceLedgerEntry/isWedged(before:)`` in SQL (both storages), with the cutoff bound twice.
+    static let wedgedCondition =
+        "unsynced > 0 AND unsynced_since IS NOT NULL AND unsynced_since < ? AND coalesce(last_upload_at, 0) < ?"
+
+    static func deviceEntry(_ row: Row) -> DeviceLedgerEntry {
+        DeviceLedgerEntry(
+            deviceID: row["device_id"], deviceName: row["device_name"], user: row["user_name"], release: row["release"],
+            partition: row["partition"], state: row["state"], serverVersion: row["server_version"], clientFile: row["client_file"],
+            unsyncedChanges: row["unsynced"], unsyncedSince: (row["unsynced_since"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            lastUploadAt: (row["last_upload_at"] as Double?).map(Date.init(timeIntervalSince1970:)), lastErrorCode: row["last_error_code"],
+            lastErrorAt: (row["last_error_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            resets: DeviceLedgerEntry.resets(fromJSON: row["resets"]), pendingReset: row["pending_reset"],
+            reportedAt: Date(timeIntervalSince1970: row["reported_at"]))
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import TetherServer
+
+/// `tether-server admin devices`: the device ledger (docs/server.md, "Device ledger").
+struct AdminDevices: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices",
+        abstract: "Devices and what each last reported of its partitions (state, unsynced changes, errors, resets).")
+    @ParentCommand var admin: AdminCommand
+
+    @Option(name: .long, help: "Only this partition.")
+    var partition: String?
+
+    @Option(name: .long, help: "Only devices not heard from for this long (90s, 30m, 24h, 7d).")
+    var stale: String?
+
+    @Option(name: .long, help: "Only this state (synced, syncing, offline, paused, reset-pending, resetting, stopped, connecting).")
+    var state: String?
+
+    func validate() throws {
+        if let stale, Self.seconds(stale) == nil {
+            throw ValidationError("--stale: \(stale.debugDescription) is not a duration such as 90s, 30m, 24h or 7d")
+        }
+        if let state, !Self.states.contains(state) {
+            throw ValidationError("--state: \(state.debugDescription) is not one of \(Self.states.joined(separator: " "))")
+        }
+    }
+
+    func run() async throws {
+        let staleSeconds = stale.flatMap(Self.seconds)
+        try await admin.perform({ try await $0.devices(partition: partition, state: state, staleSeconds: staleSeconds) }) { list in
+            Self.table(list)
+        }
+    }
+
+    static let states = ["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
+
+    /// `90`, `90s`, `30m`, `24h`, `7d` in seconds; nil for anything else.
+    static func seconds(_ text: String) -> Int? {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        guard let last = text.last else { return nil }
+        let (digits, unit) = units[last].map { (text.dropLast(), $0) } ?? (Substring(text), 1)
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let value = Int(digits), value >= 0, value <= Int(Int32.max) else { return nil }
+        return value * unit
+    }
+
+    /// One line per device and partition; stale and wedged ones marked.
+    static func table(_ list: AdminAPI.Devices) -> String {
+        guard !list.devices.isEmpty else { return "no devices have reported yet" }
+        var lines = [row(["DEVICE", "ID", "PARTITION", "STATE", "UNSYNCED", "WAITING", "SEEN", "LAST_ERROR", "RESETS", "RELEASE", "FLAGS"])]
+        let now = Date()
+        for d in list.devices {
+            let waiting = d.unsyncedSince.flatMap { try? Date($0, strategy: .iso8601) }.map { age(now.timeIntervalSince($0)) } ?? "-"
+            let error = d.lastErrorCode.map { code in
+                "\(code)" + (d.lastErrorAt.flatMap { try? Date($0, strategy: .iso8601) }.map { " " + age(now.timeIntervalSince($0)) + " ago" } ?? "")
+            } ?? "-"
+            let resets = d.resets.isEmpty ? "-" : d.resets.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+            let flags = [d.stale ? "stale" : nil, d.wedged ? "wedged" : nil, d.pendingReset.map { "pending: \($0)" }].compactMap { $0 }
+            lines.append(row([
+                d.deviceName, String(d.deviceID.prefix(8)), d.partition, d.state, "\(d.unsyncedChanges)", waiting,
+                age(Double(d.reportedSecondsAgo)) + " ago", error, resets, d.release, flags.isEmpty ? "-" : flags.joined(separator: "; "),
+            ]))
+        }
+        if list.truncated { lines.append("(the first \(list.devices.count) only: narrow with --partition, --state or --stale)") }
+        return lines.joined(separator: "\n")
+    }
+
+    static func age(_ seconds: Double) -> String {
+        let s = Int(max(0, seconds))
+        if s < 120 { return "\(s)s" }
+        if s < 7200 { return "\(s / 60)m" }
+        if s < 172_800 { return "\(s / 3600)h" }
+        return "\(s / 86400)d"
+    }
+
+    static func row(_ cells: [String]) -> String {
+        let widths = [20, 9, 16, 14, 9, 8, 9, 14, 16, 8, 0]
+        return zip(cells, widths).map { $0.padding(toLength: max($1, $0.count + 1), withPad: " ", startingAt: 0) }
+            .joined().trimmingCharacters(in: .whitespaces)
+    }
+}

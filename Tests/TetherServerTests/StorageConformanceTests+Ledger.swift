@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import TetherProtocol
+import TetherTestTraits
+@testable import TetherServer
+
+/// The device ledger, the same on both storages.
+extension StorageConformanceTests {
+    static func entry(_ device: String, _ partition: String, state: String = "synced", at: Date) -> DeviceLedgerEntry {
+        DeviceLedgerEntry(
+            deviceID: device, deviceName: "name of \(device)", user: "alice", release: "0.1.0", partition: partition, state: state,
+            reportedAt: at)
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func theLedgerKeepsTheLastReportPerDeviceAndPartition(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            #expect(try await storage.devices(DeviceQuery()).isEmpty)
+            var first = Self.entry("d1", "p", state: "syncing", at: now.addingTimeInterval(-60))
+            first.unsyncedChanges = 3
+            first.unsyncedSince = Date(timeIntervalSince1970: 1_800_000_000.5)
+            first.lastErrorCode = 211
+            first.lastErrorAt = Date(timeIntervalSince1970: 1_800_000_100)
+            first.resets = ["recovered": 2, "discarded": 1]
+            first.pendingReset = "manual mode"
+            try await storage.recordDeviceReports([first, Self.entry("d2", "p", at: now.addingTimeInterval(-7200))])
+            #expect(try await storage.devices(DeviceQuery()) == [first, Self.entry("d2", "p", at: now.addingTimeInterval(-7200))])
+            // A later report replaces the device's entry for that partition only.
+            let second = Self.entry("d1", "p", state: "reset-pending", at: now)
+            try await storage.recordDeviceReports([second, Self.entry("d1", "q", at: now)])
+            #expect(try await storage.devices(DeviceQuery(partition: "p")).map(\.deviceID) == ["d1", "d2"])
+            #expect(try await storage.devices(DeviceQuery(partition: "p")).first == second)
+            #expect(try await storage.devices(DeviceQuery(state: "reset-pending")) == [second])
+            #expect(try await storage.devices(DeviceQuery(reportedBefore: now.addingTimeInterval(-3600))).map(\.deviceID) == ["d2"])
+            #expect(try await storage.devices(DeviceQuery(limit: 1)).count == 1)
+        }
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func theLedgerCountsStatesStaleDevicesAndWedgedEntries(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            var wedged = Self.entry("d1", "p", state: "syncing", at: now)
+            wedged.unsyncedChanges = 4
+            wedged.unsyncedSince = now.addingTimeInterval(-3600)
+            var moving = wedged
+            moving.partition = "q"
+            moving.lastUploadAt = now.addingTimeInterval(-60)
+            try await storage.recordDeviceReports([
+                wedged, moving, Self.entry("d2", "p", at: now.addingTimeInterval(-2 * 86400)),
+                Self.entry("d2", "q", state: "reset-pending", at: now.addingTimeInterval(-3 * 86400)),
+            ])
+            let counts = try await storage.deviceCounts(staleBefore: now.addingTimeInterval(-86400), wedgedBefore: now.addingTimeInterval(-900))
+            #expect(counts == DeviceCounts(byState: ["syncing": 2, "synced": 1, "reset-pending": 1], staleDevices: 1, wedged: 1))
+            #expect(wedged.isWedged(before: now.addingTimeInterval(-900)) && !moving.isWedged(before: now.addingTimeInterval(-900)))
+        }
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func theLedgerExpiresOldEntriesAndKeepsToItsBound(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            try await storage.recordDeviceReports((0..<5).map { Self.entry("d\($0)", "p", at: now.addingTimeInterval(-Double($0) * 86400)) })
+            // d4 is older than the cutoff; of the rest, the three most recent are kept.
+            #expect(try await storage.expireDevices(reportedBefore: now.addingTimeInterval(-3.5 * 86400), maxEntries: 3) == 2)
+            #expect(try await storage.devices(DeviceQuery()).map(\.deviceID) == ["d0", "d1", "d2"])
+            #expect(try await storage.expireDevices(reportedBefore: now.addingTimeInterval(-3.5 * 86400), maxEntries: 3) == 0)
+        }
+    }
+}
