@@ -74,10 +74,12 @@ struct DeviceLedgerEndToEndTests {
             #expect(try await Self.ledger(cluster, ["--partition", "q"]).count == 1)
             #expect(try await Self.ledger(cluster, ["--stale", "1h"]).isEmpty)
 
-            // Counts by state on /metrics, no device names.
+            // Counts by state on /metrics (counted every 5 s), no device names.
+            try await eventually("the ledger counted on /metrics", timeout: .seconds(30)) {
+                try HTTPGet.get(port: cluster.ports[other], path: "/metrics").body.contains("tether_server_devices{state=\"reset-pending\"} 1")
+            }
             let metrics = try HTTPGet.get(port: cluster.ports[other], path: "/metrics").body
-            #expect(metrics.contains("tether_server_devices{state=\"reset-pending\"} 1"), "\(metrics)")
-            #expect(metrics.contains("tether_server_devices_wedged 0"))
+            #expect(metrics.contains("tether_server_devices_wedged 0") && metrics.contains("tether_server_devices_stale 0"))
             #expect(!metrics.contains("till-b"))
 
             // The operator carries it out: the ledger hears of it.

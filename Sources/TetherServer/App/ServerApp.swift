@@ -243,6 +243,9 @@ public enum ServerApp {
                 service: CompactionService(control: control, interval: options.compactionInterval, clock: ContinuousClock(), logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
+                service: DeviceCountsService(service: service, interval: .seconds(5), clock: ContinuousClock(), logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
                 service: ReloadService(
                     configPath: options.configPath, running: configuration, control: control, tls: tlsBox,
                     admissions: [admission] + (metricsAdmission.map { [$0] } ?? []), reloading: options.reloading, logger: logger),

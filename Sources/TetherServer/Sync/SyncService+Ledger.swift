@@ -25,7 +25,8 @@ extension SyncService {
         return true
     }
 
-    /// The ledger's counts for `/metrics` (nil when the storage cannot answer now).
+    /// The ledger's counts now (nil when the storage cannot answer); ``DeviceCountsService``
+    /// keeps the last ones for `/metrics`.
     func deviceCounts() async -> DeviceCounts? {
         let now = now()
         return try? await storage.deviceCounts(

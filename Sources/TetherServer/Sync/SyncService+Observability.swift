@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TetherProtocol
 
 extension SyncService {
@@ -23,7 +24,7 @@ extension SyncService {
             syncEnabled: !(await policy.snapshot.flags.syncTerminated),
             partitionVersions: summary.all,
             stateDownloads: storage.stateDownloads,
-            devices: await deviceCounts())
+            devices: ledgerCounts.withLock { $0 })
     }
 
     static func oneLine(_ error: any Error) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import Logging
 public import TetherProtocol
 
@@ -27,6 +28,8 @@ public final class SyncService: Sendable {
     public let readyFiles: ReadyFileCache?
     /// `[devices]`: the ledger's ages for the metrics.
     public let devices: DeviceLedgerSettings
+    /// The ledger's last counts (``DeviceCountsService``), for `/metrics`; nil before the first.
+    let ledgerCounts = Mutex<DeviceCounts?>(nil)
 
     public init(
         storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,

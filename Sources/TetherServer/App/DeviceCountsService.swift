@@ -1,0 +1,34 @@
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Counts the device ledger for `/metrics` every `interval` (the first time at start), so that
+/// a scrape reads memory, never the storage (docs/server.md, "Health check and metrics"). A
+/// storage that cannot answer leaves the last counts in place; the failure is logged once.
+struct DeviceCountsService<C: Clock>: Service where C.Duration == Duration {
+    let service: SyncService
+    let interval: Duration
+    let clock: C
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                var failing = false
+                while true {
+                    if let counts = await service.deviceCounts() {
+                        service.ledgerCounts.withLock { $0 = counts }
+                        if failing { logger.notice("the device ledger is counted again") }
+                        failing = false
+                    } else if !failing {
+                        failing = true
+                        logger.warning("cannot count the device ledger; /metrics shows the last counts until the storage answers")
+                    }
+                    try await clock.sleep(for: interval)
+                }
+            }
+        } catch is CancellationError {
+            return
+        }
+    }
+}
