@@ -92,7 +92,7 @@ import TetherServer
 
     /// A heal with an unknown flag bit is 103. (A heal on a connection that negotiated a
     /// protocol before healing is 109: `ConnectionStateMachineTests.healNeedsProtocol4`; the real
-    /// server, speaking protocol 5, no longer accepts a protocol-3 hello at all.)
+    /// server accepts only its own protocol and the one before, both with healing.)
     @Test func aMalformedHealIs103() async throws {
         try await withServer { server in
             let offer = HealChunk.offer(session: 1, contribution: 1, view: ServerVersion(version: 1, salt: 1), base: 0)
@@ -102,6 +102,36 @@ import TetherServer
                 try await raw.sendBytes(bytes)
             }
             #expect(error.code == .badSyntax)
+        }
+    }
+
+    /// Device reports as an attacker would send them: one whose name carries a terminal escape
+    /// is 103 (the connection closed, nothing kept); one with a token the server does not know
+    /// is dropped without closing; a flood keeps at most ten at once, then one a second.
+    @Test func hostileDeviceReportsKeepNothingOrAreBounded() async throws {
+        try await withServer { server in
+            let token = ServerProcess.tokens["pos-17"]!
+            let escape = DeviceReport(
+                token: token, deviceID: "evil", deviceName: "till\u{1b}]52;c;Y3VybCBldmls\u{7}", release: "0.1.0",
+                entries: [.init(partition: "store-17", state: "synced")])
+            let error = try await provoke(server) { raw in try await raw.send(.report(escape)) }
+            #expect(error.code == .badSyntax)
+            try await withRawConnection(server) { raw in
+                try await raw.send(helloMessage)
+                try await raw.send(.report(DeviceReport(
+                    token: "not-a-token", deviceID: "stranger", deviceName: "x", release: "0.1.0",
+                    entries: [.init(partition: "store-17", state: "synced")])))
+                for n in 0..<50 {
+                    try await raw.send(.report(DeviceReport(
+                        token: token, deviceID: "flood-\(n)", deviceName: "x", release: "0.1.0",
+                        entries: [.init(partition: "store-17", state: "synced")])))
+                }
+                try await raw.send(.ping(9))
+                _ = try await raw.receive { if case .pong(9) = $0 { true } else { nil } }
+            }
+            let devices = try await server.admin.devices().devices.map(\.deviceID)
+            #expect(!devices.contains("evil") && !devices.contains("stranger"))
+            #expect((9...12).contains(devices.count), "\(devices.count) of 50 kept (the stranger's report took one of the ten)")
         }
     }
 
