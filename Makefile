@@ -40,7 +40,9 @@ RELEASE_DATE := $(shell sed -n 's/^## \[$(VERSION)\] - \([0-9-]*\).*/\1/p' CHANG
 # Each program's manual section, EXIT STATUS, FILES and SEE ALSO (the rest comes from its
 # argument definitions, through tether-manual).
 MAN_tetherd = 8 --exit 0=success --exit "1=runtime error" --exit "2=usage or configuration error (--check-config: invalid)" \
-    --file "/etc/tether/tetherd.toml=configuration" --file "/run/tether/tetherd.sock=control socket" \
+    --file "/etc/tether/tetherd.toml=configuration" \
+    --file "/etc/tether/token=this device's token (owner tether, mode 0600; [server] token_file). tetherd.service is not started until it exists and is not empty (ConditionFileNotEmpty=): a start before, at boot or at a package installation, is skipped, not failed; write it, then systemctl start tetherd" \
+    --file "/run/tether/tetherd.sock=control socket" \
     --file "/var/lib/tether=state database, stores, backups" \
     --see-also "tetherctl(1)" --see-also "tetherd.toml(5)" --see-also "tether-hooks(7)" --see-also "tether-server(8)" --see-also "systemd.service(5)"
 MAN_tetherctl = 1 --exit 0=success --exit "1=runtime error or timeout" --exit "2=usage error" --exit "3=the daemon cannot be reached" --exit "4=permission denied (a user the daemon refuses, or a reader sending a command that changes the agent)" \

@@ -29,7 +29,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
-        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        // Up to the next minor only: the agent's sync client (Sources/TetherSyncClient/WebSocketDialer.swift)
+        // imports WSCore through `@_spi(WSInternal)`, which semantic versioning does not cover, so even a
+        // minor release may break it. Move to a new minor by hand, after building and testing against it.
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", .upToNextMinor(from: "1.6.2")),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),

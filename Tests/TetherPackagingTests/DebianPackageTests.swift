@@ -38,6 +38,18 @@ import TetherTestSupport
         #expect(root.exists("/etc/systemd/system/multi-user.target.wants/tetherd.service"), "tetherd.service not enabled")
         #expect(root.exists("/etc/systemd/system/multi-user.target.wants/tether-server.service"))
         #expect(root.exists("/var/lib/systemd/catalog/database"), "journalctl --update-catalog did not run")
+
+        // No token yet: the agent's start is skipped, not failed (systemd's own evaluation of
+        // the installed unit's conditions), and the post-install says what to write.
+        let unit = try root.read("/usr/lib/systemd/system/tetherd.service")
+        #expect(unit.contains("\nConditionFileNotEmpty=/etc/tether/token\n"), "\(unit)")
+        let skipped = try await root.run("systemd-analyze", "condition", "--unit=tetherd.service")
+        #expect(
+            !skipped.succeeded && skipped.standardError.contains("ConditionFileNotEmpty=/etc/tether/token failed"),
+            "tetherd.service would start without a token: \(skipped)")
+        for line in ["does not start until this device has its token", "/etc/tether/token", "systemctl start tetherd"] {
+            #expect(install.standardOutput.contains(line), "the post-install does not say \(line): \(install)")
+        }
         let conffiles = try await root.run("dpkg-query", "-W", "-f=${Conffiles}\n", "tether-agent", "tether-server")
         for file in ["/etc/tether/tetherd.toml", "/etc/tether/tether-server.toml", "/etc/tether/schema.toml"] {
             #expect(conffiles.standardOutput.contains(file), "\(file) is not a conffile: \(conffiles)")
@@ -50,6 +62,8 @@ import TetherTestSupport
         }
         let man = try await root.run("man", "-P", "cat", "tetherd")
         #expect(man.succeeded && man.standardOutput.contains("TETHERD(8)") && man.standardOutput.contains("SYNOPSIS"), "\(man)")
+        let page = try await root.run("zcat", "/usr/share/man/man8/tetherd.8.gz")  // man(1) may hyphenate the name
+        #expect(page.standardOutput.contains("ConditionFileNotEmpty="), "tetherd(8) does not explain the token condition: \(page)")
         for page in ["tetherctl", "tether-server", "tetherd.toml", "tether-server.toml", "tether-hooks"] {
             let found = try await root.run("man", "-w", page)
             #expect(found.succeeded, "man \(page): \(found)")
@@ -64,12 +78,15 @@ import TetherTestSupport
         #expect(serverCheck.succeeded, "tether-server cannot read its configuration: \(serverCheck)")
         let agentCheck = try await root.run("runuser", "-u", "tether", "--", "tetherd", "--check-config")
         #expect(agentCheck.succeeded, "tetherd cannot read its configuration: \(agentCheck)")
+        let startable = try await root.run("systemd-analyze", "condition", "--unit=tetherd.service")
+        #expect(startable.succeeded, "tetherd.service would not start with its token: \(startable)")
 
         // Upgrade: an edited conffile is kept, the unit stays enabled.
         try root.write("/etc/tether/tetherd.toml", try root.read("/etc/tether/tetherd.toml") + "# edited by the operator\n")
         let newer = try await DebianRoot.bumpVersion(agentDeb, suffix: "+upgrade1", in: root)
         let upgrade = try await root.run("dpkg", "-i", newer)
         #expect(upgrade.succeeded, "\(upgrade)")
+        #expect(!upgrade.standardOutput.contains("does not start until"), "a configured device is told to configure: \(upgrade)")
         let status = try await root.run("dpkg-query", "-W", "-f=${Version} ${db:Status-Status}", "tether-agent")
         #expect(status.standardOutput.hasSuffix("+upgrade1 installed"), "\(status)")
         #expect(try root.read("/etc/tether/tetherd.toml").hasSuffix("# edited by the operator\n"))
