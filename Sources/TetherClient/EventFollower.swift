@@ -30,18 +30,19 @@ struct EventFollower: Sendable {
         var last = after
         var wait = Self.shortestWait
         while !stopped.isStopped {
-            do {
+            do throws(TetherClientError) {
                 try follow(after: last, stopped) { event in
                     // `dropped` is made for this reader and has no number of its own.
                     if event.seq > 0 { last = event.seq }
                     continuation.yield(event)
                 }
                 wait = Self.shortestWait  // the agent ended the stream (it stops): connect again
-            } catch let error as TetherClientError where error.isTransient {
-                // Not running (yet): wait, then try again.
             } catch {
-                continuation.finish(throwing: error)
-                return
+                // Not running (yet): wait, then try again; anything else ends the stream.
+                guard error.isTransient else {
+                    continuation.finish(throwing: error)
+                    return
+                }
             }
             guard !stopped.wait(wait) else { break }
             wait = min(wait * 2, Self.longestWait)

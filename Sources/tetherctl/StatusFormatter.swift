@@ -5,14 +5,24 @@ import TetherControl
 enum StatusFormatter {
     /// The connection line, then the partitions' table.
     static func status(_ report: StatusReport) -> String {
-        guard let connection = report.connection else { return table(report.partitions) }
-        var line = "server \(connection.serverURL): "
-        if connection.connected {
-            line += "connected since \(connection.connectedSince ?? "-")"
-        } else {
-            line += "not connected"
+        var lines: [String] = []
+        if let agent = report.agent {
+            lines.append(
+                "tetherd \(agent.release) (sync protocol \(agent.syncProtocol), control protocol \(agent.controlProtocol)), device \(agent.deviceName)"
+                    + (agent.deviceID.map { " (\($0.prefix(8)))" } ?? ""))
         }
-        return line + "\n" + table(report.partitions)
+        if let connection = report.connection {
+            var line = "server \(connection.serverURL): "
+            if connection.connected {
+                line += "connected since \(connection.connectedSince ?? "-")"
+                if let software = connection.serverSoftware { line += ", \(software)" }
+                if let version = connection.syncProtocol { line += " speaking sync protocol \(version)" }
+            } else {
+                line += "not connected"
+            }
+            lines.append(line)
+        }
+        return (lines + [table(report.partitions)]).joined(separator: "\n")
     }
 
     static func table(_ partitions: [PartitionReport]) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherProtocol
 import TetherControl
 import TetherTestSupport
 
@@ -107,5 +108,25 @@ struct OperatorCommandsEndToEndTests {
             #expect(try await unsynced() == 1, "offline")
         }
     }
-}
 
+    /// `tetherctl status` says which release runs, the protocols it speaks, the device's name
+    /// and id in the server's ledger, and the server's software once connected.
+    @Test func statusNamesTheReleaseTheProtocolsAndTheServer() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"], extra: "[device]\nname = \"till-a\"")
+            try await a.start()
+            try await a.waitSynced("p")
+            let text = try await a.ctl(["status"]).standardOutput
+            #expect(text.hasPrefix("tetherd \(TetherVersion.release) (sync protocol \(TetherVersion.syncProtocol), control protocol "), "\(text)")
+            #expect(text.contains("device till-a ("))
+            #expect(text.contains(", tether-server \(TetherVersion.release) speaking sync protocol \(TetherVersion.syncProtocol)"), "\(text)")
+            let json = try await a.json(["status"])
+            #expect(json["agent"]?["release"]?.stringValue == TetherVersion.release)
+            #expect(json["agent"]?["sync_protocol"]?.numberValue == Double(TetherVersion.syncProtocol))
+            #expect(json["agent"]?["device_id"]?.stringValue?.count == 32)
+            #expect(json["connection"]?["server_software"]?.stringValue == "tether-server \(TetherVersion.release)")
+            let admin = try await cluster.admin(["status"])
+            #expect(admin.hasPrefix("tether-server \(TetherVersion.release), sync protocol \(TetherVersion.syncProtocol)"))
+        }
+    }
+}

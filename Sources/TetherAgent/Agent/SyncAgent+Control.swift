@@ -18,7 +18,7 @@ extension SyncAgent: ControlHandler {
                 case .syncing, .synced, .resetting: break  // the session (or the reset) keeps them current
                 }
             }
-            return .success(report: StatusReport(connection: connectionReport(), partitions: await statuses().map(\.report)))
+            return .success(report: StatusReport(agent: agentReport(), connection: await connectionReport(), partitions: await statuses().map(\.report)))
         case .metrics:
             do {
                 return .success(report: MetricsReport(text: try await metricsExposition()))

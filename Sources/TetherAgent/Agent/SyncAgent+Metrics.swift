@@ -1,5 +1,7 @@
 import Foundation
 import TetherControl
+import TetherProtocol
+import TetherSyncClient
 
 extension SyncAgent {
     /// The agent's metrics in the Prometheus text format (`tetherctl metrics`, `metrics_textfile`).
@@ -17,11 +19,20 @@ extension SyncAgent {
     }
 
     /// `status`'s connection details: the server URL, whether connected and since when.
-    func connectionReport() -> ConnectionReport {
+    func connectionReport() async -> ConnectionReport {
         let since = metrics.connectedSince
+        let welcome = since == nil ? nil : await connection?.welcome
         return ConnectionReport(
             serverURL: configuration.server.url, connected: since != nil,
-            connectedSince: since.map { PartitionStatus.iso8601($0.timeIntervalSince1970) })
+            connectedSince: since.map { PartitionStatus.iso8601($0.timeIntervalSince1970) }, serverSoftware: welcome?.software,
+            syncProtocol: welcome?.protocolVersion)
+    }
+
+    /// This agent's release, protocols and device (``AgentReport``).
+    func agentReport() -> AgentReport {
+        AgentReport(
+            release: TetherVersion.release, syncProtocol: TetherVersion.syncProtocol, controlProtocol: ControlProtocol.version,
+            deviceName: configuration.device.name, deviceID: try? stateDatabase.deviceID())
     }
 
     /// `metrics_textfile` from the configuration tetherd started with.

@@ -1,7 +1,9 @@
 import Foundation
 import Prometheus
 import Synchronization
+import TetherControl
 import TetherProtocol
+import TetherSystemd
 
 /// The agent's metrics (docs/operations.md, "Metrics") for `tetherctl metrics` and
 /// `metrics_textfile`. Each exposition is rendered by swift-prometheus from a fresh registry
@@ -63,10 +65,13 @@ public final class AgentMetrics: Sendable {
         public var statuses: [PartitionStatus]
         public var resets: [ResetRecord]
         public var now: Date
-        public init(statuses: [PartitionStatus], resets: [ResetRecord], now: Date) {
+        /// This process' `process_*` figures (nil: not shown).
+        public var process: ProcessStatistics?
+        public init(statuses: [PartitionStatus], resets: [ResetRecord], now: Date, process: ProcessStatistics? = ProcessStatistics.current()) {
             self.statuses = statuses
             self.resets = resets
             self.now = now
+            self.process = process
         }
     }
 
@@ -130,7 +135,11 @@ public final class AgentMetrics: Sendable {
         gauge("tether_agent_connected_since_timestamp_seconds").set(to: connection.connectedSince?.timeIntervalSince1970 ?? 0)
         counter("tether_agent_reconnects_total").increment(by: Int64(connection.reconnects))
         gauge("tether_agent_partitions").set(to: Double(inputs.statuses.count))
-        return registry.emitToString()
+        gauge("tether_build_info", [
+            ("program", "tetherd"), ("release", TetherVersion.release), ("sync_protocol", String(TetherVersion.syncProtocol)),
+            ("control_protocol", String(ControlProtocol.version)),
+        ]).set(to: 1)
+        return registry.emitToString() + (inputs.process?.exposition ?? "")
     }
 
     static func descriptor(_ name: String) -> MetricNameDescriptor {
@@ -152,6 +161,7 @@ public final class AgentMetrics: Sendable {
     }
 
     static let help: [String: String] = [
+        "tether_build_info": "1, labelled with the program, its release and the sync and control protocols it speaks",
         "tether_agent_partition_state": "1 for the partition's current state, 0 for the others",
         "tether_agent_unsynced_changes": "Local changes not yet acknowledged by the server",
         "tether_agent_server_version": "Server version the partition's store holds",

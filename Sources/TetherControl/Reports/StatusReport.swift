@@ -1,12 +1,41 @@
 /// The result of `status` (docs/operations.md "The control socket"): the connection, then
 /// every partition. Keys that do not apply are `null`, never left out.
 public struct StatusReport: Sendable, Hashable, Codable {
+    /// The running agent: its release and protocols (nil from an agent older than them).
+    public var agent: AgentReport?
     public var connection: ConnectionReport?
     public var partitions: [PartitionReport]
 
-    public init(connection: ConnectionReport?, partitions: [PartitionReport]) {
+    public init(agent: AgentReport? = nil, connection: ConnectionReport?, partitions: [PartitionReport]) {
+        self.agent = agent
         self.connection = connection
         self.partitions = partitions
+    }
+}
+
+/// The running agent as `status` shows it: what an operator checks after an upgrade.
+public struct AgentReport: Sendable, Hashable, Codable {
+    public var release: String
+    public var syncProtocol: Int
+    public var controlProtocol: Int
+    /// How the server's device ledger knows this device.
+    public var deviceName: String
+    public var deviceID: String?
+
+    public init(release: String, syncProtocol: Int, controlProtocol: Int, deviceName: String, deviceID: String?) {
+        self.release = release
+        self.syncProtocol = syncProtocol
+        self.controlProtocol = controlProtocol
+        self.deviceName = deviceName
+        self.deviceID = deviceID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case release
+        case syncProtocol = "sync_protocol"
+        case controlProtocol = "control_protocol"
+        case deviceName = "device_name"
+        case deviceID = "device_id"
     }
 }
 
@@ -16,15 +45,21 @@ public struct ConnectionReport: Sendable, Hashable, Codable {
     public var connected: Bool
     /// ISO 8601; nil while not connected.
     public var connectedSince: String?
+    /// The server's software and the sync protocol the connection speaks, once welcomed.
+    public var serverSoftware: String?
+    public var syncProtocol: Int?
 
-    public init(serverURL: String, connected: Bool, connectedSince: String?) {
+    public init(serverURL: String, connected: Bool, connectedSince: String?, serverSoftware: String? = nil, syncProtocol: Int? = nil) {
         self.serverURL = serverURL
         self.connected = connected
         self.connectedSince = connectedSince
+        self.serverSoftware = serverSoftware
+        self.syncProtocol = syncProtocol
     }
 
     enum CodingKeys: String, CodingKey {
         case serverURL = "server_url", connected, connectedSince = "connected_since"
+        case serverSoftware = "server_software", syncProtocol = "sync_protocol"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -32,6 +67,8 @@ public struct ConnectionReport: Sendable, Hashable, Codable {
         try c.encode(serverURL, forKey: .serverURL)
         try c.encode(connected, forKey: .connected)
         try c.encode(connectedSince, forKey: .connectedSince)
+        try c.encode(serverSoftware, forKey: .serverSoftware)
+        try c.encode(syncProtocol, forKey: .syncProtocol)
     }
 }
 

@@ -1,11 +1,12 @@
-import CoreMetrics
 import Foundation
 import Synchronization
 public import Prometheus
 import TetherProtocol
+import TetherSystemd
 
 /// The server's metrics (docs/server.md, "Metrics"): counters and the integrate latency
-/// histogram are swift-metrics instruments recorded where the work happens; the gauges
+/// histogram are swift-prometheus instruments (each family with its help text) recorded where
+/// the work happens; the gauges
 /// (connections, sessions, partition versions) are read from the hub and the storage when
 /// scraped. Everything goes to one swift-prometheus registry per server, never to the
 /// process-wide metrics system, so several servers in one test process stay apart.
@@ -14,11 +15,10 @@ import TetherProtocol
 /// codes and partition names.
 public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
-    private let factory: PrometheusMetricsFactory
-    private let changesIntegrated: CoreMetrics.Counter
-    private let uploadBytes: CoreMetrics.Counter
-    private let downloadBytes: CoreMetrics.Counter
-    private let integrateDuration: CoreMetrics.Timer
+    private let changesIntegrated: Prometheus.Counter
+    private let uploadBytes: Prometheus.Counter
+    private let downloadBytes: Prometheus.Counter
+    private let integrateDuration: DurationHistogram
     /// Reads the sync listener's unauthenticated bytes, for `tether_server_unauthenticated_bytes`.
     private let unauthenticatedBytes = Mutex<(@Sendable () -> Int)?>(nil)
 
@@ -30,13 +30,11 @@ public final class ServerMetrics: Sendable {
 
     public init() {
         registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets = ["tether_server_integrate_duration_seconds": Self.integrateBuckets]
-        self.factory = factory
-        changesIntegrated = CoreMetrics.Counter(label: "tether_server_changes_integrated_total", factory: factory)
-        uploadBytes = CoreMetrics.Counter(label: "tether_server_upload_bytes_total", factory: factory)
-        downloadBytes = CoreMetrics.Counter(label: "tether_server_download_bytes_total", factory: factory)
-        integrateDuration = CoreMetrics.Timer(label: "tether_server_integrate_duration_seconds", factory: factory)
+        changesIntegrated = registry.makeCounter(descriptor: Self.descriptor("tether_server_changes_integrated_total"))
+        uploadBytes = registry.makeCounter(descriptor: Self.descriptor("tether_server_upload_bytes_total"))
+        downloadBytes = registry.makeCounter(descriptor: Self.descriptor("tether_server_download_bytes_total"))
+        integrateDuration = registry.makeDurationHistogram(
+            descriptor: Self.descriptor("tether_server_integrate_duration_seconds"), labels: [], buckets: Self.integrateBuckets)
         // Present from the first scrape, before the first sync.
         for name in [
             "tether_server_connected_devices", "tether_server_bound_sessions", "tether_server_sync_enabled",
@@ -44,20 +42,24 @@ public final class ServerMetrics: Sendable {
         ] {
             _ = gauge(name)
         }
+        gauge("tether_build_info", [
+            ("program", "tether-server"), ("release", TetherVersion.release), ("sync_protocol", String(TetherVersion.syncProtocol)),
+        ]).set(to: 1)
+        _ = counter("tether_server_heals_detected_total")
         for limit in ConnectionLimit.allCases { _ = limitedCounter(limit) }
         for outcome in HealReply.Outcome.allCases { _ = healChunkCounter(outcome) }
         for (label, key, values) in [
             ("tether_server_state_downloads_total", "source", ["file", "rows"]),
             ("tether_server_ready_file_builds_total", "from", ["rows", "previous"]),
         ] {
-            for value in values { _ = CoreMetrics.Counter(label: label, dimensions: [(key, value)], factory: factory) }
+            for value in values { _ = counter(label, [(key, value)]) }
         }
     }
 
     /// Changesets accepted into a partition's history by one upload.
     func integrated(changes: Int, duration: Duration) {
         if changes > 0 { changesIntegrated.increment(by: Int64(changes)) }
-        integrateDuration.recordNanoseconds(Self.nanoseconds(duration))
+        integrateDuration.record(duration)
     }
 
     /// Bytes of sync messages received from devices.
@@ -68,14 +70,13 @@ public final class ServerMetrics: Sendable {
 
     /// A sync error sent to a device (session- or connection-level).
     func syncError(_ code: SyncErrorCode) {
-        CoreMetrics.Counter(label: "tether_server_sync_errors_total", dimensions: [("code", String(code.rawValue))], factory: factory)
-            .increment()
+        counter("tether_server_sync_errors_total", [("code", String(code.rawValue))]).increment()
     }
 
     /// A heal record opened because a device bound ahead of the history (a restore the server
     /// was not told of).
     func healOpened() {
-        CoreMetrics.Counter(label: "tether_server_heals_detected_total", factory: factory).increment()
+        counter("tether_server_heals_detected_total").increment()
     }
 
     /// `tether_server_unauthenticated_bytes` reads `read` (the sync listener's admission) at
@@ -85,28 +86,25 @@ public final class ServerMetrics: Sendable {
     /// A connection closed by one of `[limits]`.
     func limited(_ limit: ConnectionLimit) { limitedCounter(limit).increment() }
 
-    private func limitedCounter(_ limit: ConnectionLimit) -> CoreMetrics.Counter {
-        CoreMetrics.Counter(
-            label: "tether_server_connections_limited_total", dimensions: [("limit", limit.rawValue)], factory: factory)
+    private func limitedCounter(_ limit: ConnectionLimit) -> Prometheus.Counter {
+        counter("tether_server_connections_limited_total", [("limit", limit.rawValue)])
     }
 
     /// A state download begun, by what it sends: `file` (a ready file) or `rows`.
     func stateDownload(file: Bool) {
-        CoreMetrics.Counter(label: "tether_server_state_downloads_total", dimensions: [("source", file ? "file" : "rows")], factory: factory)
-            .increment()
+        counter("tether_server_state_downloads_total", [("source", file ? "file" : "rows")]).increment()
     }
 
     /// A ready file built, `from` rows or from the previous file and the history since.
     func readyFileBuilt(fromRows: Bool) {
-        CoreMetrics.Counter(label: "tether_server_ready_file_builds_total", dimensions: [("from", fromRows ? "rows" : "previous")], factory: factory)
-            .increment()
+        counter("tether_server_ready_file_builds_total", [("from", fromRows ? "rows" : "previous")]).increment()
     }
 
     /// A heal chunk answered (protocol 4), by its outcome.
     func healChunk(_ outcome: HealReply.Outcome) { healChunkCounter(outcome).increment() }
 
-    private func healChunkCounter(_ outcome: HealReply.Outcome) -> CoreMetrics.Counter {
-        CoreMetrics.Counter(label: "tether_server_heal_chunks_total", dimensions: [("outcome", outcome.description)], factory: factory)
+    private func healChunkCounter(_ outcome: HealReply.Outcome) -> Prometheus.Counter {
+        counter("tether_server_heal_chunks_total", [("outcome", outcome.description)])
     }
 
     /// The values read at scrape time.
@@ -153,17 +151,37 @@ public final class ServerMetrics: Sendable {
             gauge("tether_server_devices_stale").set(to: Double(devices.staleDevices))
             gauge("tether_server_devices_wedged").set(to: Double(devices.wedged))
         }
-        return registry.emitToString()
+        return registry.emitToString() + (ProcessStatistics.current()?.exposition ?? "")
     }
 
     /// The states an agent reports (docs/operations.md, "States").
     static let deviceStates = ["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
 
     private func gauge(_ name: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
-        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: Self.help[name] ?? ""), labels: labels)
+        registry.makeGauge(descriptor: Self.descriptor(name), labels: labels)
+    }
+
+    private func counter(_ name: String, _ labels: [(String, String)] = []) -> Prometheus.Counter {
+        registry.makeCounter(descriptor: Self.descriptor(name), labels: labels)
+    }
+
+    /// Every family has its help text (a test checks `# HELP` and `# TYPE` for each).
+    private static func descriptor(_ name: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help[name] ?? "")
     }
 
     static let help = [
+        "tether_build_info": "1, labelled with the program, its release and the sync protocol it speaks",
+        "tether_server_changes_integrated_total": "Changesets accepted into a partition's history",
+        "tether_server_upload_bytes_total": "Bytes of sync frames received from devices",
+        "tether_server_download_bytes_total": "Bytes of sync messages sent to devices",
+        "tether_server_integrate_duration_seconds": "Time to validate and commit one upload in the storage",
+        "tether_server_sync_errors_total": "Sync errors sent to devices, by error code",
+        "tether_server_heals_detected_total": "Restores found by a device binding ahead of the history (a database put back while the server was stopped)",
+        "tether_server_connections_limited_total": "Connections closed by a [limits] limit, by limit",
+        "tether_server_state_downloads_total": "State downloads begun (new stores and resets), by source: a ready file or rows",
+        "tether_server_ready_file_builds_total": "Ready files built, from rows or from the previous file and the history since",
+        "tether_server_heal_chunks_total": "Heal chunks devices sent during their client reset, by the server's answer",
         "tether_server_connected_devices": "Open sync (WebSocket) connections",
         "tether_server_bound_sessions": "Bound sync sessions over all connections",
         "tether_server_sync_enabled": "0 after admin terminate-sync until enable-sync, else 1",
@@ -176,8 +194,4 @@ public final class ServerMetrics: Sendable {
             "Ledger entries whose unsynced changes have waited longer than [devices] wedged_after_seconds with no upload acknowledged",
     ]
 
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
 }
