@@ -116,7 +116,7 @@ public struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, C
         case 204:
             "the partition name is not legal on the server; fix the [[partition]] name and reload"
         case 206:
-            "the user has no access to this partition; the store was backed up and emptied, grant access on the server to resume"
+            "the user has no access to this partition: grant it on the server (tether-server admin grant); meanwhile a delete-store action waits for `tetherctl reset initiate` (or a restart), which backs the store up and empties it, and the partition then takes the server's state once access is back"
         case 207, 208, 209, 210, 211, 217, 222:
             "the server can no longer sync with this store (restored from backup, sync terminated, or device away too long); a client reset follows"
         case 225, 235:

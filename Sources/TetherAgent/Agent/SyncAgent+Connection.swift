@@ -164,6 +164,9 @@ struct AgentStateFetcher: ServerStateFetcher {
             await controller?.downloadEnded(complete: false)
             // Shown as the partition's last error too (the reset logs the failed phase).
             if let error = error as? DiskSpaceError { await controller?.downloadRefused(error) }
+            if case SessionInterruption.serverError(let refusal) = error, refusal.action == .deleteStore {
+                await controller?.stateRefused(refusal)
+            }
             try? await session.unbind()
             throw error
         }

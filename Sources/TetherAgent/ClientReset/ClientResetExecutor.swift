@@ -247,6 +247,12 @@ public struct ClientResetExecutor: Sendable {
             return .serverStateFetched
         } catch is CancellationError {
             return .effectFailed(reason: "cancelled")
+        } catch SessionInterruption.serverError(let error) where error.action == .deleteStore {
+            // Access denied (206): an operator is expected to give it back, and the reset —
+            // forced, or caused by a restore — completes then, keeping its strategy; until then
+            // the phase is retried with backoff (the partition's last error shows the refusal).
+            return .effectFailed(
+                reason: "access denied: error \(error.code.rawValue) (\(error.code.name)): \(error.message); the state download is retried until access is granted")
         } catch SessionInterruption.serverError(let error) where Self.refusalIsFinal(error) {
             guard reportingRefusal else { return .fetchRefused(reason: "") }
             log.error("client reset \(record.id): the server refused to send its state: error \(error.code.rawValue) (\(error.code.name)): \(error.message)")
@@ -256,8 +262,8 @@ public struct ClientResetExecutor: Sendable {
         }
     }
 
-    /// A refusal retrying cannot fix: access denied or a fatal error (not a transient one, nor
-    /// a token the operator may be fixing).
+    /// A refusal retrying cannot fix: a fatal error (not a transient one, a token the operator
+    /// may be fixing, nor access denied, which an operator grants back).
     static func refusalIsFinal(_ error: SyncError) -> Bool {
         switch SyncErrorReaction(error) {
         case .retry, .reauthenticate: false

@@ -45,6 +45,12 @@ extension PartitionController {
         recordError(SyncError(.otherSessionError, "\(error)", action: .retry))
     }
 
+    /// A reset's state download was refused because access is denied (206): the partition's
+    /// last error says so while the reset retries (docs/client-reset.md).
+    func stateRefused(_ error: SyncError) {
+        recordError(error)
+    }
+
     /// The download is over: stored (`complete`), or failed.
     func downloadEnded(complete: Bool) {
         reporter.downloadEnded(complete: complete, partition: settings.name)

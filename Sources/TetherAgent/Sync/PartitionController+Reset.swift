@@ -60,6 +60,17 @@ extension PartitionController {
         try resets.markLastResetConfirmed()
     }
 
+    /// The delete-store action that emptied this store, when the partition only waits for
+    /// access since (its last error is still the 206, nothing was written since): a forced
+    /// reset would have nothing to keep and nothing to fetch.
+    private func emptiedWaitingForAccess() throws -> String? {
+        guard figures.lastError?.code == Int(SyncErrorCode.permissionDenied.rawValue), figures.unsyncedChanges == 0,
+            let last = try resets.context.stateDatabase.resets(partition: settings.name).last(where: { !$0.isQuarantine }),
+            last.strategy == .deleteStore, last.outcome == .deleted
+        else { return nil }
+        return last.id
+    }
+
     /// How a reset step ended, for the state machine.
     private func finished(_ record: ResetRecord) -> PartitionStateMachine.ResetEnd {
         guard record.phase == .done else { return .waitsForOperator(PartitionStateMachine.PendingReset(record)) }
@@ -73,6 +84,11 @@ extension PartitionController {
         if let record = try resets.activeReset() {
             command(.initiateRequested)
             return record.id
+        }
+        await recountWithoutSession()
+        if let emptied = try emptiedWaitingForAccess() {
+            throw AgentError.nothingToInitiate(
+                "the store of \(settings.name) was emptied by delete-store action \(emptied) after access was denied (error 206) and only waits for access: it takes the server's state at its next attempt once access is granted (tether-server admin grant USER \(settings.name) read|readwrite)")
         }
         // Forcing a reset is for a partition stuck in an error state, not a healthy one.
         guard machine.stopReason != nil || (figures.lastError != nil && ![.synced, .syncing].contains(machine.shownState)) else {

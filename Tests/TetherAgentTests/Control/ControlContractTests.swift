@@ -74,6 +74,7 @@ import TetherControl
             hooks: [HookRunReport(event: "before-reset", result: "exited with status 0", succeeded: true, finishedAt: "t")])
         return [
             .status: try JSONValue(encoding: StatusReport(
+                agent: AgentReport(release: "0.1.0", syncProtocol: 6, controlProtocol: 2, deviceName: "till", deviceID: "ab"),
                 connection: ConnectionReport(serverURL: "wss://s", connected: false, connectedSince: nil), partitions: [partition])),
             .resets: try JSONValue(encoding: ResetsReport(resets: [reset])),
             .resetInitiate: try JSONValue(encoding: ResetInitiatedReport(id: "4f1c", partition: "store-17", outcome: "initiated")),
