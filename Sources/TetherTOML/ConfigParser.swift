@@ -17,6 +17,7 @@ public final class ConfigParser {
     private var problems: [ConfigProblem] = []
     private var read: Set<String> = []
     private var known: [String] = []
+    private var asked: [String] = []
 
     public init(text: String, file: String) throws(ConfigError) {
         self.file = file
@@ -35,6 +36,26 @@ public final class ConfigParser {
     public func line(of key: String) -> Int? { index.line(of: key) }
 
     func markRead(_ path: String) { read.insert(path) }
+
+    func markAsked(_ path: String) {
+        let general = Self.withoutIndices(path)
+        if !asked.contains(general) { asked.append(general) }
+    }
+
+    /// Every value key a reader asked for, present or not, in the order asked, as dotted paths
+    /// without array indices (`server.url`, `partition.reset.mode`): read with every table
+    /// present, it is the list of the keys a component accepts (a test holds the docs to it).
+    public var askedKeys: [String] { asked }
+
+    /// `partition[1].reset.mode` → `partition.reset.mode`.
+    static func withoutIndices(_ path: String) -> String {
+        var result = ""
+        var skipping = false
+        for character in path {
+            if character == "[" { skipping = true } else if character == "]" { skipping = false } else if !skipping { result.append(character) }
+        }
+        return result
+    }
 
     func register(_ path: String) { known.append(path) }
 

@@ -30,6 +30,16 @@ public final class ConfigTable {
     /// Records a problem at `key` of this table.
     public func problem(_ key: String, _ message: String) { parser?.problem(keyPath(key), message) }
 
+    /// The raw node of a value key of several possible types (a name or a number), marked asked
+    /// for (``ConfigParser/askedKeys``) and read; the caller checks its type.
+    public func value(_ key: String) -> TOMLNode? { leaf(key) }
+
+    /// The node of a value key (not a table), marked asked for (``ConfigParser/askedKeys``) and read.
+    private func leaf(_ key: String) -> TOMLNode? {
+        parser?.markAsked(keyPath(key))
+        return node(key)
+    }
+
     /// The raw node, marked read.
     public func node(_ key: String) -> TOMLNode? {
         guard let node = entries[key] else { return nil }
@@ -46,13 +56,13 @@ public final class ConfigTable {
     }
 
     public func string(_ key: String, required: Bool = false) -> String? {
-        guard let node = node(key) else { missing(key, required: required, expected: "a string"); return nil }
+        guard let node = leaf(key) else { missing(key, required: required, expected: "a string"); return nil }
         guard case .string(let value) = node else { wrongType(key, node, expected: "a string"); return nil }
         return value
     }
 
     public func integer(_ key: String, required: Bool = false, range: ClosedRange<Int>? = nil) -> Int? {
-        guard let node = node(key) else { missing(key, required: required, expected: "an integer"); return nil }
+        guard let node = leaf(key) else { missing(key, required: required, expected: "an integer"); return nil }
         guard case .integer(let value) = node else { wrongType(key, node, expected: "an integer"); return nil }
         if let range, !range.contains(value) {
             problem(key, "\(value) is out of range \(range.lowerBound)...\(range.upperBound)")
@@ -62,7 +72,7 @@ public final class ConfigTable {
     }
 
     public func bool(_ key: String, required: Bool = false) -> Bool? {
-        guard let node = node(key) else { missing(key, required: required, expected: "true or false"); return nil }
+        guard let node = leaf(key) else { missing(key, required: required, expected: "true or false"); return nil }
         guard case .bool(let value) = node else { wrongType(key, node, expected: "true or false"); return nil }
         return value
     }
@@ -87,7 +97,7 @@ public final class ConfigTable {
     }
 
     public func stringArray(_ key: String, required: Bool = false) -> [String]? {
-        guard let node = node(key) else { missing(key, required: required, expected: "an array of strings"); return nil }
+        guard let node = leaf(key) else { missing(key, required: required, expected: "an array of strings"); return nil }
         guard case .array(let items) = node else { wrongType(key, node, expected: "an array of strings"); return nil }
         var result: [String] = []
         for (i, item) in items.enumerated() {

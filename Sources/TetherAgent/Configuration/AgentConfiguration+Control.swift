@@ -5,7 +5,7 @@ extension AgentConfiguration {
     /// digits) or a numeric gid (an integer, or a string of digits).
     static func buildControl(_ table: ConfigTable) -> ControlSettings {
         var control = ControlSettings()
-        guard let node = table.node("operator_group") else { return control }
+        guard let node = table.value("operator_group") else { return control }
         switch node {
         case .integer(let gid):
             guard (0...Int(UInt32.max - 1)).contains(gid) else {

@@ -63,7 +63,7 @@ public struct AgentConfiguration: Sendable, Hashable {
         return config
     }
 
-    private static func build(_ root: ConfigTable) -> AgentConfiguration? {
+    static func build(_ root: ConfigTable) -> AgentConfiguration? {
         let stateDir = root.absolutePath("state_dir") ?? defaultStateDir
         var logLevel = TetherLogLevel.info
         if let name = root.string("log_level") {

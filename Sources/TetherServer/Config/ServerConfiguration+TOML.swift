@@ -5,7 +5,34 @@ extension ServerConfiguration {
     /// Parses a configuration file's text; every problem names file, key and line.
     public static func parse(toml text: String, file: String) throws(ConfigError) -> ServerConfiguration {
         let parser = try ConfigParser(text: text, file: file)
-        let root = parser.root
+        let configuration = read(parser.root, file: file)
+        try parser.finish()
+        return configuration
+    }
+
+    /// Every key `tether-server.toml` accepts, as dotted paths without array indices
+    /// (`listen`, `storage.url`, `user.token_file`): what the reader asks for when every table is
+    /// present. docs/server.md, the example file and tether-server.toml(5) must name each (a
+    /// test checks).
+    public static var keys: [String] {
+        let everyTable = """
+            [storage]
+            [history]
+            [ready_files]
+            [limits]
+            [devices]
+            [[user]]
+            name = "u"
+            [[grant]]
+            user = "u"
+            """
+        guard let parser = try? ConfigParser(text: everyTable, file: "keys") else { return [] }
+        _ = read(parser.root, file: "keys")
+        return parser.askedKeys
+    }
+
+    /// Reads every key of `root`; problems go to its parser.
+    static func read(_ root: ConfigTable, file: String) -> ServerConfiguration {
 
         var listen = ListenAddress(host: "127.0.0.1", port: 7800)
         if let text = root.string("listen") {
@@ -74,7 +101,6 @@ extension ServerConfiguration {
         let readyFiles = ReadyFileSettings.parse(root.table("ready_files"), dataDirectory: dataDirectory)
         let devices = DeviceLedgerSettings.parse(root.table("devices"))
 
-        try parser.finish()
         var configuration = ServerConfiguration(
             file: file, listen: listen, dataDirectory: dataDirectory, schemaFile: schemaFile,
             adminTokenFile: adminTokenFile, clientRecovery: clientRecovery, tls: tls,
