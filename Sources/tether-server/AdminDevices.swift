@@ -15,7 +15,9 @@ struct AdminDevices: AsyncParsableCommand {
     @Option(name: .long, help: "Only devices not heard from for this long (90s, 30m, 24h, 7d).")
     var stale: String?
 
-    @Option(name: .long, help: "Only this state (synced, syncing, offline, paused, reset-pending, resetting, stopped, connecting).")
+    @Option(
+        name: .long, help: "Only this state (synced, syncing, offline, paused, reset-pending, resetting, stopped, connecting).",
+        completion: .list(AdminDevices.states))
     var state: String?
 
     func validate() throws {

@@ -12,7 +12,9 @@ struct Events: ParsableCommand {
             With --json, one JSON object per line.
             """)
     @OptionGroup var options: GlobalOptions
-    @Option(name: .long, help: "Only this partition's events (and those of the whole agent: reloads, connection errors).")
+    @Option(
+        name: .long, help: "Only this partition's events (and those of the whole agent: reloads, connection errors).",
+        completion: .custom(PartitionCompletion.names))
     var partition: String?
     @Flag(name: .long, help: "Print the kept events and exit instead of following new ones.")
     var noFollow = false

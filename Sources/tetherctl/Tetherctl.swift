@@ -148,7 +148,7 @@ struct GlobalOptions: ParsableArguments {
 struct Resets: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List client resets, oldest first.")
     @OptionGroup var options: GlobalOptions
-    @Option(name: .long, help: "Only this partition's resets.")
+    @Option(name: .long, help: "Only this partition's resets.", completion: .custom(PartitionCompletion.names))
     var partition: String?
     func run() throws {
         try options.perform(ControlRequest(command: .resets, partition: partition), as: ResetsReport.self, human: StatusFormatter.resets)
@@ -163,7 +163,7 @@ struct Reset: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Carry out a pending manual reset or delete-store action now, or force a reset of a partition stuck in an error state.")
         @OptionGroup var options: GlobalOptions
-        @Argument(help: "The partition.")
+        @Argument(help: "The partition.", completion: .custom(PartitionCompletion.names))
         var partition: String
         func run() throws {
             try options.perform(ControlRequest(command: .resetInitiate, partition: partition), as: ResetInitiatedReport.self) { result in
@@ -176,7 +176,7 @@ struct Reset: ParsableCommand {
 struct Pause: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Stop syncing one partition (until resume; kept across restarts).")
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "The partition.")
+    @Argument(help: "The partition.", completion: .custom(PartitionCompletion.names))
     var partition: String
     func run() throws {
         try options.perform(ControlRequest(command: .pause, partition: partition), as: PartitionStateReport.self) { _ in "\(partition) paused" }
@@ -186,7 +186,7 @@ struct Pause: ParsableCommand {
 struct Resume: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Sync a paused partition again.")
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "The partition.")
+    @Argument(help: "The partition.", completion: .custom(PartitionCompletion.names))
     var partition: String
     func run() throws {
         try options.perform(ControlRequest(command: .resume, partition: partition), as: PartitionStateReport.self) { _ in "\(partition) resumed" }
@@ -197,12 +197,12 @@ struct LogLevel: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log-level", abstract: "Change the log level at run time (fatal error warn info detail debug trace).")
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "The new level.")
+    @Argument(help: "The new level.", completion: .list(LogLevel.levels))
     var level: String
+    static let levels = ["fatal", "error", "warn", "info", "detail", "debug", "trace"]
     func validate() throws {
-        let levels = ["fatal", "error", "warn", "info", "detail", "debug", "trace"]
-        guard levels.contains(level) else {
-            throw ValidationError("\(level) is not a log level; use one of \(levels.joined(separator: " "))")
+        guard Self.levels.contains(level) else {
+            throw ValidationError("\(level) is not a log level; use one of \(Self.levels.joined(separator: " "))")
         }
     }
     func run() throws {

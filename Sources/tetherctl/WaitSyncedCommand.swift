@@ -14,7 +14,7 @@ struct WaitSynced: ParsableCommand {
         name: .long,
         help: "Show a bootstrap's or a reset's download while waiting: one updating line on a terminal, a line at each further 10 % otherwise.")
     var progress = false
-    @Argument(help: "The partition.")
+    @Argument(help: "The partition.", completion: .custom(PartitionCompletion.names))
     var partition: String
 
     func run() throws {

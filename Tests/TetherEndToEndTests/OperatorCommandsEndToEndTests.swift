@@ -129,4 +129,28 @@ struct OperatorCommandsEndToEndTests {
             #expect(admin.hasPrefix("tether-server \(TetherVersion.release), sync protocol \(TetherVersion.syncProtocol)"))
         }
     }
+
+    /// Shell completion (the `---completion` requests the generated bash, zsh and fish
+    /// scripts make): partition names from the running agent, or from its configuration file
+    /// while it is stopped; log levels for `log-level`.
+    @Test func completionOffersPartitionsAndLogLevels() async throws {
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["store-17", "catalog"])
+            let tetherctl = try BuiltProducts.executable("tetherctl")
+            func complete(_ path: [String], _ argument: String, _ words: [String]) async throws -> [String] {
+                let line = ["tetherctl", "--config", a.configPath] + words
+                let result = try await ChildProcess.run(
+                    tetherctl, ["---completion"] + path + ["--", argument, String(line.count - 1), String(line.last?.count ?? 0)] + line)
+                #expect(result.status == 0, "\(result)")
+                return result.standardOutput.split(separator: "\n").map(String.init)
+            }
+            // Stopped: the configuration file says.
+            #expect(try await complete(["pause"], "positional@0", ["pause", ""]) == ["catalog", "store-17"])
+            try await a.start()
+            #expect(try await complete(["wait-synced"], "positional@0", ["wait-synced", "st"]) == ["store-17"])
+            #expect(try await complete(["events"], "--partition", ["events", "--partition", "ca"]) == ["catalog"])
+            let levels = try await ChildProcess.run(tetherctl, ["--generate-completion-script", "bash"]).standardOutput
+            #expect(levels.contains("'fatal'$'\\n''error'$'\\n''warn'$'\\n''info'$'\\n''detail'$'\\n''debug'$'\\n''trace'"))
+        }
+    }
 }
