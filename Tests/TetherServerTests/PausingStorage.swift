@@ -103,6 +103,7 @@ final class PausingStorage: ServerStorage, @unchecked Sendable {
         try await base.expireClientFiles(lastSeenBefore: cutoff, bound: bound, now: now)
     }
     func repairHistories() async throws -> [HistoryRepair] { try await base.repairHistories() }
+    func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord] { try await base.snapshots(of: partition) }
     func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws { try await base.recordDeviceReports(entries) }
     func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry] { try await base.devices(query) }
     func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts {

@@ -200,6 +200,7 @@ public enum ServerApp {
         let endpoint = SyncEndpoint(service: service)
         let router = Router(context: TetherRequestContext.self)
         AdminRoutes(control: control, dataDirectory: configuration.dataDirectory).register(on: router)
+        ConsoleRoutes(control: control, sessions: service.policy.consoleSessions, secure: configuration.tls != nil).register(on: router)
         ObservabilityRoutes(service: service, metrics: configuration.publicMetrics, detailedHealth: false).register(on: router)
         router.ws("sync") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, context in
             await endpoint.handle(inbound: inbound, outbound: outbound, gate: context.requestContext.gate, logger: context.logger)
@@ -218,7 +219,7 @@ public enum ServerApp {
         let server = HTTPServerBuilder.guardedWebSocket(
             webSocketRouter: router,
             webSocket: .init(maxFrameSize: ProtocolLimits.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30))),
-            tls: tlsBox, admission: admission, adminGate: service.policy.adminGate)
+            tls: tlsBox, admission: admission, adminGate: service.policy.adminGate, console: service.policy.consoleSessions)
         let scheme = configuration.tls == nil ? "http" : "https"
         let app = Application(
             router: router, server: server,

@@ -45,11 +45,11 @@ extension HTTPServerBuilder {
     /// context comes from `tls` for every new connection, every connection guarded.
     static func guardedWebSocket<Context: WebSocketRequestContext>(
         webSocketRouter: Router<Context>, webSocket: WebSocketServerConfiguration, tls: TLSContextBox?,
-        admission: ConnectionAdmission, adminGate: AdminTokenGate
+        admission: ConnectionAdmission, adminGate: AdminTokenGate, console: ConsoleSessions? = nil
     ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(additionalChannelHandlers: [HTTPPhaseWatcher(adminGate: adminGate)]), ws: webSocket)
+            http1: .init(additionalChannelHandlers: [HTTPPhaseWatcher(adminGate: adminGate, console: console)]), ws: webSocket)
         return .init { responder in
             let http = HTTP1WebSocketUpgradeChannel(
                 responder: responder, webSocketResponder: webSocketResponder, configuration: configuration)

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import TetherProtocol
 
 extension PostgresServerStorage {
     public func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws {
@@ -103,6 +104,26 @@ extension PostgresServerStorage {
                 logger: self.logger)
             for try await count in rows.decode(Int64.self) { removed = Int(count) }
             return removed
+        }
+    }
+}
+
+extension PostgresServerStorage {
+    public func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord] {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                let rows = try await connection.guardedQuery(
+                    """
+                    SELECT s.id, s.version, s.created_at FROM snapshots s JOIN partitions p ON p.id = s.partition_id
+                    WHERE p.name = \(partition.rawValue) ORDER BY s.created_at DESC, s.id LIMIT 100
+                    """,
+                    logger: logger)
+                var records: [SnapshotRecord] = []
+                for try await (id, version, createdAt) in rows.decode((String, Int64, Double).self) {
+                    records.append(SnapshotRecord(id: id, partition: partition.rawValue, version: version, createdAt: Date(timeIntervalSince1970: createdAt)))
+                }
+                return records
+            }
         }
     }
 }

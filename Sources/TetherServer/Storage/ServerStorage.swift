@@ -53,6 +53,8 @@ public protocol ServerStorage: DeviceLedgerStorage {
 
     // Administration.
     func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord
+    /// The partition's snapshots, newest first (the console lists them beside the restore form).
+    func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord]
     /// Drops history entries created before `cutoff`, keeping the newest dropped one as base.
     func compact(olderThan cutoff: Date) async throws -> CompactionReport
     func partitions() async throws -> [PartitionStatistics]

@@ -44,6 +44,8 @@ public actor ServerPolicy {
     public private(set) var snapshot: PolicySnapshot
     /// The admin token for the connection guard, kept equal to `snapshot.adminToken`.
     public nonisolated let adminGate: AdminTokenGate
+    /// The web console's sessions: signed in with the admin token, ended when it changes.
+    public nonisolated let consoleSessions = ConsoleSessions()
 
     public init(
         users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], runtimeGrants: [RuntimeGrant],
@@ -63,6 +65,7 @@ public actor ServerPolicy {
     ) -> PolicySnapshot {
         snapshot.devicesAhead = devicesAhead
         snapshot.users = users
+        if snapshot.adminToken != adminToken { consoleSessions.closeAll() }
         snapshot.adminToken = adminToken
         adminGate.replace(adminToken)
         snapshot.configuredGrants = configuredGrants

@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import TetherProtocol
+
+/// The web console at `/console` on the admin listener (docs/server.md, "Web console"):
+/// sign-in with the admin token, then pages for partitions, devices and one device, and the
+/// admin actions behind a confirmation. A request without a live session is sent to the
+/// sign-in page (GET) or refused (POST, 403); every POST must carry the session's CSRF token
+/// and must not come from another site (its `Origin`, or `Sec-Fetch-Site: cross-site`).
+struct ConsoleRoutes<Context: RequestContext> {
+    let control: ServerControl
+    let sessions: ConsoleSessions
+    /// Cookies get `Secure` when the listener speaks TLS.
+    let secure: Bool
+
+    func register(on router: Router<Context>) {
+        router.get("console") { request, _ in
+            ConsoleHTTP.redirect(sessions.session(ConsoleHTTP.sessionID(request)) == nil ? "/console/sign-in" : "/console/partitions")
+        }
+        router.get("console/style.css") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=300"],
+                body: .init(byteBuffer: ByteBuffer(string: ConsoleHTML.stylesheet)))
+        }
+        router.get("console/sign-in") { _, _ in ConsoleHTTP.html(ConsolePages.signIn()) }
+        router.post("console/sign-in") { request, _ in try await signIn(request) }
+        router.post("console/sign-out") { request, _ in
+            let form = try await ConsoleHTTP.form(request)
+            guard ConsoleHTTP.sameSite(request), let session = sessions.session(ConsoleHTTP.sessionID(request)),
+                ConsoleSessions.csrfMatches(session, form["csrf"])
+            else { return ConsoleHTTP.refused() }
+            sessions.close(ConsoleHTTP.sessionID(request))
+            var response = ConsoleHTTP.redirect("/console/sign-in")
+            response.headers[values: .setCookie] = ["\(ConsoleSessions.cookieName)=; Path=/console; Max-Age=0; HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"]
+            return response
+        }
+        router.get("console/partitions") { request, _ in
+            try await page(request) { session in
+                async let status = control.status()
+                async let devices = control.devices(partition: nil, state: nil, staleSeconds: nil)
+                return ConsolePages.partitions(try await status, devices: try await devices, csrf: session.csrf)
+            }
+        }
+        router.get("console/partitions/:partition") { request, context in
+            let name = try context.parameters.require("partition")
+            return try await page(request) { session in
+                guard let partition = try await control.status().partitions.first(where: { $0.name == name }), let parsed = PartitionName(name) else {
+                    return ConsolePages.outcome(title: "Partition", message: "No partition is named \(name).", error: true, back: "/console/partitions")
+                }
+                return ConsolePages.partition(
+                    partition, snapshots: try await control.storage.snapshots(of: parsed),
+                    devices: try await control.devices(partition: name, state: nil, staleSeconds: nil), csrf: session.csrf)
+            }
+        }
+        router.get("console/devices") { request, _ in
+            try await page(request) { _ in
+                let query = request.uri.queryParameters
+                let filter = DeviceFilter(
+                    partition: query["partition"].map(String.init).flatMap { $0.isEmpty ? nil : $0 },
+                    state: query["state"].map(String.init).flatMap { $0.isEmpty ? nil : $0 },
+                    stale: query["stale"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }, sort: query["sort"].map(String.init) ?? "seen")
+                let staleSeconds = filter.stale.flatMap(ConsoleHTTP.seconds)
+                if filter.stale != nil, staleSeconds == nil {
+                    return ConsolePages.outcome(title: "Devices", message: "“Not seen for” takes a duration such as 90s, 30m, 24h or 7d.", error: true, back: "/console/devices")
+                }
+                let list = try await control.devices(partition: filter.partition, state: filter.state, staleSeconds: staleSeconds)
+                return ConsolePages.devices(list, filter: filter)
+            }
+        }
+        router.get("console/devices/:device") { request, context in
+            let id = try context.parameters.require("device")
+            return try await page(request) { _ in
+                let all = try await control.devices(partition: nil, state: nil, staleSeconds: nil)
+                return ConsolePages.device(all.devices.filter { $0.deviceID == id }.sorted { $0.partition < $1.partition }, id: id)
+            }
+        }
+        router.post("console/actions/:action") { request, context in
+            let action = try context.parameters.require("action")
+            let form = try await ConsoleHTTP.form(request)
+            guard ConsoleHTTP.sameSite(request), let session = sessions.session(ConsoleHTTP.sessionID(request)),
+                ConsoleSessions.csrfMatches(session, form["csrf"])
+            else { return ConsoleHTTP.refused() }
+            return ConsoleHTTP.html(await ConsoleActions(control: control).run(action, form: form, csrf: session.csrf))
+        }
+    }
+
+    private func signIn(_ request: Request) async throws -> Response {
+        let form = try await ConsoleHTTP.form(request)
+        guard ConsoleHTTP.sameSite(request) else { return ConsoleHTTP.refused() }
+        guard control.policy.adminGate.accepts(authorization: "Bearer " + (form["token"] ?? "")) else {
+            control.logger.notice("console sign-in refused: the admin token was not accepted")
+            return ConsoleHTTP.html(ConsolePages.signIn(error: "That is not the admin token."), status: .unauthorized)
+        }
+        let (id, _) = sessions.open()
+        control.logger.notice("console signed in")
+        var response = ConsoleHTTP.redirect("/console/partitions")
+        response.headers[values: .setCookie] = ["\(ConsoleSessions.cookieName)=\(id); Path=/console; HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"]
+        return response
+    }
+
+    /// A page for a signed-in request; the sign-in page otherwise.
+    private func page(_ request: Request, _ body: (ConsoleSessions.Session) async throws -> String) async throws -> Response {
+        guard let session = sessions.session(ConsoleHTTP.sessionID(request)) else { return ConsoleHTTP.redirect("/console/sign-in") }
+        do {
+            return ConsoleHTTP.html(try await body(session))
+        } catch let error as AdminError {
+            return ConsoleHTTP.html(ConsolePages.outcome(title: "Error", message: error.message, error: true, back: "/console/partitions"), status: error.status)
+        }
+    }
+}
