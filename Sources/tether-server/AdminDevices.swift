@@ -21,7 +21,7 @@ struct AdminDevices: AsyncParsableCommand {
     var state: String?
 
     func validate() throws {
-        if let stale, Self.seconds(stale) == nil {
+        if let stale, DurationText.seconds(stale) == nil {
             throw ValidationError("--stale: \(stale.debugDescription) is not a duration such as 90s, 30m, 24h or 7d")
         }
         if let state, !Self.states.contains(state) {
@@ -30,7 +30,7 @@ struct AdminDevices: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let staleSeconds = stale.flatMap(Self.seconds)
+        let staleSeconds = stale.flatMap(DurationText.seconds)
         try await admin.perform({ try await $0.devices(partition: partition, state: state, staleSeconds: staleSeconds) }) { list in
             Self.table(list)
         }
@@ -38,14 +38,6 @@ struct AdminDevices: AsyncParsableCommand {
 
     static let states = ["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
 
-    /// `90`, `90s`, `30m`, `24h`, `7d` in seconds; nil for anything else.
-    static func seconds(_ text: String) -> Int? {
-        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        guard let last = text.last else { return nil }
-        let (digits, unit) = units[last].map { (text.dropLast(), $0) } ?? (Substring(text), 1)
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let value = Int(digits), value >= 0, value <= Int(Int32.max) else { return nil }
-        return value * unit
-    }
 
     /// One line per device and partition; stale and wedged ones marked.
     static func table(_ list: AdminAPI.Devices) -> String {

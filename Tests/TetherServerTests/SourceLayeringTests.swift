@@ -8,7 +8,7 @@ import TetherTestSupport
     let layering = try SourceLayering(module: "TetherServer")
     let (violations, unplaced) = layering.violations(layers: [
         ["App"],
-        ["Observability"],
+        ["Observability", "Console"],
         ["Admin"],
         ["Sync"],
         ["ReadyFiles"],

@@ -29,14 +29,6 @@ enum ConsoleHTTP {
         return fields
     }
 
-    /// `90`, `90s`, `30m`, `24h`, `7d` in seconds.
-    static func seconds(_ text: String) -> Int? {
-        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        guard let last = text.last else { return nil }
-        let (digits, unit) = units[last].map { (text.dropLast(), $0) } ?? (Substring(text), 1)
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let value = Int(digits), value >= 0, value <= Int(Int32.max) else { return nil }
-        return value * unit
-    }
 
     /// Headers every console answer carries: no script, no framing, no caching, no referrer to
     /// other sites (`same-origin`, not `no-referrer`: with that a browser sends `Origin: null` on

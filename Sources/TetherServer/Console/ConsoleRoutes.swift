@@ -62,7 +62,7 @@ struct ConsoleRoutes<Context: RequestContext> {
                     partition: query["partition"].map(String.init).flatMap { $0.isEmpty ? nil : $0 },
                     state: query["state"].map(String.init).flatMap { $0.isEmpty ? nil : $0 },
                     stale: query["stale"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }, sort: query["sort"].map(String.init) ?? "seen")
-                let staleSeconds = filter.stale.flatMap(ConsoleHTTP.seconds)
+                let staleSeconds = filter.stale.flatMap(DurationText.seconds)
                 if filter.stale != nil, staleSeconds == nil {
                     return ConsolePages.outcome(title: "Devices", message: "“Not seen for” takes a duration such as 90s, 30m, 24h or 7d.", error: true, back: "/console/devices")
                 }
