@@ -102,15 +102,16 @@ def test_a_wrong_token_is_refused_and_the_right_one_signs_in_by_keyboard(page):
 
 def test_a_device_appears_once_its_agent_binds(page, agent):
     page.goto(URL + "/console/devices")
-    def listed():
+    row = page.locator("tr", has=page.get_by_role("link", name=DEVICE))
+    def synced():
         page.reload()
-        return page.get_by_role("link", name=DEVICE).count() > 0
-    eventually("the device in the ledger", listed)
-    expect(page.get_by_role("table")).to_contain_text("synced")
+        # Cells after the device's name: partition, state, …
+        return row.count() == 1 and row.locator("td").nth(1).inner_text() == "synced"
+    eventually("the device in the ledger, synced", synced)
     shot(page, "devices")
     page.get_by_role("link", name=DEVICE).first.click()
     expect(page.get_by_role("heading", level=1)).to_have_text(f"Device {DEVICE}")
-    expect(page.get_by_role("table")).to_contain_text("p")
+    expect(page.get_by_role("link", name="p", exact=True)).to_be_visible()
     shot(page, "device")
 
 
