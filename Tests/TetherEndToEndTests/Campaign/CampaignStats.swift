@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a campaign did and found, for its one-line summary and its assertions.
 struct CampaignStats: Sendable {
     var seed: UInt64
@@ -29,7 +31,25 @@ struct CampaignStats: Sendable {
     /// Anything else that must not happen: a crash, a missing backup, a failed integrity check.
     var findings: [String] = []
 
+    /// The round that took longest to converge after its faults stopped: how long, and what it
+    /// waited for last (the devices not yet synced, or stores that differed).
+    var slowestConvergence: (round: Int, seconds: Double, waitedFor: String)?
+
     mutating func count(fault: String) { faults[fault, default: 0] += 1 }
+
+    /// Notes a round's convergence time, keeping the slowest.
+    mutating func converged(round: Int, after seconds: Double, waitedFor: String) {
+        guard seconds > (slowestConvergence?.seconds ?? -1) else { return }
+        slowestConvergence = (round, seconds, waitedFor)
+    }
+
+    /// The slowest round's convergence, for a line of its own beside the summary.
+    var convergenceLine: String? {
+        slowestConvergence.map {
+            "fault campaign: slowest convergence: round \($0.round), \(String(format: "%.1f", $0.seconds)) s"
+                + ($0.waitedFor.isEmpty ? " (synced at the first look)" : "; waited last for: \($0.waitedFor.prefix(600))")
+        }
+    }
 
     var summary: String {
         func list(_ counts: [String: Int]) -> String {

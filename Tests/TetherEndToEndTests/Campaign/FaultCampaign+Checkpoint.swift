@@ -79,6 +79,13 @@ extension FaultCampaign {
     /// Loops until every agent is synced and the stores of each partition are equal; returns
     /// each partition's rows. Fails after three minutes with what was still wrong.
     private func converge() async throws -> [String: String] {
+        let started = clock.now
+        var waitedFor = ""
+        defer {
+            let seconds = Double((clock.now - started).components.seconds) + Double((clock.now - started).components.attoseconds) / 1e18
+            let round = stats.withLock { $0.rounds } + 1
+            stats.withLock { $0.converged(round: round, after: seconds, waitedFor: waitedFor) }
+        }
         let deadline = clock.now.advanced(by: .seconds(180))
         // Past the longest reconnect backoff (60 s) a connection attempt has hung.
         let stuckAfter = clock.now.advanced(by: .seconds(75))
@@ -104,7 +111,10 @@ extension FaultCampaign {
                     }
                 }
             }
-            guard problem.isEmpty else { continue }
+            guard problem.isEmpty else {
+                waitedFor = problem
+                continue
+            }
             var contents: [String: String] = [:]
             for partition in settings.partitions {
                 var dumps: [String] = []
@@ -116,6 +126,7 @@ extension FaultCampaign {
                 }
             }
             if problem.isEmpty { return contents }
+            waitedFor = problem
         }
         throw TestSupportError("no convergence within 3 minutes (seed \(settings.seed)): \(problem)")
     }

@@ -99,7 +99,9 @@ extension FaultCampaign {
             }
             try await Task.sleep(for: .milliseconds(gap))
             var waiting: [(at: ContinuousClock.Instant, undo: Undo)] = []
-            for item in scheduled {
+            // In healing order, as at the end of a round: a server thawed before a clone is
+            // stopped (stopping it waits for its writes to sync, which a frozen server holds off).
+            for item in scheduled.sorted(by: { $0.undo.order < $1.undo.order }) {
                 if item.at <= clock.now, try await perform(item.undo) { continue }
                 waiting.append(item)
             }
@@ -244,6 +246,8 @@ extension FaultCampaign {
     private func perform(_ undo: Undo) async throws -> Bool {
         let admin = upInstances.first
         if undo.needsServer && admin == nil { return false }
+        // A clone syncs through any instance: it is stopped once every instance is up again.
+        if case .stopClone = undo, upInstances.count < cluster.ports.count { return false }
         event("undo \(undo)")
         switch undo {
         case .thawServer(let instance):

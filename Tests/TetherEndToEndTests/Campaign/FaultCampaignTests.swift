@@ -41,6 +41,7 @@ struct FaultCampaignTests {
         }
         await campaign.tearDown()
         print(stats.summary)
+        if let line = stats.convergenceLine { print(line) }
         if !campaign.refusals.isEmpty {
             print("fault campaign: writes refused by sqlite3: \(campaign.refusals.sorted { $0.key < $1.key }.map { "\($0.value)× \($0.key)" }.joined(separator: "; "))")
         }
