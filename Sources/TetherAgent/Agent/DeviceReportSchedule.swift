@@ -10,8 +10,9 @@ struct DeviceReportSchedule: Sendable {
     enum Decision: Sendable, Hashable {
         /// Report these partitions now.
         case send([String])
-        /// Nothing to send before `until` unless the figures change.
-        case wait(until: ContinuousClock.Instant)
+        /// Nothing to send before `until`; `orChange`: sooner if the figures change (false when
+        /// changes are already waiting for the interval to pass: another one changes nothing).
+        case wait(until: ContinuousClock.Instant, orChange: Bool)
     }
 
     let interval: Duration
@@ -30,9 +31,9 @@ struct DeviceReportSchedule: Sendable {
         guard let lastSend, let lastFull else { return .send(current.keys.sorted()) }
         let nextFull = lastFull + heartbeat
         let changed = current.filter { sent[$0.key] != $0.value }.keys.sorted()
-        if changed.isEmpty && now < nextFull { return .wait(until: nextFull) }
+        if changed.isEmpty && now < nextFull { return .wait(until: nextFull, orChange: true) }
         let allowed = lastSend + interval
-        if now < allowed { return .wait(until: allowed) }
+        if now < allowed { return .wait(until: allowed, orChange: false) }
         return .send(now >= nextFull ? current.keys.sorted() : changed)
     }
 

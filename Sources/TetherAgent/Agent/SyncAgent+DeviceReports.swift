@@ -24,8 +24,11 @@ extension SyncAgent {
             let current = Dictionary(statuses.map { ($0.name.rawValue, $0.ledgerFingerprint) }, uniquingKeysWith: { a, _ in a })
             let now = ContinuousClock.now
             switch schedule.decide(current, at: now) {
-            case .wait(let until):
+            case .wait(let until, orChange: true):
                 await reportWake.sleep(for: until - now)
+            case .wait(let until, orChange: false):
+                // The changes wait for the interval; statuses are not read again before it ends.
+                try? await Task.sleep(for: until - now)
             case .send(let names):
                 let chosen = Set(names)
                 let reported = statuses.filter { chosen.contains($0.name.rawValue) }

@@ -65,7 +65,7 @@ extension PartitionController {
     /// reset would have nothing to keep and nothing to fetch.
     private func emptiedWaitingForAccess() throws -> String? {
         guard figures.lastError?.code == Int(SyncErrorCode.permissionDenied.rawValue), figures.unsyncedChanges == 0,
-            let last = try resets.context.stateDatabase.resets(partition: settings.name).last(where: { !$0.isQuarantine }),
+            let last = try resets.lastReset(),
             last.strategy == .deleteStore, last.outcome == .deleted
         else { return nil }
         return last.id

@@ -82,9 +82,14 @@ struct PartitionResetDriver: Sendable {
         return (record, context)
     }
 
+    /// The partition's last reset (quarantines aside), if any.
+    func lastReset() throws -> ResetRecord? {
+        try context.stateDatabase.resets(partition: settings.name).last(where: { !$0.isQuarantine })
+    }
+
     /// Records the store's last finished reset as accepted by a bind (``ResetLoopGuard``).
     func markLastResetConfirmed() throws {
-        guard var last = try context.stateDatabase.resets(partition: settings.name).last(where: { !$0.isQuarantine }),
+        guard var last = try lastReset(),
             last.phase == .done, last.confirmedByBind != true
         else { return }
         last.confirmedByBind = true

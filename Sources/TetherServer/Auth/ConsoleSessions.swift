@@ -30,8 +30,8 @@ public final class ConsoleSessions: Sendable {
 
     /// A new session: its id (for the cookie) and its CSRF token.
     func open(now: ContinuousClock.Instant = .now) -> (id: String, csrf: String) {
-        let id = Self.randomToken()
-        let csrf = Self.randomToken()
+        let id = TokenMinter.newToken()
+        let csrf = TokenMinter.newToken()
         sessions.withLock { sessions in
             sessions = sessions.filter { Self.isLive($0.value, at: now) }
             if sessions.count >= Self.capacity, let oldest = sessions.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key {
@@ -97,14 +97,5 @@ public final class ConsoleSessions: Sendable {
 
     private static func isLive(_ session: Session, at now: ContinuousClock.Instant) -> Bool {
         now - session.lastUsed < idleLimit && now - session.created < lifetime
-    }
-
-    /// 256 random bits as 64 hex digits.
-    static func randomToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            return (byte < 16 ? "0" : "") + String(byte, radix: 16)
-        }.joined()
     }
 }

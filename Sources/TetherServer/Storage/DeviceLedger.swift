@@ -78,6 +78,12 @@ public struct DeviceLedgerEntry: Sendable, Hashable, Codable {
         }
     }
 
+    /// ``isWedged(before:)`` in SQL, for both storages: `cutoff` is the placeholder of the
+    /// cutoff, bound once and used twice (`?1` in SQLite, `$1` in PostgreSQL).
+    static func wedgedCondition(cutoff: String) -> String {
+        "unsynced > 0 AND unsynced_since IS NOT NULL AND unsynced_since < \(cutoff) AND coalesce(last_upload_at, 0) < \(cutoff)"
+    }
+
     /// Whether it counts as wedged at `cutoff`: changes unsynced since before it, and no upload
     /// acknowledged since then either.
     public func isWedged(before cutoff: Date) -> Bool {

@@ -76,12 +76,12 @@ extension PostgresServerStorage {
                     """,
                     logger: logger)
                 for try await count in stale.decode(Int64.self) { counts.staleDevices = Int(count) }
-                let cutoff = wedgedBefore.timeIntervalSince1970
+                var binds = PostgresBindings()
+                binds.append(wedgedBefore.timeIntervalSince1970)
                 let wedged = try await connection.guardedQuery(
-                    """
-                    SELECT count(*) FROM device_reports WHERE unsynced > 0 AND unsynced_since IS NOT NULL
-                        AND unsynced_since < \(cutoff) AND coalesce(last_upload_at, 0) < \(cutoff)
-                    """,
+                    PostgresQuery(
+                        unsafeSQL: "SELECT count(*) FROM device_reports WHERE \(DeviceLedgerEntry.wedgedCondition(cutoff: "$1::double precision"))",
+                        binds: binds),
                     logger: logger)
                 for try await count in wedged.decode(Int64.self) { counts.wedged = Int(count) }
                 return counts

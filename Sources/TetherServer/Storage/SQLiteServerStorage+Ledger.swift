@@ -56,7 +56,7 @@ extension SQLiteServerStorage {
             let cutoff = wedgedBefore.timeIntervalSince1970
             counts.wedged =
                 try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM device_reports WHERE \(Self.wedgedCondition)", arguments: [cutoff, cutoff]) ?? 0
+                    db, sql: "SELECT count(*) FROM device_reports WHERE \(DeviceLedgerEntry.wedgedCondition(cutoff: "?1"))", arguments: [cutoff]) ?? 0
             return counts
         }
     }
@@ -88,10 +88,6 @@ extension SQLiteServerStorage {
             last_error_code = excluded.last_error_code, last_error_at = excluded.last_error_at, resets = excluded.resets,
             pending_reset = excluded.pending_reset, reported_at = excluded.reported_at
         """
-
-    /// ``DeviceLedgerEntry/isWedged(before:)`` in SQL (both storages), with the cutoff bound twice.
-    static let wedgedCondition =
-        "unsynced > 0 AND unsynced_since IS NOT NULL AND unsynced_since < ? AND coalesce(last_upload_at, 0) < ?"
 
     static func deviceEntry(_ row: Row) -> DeviceLedgerEntry {
         DeviceLedgerEntry(

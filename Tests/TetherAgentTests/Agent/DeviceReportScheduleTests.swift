@@ -19,17 +19,17 @@ import TetherProtocol
         #expect(schedule.decide(current, at: start) == .send(["a", "b"]))
         schedule.didSend(current, of: current, at: start)
         // Nothing changed: wait for the heartbeat.
-        #expect(schedule.decide(current, at: start + .seconds(1)) == .wait(until: start + .seconds(600)))
+        #expect(schedule.decide(current, at: start + .seconds(1)) == .wait(until: start + .seconds(600), orChange: true))
         // A change within the interval waits for its end, then only the changed partition goes.
         current["b"] = Self.figures("synced")
-        #expect(schedule.decide(current, at: start + .seconds(3)) == .wait(until: start + .seconds(10)))
+        #expect(schedule.decide(current, at: start + .seconds(3)) == .wait(until: start + .seconds(10), orChange: false))
         #expect(schedule.decide(current, at: start + .seconds(10)) == .send(["b"]))
         schedule.didSend(["b": current["b"]!], of: current, at: start + .seconds(10))
-        #expect(schedule.decide(current, at: start + .seconds(11)) == .wait(until: start + .seconds(600)))
+        #expect(schedule.decide(current, at: start + .seconds(11)) == .wait(until: start + .seconds(600), orChange: true))
         // The heartbeat sends everything, and counts as the last full report.
         #expect(schedule.decide(current, at: start + .seconds(600)) == .send(["a", "b"]))
         schedule.didSend(current, of: current, at: start + .seconds(600))
-        #expect(schedule.decide(current, at: start + .seconds(601)) == .wait(until: start + .seconds(1200)))
+        #expect(schedule.decide(current, at: start + .seconds(601)) == .wait(until: start + .seconds(1200), orChange: true))
         // A partition added by a reload is a change.
         current["c"] = Self.figures("connecting")
         #expect(schedule.decide(current, at: start + .seconds(700)) == .send(["c"]))
