@@ -11,13 +11,16 @@ extension Cluster {
     /// Every instance's process, the first instance's first (nil for one not running).
     public var serverProcesses: [ChildProcess?] { servers.withLock { $0 } }
 
-    /// Starts an instance (again, after ``killServer(instance:)``) and waits until it listens.
+    /// Starts an instance (again, after ``killServer(instance:)``) and waits until both its
+    /// listeners (the devices' and the admin one) listen.
     public func startServer(instance: Int = 0) async throws {
         let process = try ChildProcess.start(
             try BuiltProducts.executable("tether-server"), ["--config", serverConfigPath(instance)],
             environment: ChildProcess.inheritedEnvironment(adding: settings.serverEnvironment))
         servers.withLock { $0[instance] = process }
-        guard await process.waitForOutput("listening on", timeout: settings.timing.start) else {
+        guard await process.waitForOutput("tether-server listening on", timeout: settings.timing.start),
+            await process.waitForOutput("admin listening on", timeout: settings.timing.start)
+        else {
             process.signal(SIGKILL)
             _ = await process.wait(timeout: settings.timing.stop)
             throw TestSupportError("tether-server did not start: \(process.standardError)")
@@ -36,13 +39,13 @@ extension Cluster {
         _ = await process?.wait(timeout: settings.timing.stop)
     }
 
-    /// `tether-server admin …` against an instance (the first unless told); its standard
-    /// output, trimmed.
+    /// `tether-server admin …` against an instance's admin listener (the first unless told);
+    /// its standard output, trimmed.
     @discardableResult
     public func admin(_ arguments: [String], instance: Int = 0) async throws -> String {
         let result = try await ChildProcess.run(
             try BuiltProducts.executable("tether-server"),
-            ["admin", "--url", "http://127.0.0.1:\(ports[instance])", "--token-file", dir.appending("admin.token")] + arguments,
+            ["admin", "--url", adminURL(instance: instance), "--token-file", dir.appending("admin.token")] + arguments,
             timeout: settings.timing.command)
         guard result.status == 0 else { throw TestSupportError("admin \(arguments) failed: \(result)") }
         return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -23,11 +23,13 @@ public final class Cluster: Sendable {
 
     public let settings: ClusterSettings
     public let dir: TemporaryDirectory
-    /// Each server instance's port, the first instance's first.
-    public var ports: [UInt16] { portList.withLock { $0 } }
-    /// Chosen before the instances start (a restart keeps its port); one found taken at the first
-    /// start is chosen again.
-    private let portList: Mutex<[UInt16]>
+    /// Each server instance's port (the devices' listener, `listen`), the first instance's first.
+    public var ports: [UInt16] { portList.withLock { $0.map(\.sync) } }
+    /// Each server instance's admin listener port (`admin_listen`: the admin API and console).
+    public var adminPorts: [UInt16] { portList.withLock { $0.map(\.admin) } }
+    /// Chosen before the instances start (a restart keeps its ports); ones found taken at the
+    /// first start are chosen again.
+    private let portList: Mutex<[(sync: UInt16, admin: UInt16)]>
     /// The PostgreSQL of ``ClusterSettings/Storage/postgresql`` storage.
     public let postgres: PostgresCluster?
     let servers: Mutex<[ChildProcess?]>
@@ -41,7 +43,7 @@ public final class Cluster: Sendable {
         self.settings = settings
         dir = try TemporaryDirectory(prefix: settings.directoryPrefix)
         chmod(dir.path, 0o755)
-        portList = Mutex(try (0..<settings.instances).map { _ in try LoopbackPort.free() })
+        portList = Mutex(try (0..<settings.instances).map { _ in try Self.freePorts() })
         servers = Mutex(Array(repeating: nil, count: settings.instances))
         try Self.write(Self.schema, to: dir.appending("schema.toml"))
         try Self.write("admin-secret\n", to: dir.appending("admin.token"), mode: 0o600)
@@ -69,8 +71,8 @@ public final class Cluster: Sendable {
                         try await startServer(instance: instance)
                         break
                     } catch let error as TestSupportError where attempt < 3 && "\(error)".contains("Address already in use") {
-                        let port = try LoopbackPort.free()
-                        portList.withLock { $0[instance] = port }
+                        let ports = try Self.freePorts()
+                        portList.withLock { $0[instance] = ports }
                     }
                 }
             }
@@ -86,6 +88,17 @@ public final class Cluster: Sendable {
     public var token: String { settings.token }
 
     public func url(instance: Int) -> String { "ws://127.0.0.1:\(ports[instance])/sync" }
+
+    /// The admin listener of an instance (the first unless told): the admin API and console.
+    public func adminURL(instance: Int = 0) -> String { "http://127.0.0.1:\(adminPorts[instance])" }
+
+    /// Two different free loopback ports: the devices' listener's and the admin listener's.
+    private static func freePorts() throws -> (sync: UInt16, admin: UInt16) {
+        let sync = try LoopbackPort.free()
+        var admin = try LoopbackPort.free()
+        while admin == sync { admin = try LoopbackPort.free() }
+        return (sync, admin)
+    }
 
     /// `server.toml`, `server-2.toml`, …
     public func serverConfigPath(_ instance: Int = 0) -> String {
@@ -135,6 +148,7 @@ public final class Cluster: Sendable {
     private func serverConfig(_ instance: Int, storageTable: String) -> String {
         """
         listen = "127.0.0.1:\(ports[instance])"
+        admin_listen = "127.0.0.1:\(adminPorts[instance])"
         data_dir = "\(serverDataDirectory(instance))"
         schema = "\(dir.appending("schema.toml"))"
         admin_token_file = "\(dir.appending("admin.token"))"

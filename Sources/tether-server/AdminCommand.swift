@@ -7,7 +7,7 @@ import TetherTOML
 
 /// `tether-server admin [--url URL] [--token-file F] COMMAND [--json]`: the admin client.
 /// Without --url and --token-file, they come from the server's config file when it is
-/// readable (`listen`, `tls_*`, `admin_token_file`), else `http://127.0.0.1:7800` and
+/// readable (`admin_listen`, `tls_*`, `admin_token_file`), else `http://127.0.0.1:7801` and
 /// `/etc/tether/admin.token`. A config file that is read but does not parse is refused, not
 /// taken for defaults that may name another server.
 struct AdminCommand: AsyncParsableCommand {
@@ -19,7 +19,7 @@ struct AdminCommand: AsyncParsableCommand {
             AdminRecovery.self, AdminSchema.self, AdminGrant.self, AdminRevoke.self, AdminBackup.self, AdminCompact.self,
         ])
 
-    @Option(name: .long, help: "The server's URL (http://host:port or https://host:port).")
+    @Option(name: .long, help: "The server's admin listener (admin_listen) as http://host:port or https://host:port.")
     var url: String?
 
     @Option(name: .customLong("token-file"), help: "File holding the admin token.")
@@ -47,7 +47,7 @@ struct AdminCommand: AsyncParsableCommand {
 
     func client() throws -> AdminClient {
         let configured = url != nil && tokenFile != nil ? nil : try configuredServer()
-        let baseURL = url ?? configured.map(Self.url(for:)) ?? "http://127.0.0.1:7800"
+        let baseURL = url ?? configured.map(Self.url(for:)) ?? "http://\(ServerConfiguration.defaultAdminListen)"
         let tokenPath = tokenFile ?? configured?.adminTokenFile ?? "/etc/tether/admin.token"
         let token: String
         switch TokenFile.read(tokenPath) {
@@ -72,10 +72,10 @@ struct AdminCommand: AsyncParsableCommand {
     }
 
     static func url(for configuration: ServerConfiguration) -> String {
-        var host = configuration.listen.host
+        var host = configuration.adminListen.host
         if host == "0.0.0.0" || host == "::" { host = "127.0.0.1" }
         if host.contains(":") { host = "[\(host)]" }
-        return "\(configuration.tls == nil ? "http" : "https")://\(host):\(configuration.listen.port)"
+        return "\(configuration.tls == nil ? "http" : "https")://\(host):\(configuration.adminListen.port)"
     }
 
     /// Runs one admin call, printing its result as text or JSON and mapping failures to exit codes.

@@ -22,7 +22,7 @@ struct ConsoleBrowserEndToEndTests {
             let agent = try cluster.agent(
                 "a", partitions: ["p"], extra: "[device]\nname = \"till-7 (shop 3)\"\nreport_interval_seconds = 1")
             let environment: [String: String] = [
-                "TETHER_CONSOLE_URL": "http://127.0.0.1:\(cluster.port)", "TETHER_ADMIN_TOKEN_FILE": cluster.dir.appending("admin.token"),
+                "TETHER_CONSOLE_URL": cluster.adminURL(), "TETHER_ADMIN_TOKEN_FILE": cluster.dir.appending("admin.token"),
                 "TETHER_SCREENSHOTS": screenshots,
                 "TETHER_AGENT_ARGV": try Self.json([try BuiltProducts.executable("tetherd"), "--config", agent.configPath, "--log-destination", "stderr"]),
                 "TETHER_AGENT_STORE": agent.store("p"), "TETHER_AGENT_SOCKET": agent.socket,

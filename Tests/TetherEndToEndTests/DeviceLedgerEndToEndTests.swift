@@ -98,7 +98,7 @@ struct DeviceLedgerEndToEndTests {
             for arguments in [["--stale", "5x"], ["--state", "happy"]] {
                 let result = try await ChildProcess.run(
                     try BuiltProducts.executable("tether-server"),
-                    ["admin", "--url", "http://127.0.0.1:\(cluster.port)", "--token-file", cluster.dir.appending("admin.token"), "devices"]
+                    ["admin", "--url", cluster.adminURL(), "--token-file", cluster.dir.appending("admin.token"), "devices"]
                         + arguments)
                 #expect(result.status == 2 && result.standardError.contains(arguments[0]), "\(arguments): \(result)")
             }

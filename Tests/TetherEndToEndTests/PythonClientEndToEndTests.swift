@@ -21,7 +21,7 @@ struct PythonClientEndToEndTests {
             let (a, b) = (agents[0], agents[1])
             let pid = try #require(b.processID)
             let server = try BuiltProducts.executable("tether-server")
-            let admin = [server, "admin", "--url", "http://127.0.0.1:\(cluster.port)", "--token-file", cluster.dir.appending("admin.token")]
+            let admin = [server, "admin", "--url", cluster.adminURL(), "--token-file", cluster.dir.appending("admin.token")]
             let agentArgv = [try BuiltProducts.executable("tetherd"), "--config", b.configPath, "--log-destination", "stderr"]
             let environment: [String: String] = [
                 "TETHER_TEST_SOCKET": b.socket, "TETHER_TEST_STORE": b.store("p"), "TETHER_TEST_AGENT_PID": String(pid),

@@ -48,6 +48,7 @@ import TetherTestSupport
             printf 'version = 1\\n[tables.orders]\\nprimary_key = "id"\\n[tables.orders.columns]\\nid = "text"\\ntotal = "real"\\n' > "$d/schema.toml"
             cat > "$d/server.toml" <<EOT
             listen = "127.0.0.1:0"
+            admin_listen = "127.0.0.1:0"
             data_dir = "$d/data"
             schema = "$d/schema.toml"
             admin_token_file = "$d/admin.token"
@@ -65,9 +66,10 @@ import TetherTestSupport
             "$bin/tether-server" --config "$d/server.toml" > "$d/server.log" 2>&1 &
             server=$!
             trap 'kill $server ${agent:-} 2>/dev/null || true' EXIT
-            for i in $(seq 1 300); do grep -q 'listening on 127.0.0.1:' "$d/server.log" && break; sleep 0.1; done
-            port=$(sed -n 's/.*listening on 127.0.0.1:\\([0-9]*\\).*/\\1/p' "$d/server.log" | head -n 1)
-            test -n "$port"
+            for i in $(seq 1 300); do grep -q 'admin listening on 127.0.0.1:' "$d/server.log" && grep -q 'tether-server listening on 127.0.0.1:' "$d/server.log" && break; sleep 0.1; done
+            port=$(sed -n 's/.*tether-server listening on 127.0.0.1:\\([0-9]*\\).*/\\1/p' "$d/server.log" | head -n 1)
+            admin_port=$(sed -n 's/.*admin listening on 127.0.0.1:\\([0-9]*\\).*/\\1/p' "$d/server.log" | head -n 1)
+            test -n "$port" && test -n "$admin_port"
             cat > "$d/tetherd.toml" <<EOT
             state_dir = "$d/state"
             control_socket = "$d/tetherd.sock"
@@ -83,7 +85,7 @@ import TetherTestSupport
             "$bin/tetherctl" --socket "$d/tetherd.sock" wait-synced store-1 --timeout 60
             sqlite3 "$d/state/stores/store-1.sqlite" "insert into orders(id, total) values ('o1', 9.5)"
             "$bin/tetherctl" --socket "$d/tetherd.sock" wait-synced store-1 --timeout 60
-            "$bin/tether-server" admin --url "http://127.0.0.1:$port" --token-file "$d/admin.token" status
+            "$bin/tether-server" admin --url "http://127.0.0.1:$admin_port" --token-file "$d/admin.token" status
             "$bin/tetherctl" --socket "$d/tetherd.sock" status
             """, hidden: toolchain)
         let log = { (name: String) in (try? String(contentsOfFile: d + "/" + name, encoding: .utf8)) ?? "" }

@@ -78,7 +78,7 @@ import TetherTestSupport
             let padding = String(repeating: "x", count: 256 * 1024)
             let body = #"{"user": "pos-17", "pattern": "store-99", "access": "read", "padding": "\#(padding)"}"#
             func post(token: String?) throws -> String {
-                let socket = try PlainSocket(port: server.port, timeout: 15)
+                let socket = try PlainSocket(port: server.adminPort, timeout: 15)
                 let authorization = token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
                 _ = socket.send("POST /admin/grants HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\(authorization)Content-Length: \(body.utf8.count)\r\n\r\n")
                 _ = socket.send(body)

@@ -93,7 +93,7 @@ import Glibc
             }
             #expect(reply.isNewIdentity)
             let status = try await server.runCLI([
-                "admin", "--url", "https://127.0.0.1:\(server.port)", "--token-file", server.directory + "/admin.token",
+                "admin", "--url", "https://127.0.0.1:\(server.adminPort)", "--token-file", server.directory + "/admin.token",
                 "--ca-file", dir + "/cert.pem", "status",
             ])
             #expect(status.status == 0, "\(status.stderr)")

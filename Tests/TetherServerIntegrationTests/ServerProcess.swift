@@ -5,8 +5,9 @@ import TetherTestSupport
 import Glibc
 #endif
 
-/// A real `tether-server` child process on a free loopback port with its own temporary
-/// data dir, config, token files and schema. Tests run many of these in parallel.
+/// A real `tether-server` child process on free loopback ports (the devices' listener and the
+/// admin listener, `admin_listen`) with its own temporary data dir, config, token files and
+/// schema. Tests run many of these in parallel.
 final class ServerProcess: @unchecked Sendable {
     static let adminToken = "admin-secret"
     static let tokens = ["pos-17": "pos17-secret", "reader": "reader-secret", "nobody": "nobody-secret"]
@@ -17,7 +18,10 @@ final class ServerProcess: @unchecked Sendable {
     let directory: String
     let configPath: String
     private(set) var process: Process?
+    /// The devices' listener (`listen`): `/sync`, `/healthz`, `/metrics` with `public_metrics`.
     private(set) var port: Int = 0
+    /// The admin listener (`admin_listen`): `/admin`, `/console`, `/healthz`, `/metrics`.
+    private(set) var adminPort: Int = 0
     private var logOffset = 0
 
     /// Writes the config (extra TOML appended to the root table) and starts the server.
@@ -34,6 +38,7 @@ final class ServerProcess: @unchecked Sendable {
         configPath = directory + "/server.toml"
         let config = """
             listen = "127.0.0.1:0"
+            admin_listen = "127.0.0.1:0"
             data_dir = "\(directory)/data"
             schema = "\(directory)/schema.toml"
             admin_token_file = "\(directory)/admin.token"
@@ -75,11 +80,14 @@ final class ServerProcess: @unchecked Sendable {
 
     var logPath: String { directory + "/server.log" }
     var syncURL: String { "ws://127.0.0.1:\(port)/sync" }
+    /// The devices' listener over HTTP (`/healthz`, `/metrics`).
     var httpURL: String { "http://127.0.0.1:\(port)" }
-    var admin: AdminClient { AdminClient(baseURL: httpURL, token: Self.adminToken) }
+    /// The admin listener: the admin API and the console.
+    var adminURL: String { "http://127.0.0.1:\(adminPort)" }
+    var admin: AdminClient { AdminClient(baseURL: adminURL, token: Self.adminToken) }
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    /// Starts the server and waits (with a deadline) for its "listening on" line.
+    /// Starts the server and waits (with a deadline) for its "listening on" lines (both listeners).
     func start(arguments: [String] = []) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
@@ -92,13 +100,20 @@ final class ServerProcess: @unchecked Sendable {
         process.standardOutput = handle
         try process.run()
         self.process = process
-        let pattern = "listening on 127.0.0.1:"
-        port = try await eventually("server to listen", timeout: .seconds(30)) {
+        (port, adminPort) = try await eventually("server to listen", timeout: .seconds(30)) {
             guard process.isRunning else { throw ServerFailure("server exited with \(process.terminationStatus):\n\(self.log)") }
             let text = String(self.log.dropFirst(self.logOffset))
-            guard let range = text.range(of: pattern) else { return nil }
-            return Int(text[range.upperBound...].prefix { $0.isNumber })
+            guard let sync = Self.port(after: "tether-server listening on 127.0.0.1:", in: text),
+                let admin = Self.port(after: "admin listening on 127.0.0.1:", in: text)
+            else { return nil }
+            return (sync, admin)
         }
+    }
+
+    /// The port in the first line of `text` that has `prefix`.
+    static func port(after prefix: String, in text: String) -> Int? {
+        guard let range = text.range(of: prefix) else { return nil }
+        return Int(text[range.upperBound...].prefix { $0.isNumber })
     }
 
     /// `kill -9`: no chance to flush anything that was not committed.
@@ -130,11 +145,12 @@ final class ServerProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    /// Runs `tether-server admin --url … --token-file … ARGS` and returns (exit code, stdout, stderr).
-    func adminCLI(_ arguments: [String], token: String? = nil) async throws -> CLIResult {
+    /// Runs `tether-server admin --url … --token-file … ARGS` against the admin listener (or
+    /// `url`) and returns (exit code, stdout, stderr).
+    func adminCLI(_ arguments: [String], token: String? = nil, url: String? = nil) async throws -> CLIResult {
         let tokenFile = directory + "/cli-\(UUID().uuidString).token"
         try (token ?? Self.adminToken).write(toFile: tokenFile, atomically: true, encoding: .utf8)
-        return try await runCLI(["admin", "--url", httpURL, "--token-file", tokenFile] + arguments)
+        return try await runCLI(["admin", "--url", url ?? adminURL, "--token-file", tokenFile] + arguments)
     }
 
     func runCLI(_ arguments: [String]) async throws -> CLIResult {

@@ -78,9 +78,9 @@ import Glibc
                 }
             }
             #expect(version >= 1)
-            // The admin API (same listener) serves the renewed certificate too.
+            // The admin listener (same TLS context) serves the renewed certificate too.
             let status = try await server.runCLI([
-                "admin", "--url", "https://127.0.0.1:\(port)", "--token-file", server.directory + "/admin.token",
+                "admin", "--url", "https://127.0.0.1:\(server.adminPort)", "--token-file", server.directory + "/admin.token",
                 "--ca-file", dir + "/new-cert.pem", "status", "--json",
             ])
             #expect(status.status == 0, "\(status.stderr)")

@@ -54,6 +54,29 @@ import TetherTestSupport
         }
     }
 
+    @Test func adminListenIsALoopbackListenerOfItsOwnByDefault() throws {
+        let defaults = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n", file: "f.toml")
+        #expect(defaults.listen == ListenAddress(host: "127.0.0.1", port: 7800))
+        #expect(defaults.adminListen == ListenAddress(host: "127.0.0.1", port: 7801))
+        let set = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\nadmin_listen = \"[::1]:9000\"\n", file: "f.toml")
+        #expect(set.adminListen == ListenAddress(host: "::1", port: 9000))
+        // Port 0 (tests) on both: each binds a free port of its own.
+        let zero = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\nlisten = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\n", file: "f.toml")
+        #expect(zero.listen.port == 0 && zero.adminListen.port == 0)
+        for (text, problem) in [
+            ("admin_listen = \"7801\"", "f.toml:2: admin_listen: \"7801\" is not host:port (port 0-65535)"),
+            ("listen = \"0.0.0.0:7800\"\nadmin_listen = \"0.0.0.0:7800\"",
+             "f.toml:3: admin_listen: admin_listen and listen are both 0.0.0.0:7800: the admin listener needs an address of its own"),
+        ] {
+            do {
+                _ = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n" + text + "\n", file: "f.toml")
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect(error.problems.map(\.description) == [problem])
+            }
+        }
+    }
+
     @Test func devicesAheadIsHealUnlessRollbackIsAsked() throws {
         #expect(try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n", file: "f.toml").devicesAhead == .heal)
         let rollback = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n[history]\ndevices_ahead = \"rollback\"\n", file: "f.toml")

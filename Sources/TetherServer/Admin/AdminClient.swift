@@ -12,9 +12,13 @@ public struct AdminClient: Sendable {
         /// The server answered with an error status.
         case rejected(status: Int, message: String, hint: String?, body: Data)
         case badResponse(String)
+        /// The URL names the devices' listener (`listen`), which does not serve the admin API.
+        case wrongListener(url: String, message: String)
 
         public var description: String {
             switch self {
+            case .wrongListener(let url, let message):
+                "\(url) is the devices' listener: \(message) (hint: pass --url with the address of admin_listen)"
             case .unreachable(let message): "cannot reach the server: \(message)"
             case .rejected(let status, let message, let hint, _):
                 "server refused (HTTP \(status)): \(message)" + (hint.map { " (hint: \($0))" } ?? "")
@@ -150,6 +154,11 @@ public struct AdminClient: Sendable {
             return .rejected(status: Int(response.status.code), message: message, hint: nil, body: Data())
         }
         let data = Data(bytes.readableBytesView)
+        if response.status == .notFound, response.headers.first(name: "Tether-Listener") == "devices" {
+            let message = (try? JSONDecoder().decode(AdminAPI.Failure.self, from: data))?.error
+                ?? "the admin API and console are served on admin_listen, not on the devices' listener; docs/server.md"
+            return .wrongListener(url: baseURL, message: message)
+        }
         // A body that is not the server's failure document (a proxy's page, say): the status says it.
         if let failure = try? JSONDecoder().decode(AdminAPI.Failure.self, from: data) {
             return .rejected(status: Int(response.status.code), message: failure.error, hint: failure.hint, body: data)

@@ -17,7 +17,7 @@ struct ReloadService: Service {
     let control: ServerControl
     /// The TLS context of new connections; nil when the server started without TLS.
     let tls: TLSContextBox?
-    /// `[limits]` of the sync listener and of `metrics_listen`.
+    /// `[limits]` of the devices' listener, the admin listener and `metrics_listen`.
     let admissions: [ConnectionAdmission]
     /// `true` when a reload starts, `false` when it is over (systemd's RELOADING=1 / READY=1).
     var reloading: @Sendable (Bool) -> Void = { _ in }
@@ -43,10 +43,10 @@ struct ReloadService: Service {
             return
         }
         let new = loaded.configuration
-        if new.listen != running.listen || new.dataDirectory != running.dataDirectory || (new.tls == nil) != (running.tls == nil)
+        if new.listen != running.listen || new.adminListen != running.adminListen || new.dataDirectory != running.dataDirectory || (new.tls == nil) != (running.tls == nil)
             || new.metricsListen != running.metricsListen || new.publicMetrics != running.publicMetrics
         {
-            logger.warning("listen, metrics_listen, public_metrics, data_dir and turning TLS on or off take effect at the next start")
+            logger.warning("listen, admin_listen, metrics_listen, public_metrics, data_dir and turning TLS on or off take effect at the next start")
         }
         if admissions.contains(where: { $0.limits != new.limits }) {
             for admission in admissions { admission.replace(new.limits) }

@@ -12,8 +12,9 @@ public import TetherSystemd
 import UnixSignals
 public import TetherTOML
 
-/// The running server: storage, policy, sync endpoint and admin API on one listener, plus
-/// compaction and SIGHUP reload, as one swift-service-lifecycle `ServiceGroup` that shuts
+/// The running server: storage, policy, the sync endpoint on the devices' listener (`listen`),
+/// the admin API and console on the admin listener (`admin_listen`), plus compaction and
+/// SIGHUP reload, as one swift-service-lifecycle `ServiceGroup` that shuts
 /// down gracefully on SIGTERM/SIGINT (in-flight uploads commit, sessions are closed).
 public enum ServerApp {
     public struct Options: Sendable {
@@ -63,11 +64,11 @@ public enum ServerApp {
         }
     }
 
-    /// Runs until a graceful shutdown completes. `onReady` is called once the listener is
-    /// bound, with the address actually bound (the one place for readiness notification).
+    /// Runs until a graceful shutdown completes. `onReady` is called once both listeners are
+    /// bound, with the addresses actually bound (the one place for readiness notification).
     public static func run(
         _ loaded: LoadedConfiguration, options: Options, logger: Logger,
-        onReady: @escaping @Sendable (ListenAddress) async -> Void = { _ in }
+        onReady: @escaping @Sendable (BoundListeners) async -> Void = { _ in }
     ) async throws {
         let configuration = loaded.configuration
         if configuration.storage.kind == .postgresql {
@@ -99,7 +100,7 @@ public enum ServerApp {
     /// starts first takes the advisory lock).
     static func runOnPostgres(
         _ loaded: LoadedConfiguration, options: Options, logger: Logger,
-        onReady: @escaping @Sendable (ListenAddress) async -> Void
+        onReady: @escaping @Sendable (BoundListeners) async -> Void
     ) async throws {
         let configuration = loaded.configuration
         guard let location = configuration.storage.postgres else { throw StartError.runtime("[storage] names no PostgreSQL url") }
@@ -192,15 +193,16 @@ public enum ServerApp {
 
     static func serve(
         _ service: SyncService, configuration: ServerConfiguration, options: Options, logger: Logger,
-        onReady: @escaping @Sendable (ListenAddress) async -> Void,
+        onReady: @escaping @Sendable (BoundListeners) async -> Void,
         extraService: (ServerControl) -> (any Service)? = { _ in nil }
     ) async throws {
         let control = ServerControl(
             service: service, configuration: configuration, now: options.now, logger: logger)
         let endpoint = SyncEndpoint(service: service)
+        // The devices' listener: /sync, /healthz, /metrics with public_metrics; /admin and
+        // /console are answered with where they are now (admin_listen).
         let router = Router(context: TetherRequestContext.self)
-        AdminRoutes(control: control, dataDirectory: configuration.dataDirectory).register(on: router)
-        ConsoleRoutes(control: control, sessions: service.policy.consoleSessions, secure: configuration.tls != nil).register(on: router)
+        router.add(middleware: AdminElsewhereMiddleware())
         ObservabilityRoutes(service: service, metrics: configuration.publicMetrics, detailedHealth: false).register(on: router)
         router.ws("sync") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, context in
             await endpoint.handle(inbound: inbound, outbound: outbound, gate: context.requestContext.gate, logger: context.logger)
@@ -219,8 +221,9 @@ public enum ServerApp {
         let server = HTTPServerBuilder.guardedWebSocket(
             webSocketRouter: router,
             webSocket: .init(maxFrameSize: ProtocolLimits.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30))),
-            tls: tlsBox, admission: admission, adminGate: service.policy.adminGate, console: service.policy.consoleSessions)
+            tls: tlsBox, admission: admission, adminGate: service.policy.adminGate)
         let scheme = configuration.tls == nil ? "http" : "https"
+        let ready = ListenersReady(onReady)
         let app = Application(
             router: router, server: server,
             configuration: .init(
@@ -230,16 +233,22 @@ public enum ServerApp {
                 let port = channel.localAddress?.port ?? configuration.listen.port
                 let bound = ListenAddress(host: configuration.listen.host, port: port)
                 let metrics = configuration.publicMetrics ? ", metrics at /metrics" : ""
-                logger.notice("tether-server listening on \(bound) (\(scheme), sync at /sync, admin at /admin, health at /healthz\(metrics))")
-                await onReady(bound)
+                logger.notice("tether-server listening on \(bound) (\(scheme), sync at /sync, health at /healthz\(metrics); admin API and console on admin_listen)")
+                await ready.listen(bound)
             },
             logger: logger)
-        // metrics_listen has a budget of its own: a flood there does not close devices' connections.
+        // admin_listen and metrics_listen have budgets of their own: a flood of one listener
+        // does not close another's connections.
+        let adminAdmission = ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
+        let admin = adminApplication(
+            configuration.adminListen, control: control, service: service, tls: tlsBox, admission: adminAdmission, logger: logger,
+            onReady: { await ready.admin($0) })
         let metricsAdmission = configuration.metricsListen.map { _ in
             ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: app),
+            .init(service: admin),
             .init(
                 service: CompactionService(control: control, interval: options.compactionInterval, clock: ContinuousClock(), logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
@@ -249,7 +258,7 @@ public enum ServerApp {
             .init(
                 service: ReloadService(
                     configPath: options.configPath, running: configuration, control: control, tls: tlsBox,
-                    admissions: [admission] + (metricsAdmission.map { [$0] } ?? []), reloading: options.reloading, logger: logger),
+                    admissions: [admission, adminAdmission] + (metricsAdmission.map { [$0] } ?? []), reloading: options.reloading, logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
                 service: WatchdogService(

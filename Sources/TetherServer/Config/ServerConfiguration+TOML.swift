@@ -34,17 +34,15 @@ extension ServerConfiguration {
     /// Reads every key of `root`; problems go to its parser.
     static func read(_ root: ConfigTable, file: String) -> ServerConfiguration {
 
-        var listen = ListenAddress(host: "127.0.0.1", port: 7800)
-        if let text = root.string("listen") {
-            if let parsed = ListenAddress(text) { listen = parsed } else {
-                root.problem("listen", "\(text.debugDescription) is not host:port (port 0-65535)")
-            }
+        let listen = address(root, "listen") ?? defaultListen
+        let adminListen = address(root, "admin_listen") ?? defaultAdminListen
+        let metricsListen = address(root, "metrics_listen")
+        // Two listeners on one address: the second would fail to bind at start.
+        if adminListen.port != 0, adminListen == listen {
+            root.problem("admin_listen", "admin_listen and listen are both \(listen): the admin listener needs an address of its own")
         }
-        var metricsListen: ListenAddress? = nil
-        if let text = root.string("metrics_listen") {
-            if let parsed = ListenAddress(text) { metricsListen = parsed } else {
-                root.problem("metrics_listen", "\(text.debugDescription) is not host:port (port 0-65535)")
-            }
+        if let metricsListen, metricsListen.port != 0, metricsListen == listen || metricsListen == adminListen {
+            root.problem("metrics_listen", "metrics_listen is \(metricsListen), the address of \(metricsListen == listen ? "listen" : "admin_listen")")
         }
         let dataDirectory = root.absolutePath("data_dir") ?? "/var/lib/tether-server"
         let schemaFile = root.absolutePath("schema") ?? "/etc/tether/schema.toml"
@@ -106,6 +104,7 @@ extension ServerConfiguration {
             adminTokenFile: adminTokenFile, clientRecovery: clientRecovery, tls: tls,
             historyHorizonDays: horizon, logLevel: logLevel, users: users, grants: grants)
         configuration.storage = storage
+        configuration.adminListen = adminListen
         configuration.metricsListen = metricsListen
         configuration.publicMetrics = publicMetrics
         configuration.limits = limits
@@ -117,6 +116,16 @@ extension ServerConfiguration {
 }
 
 extension ServerConfiguration {
+    /// A `host:port` key; nil when absent or not an address (a problem then).
+    static func address(_ table: ConfigTable, _ key: String) -> ListenAddress? {
+        guard let text = table.string(key) else { return nil }
+        guard let parsed = ListenAddress(text) else {
+            table.problem(key, "\(text.debugDescription) is not host:port (port 0-65535)")
+            return nil
+        }
+        return parsed
+    }
+
     /// `[storage]`: `kind`, and for PostgreSQL `url` (required), `password_file` and
     /// `max_state_downloads`.
     static func parseStorage(_ table: ConfigTable) -> StorageConfiguration {

@@ -33,7 +33,11 @@ public struct ServerConfiguration: Sendable, Hashable {
 
     /// The file this was read from, for messages.
     public var file: String
+    /// `listen`: the devices' listener (`/sync`, `/healthz`, `/metrics` with `public_metrics`).
     public var listen: ListenAddress
+    /// `admin_listen`: the admin listener (`/admin`, `/console`, `/healthz`, `/metrics`); the
+    /// devices' listener answers those paths 404 with a pointer here.
+    public var adminListen = ServerConfiguration.defaultAdminListen
     public var dataDirectory: String
     public var schemaFile: String
     public var adminTokenFile: String
@@ -47,7 +51,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// `[storage]`: SQLite in `data_dir` (the default) or a shared PostgreSQL database.
     public var storage: StorageConfiguration = .sqlite
     /// `metrics_listen`: a second listener serving only `/metrics` and `/healthz`; nil: none
-    /// (both are always on the sync listener too).
+    /// (`/healthz` is always on the devices' and admin listeners too, `/metrics` on the admin listener).
     public var metricsListen: ListenAddress? = nil
     /// `public_metrics`: serve `/metrics` on `listen` too (default false: only on
     /// `metrics_listen`, so partition names and scrape load stay off the devices' network).
@@ -69,5 +73,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var readyFileSettings: ReadyFileSettings { readyFiles ?? ReadyFileSettings(dataDirectory: dataDirectory) }
 
     public static let defaultPath = "/etc/tether/tether-server.toml"
+    public static let defaultListen = ListenAddress(host: "127.0.0.1", port: 7800)
+    public static let defaultAdminListen = ListenAddress(host: "127.0.0.1", port: 7801)
     public static let defaultHistoryHorizonDays = 30
 }

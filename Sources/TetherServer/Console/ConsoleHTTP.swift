@@ -16,10 +16,10 @@ enum ConsoleHTTP {
         return origin == "http://\(host)" || origin == "https://\(host)"
     }
 
-    /// An `application/x-www-form-urlencoded` body (64 KiB at most).
-    static func form(_ request: Request) async throws -> [String: String] {
+    /// An `application/x-www-form-urlencoded` body (64 KiB at most unless told).
+    static func form(_ request: Request, upTo limit: Int = 64 << 10) async throws -> [String: String] {
         var request = request
-        let buffer = try await request.collectBody(upTo: 64 << 10)
+        let buffer = try await request.collectBody(upTo: limit)
         var fields: [String: String] = [:]
         for pair in String(buffer: buffer).split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

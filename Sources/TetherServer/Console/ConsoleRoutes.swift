@@ -6,17 +6,26 @@ import NIOCore
 import TetherProtocol
 
 /// The web console at `/console` on the admin listener (docs/server.md, "Web console"):
-/// sign-in with the admin token, then pages for partitions, devices and one device, and the
+/// sign-in with the admin token (``ConsoleSignIn``: throttled per peer), then pages for partitions, devices and one device, and the
 /// admin actions behind a confirmation. A request without a live session is sent to the
 /// sign-in page (GET) or refused (POST, 403); every POST must carry the session's CSRF token
 /// and must not come from another site (its `Origin`, or `Sec-Fetch-Site: cross-site`).
-struct ConsoleRoutes<Context: RequestContext> {
+struct ConsoleRoutes {
     let control: ServerControl
     let sessions: ConsoleSessions
     /// Cookies get `Secure` when the listener speaks TLS.
     let secure: Bool
 
-    func register(on router: Router<Context>) {
+    init(control: ServerControl, sessions: ConsoleSessions, secure: Bool) {
+        self.control = control
+        self.sessions = sessions
+        self.secure = secure
+        signIn = ConsoleSignIn(control: control, sessions: sessions, secure: secure)
+    }
+
+    private let signIn: ConsoleSignIn
+
+    func register(on router: Router<AdminRequestContext>) {
         router.get("console") { request, _ in
             ConsoleHTTP.redirect(sessions.session(ConsoleHTTP.sessionID(request)) == nil ? "/console/sign-in" : "/console/partitions")
         }
@@ -26,7 +35,7 @@ struct ConsoleRoutes<Context: RequestContext> {
                 body: .init(byteBuffer: ByteBuffer(string: ConsoleHTML.stylesheet)))
         }
         router.get("console/sign-in") { _, _ in ConsoleHTTP.html(ConsolePages.signIn()) }
-        router.post("console/sign-in") { request, _ in try await signIn(request) }
+        router.post("console/sign-in") { request, context in try await signIn.handle(request, peer: context.peer) }
         router.post("console/sign-out") { request, _ in
             let form = try await ConsoleHTTP.form(request)
             guard ConsoleHTTP.sameSite(request), let session = sessions.session(ConsoleHTTP.sessionID(request)),
@@ -85,20 +94,6 @@ struct ConsoleRoutes<Context: RequestContext> {
             else { return ConsoleHTTP.refused() }
             return ConsoleHTTP.html(await ConsoleActions(control: control).run(action, form: form, csrf: session.csrf))
         }
-    }
-
-    private func signIn(_ request: Request) async throws -> Response {
-        let form = try await ConsoleHTTP.form(request)
-        guard ConsoleHTTP.sameSite(request) else { return ConsoleHTTP.refused() }
-        guard control.policy.adminGate.accepts(authorization: "Bearer " + (form["token"] ?? "")) else {
-            control.logger.notice("console sign-in refused: the admin token was not accepted")
-            return ConsoleHTTP.html(ConsolePages.signIn(error: "That is not the admin token."), status: .unauthorized)
-        }
-        let (id, _) = sessions.open()
-        control.logger.notice("console signed in")
-        var response = ConsoleHTTP.redirect("/console/partitions")
-        response.headers[values: .setCookie] = ["\(ConsoleSessions.cookieName)=\(id); Path=/console; HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"]
-        return response
     }
 
     /// A page for a signed-in request; the sign-in page otherwise.
