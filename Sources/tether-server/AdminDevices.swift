@@ -16,7 +16,7 @@ struct AdminDevices: AsyncParsableCommand {
     var stale: String?
 
     @Option(
-        name: .long, help: "Only this state (synced, syncing, offline, paused, reset-pending, resetting, stopped, connecting).",
+        name: .long, help: "Only this state (synced, syncing, offline, paused, reset-pending, resetting, stopped, connecting, other).",
         completion: .list(AdminDevices.states))
     var state: String?
 
@@ -36,7 +36,8 @@ struct AdminDevices: AsyncParsableCommand {
         }
     }
 
-    static let states = ["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
+    /// The states an entry may have: the agent's and `other` (a state the server does not know).
+    static let states = DeviceLedgerEntry.states
 
 
     /// One line per device and partition; stale and wedged ones marked.

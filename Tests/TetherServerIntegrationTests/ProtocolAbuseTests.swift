@@ -110,6 +110,8 @@ import TetherServer
     /// is dropped without closing; a flood keeps at most ten at once, then one a second.
     @Test func hostileDeviceReportsKeepNothingOrAreBounded() async throws {
         try await withServer { server in
+            // The ledger keeps entries of partitions the server has (a device bound it).
+            _ = try await withConnection(server) { try await TestDevice(partition: "store-17").bind(on: $0) }
             let token = ServerProcess.tokens["pos-17"]!
             let escape = DeviceReport(
                 token: token, deviceID: "evil", deviceName: "till\u{1b}]52;c;Y3VybCBldmls\u{7}", release: "0.1.0",

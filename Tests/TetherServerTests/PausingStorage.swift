@@ -105,6 +105,11 @@ final class PausingStorage: ServerStorage, @unchecked Sendable {
     func repairHistories() async throws -> [HistoryRepair] { try await base.repairHistories() }
     func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord] { try await base.snapshots(of: partition) }
     func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws { try await base.recordDeviceReports(entries) }
+    func admitDeviceReport(
+        _ entries: [DeviceLedgerEntry], granted: Set<String>, limits: DeviceLedgerIntake.Limits
+    ) async throws -> DeviceLedgerIntake.Outcome {
+        try await base.admitDeviceReport(entries, granted: granted, limits: limits)
+    }
     func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry] { try await base.devices(query) }
     func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts {
         try await base.deviceCounts(staleBefore: staleBefore, wedgedBefore: wedgedBefore)

@@ -77,6 +77,20 @@ import TetherTestSupport
         }
     }
 
+    /// `[devices] max_devices_per_user`: 1,000 by default, never more than `max_entries`.
+    @Test func theDeviceQuotaDefaultsTo1000AndStaysWithinMaxEntries() throws {
+        let base = "admin_token_file = \"/a\"\n[devices]\n"
+        #expect(try ServerConfiguration.parse(toml: base, file: "f.toml").devices.maxDevicesPerUser == 1000)
+        #expect(try ServerConfiguration.parse(toml: base + "max_entries = 50\n", file: "f.toml").devices.maxDevicesPerUser == 50)
+        #expect(try ServerConfiguration.parse(toml: base + "max_devices_per_user = 5000\n", file: "f.toml").devices.maxDevicesPerUser == 5000)
+        do {
+            _ = try ServerConfiguration.parse(toml: base + "max_entries = 50\nmax_devices_per_user = 51\n", file: "f.toml")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.problems.map(\.description) == ["f.toml:4: devices.max_devices_per_user: 51 is more than max_entries (50)"])
+        }
+    }
+
     @Test func devicesAheadIsHealUnlessRollbackIsAsked() throws {
         #expect(try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n", file: "f.toml").devicesAhead == .heal)
         let rollback = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n[history]\ndevices_ahead = \"rollback\"\n", file: "f.toml")

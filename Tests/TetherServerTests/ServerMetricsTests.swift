@@ -46,6 +46,40 @@ import TetherTestSupport
         #expect(text.contains("# TYPE tether_server_sync_errors_total counter"))
     }
 
+    /// `tether_server_devices{state}` has the fixed states only: whatever the ledger counts, a
+    /// state an agent does not have is `other`, and no series is made of it (issue 46).
+    @Test func deviceStatesAreAFixedSetOfLabels() {
+        let metrics = ServerMetrics()
+        var byState = ["synced": 2, "reset-pending": 1, "other": 1]
+        for n in 0..<3000 { byState["evil-\(n)"] = 1 }
+        let text = metrics.exposition(.init(
+            connectedDevices: 0, boundSessions: 0, syncEnabled: true, partitionVersions: [:], devices: DeviceCounts(byState: byState)))
+        let series = text.split(separator: "\n").filter { $0.hasPrefix("tether_server_devices{") }
+        #expect(series.count == 9, "\(series)")
+        for state in ["connecting", "offline", "paused", "resetting", "stopped", "syncing"] {
+            #expect(Self.value(text, "tether_server_devices{state=\"\(state)\"}") == 0)
+        }
+        #expect(Self.value(text, #"tether_server_devices{state="synced"}"#) == 2)
+        #expect(Self.value(text, #"tether_server_devices{state="reset-pending"}"#) == 1)
+        #expect(Self.value(text, #"tether_server_devices{state="other"}"#) == 3001)
+        #expect(!text.contains("evil"))
+        // The next scrape has the same series, with the new counts.
+        let later = metrics.exposition(.init(
+            connectedDevices: 0, boundSessions: 0, syncEnabled: true, partitionVersions: [:], devices: DeviceCounts(byState: ["synced": 1])))
+        #expect(later.split(separator: "\n").filter { $0.hasPrefix("tether_server_devices{") }.count == 9)
+        #expect(Self.value(later, #"tether_server_devices{state="other"}"#) == 0)
+    }
+
+    /// The ledger keeps a state an agent does not have as `other` (a newer agent's state is
+    /// still seen, as `other`).
+    @Test func aReportedStateOutsideTheAgentsIsKeptAsOther() {
+        let report = DeviceReport(token: "t", deviceID: "d", deviceName: "n", release: "r", entries: [
+            .init(partition: "p", state: "synced"), .init(partition: "q", state: "evil\u{2603}"), .init(partition: "r", state: "reset-pending"),
+        ])
+        let entries = DeviceLedgerEntry.entries(of: report, user: "u", receivedAt: Date())
+        #expect(entries.map(\.state) == ["synced", "other", "reset-pending"])
+    }
+
     @Test func metricsListenIsOptional() throws {
         let base = "admin_token_file = \"/a\"\n"
         #expect(try ServerConfiguration.parse(toml: base, file: "f.toml").metricsListen == nil)

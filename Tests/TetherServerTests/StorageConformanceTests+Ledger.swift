@@ -6,10 +6,51 @@ import TetherTestTraits
 
 /// The device ledger, the same on both storages.
 extension StorageConformanceTests {
-    static func entry(_ device: String, _ partition: String, state: String = "synced", at: Date) -> DeviceLedgerEntry {
+    static func entry(_ device: String, _ partition: String, state: String = "synced", user: String = "alice", at: Date) -> DeviceLedgerEntry {
         DeviceLedgerEntry(
-            deviceID: device, deviceName: "name of \(device)", user: "alice", release: "0.1.0", partition: partition, state: state,
+            deviceID: device, deviceName: "name of \(device)", user: user, release: "0.1.0", partition: partition, state: state,
             reportedAt: at)
+    }
+
+    /// The key is (user, device id, partition): a report under one user's token never
+    /// replaces another user's entry, even for the same device id (issue 46).
+    @Test(arguments: StorageBackend.allCases)
+    func theLedgerIsKeyedByUserDeviceAndPartition(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let victim = Self.entry("d1", "p", state: "synced", user: "bob", at: now.addingTimeInterval(-60))
+            try await storage.recordDeviceReports([victim])
+            var forged = Self.entry("d1", "p", state: "syncing", user: "mallory", at: now)
+            forged.unsyncedChanges = 9
+            try await storage.recordDeviceReports([forged])
+            #expect(try await storage.devices(DeviceQuery()) == [forged, victim])
+            // Each user's own report replaces only its own entry.
+            let again = Self.entry("d1", "p", state: "offline", user: "bob", at: now.addingTimeInterval(1))
+            try await storage.recordDeviceReports([again])
+            #expect(try await storage.devices(DeviceQuery()) == [again, forged])
+            // The same device id under two users is two devices for the stale count.
+            let counts = try await storage.deviceCounts(staleBefore: now.addingTimeInterval(10), wedgedBefore: now.addingTimeInterval(-900))
+            #expect(counts.staleDevices == 2)
+        }
+    }
+
+    /// Over `max_entries` after the age cutoff, housekeeping takes from the identities holding
+    /// the most entries, oldest first, never from one under its fair share: here the small
+    /// user's entries are the oldest of all and are kept.
+    @Test(arguments: StorageBackend.allCases)
+    func expiryOverTheBoundNeverTakesAnUnderShareIdentitysEntries(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let small = (0..<2).map { Self.entry("s\($0)", "p", user: "small", at: now.addingTimeInterval(-3600 - Double($0))) }
+            let fleet = (0..<6).map { Self.entry("f\($0)", "p", user: "fleet", at: now.addingTimeInterval(-Double($0))) }
+            try await storage.recordDeviceReports(small + fleet)
+            // 8 entries, 6 at most: each user keeps at most 4 (4 + 2 = 6); fleet loses f4 and f5.
+            #expect(try await storage.expireDevices(reportedBefore: now.addingTimeInterval(-86400), maxEntries: 6) == 2)
+            let kept = try await storage.devices(DeviceQuery())
+            #expect(kept.map(\.deviceID) == ["f0", "f1", "f2", "f3", "s0", "s1"])
+            #expect(try await storage.expireDevices(reportedBefore: now.addingTimeInterval(-86400), maxEntries: 6) == 0)
+            // The age cutoff goes first, for everyone.
+            #expect(try await storage.expireDevices(reportedBefore: now.addingTimeInterval(-60), maxEntries: 6) == 2)
+            #expect(try await storage.devices(DeviceQuery()).map(\.user) == ["fleet", "fleet", "fleet", "fleet"])
+        }
     }
 
     @Test(arguments: StorageBackend.allCases)

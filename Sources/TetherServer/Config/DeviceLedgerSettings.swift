@@ -1,7 +1,8 @@
 import TetherTOML
 
 /// `[devices]` of `tether-server.toml` (docs/server.md, "Device ledger"): when a device counts
-/// as stale or wedged in the metrics, and how many ledger entries are kept.
+/// as stale or wedged in the metrics, how many ledger entries are kept, and how many device
+/// ids one user may hold.
 public struct DeviceLedgerSettings: Sendable, Hashable {
     /// `stale_after_seconds`: a device whose last report is older counts in
     /// `tether_server_devices_stale` (default one day).
@@ -9,9 +10,14 @@ public struct DeviceLedgerSettings: Sendable, Hashable {
     /// `wedged_after_seconds`: an entry whose unsynced changes have waited longer, with no
     /// upload acknowledged meanwhile, counts in `tether_server_devices_wedged` (default 15 min).
     public var wedgedAfterSeconds = 900
-    /// `max_entries`: ledger entries (device and partition) kept at most; the least recently
-    /// reported go first at each housekeeping run (default 100,000).
+    /// `max_entries`: ledger entries (user, device and partition) kept at most; when the ledger
+    /// holds this many, reports adding new entries are refused (default 100,000).
     public var maxEntries = 100_000
+    /// `max_devices_per_user`: device ids one user may hold in the ledger; a report of one
+    /// more is refused (default 1,000, at most `max_entries`).
+    public var maxDevicesPerUser = Self.defaultMaxDevicesPerUser
+
+    static let defaultMaxDevicesPerUser = 1_000
 
     public init() {}
 
@@ -22,6 +28,16 @@ public struct DeviceLedgerSettings: Sendable, Hashable {
         if let value = table.integer("stale_after_seconds", range: 60...31_536_000) { settings.staleAfterSeconds = value }
         if let value = table.integer("wedged_after_seconds", range: 10...31_536_000) { settings.wedgedAfterSeconds = value }
         if let value = table.integer("max_entries", range: 1...100_000_000) { settings.maxEntries = value }
+        if let value = table.integer("max_devices_per_user", range: 1...100_000_000) {
+            if value > settings.maxEntries {
+                table.problem("max_devices_per_user", "\(value) is more than max_entries (\(settings.maxEntries))")
+            } else {
+                settings.maxDevicesPerUser = value
+            }
+        } else {
+            settings.maxDevicesPerUser = min(Self.defaultMaxDevicesPerUser, settings.maxEntries)
+        }
         return settings
     }
+
 }

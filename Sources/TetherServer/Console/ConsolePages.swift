@@ -19,7 +19,7 @@ enum ConsolePages {
 
     static func partitions(_ status: AdminAPI.Status, devices: AdminAPI.Devices, csrf: String) -> String {
         let s = status.server
-        let counts = Dictionary(grouping: devices.devices, by: \.partition).mapValues { Set($0.map(\.deviceID)).count }
+        let counts = Dictionary(grouping: devices.devices, by: \.partition).mapValues { Set($0.map { [$0.user, $0.deviceID] }).count }
         let rows = status.partitions.map { p -> [String] in
             let heal = p.heal.map { $0.isHealing ? "healing (lost \($0.restoredTo + 1)…\($0.lostUntil))" : "restored, \($0.mode.rawValue) closed" } ?? "-"
             return [
@@ -123,8 +123,11 @@ enum ConsolePages {
         guard let first = entries.first else {
             return H.page(title: "Device", current: "devices", signedIn: true, body: "<p class=\"error\">No device has the id <code>\(H.escape(id))</code>.</p>")
         }
+        // The ledger's key is (user, device id, partition): another user's device reporting the
+        // same id is another device, shown with its user.
+        let users = Set(entries.map(\.user))
         let rows = entries.map { d -> [String] in
-            [
+            (users.count > 1 ? [H.escape(d.user)] : []) + [
                 "<a href=\"/console/partitions/\(H.segment(d.partition))\">\(H.escape(d.partition))</a>", H.escape(d.state), "\(d.serverVersion)",
                 "\(d.clientFile)", "\(d.unsyncedChanges)", H.escape(d.unsyncedSince ?? "-"), H.escape(d.lastUploadAt ?? "-"),
                 d.lastErrorCode.map { "\($0) at \(H.escape(d.lastErrorAt ?? "-"))" } ?? "-", H.escape(resets(d.resets)), H.escape(d.pendingReset ?? "-"),
@@ -134,10 +137,10 @@ enum ConsolePages {
             title: "Device \(first.deviceName)", current: "devices", signedIn: true,
             body: """
                 <dl><dt>Id</dt><dd><code>\(H.escape(first.deviceID))</code></dd><dt>Release</dt><dd>\(H.escape(first.release))</dd>
-                <dt>User</dt><dd>\(H.escape(first.user))</dd><dt>Last report</dt><dd>\(H.escape(first.reportedAt)) (\(first.reportedSecondsAgo) s ago)\(first.stale ? " <span class=\"flag\">stale</span>" : "")</dd></dl>
+                <dt>User</dt><dd>\(H.escape(users.sorted().joined(separator: ", ")))</dd><dt>Last report</dt><dd>\(H.escape(first.reportedAt)) (\(first.reportedSecondsAgo) s ago)\(first.stale ? " <span class=\"flag\">stale</span>" : "")</dd></dl>
                 \(H.table(
                     caption: "Partitions of \(first.deviceName)",
-                    headers: ["Partition", "State", "Version", "Client file", "Unsynced", "Waiting since", "Last upload", "Last error", "Resets", "Pending reset"],
+                    headers: (users.count > 1 ? ["User"] : []) + ["Partition", "State", "Version", "Client file", "Unsynced", "Waiting since", "Last upload", "Last error", "Resets", "Pending reset"],
                     rows: rows, rowClasses: entries.map(rowClass)))
                 """)
     }

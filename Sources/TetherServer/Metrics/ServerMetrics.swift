@@ -48,6 +48,7 @@ public final class ServerMetrics: Sendable {
         _ = counter("tether_server_heals_detected_total")
         for limit in ConnectionLimit.allCases { _ = limitedCounter(limit) }
         for outcome in HealReply.Outcome.allCases { _ = healChunkCounter(outcome) }
+        for reason in DeviceLedgerIntake.Refusal.allCases { _ = refusedCounter(reason) }
         for (label, key, values) in [
             ("tether_server_state_downloads_total", "source", ["file", "rows"]),
             ("tether_server_ready_file_builds_total", "from", ["rows", "previous"]),
@@ -88,6 +89,15 @@ public final class ServerMetrics: Sendable {
 
     private func limitedCounter(_ limit: ConnectionLimit) -> Prometheus.Counter {
         counter("tether_server_connections_limited_total", [("limit", limit.rawValue)])
+    }
+
+    /// `count` entries of a device report the ledger did not keep, for `reason`.
+    func deviceReportEntriesRefused(_ reason: DeviceLedgerIntake.Refusal, count: Int) {
+        if count > 0 { refusedCounter(reason).increment(by: Int64(count)) }
+    }
+
+    private func refusedCounter(_ reason: DeviceLedgerIntake.Refusal) -> Prometheus.Counter {
+        counter("tether_server_device_reports_refused_total", [("reason", reason.rawValue)])
     }
 
     /// A state download begun, by what it sends: `file` (a ready file) or `rows`.
@@ -144,9 +154,10 @@ public final class ServerMetrics: Sendable {
             gauge("tether_server_state_downloads", [("state", "waiting")]).set(to: Double(downloads.waiting))
         }
         if let devices = snapshot.devices {
-            // Every state an agent has, present at 0 too, so that an alert on one sees it go away.
-            for state in Set(Self.deviceStates).union(devices.byState.keys) {
-                gauge("tether_server_devices", [("state", state)]).set(to: Double(devices.byState[state] ?? 0))
+            // Every state of the fixed set, present at 0 too, so that an alert on one sees it go
+            // away; no series is ever made of a string a device sent.
+            for (state, count) in Self.deviceGauge(devices.byState) {
+                gauge("tether_server_devices", [("state", state)]).set(to: Double(count))
             }
             gauge("tether_server_devices_stale").set(to: Double(devices.staleDevices))
             gauge("tether_server_devices_wedged").set(to: Double(devices.wedged))
@@ -154,8 +165,18 @@ public final class ServerMetrics: Sendable {
         return registry.emitToString() + (ProcessStatistics.current()?.exposition ?? "")
     }
 
-    /// The states an agent reports (docs/operations.md, "States").
-    static let deviceStates = ["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
+    /// The states of `tether_server_devices`: those an agent reports (docs/operations.md,
+    /// "Partition states") and `other`.
+    static let deviceStates = DeviceLedgerEntry.states
+
+    /// `tether_server_devices`'s values from the ledger's counts: one per state of
+    /// ``deviceStates``, whatever the counts name; a state outside it (a row kept before the
+    /// ledger knew its states) counts as `other`.
+    static func deviceGauge(_ byState: [String: Int]) -> [(state: String, count: Int)] {
+        var counts = Dictionary(uniqueKeysWithValues: deviceStates.map { ($0, 0) })
+        for (state, count) in byState { counts[DeviceLedgerEntry.ledgerState(state), default: 0] += count }
+        return deviceStates.map { ($0, counts[$0] ?? 0) }
+    }
 
     private func gauge(_ name: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
         registry.makeGauge(descriptor: Self.descriptor(name), labels: labels)
@@ -188,7 +209,9 @@ public final class ServerMetrics: Sendable {
         "tether_server_partition_version": "The partition's latest server version",
         "tether_server_state_downloads": "PostgreSQL: state downloads reading, and waiting for a slot (max_state_downloads)",
         "tether_server_unauthenticated_bytes": "Bytes read from sync-listener connections that have not authenticated yet ([limits])",
-        "tether_server_devices": "Device ledger entries (a device and a partition) by the state last reported",
+        "tether_server_devices": "Device ledger entries (a user's device and a partition) by the state last reported; states an agent does not have count as other",
+        "tether_server_device_reports_refused_total":
+            "Entries of device reports the ledger did not keep, by reason: not_granted, unknown_partition, quota (max_devices_per_user), full (max_entries)",
         "tether_server_devices_stale": "Devices whose last report is older than [devices] stale_after_seconds",
         "tether_server_devices_wedged":
             "Ledger entries whose unsynced changes have waited longer than [devices] wedged_after_seconds with no upload acknowledged",

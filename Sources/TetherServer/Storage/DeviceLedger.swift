@@ -2,17 +2,26 @@ import Foundation
 public import TetherProtocol
 
 /// The device ledger (docs/server.md, "Device ledger"): the last report of every device for
-/// every partition it syncs, kept by both storages, shared by the instances of one
-/// PostgreSQL, bounded and expiring with the client files.
+/// every partition it syncs, keyed by (user, device id, partition), kept by both storages,
+/// shared by the instances of one PostgreSQL, bounded and expiring with the client files.
 public protocol DeviceLedgerStorage: Sendable {
-    /// Keeps `entries` as the devices' last reports (one row per device and partition).
+    /// Keeps `entries` as they are, each replacing the entry of its user, device and partition,
+    /// with no check (the intake's write; tests).
     func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws
+    /// Keeps what ``DeviceLedgerIntake`` admits of one report's `entries` (one user and device
+    /// id, one per partition), reading its facts and writing in one transaction (on PostgreSQL
+    /// under a lock of the user, so that the user's quota holds across instances). `granted`:
+    /// the partitions of the entries the user has a grant on.
+    func admitDeviceReport(
+        _ entries: [DeviceLedgerEntry], granted: Set<String>, limits: DeviceLedgerIntake.Limits
+    ) async throws -> DeviceLedgerIntake.Outcome
     /// The entries matching `query`, most recently reported first.
     func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry]
     /// Counts for the metrics: entries by state, stale and wedged ones.
     func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts
-    /// Removes the entries reported before `cutoff`, then the oldest beyond `maxEntries`;
-    /// returns how many went.
+    /// Removes the entries reported before `cutoff`; then, if more than `maxEntries` are left,
+    /// the least recently reported entries of the users holding more than
+    /// ``DeviceLedgerTrim/cap(entriesPerUser:maxEntries:)``. Returns how many went.
     func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int
 }
 
@@ -65,12 +74,13 @@ public struct DeviceLedgerEntry: Sendable, Hashable, Codable {
         self.reportedAt = reportedAt
     }
 
-    /// The entries of `report` as received at `now` from `user`: the device's ages become times.
+    /// The entries of `report` as received at `now` from `user`: the device's ages become times,
+    /// a state the server does not know becomes ``otherState``.
     public static func entries(of report: DeviceReport, user: String, receivedAt now: Date) -> [DeviceLedgerEntry] {
         report.entries.map { entry in
             DeviceLedgerEntry(
                 deviceID: report.deviceID, deviceName: report.deviceName, user: user, release: report.release,
-                partition: entry.partition, state: entry.state, serverVersion: entry.serverVersion, clientFile: entry.clientFile,
+                partition: entry.partition, state: ledgerState(entry.state), serverVersion: entry.serverVersion, clientFile: entry.clientFile,
                 unsyncedChanges: entry.unsyncedChanges, unsyncedSince: entry.unsyncedFor.map { now - TimeInterval($0) },
                 lastUploadAt: entry.lastUploadAgo.map { now - TimeInterval($0) }, lastErrorCode: entry.lastError?.code,
                 lastErrorAt: entry.lastError.map { now - TimeInterval($0.ago) }, resets: entry.resets,
@@ -78,10 +88,40 @@ public struct DeviceLedgerEntry: Sendable, Hashable, Codable {
         }
     }
 
+    /// The states an agent reports (docs/operations.md, "Partition states").
+    public static let agentStates = ["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
+    /// What the ledger keeps of a state it does not know (a newer agent's, or anything else a
+    /// device sends), so that the states shown and counted are a fixed set.
+    public static let otherState = "other"
+    /// Every state an entry may have: ``agentStates`` and ``otherState``.
+    public static let states = agentStates + [otherState]
+
+    /// `reported` if an agent has that state, else ``otherState``.
+    public static func ledgerState(_ reported: String) -> String {
+        agentStates.contains(reported) ? reported : otherState
+    }
+
+    /// ``agentStates`` as an SQL list (`'connecting', …`), for the migrations of both storages.
+    static var agentStatesSQL: String {
+        agentStates.map { "'\($0)'" }.joined(separator: ", ")
+    }
+
     /// ``isWedged(before:)`` in SQL, for both storages: `cutoff` is the placeholder of the
     /// cutoff, bound once and used twice (`?1` in SQLite, `$1` in PostgreSQL).
     static func wedgedCondition(cutoff: String) -> String {
         "unsynced > 0 AND unsynced_since IS NOT NULL AND unsynced_since < \(cutoff) AND coalesce(last_upload_at, 0) < \(cutoff)"
+    }
+
+    /// The keys of each user's entries beyond its `cap` most recently reported, in SQL for both
+    /// storages (``DeviceLedgerTrim``): `cap` is the cap's placeholder.
+    static func beyondCapKeys(cap: String) -> String {
+        """
+        SELECT user_name, device_id, partition FROM (
+            SELECT user_name, device_id, partition,
+                row_number() OVER (PARTITION BY user_name ORDER BY reported_at DESC, device_id, partition) AS rank
+            FROM device_reports) AS ranked
+        WHERE rank > \(cap)
+        """
     }
 
     /// Whether it counts as wedged at `cutoff`: changes unsynced since before it, and no upload

@@ -1,32 +1,72 @@
 import Foundation
+import Logging
 import PostgresNIO
 import TetherProtocol
 
 extension PostgresServerStorage {
     public func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws {
         guard !entries.isEmpty else { return }
-        try await transaction { connection in
-            for entry in entries {
-                try await connection.guardedQuery(
-                    """
-                    INSERT INTO device_reports(
-                        device_id, partition, device_name, user_name, release, state, server_version, client_file, unsynced,
-                        unsynced_since, last_upload_at, last_error_code, last_error_at, resets, pending_reset, reported_at)
-                    VALUES (\(entry.deviceID), \(entry.partition), \(entry.deviceName), \(entry.user), \(entry.release),
-                        \(entry.state), \(entry.serverVersion), \(entry.clientFile), \(entry.unsyncedChanges),
-                        \(entry.unsyncedSince?.timeIntervalSince1970), \(entry.lastUploadAt?.timeIntervalSince1970),
-                        \(entry.lastErrorCode), \(entry.lastErrorAt?.timeIntervalSince1970), \(entry.resetsJSON),
-                        \(entry.pendingReset), \(entry.reportedAt.timeIntervalSince1970))
-                    ON CONFLICT(device_id, partition) DO UPDATE SET
-                        device_name = excluded.device_name, user_name = excluded.user_name, release = excluded.release,
-                        state = excluded.state, server_version = excluded.server_version, client_file = excluded.client_file,
-                        unsynced = excluded.unsynced, unsynced_since = excluded.unsynced_since,
-                        last_upload_at = excluded.last_upload_at, last_error_code = excluded.last_error_code,
-                        last_error_at = excluded.last_error_at, resets = excluded.resets,
-                        pending_reset = excluded.pending_reset, reported_at = excluded.reported_at
-                    """,
-                    logger: self.logger)
+        try await transaction { connection in try await Self.upsert(entries, connection, self.logger) }
+    }
+
+    public func admitDeviceReport(
+        _ entries: [DeviceLedgerEntry], granted: Set<String>, limits: DeviceLedgerIntake.Limits
+    ) async throws -> DeviceLedgerIntake.Outcome {
+        let entries = DeviceLedgerIntake.distinct(entries)
+        guard let first = entries.first else { return DeviceLedgerIntake.Outcome() }
+        return try await transaction { connection in
+            // One report of a user at a time, over every instance: its quota holds.
+            try await connection.guardedQuery(
+                "SELECT pg_advisory_xact_lock(\(Self.ledgerLockClass), hashtext(\(first.user)))", logger: self.logger)
+            var held: Set<String> = []
+            let rows = try await connection.guardedQuery(
+                "SELECT partition FROM device_reports WHERE user_name = \(first.user) AND device_id = \(first.deviceID)", logger: self.logger)
+            for try await partition in rows.decode(String.self) { held.insert(partition) }
+            var facts = DeviceLedgerIntake.Facts(heldPartitions: held, knownPartitions: [])
+            let asked = entries.map(\.partition).filter { !held.contains($0) && granted.contains($0) }
+            if !asked.isEmpty {
+                let known = try await connection.guardedQuery("SELECT name FROM partitions WHERE name = ANY(\(asked))", logger: self.logger)
+                for try await name in known.decode(String.self) { facts.knownPartitions.insert(name) }
             }
+            if held.isEmpty {
+                let devices = try await connection.guardedQuery(
+                    "SELECT count(DISTINCT device_id) FROM device_reports WHERE user_name = \(first.user)", logger: self.logger)
+                for try await count in devices.decode(Int64.self) { facts.userDevices = Int(count) }
+            }
+            if DeviceLedgerIntake.addsEntries(entries, held: held) {
+                let total = try await connection.guardedQuery("SELECT count(*) FROM device_reports", logger: self.logger)
+                for try await count in total.decode(Int64.self) { facts.totalEntries = Int(count) }
+            }
+            let outcome = DeviceLedgerIntake.decide(entries, granted: granted, facts: facts, limits: limits)
+            try await Self.upsert(outcome.kept, connection, self.logger)
+            return outcome
+        }
+    }
+
+    /// The first key of the two-key advisory lock a user's device reports take (`'tdev'`).
+    static let ledgerLockClass: Int32 = 0x7464_6576
+
+    private static func upsert(_ entries: [DeviceLedgerEntry], _ connection: PostgresConnection, _ logger: Logger) async throws {
+        for entry in entries {
+            try await connection.guardedQuery(
+                """
+                INSERT INTO device_reports(
+                    device_id, partition, device_name, user_name, release, state, server_version, client_file, unsynced,
+                    unsynced_since, last_upload_at, last_error_code, last_error_at, resets, pending_reset, reported_at)
+                VALUES (\(entry.deviceID), \(entry.partition), \(entry.deviceName), \(entry.user), \(entry.release),
+                    \(entry.state), \(entry.serverVersion), \(entry.clientFile), \(entry.unsyncedChanges),
+                    \(entry.unsyncedSince?.timeIntervalSince1970), \(entry.lastUploadAt?.timeIntervalSince1970),
+                    \(entry.lastErrorCode), \(entry.lastErrorAt?.timeIntervalSince1970), \(entry.resetsJSON),
+                    \(entry.pendingReset), \(entry.reportedAt.timeIntervalSince1970))
+                ON CONFLICT(user_name, device_id, partition) DO UPDATE SET
+                    device_name = excluded.device_name, release = excluded.release,
+                    state = excluded.state, server_version = excluded.server_version, client_file = excluded.client_file,
+                    unsynced = excluded.unsynced, unsynced_since = excluded.unsynced_since,
+                    last_upload_at = excluded.last_upload_at, last_error_code = excluded.last_error_code,
+                    last_error_at = excluded.last_error_at, resets = excluded.resets,
+                    pending_reset = excluded.pending_reset, reported_at = excluded.reported_at
+                """,
+                logger: logger)
         }
     }
 
@@ -42,7 +82,7 @@ extension PostgresServerStorage {
                     WHERE (\(query.partition)::text IS NULL OR partition = \(query.partition))
                         AND (\(query.state)::text IS NULL OR state = \(query.state))
                         AND (\(before)::double precision IS NULL OR reported_at < \(before))
-                    ORDER BY reported_at DESC, device_id, partition LIMIT \(query.limit)
+                    ORDER BY reported_at DESC, device_id, partition, user_name LIMIT \(query.limit)
                     """,
                     logger: logger)
                 var entries: [DeviceLedgerEntry] = []
@@ -71,7 +111,7 @@ extension PostgresServerStorage {
                 for try await (state, count) in states.decode((String, Int64).self) { counts.byState[state] = Int(count) }
                 let stale = try await connection.guardedQuery(
                     """
-                    SELECT count(*) FROM (SELECT device_id FROM device_reports GROUP BY device_id
+                    SELECT count(*) FROM (SELECT 1 FROM device_reports GROUP BY user_name, device_id
                         HAVING max(reported_at) < \(staleBefore.timeIntervalSince1970)) AS stale
                     """,
                     logger: logger)
@@ -92,17 +132,32 @@ extension PostgresServerStorage {
     public func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int {
         try await transaction { connection in
             var removed = 0
-            let rows = try await connection.guardedQuery(
+            let aged = try await connection.guardedQuery(
                 """
-                WITH gone AS (
-                    DELETE FROM device_reports WHERE reported_at < \(cutoff.timeIntervalSince1970)
-                        OR (device_id, partition) IN (
-                            SELECT device_id, partition FROM device_reports ORDER BY reported_at DESC OFFSET \(maxEntries))
-                    RETURNING 1)
+                WITH gone AS (DELETE FROM device_reports WHERE reported_at < \(cutoff.timeIntervalSince1970) RETURNING 1)
                 SELECT count(*) FROM gone
                 """,
                 logger: self.logger)
-            for try await count in rows.decode(Int64.self) { removed = Int(count) }
+            for try await count in aged.decode(Int64.self) { removed = Int(count) }
+            var counts: [Int] = []
+            let perUser = try await connection.guardedQuery("SELECT count(*) FROM device_reports GROUP BY user_name", logger: self.logger)
+            for try await count in perUser.decode(Int64.self) { counts.append(Int(count)) }
+            if let cap = DeviceLedgerTrim.cap(entriesPerUser: counts, maxEntries: maxEntries) {
+                var binds = PostgresBindings()
+                binds.append(Int64(cap))
+                let trimmed = try await connection.guardedQuery(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            WITH gone AS (
+                                DELETE FROM device_reports WHERE (user_name, device_id, partition) IN (
+                                    \(DeviceLedgerEntry.beyondCapKeys(cap: "$1::bigint")))
+                                RETURNING 1)
+                            SELECT count(*) FROM gone
+                            """,
+                        binds: binds),
+                    logger: self.logger)
+                for try await count in trimmed.decode(Int64.self) { removed += Int(count) }
+            }
             return removed
         }
     }

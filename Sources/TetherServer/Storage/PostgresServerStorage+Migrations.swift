@@ -163,6 +163,15 @@ extension PostgresServerStorage {
             """,
             "CREATE INDEX device_reports_reported ON device_reports(reported_at)",
         ]),
+        // The ledger keyed by identity (issue 46; docs/server.md, "Device ledger"): an entry is
+        // the user's, so one identity never writes another's; existing rows keep their user, and
+        // states an agent does not have become `other`.
+        (6, [
+            "ALTER TABLE device_reports DROP CONSTRAINT device_reports_pkey",
+            "ALTER TABLE device_reports ALTER COLUMN user_name TYPE text COLLATE \"C\"",
+            "ALTER TABLE device_reports ADD PRIMARY KEY(user_name, device_id, partition)",
+            "UPDATE device_reports SET state = 'other' WHERE state NOT IN (\(DeviceLedgerEntry.agentStatesSQL))",
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

@@ -5,16 +5,44 @@ import TetherProtocol
 extension SQLiteServerStorage {
     public func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws {
         guard !entries.isEmpty else { return }
-        try await pool.write { db in
-            let statement = try db.cachedStatement(sql: Self.upsertDeviceSQL)
-            for entry in entries {
-                try statement.execute(arguments: [
-                    entry.deviceID, entry.partition, entry.deviceName, entry.user, entry.release, entry.state, entry.serverVersion,
-                    entry.clientFile, entry.unsyncedChanges, entry.unsyncedSince?.timeIntervalSince1970,
-                    entry.lastUploadAt?.timeIntervalSince1970, entry.lastErrorCode, entry.lastErrorAt?.timeIntervalSince1970,
-                    entry.resetsJSON, entry.pendingReset, entry.reportedAt.timeIntervalSince1970,
-                ])
+        try await pool.write { db in try Self.upsert(entries, db) }
+    }
+
+    public func admitDeviceReport(
+        _ entries: [DeviceLedgerEntry], granted: Set<String>, limits: DeviceLedgerIntake.Limits
+    ) async throws -> DeviceLedgerIntake.Outcome {
+        let entries = DeviceLedgerIntake.distinct(entries)
+        guard let first = entries.first else { return DeviceLedgerIntake.Outcome() }
+        return try await pool.write { db in
+            let held = Set(try String.fetchAll(
+                db, sql: "SELECT partition FROM device_reports WHERE user_name = ? AND device_id = ?", arguments: [first.user, first.deviceID]))
+            var facts = DeviceLedgerIntake.Facts(heldPartitions: held, knownPartitions: [])
+            let lookup = try db.cachedStatement(sql: "SELECT 1 FROM partitions WHERE name = ?")
+            for entry in entries where !held.contains(entry.partition) && granted.contains(entry.partition) {
+                if try Int.fetchOne(lookup, arguments: [entry.partition]) != nil { facts.knownPartitions.insert(entry.partition) }
             }
+            if held.isEmpty {
+                facts.userDevices =
+                    try Int.fetchOne(db, sql: "SELECT count(DISTINCT device_id) FROM device_reports WHERE user_name = ?", arguments: [first.user]) ?? 0
+            }
+            if DeviceLedgerIntake.addsEntries(entries, held: held) {
+                facts.totalEntries = try Int.fetchOne(db, sql: "SELECT count(*) FROM device_reports") ?? 0
+            }
+            let outcome = DeviceLedgerIntake.decide(entries, granted: granted, facts: facts, limits: limits)
+            try Self.upsert(outcome.kept, db)
+            return outcome
+        }
+    }
+
+    private static func upsert(_ entries: [DeviceLedgerEntry], _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: Self.upsertDeviceSQL)
+        for entry in entries {
+            try statement.execute(arguments: [
+                entry.deviceID, entry.partition, entry.deviceName, entry.user, entry.release, entry.state, entry.serverVersion,
+                entry.clientFile, entry.unsyncedChanges, entry.unsyncedSince?.timeIntervalSince1970,
+                entry.lastUploadAt?.timeIntervalSince1970, entry.lastErrorCode, entry.lastErrorAt?.timeIntervalSince1970,
+                entry.resetsJSON, entry.pendingReset, entry.reportedAt.timeIntervalSince1970,
+            ])
         }
     }
 
@@ -37,7 +65,7 @@ extension SQLiteServerStorage {
             arguments.append(query.limit)
             let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             return try Row.fetchAll(
-                db, sql: "SELECT * FROM device_reports \(filter) ORDER BY reported_at DESC, device_id, partition LIMIT ?",
+                db, sql: "SELECT * FROM device_reports \(filter) ORDER BY reported_at DESC, device_id, partition, user_name LIMIT ?",
                 arguments: StatementArguments(arguments)
             ).map(Self.deviceEntry)
         }
@@ -51,7 +79,7 @@ extension SQLiteServerStorage {
             }
             counts.staleDevices =
                 try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM (SELECT device_id FROM device_reports GROUP BY device_id HAVING max(reported_at) < ?)",
+                    db, sql: "SELECT count(*) FROM (SELECT 1 FROM device_reports GROUP BY user_name, device_id HAVING max(reported_at) < ?)",
                     arguments: [staleBefore.timeIntervalSince1970]) ?? 0
             let cutoff = wedgedBefore.timeIntervalSince1970
             counts.wedged =
@@ -65,13 +93,12 @@ extension SQLiteServerStorage {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM device_reports WHERE reported_at < ?", arguments: [cutoff.timeIntervalSince1970])
             var removed = db.changesCount
-            try db.execute(
-                sql: """
-                    DELETE FROM device_reports WHERE (device_id, partition) IN (
-                        SELECT device_id, partition FROM device_reports ORDER BY reported_at DESC LIMIT -1 OFFSET ?)
-                    """,
-                arguments: [maxEntries])
-            removed += db.changesCount
+            let counts = try Int.fetchAll(db, sql: "SELECT count(*) FROM device_reports GROUP BY user_name")
+            if let cap = DeviceLedgerTrim.cap(entriesPerUser: counts, maxEntries: maxEntries) {
+                try db.execute(sql: "DELETE FROM device_reports WHERE (user_name, device_id, partition) IN (\(DeviceLedgerEntry.beyondCapKeys(cap: "?")))",
+                    arguments: [cap])
+                removed += db.changesCount
+            }
             return removed
         }
     }
@@ -81,8 +108,8 @@ extension SQLiteServerStorage {
             device_id, partition, device_name, user_name, release, state, server_version, client_file, unsynced,
             unsynced_since, last_upload_at, last_error_code, last_error_at, resets, pending_reset, reported_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(device_id, partition) DO UPDATE SET
-            device_name = excluded.device_name, user_name = excluded.user_name, release = excluded.release,
+        ON CONFLICT(user_name, device_id, partition) DO UPDATE SET
+            device_name = excluded.device_name, release = excluded.release,
             state = excluded.state, server_version = excluded.server_version, client_file = excluded.client_file,
             unsynced = excluded.unsynced, unsynced_since = excluded.unsynced_since, last_upload_at = excluded.last_upload_at,
             last_error_code = excluded.last_error_code, last_error_at = excluded.last_error_at, resets = excluded.resets,

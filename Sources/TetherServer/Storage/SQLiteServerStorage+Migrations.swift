@@ -124,6 +124,29 @@ extension SQLiteServerStorage {
                 CREATE INDEX device_reports_reported ON device_reports(reported_at);
                 """)
         }
+        // The ledger keyed by identity (issue 46; docs/server.md, "Device ledger"): an entry is
+        // the user's, so one identity never writes another's; existing rows keep their user, and
+        // states an agent does not have become `other`.
+        migrator.registerMigration("v5: device ledger keyed by user") { db in
+            try db.execute(sql: """
+                CREATE TABLE device_reports_new(
+                    user_name TEXT NOT NULL, device_id TEXT NOT NULL, partition TEXT NOT NULL,
+                    device_name TEXT NOT NULL, release TEXT NOT NULL, state TEXT NOT NULL,
+                    server_version INTEGER NOT NULL, client_file INTEGER NOT NULL, unsynced INTEGER NOT NULL,
+                    unsynced_since REAL, last_upload_at REAL, last_error_code INTEGER, last_error_at REAL,
+                    resets TEXT NOT NULL, pending_reset TEXT, reported_at REAL NOT NULL,
+                    PRIMARY KEY(user_name, device_id, partition)) WITHOUT ROWID;
+                INSERT INTO device_reports_new
+                    SELECT user_name, device_id, partition, device_name, release,
+                        CASE WHEN state IN (\(DeviceLedgerEntry.agentStatesSQL)) THEN state ELSE 'other' END,
+                        server_version, client_file, unsynced, unsynced_since, last_upload_at, last_error_code, last_error_at,
+                        resets, pending_reset, reported_at
+                    FROM device_reports;
+                DROP TABLE device_reports;
+                ALTER TABLE device_reports_new RENAME TO device_reports;
+                CREATE INDEX device_reports_reported ON device_reports(reported_at);
+                """)
+        }
         return migrator
     }
 }

@@ -27,6 +27,9 @@ actor ServerConnection {
     private var machine: ServerConnectionStateMachine
     private var sessions = ServerSessionTable()
     private var reports = ReportAllowance()
+    private var refusals = ReportRefusalLog()
+    /// The user of the last report whose token was accepted (for the log).
+    private var reportUser: String?
 
     init(id: UInt64, service: SyncService, writer: WebSocketOutboundWriter, logger: Logger) {
         self.id = id
@@ -94,6 +97,15 @@ actor ServerConnection {
 
     func connectionClosed() async {
         _ = await perform(machine.connectionClosed())
+        if let line = refusals.closing(user: reportUser) { logger.notice("\(line)") }
+    }
+
+    /// Logs a report's refused ledger entries, the first at once and the rest folded
+    /// (``ReportRefusalLog``).
+    func reportRecorded(_ outcome: SyncService.ReportOutcome) {
+        guard let user = outcome.user else { return }
+        reportUser = user
+        if let line = refusals.refused(outcome.refused, user: user) { logger.notice("\(line)") }
     }
 
     func generation(of session: SessionID) -> UInt64? { sessions[session]?.generation }

@@ -112,7 +112,9 @@ public struct SyncEndpoint: Sendable {
             case .stream(let streamer):
                 outcome.streamers.append(streamer)
             case .report(let report):
-                if await service.recordReport(report) { gate.authenticated() }
+                let recorded = await service.recordReport(report)
+                if recorded.user != nil { gate.authenticated() }
+                await connection.reportRecorded(recorded)
             }
         }
         return outcome

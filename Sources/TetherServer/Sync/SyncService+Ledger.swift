@@ -4,25 +4,43 @@ import TetherProtocol
 
 /// The device ledger's intake (docs/server.md, "Device ledger").
 extension SyncService {
-    /// Keeps a device's report when its token names a user (whatever that user's grants: a
-    /// device whose access was revoked is one an operator needs to see). Returns whether the
-    /// token was accepted (the connection counts as authenticated then). A storage failure is
-    /// logged and the report dropped: the next one replaces it.
-    func recordReport(_ report: DeviceReport) async -> Bool {
+    /// What became of one device report.
+    struct ReportOutcome: Sendable, Hashable {
+        /// The user the report's token names; nil when the token was not accepted (the report
+        /// was dropped and the connection does not count as authenticated).
+        var user: String?
+        /// Entries not kept, by reason (``DeviceLedgerIntake``).
+        var refused: [DeviceLedgerIntake.Refusal: Int] = [:]
+    }
+
+    /// Keeps what the ledger admits of a device's report when its token names a user: entries
+    /// of partitions the user is granted (as a bind checks them), and updates of the entries
+    /// that user's device already has (a device whose access was revoked stays visible), within
+    /// the user's device quota and the ledger's room (``DeviceLedgerIntake``). Refused entries
+    /// are counted in `tether_server_device_reports_refused_total`; the connection logs them. A
+    /// storage failure is logged and the report dropped: the next one replaces it.
+    func recordReport(_ report: DeviceReport) async -> ReportOutcome {
         let snapshot = await policy.snapshot
         guard let user = snapshot.users.authenticate(report.token) else {
             logger.notice("device report refused: its access token was not accepted", metadata: ["device": "\(report.deviceID)"])
-            return false
+            return ReportOutcome(user: nil)
         }
         let entries = DeviceLedgerEntry.entries(of: report, user: user, receivedAt: now())
+        let granted = Set(entries.lazy.map(\.partition).filter { name in
+            PartitionName(name).flatMap { snapshot.access.access(user: user, partition: $0) } != nil
+        })
         do {
-            try await storage.recordDeviceReports(entries)
+            let outcome = try await storage.admitDeviceReport(
+                entries, granted: granted,
+                limits: DeviceLedgerIntake.Limits(maxEntries: devices.maxEntries, maxDevicesPerUser: devices.maxDevicesPerUser))
+            for (reason, count) in outcome.refused { metrics.deviceReportEntriesRefused(reason, count: count) }
+            return ReportOutcome(user: user, refused: outcome.refused)
         } catch {
             logger.warning("cannot keep a device report in the ledger", metadata: [
                 "device": "\(report.deviceID)", "error": "\(Self.oneLine(error))",
             ])
+            return ReportOutcome(user: user)
         }
-        return true
     }
 
     /// The ledger's counts now (nil when the storage cannot answer); ``DeviceCountsService``
