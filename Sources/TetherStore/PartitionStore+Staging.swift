@@ -56,31 +56,6 @@ extension PartitionStore {
         }
     }
 
-    /// Refuses a ready file that holds anything a store of ``schema`` would not: a view, a
-    /// trigger other than the capture triggers, a table other than the schema's and the
-    /// agent's own. A ready file is the server's (checked by its digest); this keeps an
-    /// application's connections to the installed store doing only what the store's own
-    /// definitions do.
-    public func checkReadyFileObjects() async throws(StoreError) {
-        let schema = self.schema
-        let path = self.path
-        try await read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT type, name FROM sqlite_master")
-            let tables = Set(schema.tables.map(\.name))
-            for row in rows {
-                let type: String = row["type"] ?? ""
-                let name: String = row["name"] ?? ""
-                let allowed = switch type {
-                case "table": tables.contains(name) || name.hasPrefix("_tether_") || name.hasPrefix("sqlite_") || name == "grdb_migrations"
-                case "index": true
-                case "trigger": name.hasPrefix(StoreSQL.triggerPrefix)
-                default: false
-                }
-                if !allowed { throw StoreError.corrupt(path: path, problems: ["a ready file holds \(type) \(name.debugDescription), which no store of the schema has"]) }
-            }
-        }
-    }
-
     /// The rows of the schema's tables (a ready file's row count, for its name and progress).
     public func rowCount() async throws(StoreError) -> Int64 {
         let schema = self.schema

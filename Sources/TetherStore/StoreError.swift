@@ -32,6 +32,10 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case sqlite(path: String, code: Int32, message: String)
     /// `PRAGMA integrity_check` found problems.
     case corrupt(path: String, problems: [String])
+    /// A ready file (a server-built store, docs/store.md "Ready files") holds objects a store of
+    /// its schema does not, lacks some, or defines them otherwise (each difference a sentence
+    /// naming the object): it is refused, never installed.
+    case readyFileSchema(path: String, differences: [String])
     /// A file-system operation failed.
     case io(path: String, operation: String, errno: Int32)
     /// A symbolic link where the agent keeps its own file (`place`: store, backup, staging,
@@ -109,6 +113,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "check the file's permissions, free disk space and that no process holds a long write lock"
         case .corrupt:
             "the store file is damaged; a client reset rebuilds it from the server (`tetherctl reset initiate`)"
+        case .readyFileSchema:
+            "the server's ready file is not a store of the partition's schema; the agent dropped it and downloads rows instead. Check the server: its release, and its ready-file cache ([ready_files] cache_dir), which may hold a tampered file"
         case .io:
             "check that the directory exists, is writable by the agent and that the disk is not full"
         case .symbolicLink:
@@ -150,6 +156,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "store \(path): SQLite error \(code): \(message)"
         case .corrupt(let path, let problems):
             "store \(path) failed the integrity check: \(problems.prefix(5).joined(separator: "; "))"
+        case .readyFileSchema(let path, let differences):
+            "ready file \(path) is not a store of its schema: \(differences.prefix(5).joined(separator: "; "))"
+                + (differences.count > 5 ? " (and \(differences.count - 5) more)" : "")
         case .io(let path, let operation, let errno):
             "\(operation) \(path) failed: errno \(errno)"
         case .symbolicLink(let path, let place):

@@ -100,13 +100,27 @@ struct AdminCommand: AsyncParsableCommand {
     }
 
     /// 400 (a request the server found invalid) is a usage error; the rest are runtime errors.
+    /// The server's words (its message and hint, a body that is not JSON) are shown safe
+    /// (TerminalText): control characters escaped, so the answer stays on its line.
     static func commandFailure(_ failure: AdminClient.Failure, json: Bool) -> CommandFailure {
         if json, case .rejected(_, _, _, let body) = failure, !body.isEmpty {
-            print(String(decoding: body, as: UTF8.self))
+            print(Self.jsonBody(body))
         }
+        let description = TerminalText.safe(failure.description)
         if case .rejected(let status, _, _, _) = failure, status == 400 {
-            return CommandFailure.usage(failure.description)
+            return CommandFailure.usage(description)
         }
-        return CommandFailure.runtime(failure.description)
+        return CommandFailure.runtime(description)
+    }
+
+    /// An error answer's body for --json: a JSON document written anew by the encoder (which
+    /// escapes control characters in its strings), anything else shown safe.
+    static func jsonBody(_ body: Data) -> String {
+        if let document = try? JSONSerialization.jsonObject(with: body),
+            let data = try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        {
+            return String(decoding: data, as: UTF8.self)
+        }
+        return TerminalText.safe(String(decoding: body, as: UTF8.self))
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TetherProtocol
 import TetherServer
 
 /// `tether-server admin devices`: the device ledger (docs/server.md, "Device ledger").
@@ -69,9 +70,11 @@ struct AdminDevices: AsyncParsableCommand {
         return "\(s / 86400)d"
     }
 
+    /// One line of the table: what devices reported (names, states, releases, reasons) shown
+    /// safe (TerminalText), so a device can neither write terminal escapes nor forge a line.
     static func row(_ cells: [String]) -> String {
         let widths = [20, 9, 16, 14, 9, 8, 9, 14, 16, 8, 0]
-        return zip(cells, widths).map { $0.padding(toLength: max($1, $0.count + 1), withPad: " ", startingAt: 0) }
+        return zip(cells.map(TerminalText.safe), widths).map { $0.padding(toLength: max($1, $0.count + 1), withPad: " ", startingAt: 0) }
             .joined().trimmingCharacters(in: .whitespaces)
     }
 }

@@ -13,7 +13,7 @@ struct AdminStatus: AsyncParsableCommand {
         try await admin.perform({ try await $0.status() }) { status in
             let s = status.server
             var lines = [
-                "tether-server \(s.release), sync protocol \(s.syncProtocol), schema version \(s.schemaVersion)",
+                "tether-server \(TerminalText.safe(s.release)), sync protocol \(s.syncProtocol), schema version \(s.schemaVersion)",
                 "sync: \(s.syncTerminated ? "TERMINATED (enable-sync to resume)" : "enabled"), client recovery: \(s.clientRecovery ? "on" : "off")",
                 "connections: \(s.connections), bound sessions: \(s.sessions)",
             ]
@@ -40,9 +40,10 @@ struct AdminStatus: AsyncParsableCommand {
         }
     }
 
+    /// One line of a table, every cell shown safe (TerminalText).
     static func row(_ cells: [String]) -> String {
         let widths = [24, 9, 9, 14, 9, 13, 9]
-        return zip(cells, widths).map { $0.padding(toLength: max($1, $0.count + 1), withPad: " ", startingAt: 0) }
+        return zip(cells.map(TerminalText.safe), widths).map { $0.padding(toLength: max($1, $0.count + 1), withPad: " ", startingAt: 0) }
             .joined().trimmingCharacters(in: .whitespaces)
     }
 }
@@ -53,7 +54,7 @@ struct AdminSnapshot: AsyncParsableCommand {
     @Argument(help: "Partition name.") var partition: String
 
     func run() async throws {
-        try await admin.perform({ try await $0.snapshot(partition) }) { $0.snapshot }
+        try await admin.perform({ try await $0.snapshot(partition) }) { TerminalText.safe($0.snapshot) }
     }
 }
 
@@ -69,10 +70,10 @@ struct AdminRestore: AsyncParsableCommand {
 
     func run() async throws {
         try await admin.perform({ try await $0.restore(partition, snapshot: snapshot, mode: mode?.mode) }) { r in
-            var text = "partition \(r.partition) restored to snapshot \(r.snapshot) (server version \(r.serverVersion)); \(r.sessionsNotified) bound sessions told to bind again"
+            var text = "partition \(TerminalText.safe(r.partition)) restored to snapshot \(TerminalText.safe(r.snapshot)) (server version \(r.serverVersion)); \(r.sessionsNotified) bound sessions told to bind again"
             if let heal = r.heal {
                 text += r.mode == .heal
-                    ? "\nversions \(heal.restoredTo + 1)...\(heal.lostUntil) were dropped; devices that synced them give them back as they reset (`admin heal-done \(r.partition)` ends it)"
+                    ? "\nversions \(heal.restoredTo + 1)...\(heal.lostUntil) were dropped; devices that synced them give them back as they reset (`admin heal-done \(TerminalText.safe(r.partition))` ends it)"
                     : "\nversions \(heal.restoredTo + 1)...\(heal.lostUntil) were rolled back: devices that synced them reset without giving them back"
                         + (mode != .rollback ? " (the snapshot is not on the partition's current line of history: a restore to it cannot be healed)" : "")
             }
@@ -89,7 +90,7 @@ struct AdminHealDone: AsyncParsableCommand {
 
     func run() async throws {
         try await admin.perform({ try await $0.healDone(partition) }) { h in
-            "heal of \(h.partition) closed: lost versions \(h.restoredTo + 1)...\(h.lostUntil), healed up to \(h.healedTo) from \(h.devices) devices (\(h.healedChanges) rows changed)"
+            "heal of \(TerminalText.safe(h.partition)) closed: lost versions \(h.restoredTo + 1)...\(h.lostUntil), healed up to \(h.healedTo) from \(h.devices) devices (\(h.healedChanges) rows changed)"
         }
     }
 }
@@ -166,7 +167,7 @@ struct AdminSchemaApply: AsyncParsableCommand {
 
     static func describe(_ r: AdminAPI.SchemaApplied) -> String {
         var lines = ["schema version \(r.version) (current \(r.previousVersion)): \(r.breaking ? "breaking" : "non-breaking")"]
-        lines += r.differences.isEmpty ? ["  no differences"] : r.differences.map { "  \($0)" }
+        lines += r.differences.isEmpty ? ["  no differences"] : r.differences.map { "  \(TerminalText.safe($0))" }
         lines.append(r.applied ? "applied; \(r.sessionsNotified) bound sessions told to bind again" : "not applied")
         return lines.joined(separator: "\n")
     }
@@ -181,7 +182,7 @@ struct AdminGrant: AsyncParsableCommand {
 
     func run() async throws {
         try await admin.perform({ try await $0.grant(user: user, pattern: pattern, access: access.rawValue) }) { r in
-            "granted \(r.access ?? "") on \(r.pattern) to \(r.user); \(r.sessionsNotified) sessions notified"
+            "granted \(TerminalText.safe(r.access ?? "")) on \(TerminalText.safe(r.pattern)) to \(TerminalText.safe(r.user)); \(r.sessionsNotified) sessions notified"
         }
     }
 }
@@ -196,7 +197,7 @@ struct AdminRevoke: AsyncParsableCommand {
 
     func run() async throws {
         try await admin.perform({ try await $0.revoke(user: user, pattern: pattern) }) { r in
-            "revoked \(r.pattern) from \(r.user); \(r.sessionsNotified) sessions notified"
+            "revoked \(TerminalText.safe(r.pattern)) from \(TerminalText.safe(r.user)); \(r.sessionsNotified) sessions notified"
         }
     }
 }
@@ -224,7 +225,7 @@ struct AdminCompact: AsyncParsableCommand {
     func run() async throws {
         try await admin.perform({ try await $0.compact(horizonSeconds: horizonSeconds) }) { r in
             let total = r.removedEntries.values.reduce(0, +)
-            return "removed \(total) history entries" + (r.removedEntries.isEmpty ? "" : " (" + r.removedEntries.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")")
+            return "removed \(total) history entries" + (r.removedEntries.isEmpty ? "" : " (" + r.removedEntries.sorted { $0.key < $1.key }.map { "\(TerminalText.safe($0.key)): \($0.value)" }.joined(separator: ", ") + ")")
         }
     }
 }

@@ -6,6 +6,11 @@ import Foundation
 @main
 enum Main {
     static func main() async {
+        // Nothing tether-server writes is for other users, whatever umask it was started with:
+        // the database and its -wal/-shm, the data directory, backups (the server's temporary
+        // copy and the file `admin backup --out` writes). The unit sets UMask=0077 too. Files
+        // meant for a group (ready files 0640, their directories 0750) are given their modes.
+        umask(0o077)
         do {
             var command = try TetherServerCommand.parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TetherControl
+import TetherProtocol
 
 /// `tetherctl events`: the events tetherd keeps (the last 1,000), then new ones as they happen.
 struct Events: ParsableCommand {
@@ -35,7 +36,7 @@ struct Events: ParsableCommand {
             } else if let data = line.data(using: .utf8), let event = try? JSONDecoder().decode(AgentEvent.self, from: data) {
                 // A kind this tetherctl does not know (a newer tetherd) is left out of the
                 // human form, as `events` without --follow leaves it out; --json shows it.
-                Self.emit(event.humanLine)
+                Self.emit(TerminalText.safe(event.humanLine))
             }
             return true
         }
@@ -43,7 +44,9 @@ struct Events: ParsableCommand {
         throw ExitCode(1)
     }
 
-    private func format(_ event: AgentEvent) -> String { options.json ? event.jsonLine : event.humanLine }
+    /// JSON as the encoder wrote it; the human line with what the server or a hook said shown
+    /// safe (TerminalText): it stays one line, without terminal escapes.
+    private func format(_ event: AgentEvent) -> String { options.json ? event.jsonLine : TerminalText.safe(event.humanLine) }
 
     /// Writes one line at once (unbuffered): a pipe gets each event as it happens.
     private static func emit(_ line: String) {

@@ -93,13 +93,14 @@ struct GlobalOptions: ParsableArguments {
         do {
             response = try body(ControlClient(socketPath: path, timeout: .milliseconds(Int64(limit * 1000))))
         } catch {
-            FileHandle.standardError.write(Data("tetherctl: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("tetherctl: \(TerminalText.safe("\(error)"))\n".utf8))
             throw ExitCode(error.isTimeout ? 1 : 3)
         }
         guard response.ok else {
             // With --json the refusal is also a JSON document on stdout, with its code.
             if json { print(Self.refusalDocument(response)) }
-            FileHandle.standardError.write(Data("tetherctl: \(response.error ?? "the daemon refused the request")\n".utf8))
+            // The daemon's words may hold the server's: shown safe (TerminalText).
+            FileHandle.standardError.write(Data("tetherctl: \(TerminalText.safe(response.error ?? "the daemon refused the request"))\n".utf8))
             throw ExitCode(response.exitCode ?? 1)
         }
         return response.result ?? .null
@@ -167,7 +168,7 @@ struct Reset: ParsableCommand {
         var partition: String
         func run() throws {
             try options.perform(ControlRequest(command: .resetInitiate, partition: partition), as: ResetInitiatedReport.self) { result in
-                "reset \(result.id) of \(partition): \(result.outcome)"
+                "reset \(TerminalText.safe(result.id)) of \(partition): \(TerminalText.safe(result.outcome))"
             }
         }
     }

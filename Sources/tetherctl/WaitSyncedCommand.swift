@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Synchronization
 import TetherControl
+import TetherProtocol
 
 struct WaitSynced: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -85,7 +86,7 @@ enum ProgressLine {
 
     static func line(partition: String, status: StatusReport) -> Line? {
         guard let entry = status.partitions.first(where: { $0.name == partition }) else { return nil }
-        let state = entry.state
+        let state = TerminalText.safe(entry.state)
         guard let download = entry.download else {
             return Line(text: "\(partition): \(state), \(entry.unsyncedChanges) unsynced changes", state: state, decile: nil)
         }

@@ -93,4 +93,47 @@ struct BadServerEndToEndTests {
             #expect(try await a.sql("p", ".dump") == before, "the store is untouched")
         }
     }
+
+    /// A malicious server's software string and error message hold a terminal escape (clear
+    /// the screen) and a newline followed by a forged line: `tetherctl status` and `tetherctl
+    /// events` show them escaped, on their own line, without an ESC byte (issue 46).
+    @Test func whatAMaliciousServerSaysReachesTheTerminalEscaped() async throws {
+        let evil = "\u{1B}[2J\nserver ok: forged line\u{202E}"
+        let welcome = ServerMessage.welcome(Welcome(software: "fake" + evil)).encoded()
+        let behaviour = FakeSyncServer.Behaviour(
+            bytes: { FakeSyncServer.frame(0x2, welcome) }, closeAfter: false,
+            reply: { payload in
+                guard case .bind(let request)? = try? ClientMessage.decode(payload) else { return [] }
+                let error = SyncError(.otherSessionError, "refused" + evil, action: .retry, retryAfterMilliseconds: 600_000)
+                return FakeSyncServer.frame(0x2, ServerMessage.error(ErrorMessage(session: request.session, error: error)).encoded())
+            })
+        try await withCluster { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            let fake = try FakeSyncServer(behaviour)
+            defer { fake.stop() }
+            try Cluster.write(ClusterAgent.config(dir: a.dir, url: fake.url, partitions: ["p"], extra: ""), to: a.configPath)
+            try await a.start()
+            try await eventually("the server's error is the partition's last error", timeout: .seconds(60), pollInterval: .milliseconds(200)) {
+                try await a.status("p")?["last_error"]?["message"]?.stringValue?.hasPrefix("refused") == true
+            }
+            // The connection line names the software while connected (the session error may
+            // end a connection: the next one is welcomed the same way).
+            let text = try await eventually("status shows the server's software", timeout: .seconds(60), pollInterval: .milliseconds(200)) { () -> String? in
+                let status = try await a.ctl(["status"])
+                return status.status == 0 && status.standardOutput.contains("connected since") ? status.standardOutput : nil
+            }
+            #expect(!text.utf8.contains(0x1B), "no ESC byte: \(text.debugDescription)")
+            #expect(!text.unicodeScalars.contains("\u{202E}"), "no bidi override: \(text.debugDescription)")
+            #expect(!text.split(separator: "\n").contains { $0.hasPrefix("server ok") }, "no forged line: \(text)")
+            #expect(text.contains("fake\\e[2J\\nserver ok: forged line\\u{202E}"), "the software string, escaped: \(text)")
+            #expect(text.contains("refused\\e[2J\\nserver ok: forged line\\u{202E}"), "the error, escaped: \(text)")
+            let events = try await a.ctl(["events", "--no-follow"])
+            #expect(events.status == 0, "\(events)")
+            #expect(!events.standardOutput.utf8.contains(0x1B), "no ESC byte: \(events.standardOutput.debugDescription)")
+            #expect(!events.standardOutput.split(separator: "\n").contains { $0.hasPrefix("server ok") }, "no forged line: \(events.standardOutput)")
+            // --json is the encoder's: the message is there, escaped as JSON escapes it.
+            #expect(try await a.status("p")?["last_error"]?["message"]?.stringValue == "refused" + evil)
+            await a.stop()
+        }
+    }
 }

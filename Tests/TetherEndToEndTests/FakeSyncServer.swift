@@ -14,6 +14,9 @@ final class FakeSyncServer: Sendable {
         var bytes: @Sendable () -> [UInt8]
         var closeAfter: Bool
         var upgrade: Upgrade = .answer
+        /// With `closeAfter` false: called with each binary message the client sends (its
+        /// payload, unmasked); what it returns is written back (nothing when empty).
+        var reply: (@Sendable ([UInt8]) -> [UInt8])? = nil
     }
 
     /// What the server does with the upgrade request.
@@ -125,8 +128,45 @@ final class FakeSyncServer: Sendable {
         guard writeAll(client, Array(answer.utf8)) else { return }
         guard writeAll(client, behaviour.bytes()) else { return }
         if behaviour.closeAfter { return }
-        // Keep the connection until the client closes it (read and drop what it sends).
-        while read(client, &chunk, chunk.count) > 0 {}
+        guard let reply = behaviour.reply else {
+            // Keep the connection until the client closes it (read and drop what it sends).
+            while read(client, &chunk, chunk.count) > 0 {}
+            return
+        }
+        var received: [UInt8] = []
+        while true {
+            while let (payload, used) = Self.clientFrame(in: received) {
+                received.removeFirst(used)
+                let answer = reply(payload)
+                if !answer.isEmpty, !writeAll(client, answer) { return }
+            }
+            let n = read(client, &chunk, chunk.count)
+            if n <= 0 { return }
+            received += chunk[0..<n]
+        }
+    }
+
+    /// The first whole client frame in `bytes` (masked, as a client sends them): its unmasked
+    /// payload and the bytes it took; nil until it is all there.
+    static func clientFrame(in bytes: [UInt8]) -> (payload: [UInt8], used: Int)? {
+        guard bytes.count >= 2 else { return nil }
+        var length = Int(bytes[1] & 0x7F)
+        var offset = 2
+        if length == 126 {
+            guard bytes.count >= 4 else { return nil }
+            length = Int(bytes[2]) << 8 | Int(bytes[3])
+            offset = 4
+        } else if length == 127 {
+            guard bytes.count >= 10 else { return nil }
+            length = bytes[2..<10].reduce(0) { $0 << 8 | Int($1) }
+            offset = 10
+        }
+        let masked = bytes[1] & 0x80 != 0
+        let mask = masked ? Array(bytes[offset..<min(offset + 4, bytes.count)]) : []
+        if masked { offset += 4 }
+        guard bytes.count >= offset + length else { return nil }
+        let payload = bytes[offset..<(offset + length)].enumerated().map { i, byte in masked ? byte ^ mask[i % 4] : byte }
+        return (payload, offset + length)
     }
 
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
@@ -157,8 +197,9 @@ final class FakeSyncServer: Sendable {
     }
 
     /// A `welcome` message (type 0x81, varint protocol version, software string).
-    static func welcome(protocolVersion: UInt8) -> [UInt8] {
-        let software = Array("fake-server".utf8)
+    static func welcome(protocolVersion: UInt8, software: String = "fake-server") -> [UInt8] {
+        let software = Array(software.utf8)
+        precondition(software.count < 128, "one-byte varint length")
         return [0x81, protocolVersion, UInt8(software.count)] + software
     }
 

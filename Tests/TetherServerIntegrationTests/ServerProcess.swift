@@ -23,9 +23,13 @@ final class ServerProcess: @unchecked Sendable {
     /// The admin listener (`admin_listen`): `/admin`, `/console`, `/healthz`, `/metrics`.
     private(set) var adminPort: Int = 0
     private var logOffset = 0
+    /// The umask the server is started with (through `/bin/sh -c 'umask …; exec …'`); nil:
+    /// this process's.
+    let startUmask: String?
 
     /// Writes the config (extra TOML appended to the root table) and starts the server.
-    init(extraConfig: String = "", clientRecovery: Bool = true, schema: String = ServerProcess.schemaV1) async throws {
+    init(extraConfig: String = "", clientRecovery: Bool = true, schema: String = ServerProcess.schemaV1, umask: String? = nil) async throws {
+        startUmask = umask
         directory = NSTemporaryDirectory() + "tether-it-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory + "/users", withIntermediateDirectories: true)
         try Self.adminToken.write(toFile: directory + "/admin.token", atomically: true, encoding: .utf8)
@@ -90,8 +94,8 @@ final class ServerProcess: @unchecked Sendable {
     /// Starts the server and waits (with a deadline) for its "listening on" lines (both listeners).
     func start(arguments: [String] = []) async throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--config", configPath] + arguments
+        process.executableURL = URL(fileURLWithPath: startUmask == nil ? Self.binary : "/bin/sh")
+        process.arguments = (startUmask.map { ["-c", "umask \($0) && exec \"$0\" \"$@\"", Self.binary] } ?? []) + ["--config", configPath] + arguments
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         handle.seekToEndOfFile()

@@ -77,6 +77,27 @@ func runHook(_ name: String, _ dir: TemporaryDirectory, event: HookEvent, outcom
     #expect(json?["error_message"] as? String == "partition restored from a \"backup\"")
 }
 
+/// Issue 46: the message is the server's words; a newline in it must not end the record (and
+/// start a forged one), nor may any other control character reach the file raw.
+@Test func afterResetEscapesEveryControlCharacterOfTheMessage() async throws {
+    let dir = try TemporaryDirectory(prefix: "tether-hooks")
+    defer { dir.remove() }
+    _ = try await sqlite(dir.appending("store.sqlite"), "CREATE TABLE orders(id TEXT PRIMARY KEY);")
+    let report = dir.appending("reports/resets.jsonl")
+    let message = "lost\n{\"time\":\"forged\",\"outcome\":\"recovered\"}\ttab \u{1B}[2J \"quoted\" back\\slash \r\u{8}\u{C}\u{1}\u{7F} Küche"
+    let (result, log) = await runHook(
+        "after-reset", dir, event: .afterReset, outcome: "recovered", extra: ["TETHER_REPORT_FILE": report, "TETHER_ERROR_MESSAGE": message])
+    #expect(result == .succeeded, "\(log.all.map(\.message))")
+    let text = try String(contentsOfFile: report, encoding: .utf8)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    #expect(lines.count == 2 && lines[1].isEmpty, "one record, one line: \(text.debugDescription)")
+    #expect(!text.dropLast().unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "no raw control character: \(text.debugDescription)")
+    let json = try JSONSerialization.jsonObject(with: Data(String(lines[0]).utf8)) as? [String: Any]
+    #expect(json?["error_message"] as? String == message)
+    #expect(json?["outcome"] as? String == "recovered")
+    #expect(json?["error_code"] as? Int == 211)
+}
+
 @Test func manualResetWritesAnOperatorNotice() async throws {
     let dir = try TemporaryDirectory(prefix: "tether-hooks")
     defer { dir.remove() }
