@@ -90,4 +90,21 @@ import TetherTestSupport
             #expect(!refused.hasPrefix("HTTP/1.1 200"), "\(refused.prefix(200))")
         }
     }
+
+    /// Issue 46: a request that is not an admin's may carry a small body only; a larger one
+    /// declared is answered 413 without a byte of it read, and the connection closed.
+    @Test func aLargeBodyBeforeAuthenticationIsRefusedAtItsHead() async throws {
+        try await withServer(extraConfig: Self.config("")) { server in
+            let socket = try PlainSocket(port: server.port, timeout: 15)
+            #expect(socket.send("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 65000\r\n\r\n"))
+            let answer = socket.receive(until: "\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer.prefix(200))")
+            try await eventually("closed after the 413", timeout: .seconds(10)) { socket.isClosedByPeer }
+            #expect(server.log.contains("([limits] unauthenticated_body_bytes)"))
+            // A small body is read as before.
+            let small = try PlainSocket(port: server.port, timeout: 15)
+            #expect(small.send("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 200\r\n\r\n" + String(repeating: "x", count: 200)))
+            #expect(!small.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 413"))
+        }
+    }
 }

@@ -1,14 +1,16 @@
 import Logging
 import Synchronization
 
-/// What every connection of one listener shares: how many are open per peer address, and the
-/// bytes held by connections that have not authenticated yet. ``ConnectionGuard`` asks it on
-/// every connect and every unauthenticated read; the limits can be replaced by a reload.
+/// What every connection of one listener shares: an ``AdmissionLedger`` (connections and
+/// unauthenticated bytes per peer group, and whom to evict when the total is full) and a way
+/// to close each connection it admitted. ``ConnectionGuard`` asks it on every connect and
+/// every unauthenticated read; the limits can be replaced by a reload.
 final class ConnectionAdmission: Sendable {
     private struct State {
-        var limits: ConnectionLimits
-        var peers: [String: Int] = [:]
-        var unauthenticatedBytes = 0
+        var ledger: AdmissionLedger
+        /// How to close each admitted connection that registered (it hops to the connection's
+        /// event loop); removed when the connection leaves.
+        var closers: [ConnectionID: @Sendable () -> Void] = [:]
     }
 
     private let state: Mutex<State>
@@ -16,54 +18,74 @@ final class ConnectionAdmission: Sendable {
     let logger: Logger
 
     init(limits: ConnectionLimits, metrics: ServerMetrics, logger: Logger) {
-        state = Mutex(State(limits: limits))
+        state = Mutex(State(ledger: AdmissionLedger(limits: limits)))
         self.metrics = metrics
         self.logger = logger
     }
 
-    var limits: ConnectionLimits { state.withLock { $0.limits } }
+    var limits: ConnectionLimits { state.withLock { $0.ledger.limits } }
 
     /// Takes effect for the next connect or read of every connection.
-    func replace(_ limits: ConnectionLimits) { state.withLock { $0.limits = limits } }
+    func replace(_ limits: ConnectionLimits) { state.withLock { $0.ledger.limits = limits } }
 
-    /// Counts a new connection from `peer`; false (nothing counted) past `connections_per_peer`.
-    func admit(peer: String) -> Bool {
-        state.withLock { state in
-            let open = state.peers[peer, default: 0]
-            guard open < state.limits.connectionsPerPeer else { return false }
-            state.peers[peer] = open + 1
+    /// The group a connection from `address` counts for, and whether the address is a trusted
+    /// proxy (then the connection starts in a group of its own, until the proxy names the client).
+    func group(of address: IPAddress?) -> (group: PeerGroup?, trusted: Bool) {
+        let limits = self.limits
+        guard let address else { return (.unknown, false) }
+        if limits.trustedProxies.holds(address) { return (nil, true) }
+        return (PeerGroup(address, ipv6PrefixLength: limits.ipv6PrefixLength), false)
+    }
+
+    /// Counts a new connection of `group` (nil: its own); nil (nothing counted) past
+    /// `connections_per_peer`.
+    func admit(_ group: PeerGroup?) -> ConnectionID? { state.withLock { $0.ledger.admit(group) } }
+
+    /// How to close `id` when it is evicted. A connection that left already is closed at once.
+    func register(_ id: ConnectionID, close: @escaping @Sendable () -> Void) {
+        let known = state.withLock { state in
+            guard state.ledger.group(of: id) != nil else { return false }
+            state.closers[id] = close
             return true
         }
+        if !known { close() }
     }
 
-    func leave(peer: String) {
+    /// The connection closed: forgets it with what it held. Idempotent.
+    func leave(_ id: ConnectionID) {
         state.withLock { state in
-            let open = state.peers[peer, default: 0] - 1
-            state.peers[peer] = open > 0 ? open : nil
+            state.ledger.leave(id)
+            state.closers[id] = nil
         }
     }
 
-    /// Adds `count` unauthenticated bytes of a connection that already holds `held`; the limit
-    /// they pass, if any (then nothing is added).
-    func hold(_ count: Int, held: Int) -> ConnectionLimit? {
-        state.withLock { state in
-            if held + count > state.limits.unauthenticatedBytes { return .unauthenticatedBytes }
-            if state.unauthenticatedBytes + count > state.limits.unauthenticatedBytesTotal { return .unauthenticatedBytesTotal }
-            state.unauthenticatedBytes += count
-            return nil
+    /// Counts `count` unauthenticated bytes read by `id`; the limit that refuses them, if any
+    /// (nothing counted: close it). Connections evicted to make room are told to close.
+    func hold(_ count: Int, by id: ConnectionID) -> ConnectionLimit? {
+        let (verdict, closers): (AdmissionLedger.Verdict, [@Sendable () -> Void]) = state.withLock { state in
+            let verdict = state.ledger.hold(count, by: id)
+            guard case .held(let evicting) = verdict else { return (verdict, []) }
+            return (verdict, evicting.compactMap { state.closers[$0] })
         }
+        // Outside the lock: a closer on this thread closes its connection at once, which leaves.
+        for close in closers { close() }
+        if case .refused(let limit) = verdict { return limit }
+        return nil
     }
 
-    /// Gives back bytes a connection held (it authenticated, was answered, or closed).
-    func release(_ count: Int) {
-        guard count > 0 else { return }
-        state.withLock { $0.unauthenticatedBytes -= count }
-    }
+    /// Gives back the bytes `id` holds (it authenticated, or its request was answered).
+    func release(_ id: ConnectionID) { state.withLock { $0.ledger.release(id) } }
+
+    /// Counts `id` for `group` from now on; the limit that refuses it (close it) or nil.
+    func move(_ id: ConnectionID, to group: PeerGroup) -> ConnectionLimit? { state.withLock { $0.ledger.move(id, to: group) } }
 
     /// Bytes held now by unauthenticated connections (the `tether_server_unauthenticated_bytes` gauge).
-    var unauthenticatedBytes: Int { state.withLock { $0.unauthenticatedBytes } }
+    var unauthenticatedBytes: Int { state.withLock { $0.ledger.held } }
 
-    /// Counts and logs a connection closed by `limit`.
+    /// Admitted connections still open (for tests).
+    var connectionCount: Int { state.withLock { $0.ledger.connectionCount } }
+
+    /// Counts and logs a connection closed by `limit`; `peer` names the client.
     func closed(_ peer: String, by limit: ConnectionLimit) {
         metrics.limited(limit)
         logger.info("connection from \(peer) closed: \(limit.reason(limits)) ([limits] \(limit.rawValue))", metadata: [

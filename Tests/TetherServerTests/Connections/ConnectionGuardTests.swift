@@ -17,12 +17,20 @@ import Testing
         limits.headerTimeout = header
         limits.idleTimeout = idle
         limits.authTimeout = auth
+        limits.unauthenticatedBytesPerPeerSetting = total  // the shares have tests of their own
         return limits
     }
 
-    static func channel(_ admission: ConnectionAdmission) throws -> EmbeddedChannel {
+    /// A guarded connection from `peer` (a group of its own for each by default, so the
+    /// shares do not get in the way).
+    static func channel(_ admission: ConnectionAdmission, peer: String? = nil) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ConnectionGuard(admission: admission, peer: "10.0.0.1"))
+        let address = peer.flatMap { IPAddress($0) }
+        let id = try #require(admission.admit(address.map { admission.group(of: $0).group } ?? nil))
+        admission.register(id) { [channel] in channel.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.evicted) }
+        let trusted = address.map { admission.limits.trustedProxies.holds($0) } ?? false
+        try channel.pipeline.syncOperations.addHandler(
+            ConnectionGuard(admission: admission, id: id, peer: peer ?? "10.0.0.1", proxy: trusted ? address : nil))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         return channel
     }
@@ -55,9 +63,11 @@ import Testing
         try a.writeInbound(Self.bytes(900))
         try b.writeInbound(Self.bytes(500))
         #expect(b.isActive)
-        try b.writeInbound(Self.bytes(200))  // 1600 > 1500 in all
-        #expect(!b.isActive)
-        _ = try a.finish()
+        try b.writeInbound(Self.bytes(200))  // 1600 > 1500 in all: a holds the most and goes
+        #expect(b.isActive && !a.isActive)
+        #expect(admission.unauthenticatedBytes == 700)
+        try b.writeInbound(Self.bytes(300))
+        _ = try b.finish()
         #expect(admission.unauthenticatedBytes == 0)
     }
 
@@ -95,7 +105,7 @@ import Testing
     @Test func aHeadInTimeThenTheIdleTimeoutThenTheHeaderTimeoutAgain() throws {
         let channel = try Self.channel(Self.admission(Self.limits(header: .seconds(5), idle: .seconds(30))))
         channel.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.requestHead(authenticated: false))
-        channel.embeddedEventLoop.advanceTime(by: .seconds(100))  // a long answer is not timed
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))  // answered within request_timeout_seconds (10)
         #expect(channel.isActive)
         channel.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.responseEnd)
         channel.embeddedEventLoop.advanceTime(by: .seconds(20))
@@ -139,11 +149,114 @@ import Testing
         var limits = Self.limits()
         limits.connectionsPerPeer = 2
         let admission = Self.admission(limits)
-        #expect(admission.admit(peer: "a") && admission.admit(peer: "a"))
-        #expect(!admission.admit(peer: "a"))
-        #expect(admission.admit(peer: "b"))
-        admission.leave(peer: "a")
-        #expect(admission.admit(peer: "a"))
+        let a = admission.group(of: IPAddress("192.0.2.1")).group
+        let b = admission.group(of: IPAddress("192.0.2.2")).group
+        let first = admission.admit(a)
+        #expect(first != nil && admission.admit(a) != nil)
+        #expect(admission.admit(a) == nil)
+        #expect(admission.admit(b) != nil)
+        admission.leave(first!)
+        #expect(admission.admit(a) != nil)
+    }
+
+    @Test func anUnauthenticatedRequestMustBeAnsweredInTime() throws {
+        var limits = Self.limits()
+        limits.requestTimeout = .seconds(5)
+        let admission = Self.admission(limits)
+        let slow = try Self.channel(admission)
+        try slow.writeInbound(Self.bytes(100))
+        slow.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.requestHead(authenticated: false))
+        slow.embeddedEventLoop.advanceTime(by: .seconds(4))
+        try slow.writeInbound(Self.bytes(10))  // a body dribbling in does not extend it
+        slow.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(!slow.isActive)
+        #expect(admission.unauthenticatedBytes == 0)
+
+        let answered = try Self.channel(admission)
+        answered.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.requestHead(authenticated: false))
+        answered.embeddedEventLoop.advanceTime(by: .seconds(4))
+        answered.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.responseEnd)
+        answered.embeddedEventLoop.advanceTime(by: .seconds(30))
+        #expect(answered.isActive, "the idle timeout (60 s) follows the answer")
+
+        let admin = try Self.channel(admission)
+        admin.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.requestHead(authenticated: true))
+        admin.embeddedEventLoop.advanceTime(by: .seconds(600))
+        #expect(admin.isActive, "an admin's request is not timed")
+
+        let upgraded = try Self.channel(admission)
+        upgraded.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.requestHead(authenticated: false))
+        upgraded.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.upgraded)
+        upgraded.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.authenticated)
+        upgraded.embeddedEventLoop.advanceTime(by: .seconds(600))
+        #expect(upgraded.isActive, "a bound WebSocket is not timed")
+    }
+
+    @Test func aFullTotalClosesTheHogNotTheNewcomer() throws {
+        var limits = Self.limits(perConnection: 1000, total: 4000)
+        limits.unauthenticatedBytesPerPeerSetting = 3000
+        let admission = Self.admission(limits)
+        let hog = try (0..<3).map { _ in try Self.channel(admission, peer: "203.0.113.66") }
+        for channel in hog { try channel.writeInbound(Self.bytes(1000)) }
+        let other = try Self.channel(admission, peer: "192.0.2.2")
+        try other.writeInbound(Self.bytes(1000))
+        #expect(admission.unauthenticatedBytes == 4000)
+        let device = try Self.channel(admission, peer: "198.51.100.1")
+        try device.writeInbound(Self.bytes(300))
+        #expect(device.isActive && other.isActive)
+        #expect(hog.filter(\.isActive).count == 2)
+        #expect(admission.unauthenticatedBytes == 3300)
+        #expect(try device.readInbound(as: ByteBuffer.self)?.readableBytes == 300)
+        // The hog itself cannot get more in.
+        let more = try Self.channel(admission, peer: "203.0.113.66")
+        try more.writeInbound(Self.bytes(800))
+        #expect(!more.isActive)
+        #expect(admission.connectionCount == 4)
+    }
+
+    @Test func aTrustedProxysForwardedForMovesTheConnectionToItsClient() throws {
+        var limits = Self.limits()
+        limits.connectionsPerPeer = 1
+        limits.trustedProxies = [AddressRange("10.0.0.0/8")!]
+        let admission = Self.admission(limits)
+        let first = try Self.channel(admission, peer: "10.0.0.5")
+        let second = try Self.channel(admission, peer: "10.0.0.5")
+        first.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.requestHead(authenticated: false, forwardedFor: "192.0.2.7"))
+        #expect(first.isActive)
+        second.pipeline.fireUserInboundEventTriggered(
+            ConnectionGuardEvent.requestHead(authenticated: false, forwardedFor: "203.0.113.1, 192.0.2.7, 10.3.3.3"))
+        #expect(!second.isActive, "192.0.2.7's second connection")
+        // From an untrusted peer the header is ignored.
+        let direct = try Self.channel(admission, peer: "198.51.100.1")
+        direct.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.requestHead(authenticated: false, forwardedFor: "192.0.2.8"))
+        let again = try Self.channel(admission, peer: "10.0.0.6")
+        again.pipeline.fireUserInboundEventTriggered(ConnectionGuardEvent.requestHead(authenticated: false, forwardedFor: "192.0.2.8"))
+        #expect(direct.isActive && again.isActive)
+    }
+
+    @Test func aProxyHeaderNamesTheClientAndIsNotHandedOn() throws {
+        var limits = Self.limits()
+        limits.connectionsPerPeer = 1
+        limits.trustedProxies = [AddressRange("10.0.0.0/8")!]
+        limits.proxyProtocol = true
+        let admission = Self.admission(limits)
+        func proxied(_ bytes: [UInt8]) throws -> EmbeddedChannel {
+            let channel = try Self.channel(admission, peer: "10.0.0.5")
+            try channel.pipeline.syncOperations.addHandler(ProxyHeaderReader())
+            // In two reads, the header split.
+            try channel.writeInbound(ByteBuffer(bytes: bytes.prefix(10)))
+            _ = try? channel.writeInbound(ByteBuffer(bytes: bytes.dropFirst(10)))  // closed already when refused
+            return channel
+        }
+        let request = Array("GET /healthz HTTP/1.1\r\n".utf8)
+        let a = try proxied(ProxyHeader.make(source: IPAddress("192.0.2.7")!) + request)
+        #expect(a.isActive)
+        #expect(try a.readInbound(as: ByteBuffer.self).map { Array($0.readableBytesView) } == request)
+        #expect(try a.readInbound(as: ByteBuffer.self) == nil)
+        let b = try proxied(ProxyHeader.make(source: IPAddress("192.0.2.7")!))
+        #expect(!b.isActive, "192.0.2.7's second connection")
+        let bad = try proxied(request)
+        #expect(!bad.isActive)
     }
 
     @Test func theAdminGateComparesTheBearerToken() {
