@@ -11,7 +11,7 @@ extension HTTPServerBuilder {
     ) -> HTTPServerBuilder {
         .init { responder in
             let http = HTTP1Channel(
-                responder: responder, configuration: .init(additionalChannelHandlers: [HTTPPhaseWatcher(adminGate: adminGate, console: console)]))
+                responder: responder, configuration: .init(additionalChannelHandlers: [HTTPPhaseWatcher(adminGate: adminGate, console: console, admission: admission)]))
             guard let tls else { return GuardedChannel(base: http, admission: admission) }
             return GuardedChannel(base: ReloadableTLSChannel(base: http, box: tls), admission: admission)
         }
