@@ -8,17 +8,32 @@ import Glibc
 final class PlainSocket: @unchecked Sendable {
     let fd: Int32
 
-    /// Connects to 127.0.0.1:`port`; sends and receives time out after `timeout` seconds.
-    init(port: Int, timeout: Int = 5) throws {
+    /// Connects to `host`:`port` (loopback) from `sourceAddress` (another loopback address, e.g.
+    /// `127.0.0.7`: another peer for the server's per-address limits) or the system's choice;
+    /// sends and receives time out after `timeout` seconds.
+    init(port: Int, timeout: Int = 5, host: String = "127.0.0.1", sourceAddress: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ServerFailure("socket: errno \(errno)") }
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        if let sourceAddress {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(sourceAddress)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let error = errno
+                close(fd)
+                throw ServerFailure("bind \(sourceAddress): errno \(error)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

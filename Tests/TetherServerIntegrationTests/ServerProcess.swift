@@ -76,7 +76,10 @@ final class ServerProcess: @unchecked Sendable {
     var logPath: String { directory + "/server.log" }
     var syncURL: String { "ws://127.0.0.1:\(port)/sync" }
     var httpURL: String { "http://127.0.0.1:\(port)" }
-    var admin: AdminClient { AdminClient(baseURL: httpURL, token: Self.adminToken) }
+    /// Where `/admin` and `/console` are served. Today the sync listener; the one place to change
+    /// when they move to a listener of their own (`admin_listen`).
+    var adminURL: String { httpURL }
+    var admin: AdminClient { AdminClient(baseURL: adminURL, token: Self.adminToken) }
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Starts the server and waits (with a deadline) for its "listening on" line.
@@ -134,7 +137,7 @@ final class ServerProcess: @unchecked Sendable {
     func adminCLI(_ arguments: [String], token: String? = nil) async throws -> CLIResult {
         let tokenFile = directory + "/cli-\(UUID().uuidString).token"
         try (token ?? Self.adminToken).write(toFile: tokenFile, atomically: true, encoding: .utf8)
-        return try await runCLI(["admin", "--url", httpURL, "--token-file", tokenFile] + arguments)
+        return try await runCLI(["admin", "--url", adminURL, "--token-file", tokenFile] + arguments)
     }
 
     func runCLI(_ arguments: [String]) async throws -> CLIResult {
