@@ -36,13 +36,17 @@ extension Cluster {
         _ = await process?.wait(timeout: settings.timing.stop)
     }
 
+    /// Where an instance serves `/admin` and `/console`. Today its sync listener; the one place
+    /// to change when they move to a listener of their own (`admin_listen`).
+    public func adminURL(instance: Int = 0) -> String { "http://127.0.0.1:\(ports[instance])" }
+
     /// `tether-server admin …` against an instance (the first unless told); its standard
     /// output, trimmed.
     @discardableResult
     public func admin(_ arguments: [String], instance: Int = 0) async throws -> String {
         let result = try await ChildProcess.run(
             try BuiltProducts.executable("tether-server"),
-            ["admin", "--url", "http://127.0.0.1:\(ports[instance])", "--token-file", dir.appending("admin.token")] + arguments,
+            ["admin", "--url", adminURL(instance: instance), "--token-file", dir.appending("admin.token")] + arguments,
             timeout: settings.timing.command)
         guard result.status == 0 else { throw TestSupportError("admin \(arguments) failed: \(result)") }
         return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
