@@ -37,7 +37,7 @@ final class HostFlood: Sendable {
                 for index in sockets.indices where sockets[index]?.isClosedByPeer ?? true {
                     guard !stopped.load(ordering: .relaxed) else { break }
                     sockets[index] = nil
-                    guard let socket = try? PlainSocket(port: port, timeout: 2, source: source) else { continue }
+                    guard let socket = try? PlainSocket(port: port, timeout: 2, sourceAddress: source) else { continue }
                     opened.add(1, ordering: .relaxed)
                     socket.send(payload)
                     sockets[index] = socket

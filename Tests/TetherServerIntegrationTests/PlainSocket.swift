@@ -8,32 +8,32 @@ import Glibc
 final class PlainSocket: @unchecked Sendable {
     let fd: Int32
 
-    /// Connects to 127.0.0.1:`port` from `source` (a loopback address such as 127.0.0.2, to
-    /// act as another host; nil: the kernel's choice); sends and receives time out after
-    /// `timeout` seconds.
-    init(port: Int, timeout: Int = 5, source: String? = nil) throws {
+    /// Connects to `host`:`port` (loopback) from `sourceAddress` (another loopback address, e.g.
+    /// `127.0.0.7`: another peer for the server's per-address limits) or the system's choice;
+    /// sends and receives time out after `timeout` seconds.
+    init(port: Int, timeout: Int = 5, host: String = "127.0.0.1", sourceAddress: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ServerFailure("socket: errno \(errno)") }
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        if let source {
+        if let sourceAddress {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
+            local.sin_addr.s_addr = inet_addr(sourceAddress)
             let bound = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard bound == 0 else {
                 let error = errno
                 close(fd)
-                throw ServerFailure("bind \(source): errno \(error)")
+                throw ServerFailure("bind \(sourceAddress): errno \(error)")
             }
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -100,10 +100,9 @@ final class PlainSocket: @unchecked Sendable {
         return head + [0x11, 0x22, 0x33, 0x44]
     }
 
-    /// `GET path` with `Connection: close` (and `headers`, each ending in CRLF), from `source`:
-    /// the status and the body.
+    /// `GET path` with `Connection: close`: the status and the body.
     static func get(port: Int, path: String, source: String? = nil, headers: String = "") throws -> (status: Int, body: String) {
-        let socket = try PlainSocket(port: port, source: source)
+        let socket = try PlainSocket(port: port, sourceAddress: source)
         _ = socket.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(headers)Connection: close\r\n\r\n")
         let response = socket.receive(until: "\u{0}")  // until the server closes
         let status = Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0

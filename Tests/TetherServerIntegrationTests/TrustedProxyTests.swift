@@ -11,7 +11,7 @@ import TetherTestSupport
     /// A keep-alive `GET /healthz` with `headers` (each ending in CRLF) on a new connection from
     /// `source`, after `prefix` bytes; the socket (left open) and the status (0: closed unanswered).
     static func request(_ server: ServerProcess, from source: String, prefix: [UInt8] = [], headers: String = "") throws -> (PlainSocket, Int) {
-        let socket = try PlainSocket(port: server.port, timeout: 10, source: source)
+        let socket = try PlainSocket(port: server.port, timeout: 10, sourceAddress: source)
         _ = socket.send(prefix + Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\(headers)\r\n".utf8))
         let answer = socket.receive(until: "\r\n\r\n")
         return (socket, Int(answer.split(separator: " ").dropFirst().first ?? "") ?? 0)
@@ -61,7 +61,7 @@ import TetherTestSupport
         let config = ConnectionLimitsTests.config("connections_per_peer = 1\ntrusted_proxies = [\"127.0.0.2\"]")
         try await withServer(extraConfig: config) { server in
             func upgrade(_ forwarded: String) throws -> (PlainSocket, String) {
-                let socket = try PlainSocket(port: server.port, timeout: 10, source: "127.0.0.2")
+                let socket = try PlainSocket(port: server.port, timeout: 10, sourceAddress: "127.0.0.2")
                 _ = socket.send("GET /sync HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                     + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\(Self.forwarded(forwarded))\r\n")
                 return (socket, socket.receive(until: "\r\n\r\n"))

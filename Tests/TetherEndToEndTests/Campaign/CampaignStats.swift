@@ -9,6 +9,9 @@ struct CampaignStats: Sendable {
     var accepted = 0
     var rejected = 0
     var faults: [String: Int] = [:]
+    /// Connections the `flood` fault opened, and those of them the server closed.
+    var floodConnections = 0
+    var floodClosedByServer = 0
     /// Faults that could not be injected on this machine, with the reason.
     var unavailable: [String: String] = [:]
     var resets: [String: Int] = [:]
@@ -57,6 +60,7 @@ struct CampaignStats: Sendable {
         }
         var line = "fault campaign seed=\(seed) storage=\(storage) rounds=\(rounds) writes accepted=\(accepted) refused=\(rejected)"
         line += " | faults: \(list(faults))"
+        if floodConnections > 0 { line += " (flood: \(floodConnections) connections, \(floodClosedByServer) closed by the server)" }
         if !unavailable.isEmpty { line += " (unavailable: \(unavailable.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")))" }
         line += " | resets: \(list(resets)) forced=\(forced) loops-cut=\(loopsCut) stuck-connecting=\(stuckConnecting)"
         line += " | reset causes: \(list(causes))"

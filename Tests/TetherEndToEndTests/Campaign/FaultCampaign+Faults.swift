@@ -22,6 +22,9 @@ extension FaultCampaign {
         /// A restore the devices heal: `admin restore --heal`, or the database file put back
         /// under a stopped server (``FaultCampaign/restoreHeal(partition:)``).
         case restoreHeal = "restore-heal"
+        /// Slow and oversized unauthenticated clients on every route of one server instance or
+        /// of all (``FaultCampaign/startFlood(instances:)``), until undone.
+        case flood
 
         /// Whether the fault applies to a cluster of `instances` server instances.
         func applies(instances: Int) -> Bool {
@@ -50,8 +53,13 @@ extension FaultCampaign {
             case .imageRestore: 4
             case .storeRollback, .clone: 3
             case .restoreHeal: 4
+            case .flood: 3
             }
         }
+
+        /// How long a lasting fault lasts, in milliseconds (if the round does not end first): a
+        /// flood long enough for the server's request deadlines to matter.
+        var lasts: ClosedRange<Int> { self == .flood ? 2000...8000 : 300...3000 }
     }
 
     /// How a fault with a duration ends; all of them run when the round's faults stop.
@@ -60,11 +68,13 @@ extension FaultCampaign {
         case thawServer(Int), thawAgent(Int)
         /// Stops a clone once its writes are synced.
         case stopClone(Int)
+        /// Stops the flood and closes its connections.
+        case stopFlood
 
         /// Healing order: the server and disk first, then agents, then server-side settings.
         var order: Int {
             switch self {
-            case .thawServer, .thawAgent: 0
+            case .thawServer, .thawAgent, .stopFlood: 0
             case .restartServer: 0
             case .freeDisk: 1
             case .restartAgent: 2
@@ -92,10 +102,20 @@ extension FaultCampaign {
         let faults = Fault.allCases.filter { (!lossless || !$0.mayDiscard) && $0.applies(instances: settings.instances) }
             .map { ($0, settings.weights[$0.rawValue] ?? $0.weight) }.filter { $0.1 > 0 }
         var scheduled: [(at: ContinuousClock.Instant, undo: Undo)] = []
+        // Forced faults (`TETHER_CAMPAIGN_FAULTS`): in effect from the round's start to its end.
+        for fault in settings.forced.compactMap(Fault.init(rawValue:))
+        where (!lossless || !fault.mayDiscard) && fault.applies(instances: settings.instances) {
+            let injection = try await inject(fault)
+            if case .skipped = injection { continue }
+            if case .lasting(let undo) = injection { scheduled.append((end, undo)) }
+            stats.withLock { $0.count(fault: fault.rawValue) }
+            event("\(fault.rawValue) \(injection) (forced)")
+        }
         while clock.now < end {
             let (gap, fault, duration) = shared.withLock { state in
-                (Int.random(in: 200...1200, using: &state.faultRandom), state.faultRandom.weighted(faults),
-                 Int.random(in: 300...3000, using: &state.faultRandom))
+                let gap = Int.random(in: 200...1200, using: &state.faultRandom)
+                let fault = state.faultRandom.weighted(faults)
+                return (gap, fault, Int.random(in: fault.lasts, using: &state.faultRandom))
             }
             try await Task.sleep(for: .milliseconds(gap))
             var waiting: [(at: ContinuousClock.Instant, undo: Undo)] = []
@@ -238,6 +258,8 @@ extension FaultCampaign {
             return try await startClone(of: agentIndex, partition: partition)
         case .restoreHeal:
             return try await restoreHeal(partition: partition)
+        case .flood:
+            return try startFlood(instances: up)
         }
     }
 
@@ -280,6 +302,8 @@ extension FaultCampaign {
             shared.withLock { _ = $0.serverFaults.remove(name) }
         case .stopClone(let number):
             return try await stopClone(number)
+        case .stopFlood:
+            await stopFlood()
         case .resume(let index, let partition):
             // A pause outlives a restart: resume once the agent is back.
             guard !isDown(agents[index].name) else { return false }

@@ -25,6 +25,9 @@ struct CampaignSettings: Sendable {
     /// Faults whose weight replaces the usual one (`TETHER_CAMPAIGN_WEIGHTS`, e.g.
     /// `restore-heal=30,terminate-sync=10`: a soak aimed at one kind of fault; 0 leaves it out).
     var weights: [String: Int] = [:]
+    /// Faults in effect in every round, from its start to its end, beside the random ones
+    /// (`TETHER_CAMPAIGN_FAULTS`, e.g. `flood`: a run aimed at one fault; `make soak FAULTS=…`).
+    var forced: [String] = []
 
     /// One seed for both storages' campaigns of a run, when none is given.
     static let randomSeed = UInt64.random(in: 1...999_999_999)
@@ -49,6 +52,9 @@ struct CampaignSettings: Sendable {
             let parts = pair.split(separator: "=")
             if parts.count == 2, let weight = Int(parts[1]) { settings.weights[String(parts[0])] = weight }
         }
+        settings.forced = (environment["TETHER_CAMPAIGN_FAULTS"] ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty }
         return settings
     }
 }
@@ -110,6 +116,8 @@ final class FaultCampaign: Sendable {
         var cloneResets: [Int: Set<String>] = [:]
         /// Per partition: owners outside `agents` (clones) whose reset this round did not recover.
         var discardedOwners: [String: Set<String>] = [:]
+        /// The flood in effect (``FaultCampaign/startFlood(instances:)``).
+        var flood: LoopbackFlood?
         /// The server's backup taken at the last checkpoint (one SQLite server), with the
         /// snapshots the model knew then (``FaultCampaign/restoreHeal(partition:)``).
         var serverBackup: (path: String, snapshots: [String: [(id: String, rows: [String: CampaignModel.Row])]])?
@@ -128,6 +136,9 @@ final class FaultCampaign: Sendable {
     }
 
     init(settings: CampaignSettings) async throws {
+        for name in settings.forced where Fault(rawValue: name) == nil {
+            throw TestSupportError("TETHER_CAMPAIGN_FAULTS names no fault \(name) (faults: \(Fault.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
         self.settings = settings
         // Ready files for partitions of 20 rows and more: the campaign's bootstraps and resets take
         // both paths, files (built, brought up to date, resumed after cuts) and rows.
@@ -173,6 +184,7 @@ final class FaultCampaign: Sendable {
     }
 
     func tearDown() async {
+        await stopFlood()
         for proxy in proxies { proxy.stop() }
         for agent in agents { await agent.stop(SIGKILL) }
         smallDisk?.unmount()
