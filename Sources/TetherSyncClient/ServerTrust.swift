@@ -52,14 +52,9 @@ public struct ServerTrust: Sendable, Hashable {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read by this user" : "does not exist"
             throw .unreadable(path: path, reason: reason)
         }
-        let certificates: [NIOSSLCertificate]
-        do {
-            certificates = try NIOSSLCertificate.fromPEMBytes(bytes)
-        } catch {
-            throw .invalid(path: path, reason: "is not a PEM certificate file (\(error))")
-        }
-        guard !certificates.isEmpty else {
-            throw .invalid(path: path, reason: "holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+        // NIOSSL throws for a file without a certificate block, and may return none.
+        guard let certificates = try? NIOSSLCertificate.fromPEMBytes(bytes), !certificates.isEmpty else {
+            throw .invalid(path: path, reason: "holds no PEM certificate (-----BEGIN CERTIFICATE-----) that can be read")
         }
         return certificates
     }
