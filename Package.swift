@@ -203,7 +203,10 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "WSCore", package: "swift-websocket"),
+                // SHA-256 of the server's public key for `[server] pin_sha256`.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: settings),
 
@@ -212,7 +215,9 @@ let package = Package(
             name: "TetherAgentTests",
             dependencies: [
                 "TetherAgent", "TetherControl", "TetherProtocol", "TetherStore", "TetherSystemd", "TetherTOML", "TetherTestSupport",
+                "TetherSyncClient",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: settings),

@@ -5,8 +5,13 @@ import TetherProtocol
 public struct SyncClientConfiguration: Sendable {
     /// `ws://host:port/sync` or `wss://host:port/sync`.
     public var url: String
-    /// For `wss://`: trust roots (`[server] ca_file`) and the like; nil uses the system's.
+    /// For `wss://`: trust roots and the like; nil uses the system's roots (and NIOSSL's
+    /// defaults). ``init(url:trust:software:keepAlive:sourceAddress:)`` sets it from a ``ServerTrust``.
     public var tlsConfiguration: TLSConfiguration?
+    /// For `wss://`: once the chain verified, the server's certificate must carry one of these
+    /// public keys, or the connection fails with ``SyncClientError/serverKeyNotPinned(_:)``.
+    /// Empty: no pinning.
+    public var pinnedKeys: [ServerKeyPin] = []
     /// Sent in the hello, for the server's logs (`tetherd 0.1.0`).
     public var software: String
     /// WebSocket pings to detect a dead connection; nil disables them.
@@ -25,5 +30,14 @@ public struct SyncClientConfiguration: Sendable {
         self.software = software
         self.keepAlive = keepAlive
         self.sourceAddress = sourceAddress
+    }
+
+    /// A connection that trusts the server as `trust` says (roots, pinned keys, minimum version).
+    public init(
+        url: String, trust: ServerTrust, software: String = "tether-client \(TetherVersion.release)",
+        keepAlive: Duration? = .seconds(30), sourceAddress: String? = nil
+    ) {
+        self.init(url: url, tlsConfiguration: trust.tlsConfiguration, software: software, keepAlive: keepAlive, sourceAddress: sourceAddress)
+        pinnedKeys = trust.pinnedKeys
     }
 }

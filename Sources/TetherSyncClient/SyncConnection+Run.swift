@@ -22,7 +22,8 @@ extension SyncConnection {
         let dialer = WebSocketDialer(
             maxFrameSize: ProtocolLimits.maxFrameBytes,
             autoPing: configuration.keepAlive.map { .enabled(timePeriod: $0) } ?? .disabled,
-            tlsConfiguration: configuration.tlsConfiguration, sourceAddress: configuration.sourceAddress)
+            tlsConfiguration: configuration.tlsConfiguration, pinnedKeys: configuration.pinnedKeys,
+            sourceAddress: configuration.sourceAddress)
         do {
             try await dialer.run(url: configuration.url, logger: logger) { inbound, outbound, _ in
                 let connection = SyncConnection(writer: outbound, logger: logger)

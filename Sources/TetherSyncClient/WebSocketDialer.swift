@@ -54,6 +54,8 @@ struct WebSocketDialer: Sendable {
     var maxFrameSize: Int
     var autoPing: AutoPingSetup
     var tlsConfiguration: TLSConfiguration?
+    /// For `wss://`: the server's key must be one of these (empty: not checked).
+    var pinnedKeys: [ServerKeyPin] = []
     /// The local address to connect from (an IP address); nil lets the system choose.
     var sourceAddress: String?
 
@@ -82,13 +84,13 @@ struct WebSocketDialer: Sendable {
                 }
             }
         } catch {
-            throw SyncClientError.unreachable("\(url): \(error)")
+            throw Self.failure(error, url: url)
         }
         let result: UpgradeResult
         do {
             result = try await upgrade.get()
         } catch {
-            throw SyncClientError.unreachable("\(url): \(error)")
+            throw Self.failure(error, url: url)
         }
         switch result {
         case .websocket(let channel):
@@ -121,19 +123,38 @@ struct WebSocketDialer: Sendable {
             notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(.notUpgraded) })
         var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
         pipeline.leftOverBytesStrategy = .forwardBytes
+        var pinCheck: ServerKeyPinCheck? = nil
         if let sslContext {
             try channel.pipeline.syncOperations.addHandler(
                 try NIOSSLClientHandler(context: sslContext, serverHostname: target.host), position: .first)
+            if !pinnedKeys.isEmpty {
+                let check = ServerKeyPinCheck(pins: pinnedKeys, host: target.host, eventLoop: channel.eventLoop)
+                // Right behind TLS: the HTTP handlers are added after it, below.
+                try channel.pipeline.syncOperations.addHandler(check)
+                pinCheck = check
+            }
         }
         let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
-        return Self.guarded(upgrade, on: channel, deadline: upgradeTimeout)
+        return Self.guarded(upgrade, on: channel, deadline: upgradeTimeout, refusal: pinCheck?.verdict)
+    }
+
+    /// A failed dial as a typed error: a TLS failure (untrusted or misnamed certificate, no
+    /// common version) or a pin mismatch keeps its kind, anything else is unreachable.
+    static func failure(_ error: any Error, url: String) -> SyncClientError {
+        switch error {
+        case let error as SyncClientError: error
+        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError: .tlsFailure("\(url): \(error)")
+        default: .unreachable("\(url): \(error)")
+        }
     }
 
     /// `upgrade`, failed when `channel` closes before it completes or `deadline` passes (the
-    /// channel is then closed). Everything runs on the channel's event loop.
-    static func guarded(_ upgrade: EventLoopFuture<UpgradeResult>, on channel: any Channel, deadline: Duration)
-        -> EventLoopFuture<UpgradeResult>
-    {
+    /// channel is then closed), or with `refusal`'s error when that fails first (a pinned key
+    /// that does not match). Everything runs on the channel's event loop.
+    static func guarded(
+        _ upgrade: EventLoopFuture<UpgradeResult>, on channel: any Channel, deadline: Duration,
+        refusal: EventLoopFuture<Void>? = nil
+    ) -> EventLoopFuture<UpgradeResult> {
         let loop = channel.eventLoop
         let promise = loop.makePromise(of: UpgradeResult.self)
         let completed = NIOLoopBoundBox(false, eventLoop: loop)
@@ -149,6 +170,11 @@ struct WebSocketDialer: Sendable {
         }
         let timer = loop.scheduleTask(in: TimeAmount(deadline)) {
             complete(.failure(DialError.upgradeTimedOut(deadline)))
+        }
+        // Registered first: the pin check fails its verdict before it closes the channel, so
+        // its reason wins over "closed during the upgrade".
+        refusal?.whenFailure { error in
+            if error is SyncClientError { complete(.failure(error)) }
         }
         upgrade.whenComplete { result in
             timer.cancel()

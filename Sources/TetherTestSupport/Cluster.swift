@@ -112,11 +112,11 @@ public final class Cluster: Sendable {
 
     /// A new agent (not started) on `partitions`, its directory named `name`. `url`: another
     /// server than the first instance (another instance, a proxy, a fake server). `extra` goes
-    /// among the config's top-level keys (before `[server]`).
-    public func agent(_ name: String, partitions: [String], extra: String = "", url: String? = nil) throws -> ClusterAgent {
+    /// among the config's top-level keys (before `[server]`), `server` among `[server]`'s.
+    public func agent(_ name: String, partitions: [String], extra: String = "", url: String? = nil, server: String = "") throws -> ClusterAgent {
         let agent = try ClusterAgent(
             directory: dir.appending(name), name: name, token: settings.token, timing: settings.timing,
-            config: .init(url: url ?? self.url, partitions: partitions, extra: extra, logLevel: settings.agentLogLevel))
+            config: .init(url: url ?? self.url, partitions: partitions, extra: extra, logLevel: settings.agentLogLevel, server: server))
         agents.withLock { $0.append(agent) }
         return agent
     }

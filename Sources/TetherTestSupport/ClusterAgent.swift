@@ -12,12 +12,15 @@ public final class ClusterAgent: Sendable {
         /// Among the top-level keys, before `[server]` (may open tables such as `[reset]`).
         public var extra: String
         public var logLevel: String
+        /// More keys of `[server]` (`ca_file = …`, `pin_sha256 = […]`).
+        public var server: String
 
-        public init(url: String, partitions: [String], extra: String = "", logLevel: String = "debug") {
+        public init(url: String, partitions: [String], extra: String = "", logLevel: String = "debug", server: String = "") {
             self.url = url
             self.partitions = partitions
             self.extra = extra
             self.logLevel = logLevel
+            self.server = server
         }
     }
 
@@ -44,7 +47,9 @@ public final class ClusterAgent: Sendable {
     }
 
     /// A `tetherd.toml` for an agent in `dir`.
-    public static func config(dir: String, url: String, partitions: [String], extra: String, logLevel: String = "debug") -> String {
+    public static func config(
+        dir: String, url: String, partitions: [String], extra: String, logLevel: String = "debug", server: String = ""
+    ) -> String {
         """
         state_dir = "\(dir)/state"
         log_level = "\(logLevel)"
@@ -53,6 +58,7 @@ public final class ClusterAgent: Sendable {
         [server]
         url = "\(url)"
         token_file = "\(dir)/token"
+        \(server)
         \(partitions.map { "[[partition]]\nname = \"\($0)\"" }.joined(separator: "\n"))
         """
     }
@@ -69,7 +75,9 @@ public final class ClusterAgent: Sendable {
     private func writeConfig() throws {
         let config = self.config
         try Cluster.write(
-            Self.config(dir: dir, url: config.url, partitions: config.partitions, extra: config.extra, logLevel: config.logLevel),
+            Self.config(
+                dir: dir, url: config.url, partitions: config.partitions, extra: config.extra, logLevel: config.logLevel,
+                server: config.server),
             to: configPath)
     }
 

@@ -54,6 +54,7 @@ struct Tetherd: AsyncParsableCommand {
             do {
                 let loaded = try AgentConfiguration.load(path: config)
                 print("\(config): ok (\(loaded.partitions.count) partition\(loaded.partitions.count == 1 ? "" : "s"))")
+                if let trust = loaded.server.trustSummary { print("\(config): \(trust)") }
                 if let warning = Self.cleartextWarning(loaded) { FileHandle.standardError.write(Data("\(config): warning: \(warning)\n".utf8)) }
                 return
             } catch {

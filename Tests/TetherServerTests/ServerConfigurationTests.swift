@@ -91,6 +91,23 @@ import TetherTestSupport
         }
     }
 
+    /// Issue 46: TLS 1.0 and 1.1 are never accepted: 1.2 by default, 1.3 on request.
+    @Test func tlsMinVersionIs12UnlessTold() throws {
+        let pair = "admin_token_file = \"/a\"\ntls_certificate = \"/c.pem\"\ntls_key = \"/k.pem\"\n"
+        #expect(try ServerConfiguration.parse(toml: pair, file: "f.toml").tls?.minimumVersion == .tls12)
+        let strict = try ServerConfiguration.parse(toml: pair + "tls_min_version = \"1.3\"\n", file: "f.toml")
+        #expect(strict.tls?.minimumVersion == .tls13)
+        func problems(_ text: String) -> [String] {
+            do {
+                _ = try ServerConfiguration.parse(toml: text, file: "f.toml")
+                return []
+            } catch { return error.problems.map(\.description) }
+        }
+        #expect(problems(pair + "tls_min_version = \"1.1\"\n") == [#"f.toml:4: tls_min_version: "1.1" is not one of "1.2", "1.3""#])
+        #expect(problems("admin_token_file = \"/a\"\ntls_min_version = \"1.2\"\n")
+            == ["f.toml:2: tls_min_version: tls_min_version is read only with tls_certificate and tls_key"])
+    }
+
     @Test func devicesAheadIsHealUnlessRollbackIsAsked() throws {
         #expect(try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n", file: "f.toml").devicesAhead == .heal)
         let rollback = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\n[history]\ndevices_ahead = \"rollback\"\n", file: "f.toml")

@@ -14,7 +14,8 @@ extension SyncAgent {
                 await wake.wait()  // a reload clears it
                 continue
             }
-            let client = SyncClientConfiguration(url: configuration.server.url, software: "tetherd \(TetherVersion.release)")
+            // Trust as `[server]` says: ca_file's CAs only, pin_sha256, tls_min_version.
+            let client = configuration.server.clientConfiguration(software: "tetherd \(TetherVersion.release)")
             let logger = self.logger
             connectingSince = .now
             reportedHungAttempt = false
@@ -117,15 +118,22 @@ extension SyncAgent {
         events.syncError(report, settings: configuration.events)
     }
 
-    /// A failed connection attempt as the error hook sees it: no code, action `transient`. The
-    /// kind is read from the failure's description with the server's URL taken out (a host
-    /// name must not decide it); the WebSocket upgrade is looked at first (its refusal is no
-    /// refused TCP connection).
+    /// A failed connection attempt as the error hook sees it: no code, action `transient`. A TLS
+    /// failure and a pinned key that does not match are known by their type (`tls_failure`,
+    /// `pin_mismatch`); the other kinds are still read from the failure's description with the
+    /// server's URL taken out (a host name must not decide it); the WebSocket upgrade is looked
+    /// at first (its refusal is no refused TCP connection).
     static func transportFailure(_ error: any Error, url: String) -> SyncErrorReport {
-        if case SyncClientError.closed(let reason?) = error {
-            return SyncErrorReport(reason, partition: "", store: "")
-        }
         let text = "\(error)"
+        switch error {
+        case SyncClientError.closed(let reason?):
+            return SyncErrorReport(reason, partition: "", store: "")
+        case SyncClientError.serverKeyNotPinned:
+            return SyncErrorReport(partition: "", store: "", code: nil, name: "pin_mismatch", message: text, action: "transient")
+        case SyncClientError.tlsFailure:
+            return SyncErrorReport(partition: "", store: "", code: nil, name: "tls_failure", message: text, action: "transient")
+        default: break
+        }
         let lowered = text.replacingOccurrences(of: url, with: "").lowercased()
         let name =
             lowered.contains("upgrade") ? "upgrade_failed"

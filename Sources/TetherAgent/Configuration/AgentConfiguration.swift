@@ -55,8 +55,9 @@ public struct AgentConfiguration: Sendable, Hashable {
     /// Validation includes the file system checks: token file permissions, hooks.
     public static func parse(text: String, file: String) throws(ConfigError) -> AgentConfiguration {
         let parser = try ConfigParser(text: text, file: file)
-        let config = build(parser.root)
-        if let config { config.validateFiles(parser) }
+        var config = build(parser.root)
+        config?.validateFiles(parser)
+        config?.loadCertificateAuthorities(parser)
         try parser.finish()
         guard var config else { throw ConfigError(file: file, "invalid configuration") }
         config.file = file
@@ -129,8 +130,9 @@ public struct AgentConfiguration: Sendable, Hashable {
         if let caFile, let url, !url.hasPrefix("wss://") {
             table.problem("ca_file", "\(caFile) is set but the server url is not wss://")
         }
+        let trust = ServerSettings.parseTrust(table, url: url)
         guard let url, let tokenFile else { return nil }
-        return ServerSettings(url: url, tokenFile: tokenFile, caFile: caFile)
+        return ServerSettings(url: url, tokenFile: tokenFile, caFile: caFile, trust: trust)
     }
 
     private static func buildEvents(_ table: ConfigTable, inheriting base: EventSettings) -> EventSettings {

@@ -17,8 +17,10 @@ extension ControlHandler {
 }
 
 /// The control socket as a service: a listener thread accepts and authenticates clients,
-/// and each request is answered in a child task (so `wait-synced` can wait without holding
-/// up others). A changing command from a client that may only read is refused (exit status 4)
+/// each client's request is read on a thread of its own under a deadline
+/// (``ControlSocketListener``), each request is answered in a child task (so `wait-synced` can
+/// wait without holding up others), and the answer is written on a thread again
+/// (``ControlConnection/respond(_:)``): no socket I/O runs on a Swift concurrency thread. A changing command from a client that may only read is refused (exit status 4)
 /// and logged. On shutdown the socket is removed and waiting requests are cancelled.
 public struct ControlServer: Service {
     let path: String
@@ -88,7 +90,6 @@ public struct ControlServer: Service {
                             }
                         case .success(let request): connection.respond(await handler.handle(request))
                         case .failure(let error): connection.respond(.failure(error.message, exitCode: 2))
-                        case nil: break
                         }
                     }
                 }

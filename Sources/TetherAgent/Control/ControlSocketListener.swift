@@ -3,28 +3,43 @@ import CTetherShims
 import Glibc
 import TetherControl
 
-/// The listening side of the control socket, on a dedicated thread: it accepts, checks the
-/// peer with `SO_PEERCRED` and `SO_PEERGROUPS` (``ControlAccess``: root, the daemon's user, a
-/// member of the daemon's group or of the operator group), notes whether it may change, and
-/// reads the one-line request with a timeout, so neither a slow nor a refused client ever
-/// occupies a Swift concurrency thread. SwiftNIO cannot report peer credentials, hence this.
+/// The listening side of the control socket. Its thread only accepts, checks the peer with
+/// `SO_PEERCRED` and `SO_PEERGROUPS` (``ControlAccess``: root, the daemon's user, a member of
+/// the daemon's group or of the operator group) and notes whether it may change; each client
+/// is then read on a thread of its own, under a deadline for the whole request
+/// (``requestTimeout``, however slowly the bytes come), and answered on another
+/// (``ControlConnection/respond(_:)``, under a deadline too). So a slow client costs only its
+/// own thread, and ``ControlClientBudget`` bounds how many such threads there are.
+///
+/// Why threads and poll(2), not SwiftNIO: the peer's credentials need the raw descriptor
+/// (NIO cannot report them), and a blocking read or write must never run on a Swift
+/// concurrency thread (a few slow clients would stall every task of the agent). Handing the
+/// accepted descriptor to NIO (`NIOPipeBootstrap`) would work for the reads, but the event
+/// followers (``EventFollowers``) write on threads of their own and the half-close after an
+/// answer needs the descriptor too; one small blocking-I/O design for all of it is simpler
+/// to reason about than two.
 final class ControlSocketListener: Sendable {
     static let maxRequestBytes = 64 * 1024
-    /// How long a client may take to send its request line, or to read its answer.
-    static let ioTimeoutSeconds = 5
+    /// How long a client may take to send its whole request line, from when it is accepted.
+    static let requestTimeout: Duration = .seconds(5)
+    /// The send timeout of each write of an event follower (``EventFollowers``).
+    static let followerSendTimeoutSeconds = 5
 
     let path: String
     private let fd: Int32
     let access: ControlAccess
+    let budget: ControlClientBudget
 
     /// Creates the socket at `path` (replacing a stale socket, never another kind of file),
     /// mode 0660, group `group` (the daemon's group by default). `operatorGroup`: the gid whose
     /// members may change (nil: none), `operatorGroupName` how it was configured.
     init(
         path: String, group: gid_t = getegid(), operatorGroup: gid_t? = nil,
-        operatorGroupName: String = ControlSettings.OperatorGroup.name(ControlSettings.defaultOperatorGroup).description
+        operatorGroupName: String = ControlSettings.OperatorGroup.name(ControlSettings.defaultOperatorGroup).description,
+        budget: ControlClientBudget = ControlClientBudget()
     ) throws(ControlSocketError) {
         self.path = path
+        self.budget = budget
         self.access = ControlAccess(daemonUID: geteuid(), storeGroup: group, operatorGroup: operatorGroup, operatorGroupName: operatorGroupName)
         var info = stat()
         if lstat(path, &info) == 0 {
@@ -52,35 +67,71 @@ final class ControlSocketListener: Sendable {
         self.fd = fd
     }
 
-    /// Accepts until ``shutdown()``; yields every permitted connection with its request read.
-    /// Runs on its own thread.
-    func acceptLoop(_ connections: AsyncStream<ControlConnection>.Continuation, onRefused: @Sendable (String) -> Void) {
+    /// Accepts until ``shutdown()``; yields every permitted connection with its request read
+    /// (each read on a thread of its own). Runs on its own thread and never waits for a client.
+    func acceptLoop(_ connections: AsyncStream<ControlConnection>.Continuation, onRefused: @escaping @Sendable (String) -> Void) {
         defer { connections.finish() }
         while true {
             let client = tether_accept_cloexec(fd)
             if client < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return  // shut down (EINVAL) or a fatal error
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors or memory (a flood): the backlog waits; try again soon.
+                    usleep(50_000)
+                    continue
+                default: return  // shut down (EINVAL) or a fatal error
+                }
             }
-            var timeout = timeval(tv_sec: Self.ioTimeoutSeconds, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var timeout = timeval(tv_sec: Self.followerSendTimeoutSeconds, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             guard let peer = ControlPeer.of(socket: client) else {
                 close(client)
                 continue
             }
-            guard access.mayConnect(peer) else {
-                onRefused("control socket: refused uid \(peer.uid) (pid \(peer.pid)): not root, the daemon's user or a member of its group or of \(access.operatorGroupName)")
-                let connection = ControlConnection(fd: client, request: nil, peer: peer, mayChange: false)
-                connection.respond(
-                    ControlResponse.failure(
-                        "permission denied: uid \(peer.uid) may not use this control socket",
-                        exitCode: ControlResponse.permissionDeniedExitCode))
+            guard budget.tryTake() else {
+                ControlConnection.refuse(
+                    client,
+                    .failure(
+                        "tetherd is busy: \(budget.limit) control clients are being read or answered already; try again",
+                        code: .unavailable))
                 continue
             }
-            connections.yield(
-                ControlConnection(fd: client, request: Self.readRequest(client), peer: peer, mayChange: access.mayChange(peer)))
+            guard access.mayConnect(peer) else {
+                onRefused("control socket: refused uid \(peer.uid) (pid \(peer.pid)): not root, the daemon's user or a member of its group or of \(access.operatorGroupName)")
+                let denied = ControlResponse.failure(
+                    "permission denied: uid \(peer.uid) may not use this control socket", exitCode: ControlResponse.permissionDeniedExitCode)
+                serve(client) { ControlConnection.answer(client, ControlConnection.line(denied), deadline: .now + ControlConnection.answerTimeout) }
+                continue
+            }
+            let mayChange = access.mayChange(peer)
+            serve(client) { [budget] in
+                let deadline = ContinuousClock.now + Self.requestTimeout
+                guard let request = Self.readRequest(client, deadline: deadline) else {
+                    onRefused("control socket: closed a client of uid \(peer.uid) (pid \(peer.pid)) that sent no complete request within \(Self.requestTimeout.components.seconds) s")
+                    ControlConnection.refuse(
+                        client, .failure("no complete request within \(Self.requestTimeout.components.seconds) s; closing", exitCode: 2))
+                    return
+                }
+                // The answer takes a slot of its own (respond): this one is free while the
+                // handler works.
+                let connection = ControlConnection(fd: client, request: request, peer: peer, mayChange: mayChange, budget: budget)
+                if case .terminated = connections.yield(connection) {
+                    ControlConnection.refuse(client, .failure("tetherd is stopping", code: .unavailable))
+                }
+            }
         }
+    }
+
+    /// Runs `body` on a new thread holding the slot taken for `client`, and frees the slot after.
+    private func serve(_ client: Int32, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread { [budget] in
+            body()
+            budget.release()
+        }
+        thread.name = "tether-control-client"
+        thread.stackSize = 256 * 1024
+        thread.start()
     }
 
     /// Makes ``acceptLoop`` return; removes the socket file.
@@ -91,21 +142,15 @@ final class ControlSocketListener: Sendable {
 
     deinit { close(fd) }
 
-    /// Reads one line (up to `maxRequestBytes`) and decodes it; nil when it is not a request.
-    private static func readRequest(_ fd: Int32) -> Result<ControlRequest, ControlRequestError> {
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while data.count <= maxRequestBytes {
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            if let newline = chunk[0..<n].firstIndex(of: UInt8(ascii: "\n")) {
-                data.append(contentsOf: chunk[0..<newline])
-                return decode(data)
-            }
-            data.append(contentsOf: chunk[0..<n])
+    /// Reads one line (up to `maxRequestBytes`) before `deadline` and decodes it; nil when the
+    /// deadline passed first.
+    static func readRequest(_ fd: Int32, deadline: ContinuousClock.Instant) -> Result<ControlRequest, ControlRequestError>? {
+        switch ControlSocketIO.readLine(fd, limit: maxRequestBytes, deadline: deadline) {
+        case .line(let data), .ended(let data): decode(data)
+        case .tooLong: .failure(.init(message: "request longer than \(maxRequestBytes) bytes"))
+        case .failed: .failure(.init(message: "the request could not be read"))
+        case .timedOut: nil
         }
-        if data.count > maxRequestBytes { return .failure(.init(message: "request longer than \(maxRequestBytes) bytes")) }
-        return decode(data)
     }
 
     private static func decode(_ data: [UInt8]) -> Result<ControlRequest, ControlRequestError> {
@@ -115,44 +160,5 @@ final class ControlSocketListener: Sendable {
         } catch {
             return .failure(.init(message: "not a control request: expected one JSON object with a known \"command\""))
         }
-    }
-}
-
-/// A request that could not be read or decoded.
-struct ControlRequestError: Error, Sendable {
-    var message: String
-}
-
-/// One accepted, permitted client with its request; answered once, then closed.
-struct ControlConnection: Sendable {
-    let fd: Int32
-    let request: Result<ControlRequest, ControlRequestError>?
-    let peer: ControlPeer
-    /// Whether the peer may run changing commands (``ControlAccess/mayChange(_:)``).
-    let mayChange: Bool
-
-    func respond(_ response: ControlResponse) {
-        // A response that cannot be encoded (a non-finite number in a report) is answered as an
-        // error: a client is never left without an answer.
-        var bytes = (try? JSONEncoder().encode(response)).map { Array($0) } ?? Array(#"{"ok":false,"error":"internal error"}"#.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            offset += n
-        }
-        // Closing with unread input would reset the connection and lose the answer: say we are
-        // done, then read what the client still sends (bounded, with the socket's timeout).
-        Glibc.shutdown(fd, Int32(SHUT_WR))
-        var drain = [UInt8](repeating: 0, count: 16 * 1024)
-        var drained = 0
-        while drained < 4 * 1024 * 1024 {
-            let n = read(fd, &drain, drain.count)
-            if n <= 0 { break }
-            drained += n
-        }
-        close(fd)
     }
 }

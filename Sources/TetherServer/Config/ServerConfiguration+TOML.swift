@@ -54,9 +54,11 @@ extension ServerConfiguration {
         var tls: TLSFiles? = nil
         let certificate = root.absolutePath("tls_certificate")
         let key = root.absolutePath("tls_key")
+        let minimumVersion = root.enumeration("tls_min_version", TLSMinimumVersion.self)
         switch (certificate, key) {
-        case (let c?, let k?): tls = TLSFiles(certificate: c, key: k)
-        case (nil, nil): break
+        case (let c?, let k?): tls = TLSFiles(certificate: c, key: k, minimumVersion: minimumVersion ?? .default)
+        case (nil, nil):
+            if minimumVersion != nil { root.problem("tls_min_version", "tls_min_version is read only with tls_certificate and tls_key") }
         case (_?, nil): root.problem("tls_certificate", "tls_certificate needs tls_key too")
         case (nil, _?): root.problem("tls_key", "tls_key needs tls_certificate too")
         }

@@ -25,9 +25,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public struct TLSFiles: Sendable, Hashable {
         public var certificate: String
         public var key: String
-        public init(certificate: String, key: String) {
+        /// `tls_min_version`: the oldest TLS version a client may use (1.2 unless told).
+        public var minimumVersion: TLSMinimumVersion
+        public init(certificate: String, key: String, minimumVersion: TLSMinimumVersion = .default) {
             self.certificate = certificate
             self.key = key
+            self.minimumVersion = minimumVersion
         }
     }
 

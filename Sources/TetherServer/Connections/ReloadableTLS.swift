@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOSSL
 import Synchronization
+import TetherProtocol
 
 /// The TLS context new connections get. SIGHUP replaces it with one made from the renewed
 /// certificate and key files; connections already open keep the context they started with,
@@ -17,12 +18,22 @@ final class TLSContextBox: Sendable {
 
     func replace(with context: NIOSSLContext) { current.withLock { $0 = context } }
 
-    /// A server context from PEM files (the certificate file may hold a chain).
+    /// A server context from PEM files (the certificate file may hold a chain), refusing
+    /// clients older than `tls_min_version` (NIOSSL's own default would accept TLS 1.0).
     static func makeContext(_ files: ServerConfiguration.TLSFiles) throws -> NIOSSLContext {
+        try NIOSSLContext(configuration: makeConfiguration(files))
+    }
+
+    static func makeConfiguration(_ files: ServerConfiguration.TLSFiles) throws -> TLSConfiguration {
         let chain = try NIOSSLCertificate.fromPEMFile(files.certificate).map { NIOSSLCertificateSource.certificate($0) }
         guard !chain.isEmpty else { throw TLSFileError(message: "\(files.certificate) holds no PEM certificate") }
         let key = try NIOSSLPrivateKey(file: files.key, format: .pem)
-        return try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        configuration.minimumTLSVersion = switch files.minimumVersion {
+        case .tls12: .tlsv12
+        case .tls13: .tlsv13
+        }
+        return configuration
     }
 }
 
