@@ -39,24 +39,12 @@ private func tetherctl(_ arguments: [String], asUser: Bool = false) async throws
     return try await ChildProcess.run(binary, arguments)
 }
 
-/// Runs a control server on a temp socket for the duration of `body`.
+/// Runs a control server with ``FakeHandler`` on a temp socket for the duration of `body`.
 private func withControlServer(
     operatorGroup: ControlSettings.OperatorGroup = .name(ControlSettings.defaultOperatorGroup),
     _ body: @Sendable (String) async throws -> Void
 ) async throws {
-    let dir = try TemporaryDirectory(prefix: "tether-ctl")
-    chmod(dir.path, 0o755)
-    defer { dir.remove() }
-    let socket = dir.appending("tetherd.sock")
-    let server = ControlServer(path: socket, handler: FakeHandler(), logger: Logger(label: "test"), operatorGroup: operatorGroup)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await server.run() }
-        try await eventually("control socket exists") { FileManager.default.fileExists(atPath: socket) }
-        try await body(socket)
-        group.cancelAll()
-        try await group.waitForAll()
-    }
-    #expect(!FileManager.default.fileExists(atPath: socket), "the socket is removed at shutdown")
+    try await withRunningControlServer(handler: FakeHandler(), prefix: "tether-ctl", operatorGroup: operatorGroup, body)
 }
 
 @Test func statusThroughTheRealTetherctl() async throws {
