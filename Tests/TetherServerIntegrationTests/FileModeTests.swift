@@ -42,7 +42,7 @@ struct FileModeTests {
             let out = server.directory + "/backup.sqlite"
             let result = try await CLIResult.run(
                 "/bin/sh",
-                ["-c", "umask 022 && exec \"$0\" \"$@\"", ServerProcess.binary, "admin", "--url", server.httpURL, "--token-file", tokenFile, "backup", "--out", out],
+                ["-c", "umask 022 && exec \"$0\" \"$@\"", ServerProcess.binary, "admin", "--url", server.adminURL, "--token-file", tokenFile, "backup", "--out", out],
                 directory: server.directory)
             #expect(result.status == 0, "\(result)")
             let backup = Self.mode(out)
