@@ -31,7 +31,7 @@ extension SyncConnection {
                     group.addTask { await connection.readLoop(inbound) }
                     let result: Result<T, any Error>
                     do {
-                        try await connection.sendHello(software: configuration.software)
+                        try await connection.sendHello(configuration.software)
                         result = .success(try await body(connection))
                     } catch {
                         result = .failure(error)

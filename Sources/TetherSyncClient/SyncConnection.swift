@@ -90,8 +90,16 @@ public actor SyncConnection {
         try await perform(machine.request(session, event))
     }
 
-    func sendHello(software: String) async throws {
-        try await send(ClientConnectionStateMachine.hello(software: software))
+    /// Sends the hello. When it cannot be sent, the server closed the connection at once (its
+    /// 101, a frame and its FIN can arrive in one read): what it sent is the cause, so this
+    /// waits for the read side to reach its conclusion (and log it) and fails with it.
+    func sendHello(_ software: String) async throws {
+        do {
+            try await send(ClientConnectionStateMachine.hello(software: software))
+        } catch SyncClientError.closed(nil) {
+            await waitUntilClosed()
+            throw SyncClientError.closed(closeReason)
+        }
     }
 
     /// Feeds the server's frames through the machine until the connection ends.
@@ -126,6 +134,8 @@ public actor SyncConnection {
                 logger.warning(
                     "the sync server closed the connection without an error (a restart, a proxy, or a stream cut in the middle of a frame); reconnecting with backoff")
             }
+        } catch is CancellationError {
+            // This side is stopping: nothing went wrong with the server.
         } catch {
             // Invalid WebSocket framing from the server, or the connection failed under us.
             logger.warning("reading from the sync server failed (invalid WebSocket data or a broken connection): \(error); the connection is closed")

@@ -12,6 +12,9 @@ struct BadServerEndToEndTests {
     enum Scenario: String, CaseIterable, CustomTestStringConvertible {
         case randomBytes = "random-bytes"
         case truncatedFrame = "truncated-frame"
+        /// The 101, a truncated frame and the end of the stream in one read, before the agent
+        /// has sent its hello (CI, 2026-11-29: the agent only said it could not send it).
+        case truncatedFrameAtOnce = "truncated-frame-at-once"
         case truncatedMessage = "truncated-message"
         case undecodableMessage = "undecodable-message"
         case textFrame = "text-frame"
@@ -27,6 +30,10 @@ struct BadServerEndToEndTests {
                 return .init(bytes: { [0xFF] + (0..<4096).map { _ in UInt8.random(in: 0...255) } }, closeAfter: true)
             case .truncatedFrame:
                 return .init(bytes: { FakeSyncServer.frame(0x2, Array(repeating: 0x81, count: 10), announcedLength: 1000) }, closeAfter: true)
+            case .truncatedFrameAtOnce:
+                return .init(
+                    bytes: { FakeSyncServer.frame(0x2, Array(repeating: 0x81, count: 10), announcedLength: 1000) }, closeAfter: true,
+                    withTheAnswer: true)
             case .truncatedMessage:
                 return .init(bytes: { FakeSyncServer.frame(0x2, [0x81]) }, closeAfter: false)
             case .undecodableMessage:
@@ -45,7 +52,7 @@ struct BadServerEndToEndTests {
         /// What the agent's log must say (any of these).
         var expectedLog: [String] {
             switch self {
-            case .randomBytes, .truncatedFrame:
+            case .randomBytes, .truncatedFrame, .truncatedFrameAtOnce:
                 // Depending on the bytes: refused by the WebSocket layer, refused by the decoder,
                 // or a frame header announcing more than was sent before the server closed.
                 [

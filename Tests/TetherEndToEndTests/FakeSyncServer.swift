@@ -17,6 +17,9 @@ final class FakeSyncServer: Sendable {
         /// With `closeAfter` false: called with each binary message the client sends (its
         /// payload, unmasked); what it returns is written back (nothing when empty).
         var reply: (@Sendable ([UInt8]) -> [UInt8])? = nil
+        /// The `101` answer and `bytes` in one write: with `closeAfter`, the client may read
+        /// the answer, the bytes and the end of the stream at once, before it sends anything.
+        var withTheAnswer = false
     }
 
     /// What the server does with the upgrade request.
@@ -125,8 +128,12 @@ final class FakeSyncServer: Sendable {
         let key = keyLine.drop { $0 != ":" }.dropFirst().trimmingCharacters(in: .whitespaces)
         let accept = Data(SHA1.digest(Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
         let answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n"
-        guard writeAll(client, Array(answer.utf8)) else { return }
-        guard writeAll(client, behaviour.bytes()) else { return }
+        if behaviour.withTheAnswer {
+            guard writeAll(client, Array(answer.utf8) + behaviour.bytes()) else { return }
+        } else {
+            guard writeAll(client, Array(answer.utf8)) else { return }
+            guard writeAll(client, behaviour.bytes()) else { return }
+        }
         if behaviour.closeAfter { return }
         guard let reply = behaviour.reply else {
             // Keep the connection until the client closes it (read and drop what it sends).
