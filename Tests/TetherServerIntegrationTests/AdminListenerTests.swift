@@ -8,12 +8,14 @@ import TetherTestSupport
 /// per peer and its form kept small.
 @Suite struct AdminListenerTests {
     /// `POST /console/sign-in` with `token` on a connection of its own: the status and the head.
-    static func signIn(_ port: Int, token: String) throws -> (status: Int, head: String) {
-        let socket = try PlainSocket(port: port)
+    /// `forwardedFor`: sent from 127.0.0.2 with that `X-Forwarded-For`, as a reverse proxy does.
+    static func signIn(_ port: Int, token: String, forwardedFor: String? = nil) throws -> (status: Int, head: String) {
+        let socket = try PlainSocket(port: port, sourceAddress: forwardedFor == nil ? nil : "127.0.0.2")
         let body = "token=\(token)"
+        let forwarded = forwardedFor.map { "X-Forwarded-For: \($0)\r\n" } ?? ""
         _ = socket.send(
             "POST /console/sign-in HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+                + "\(forwarded)Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
         let head = socket.receive(until: "\r\n\r\n")
         return (Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0, head)
     }
@@ -101,6 +103,28 @@ import TetherTestSupport
             #expect(try Self.signIn(server.adminPort, token: "guess-again").status == 401)
             #expect(refusals().count == 2, "\(refusals())")
             #expect(!server.log.contains("guess-"))
+        }
+    }
+
+    /// Behind a reverse proxy (`trusted_proxies`), the sign-in throttle counts the client the
+    /// proxy names, not the proxy: one client guessing tokens makes no one else wait.
+    @Test func behindATrustedProxyWrongTokensAreCountedForTheClientItNames() async throws {
+        let config = ConnectionLimitsTests.config("trusted_proxies = [\"127.0.0.2\"]")
+        try await withServer(extraConfig: config) { server in
+            var statuses: [Int] = []
+            for attempt in 0..<12 {
+                let status = try Self.signIn(server.adminPort, token: "guess-\(attempt)", forwardedFor: "192.0.2.66").status
+                statuses.append(status)
+                if status == 429 { break }
+            }
+            #expect(statuses.last == 429, "\(statuses)")
+            // Another client through the same proxy signs in at once; the guesser still waits.
+            let other = try Self.signIn(server.adminPort, token: ServerProcess.adminToken, forwardedFor: "198.51.100.5")
+            #expect(other.status == 303, "\(other.head)")
+            #expect(try Self.signIn(server.adminPort, token: ServerProcess.adminToken, forwardedFor: "192.0.2.66").status == 429)
+            #expect(server.log.contains("console sign-in refused for 192.0.2.66"))
+            #expect(server.log.contains("console signed in from 198.51.100.5"))
+            #expect(!server.log.contains("console sign-in refused for 127.0.0.2"))
         }
     }
 

@@ -21,7 +21,7 @@ extension ServerApp {
     ) -> some Service {
         let router = Router(context: AdminRequestContext.self)
         AdminRoutes(control: control, dataDirectory: control.configuration.dataDirectory).register(on: router)
-        ConsoleRoutes(control: control, sessions: service.policy.consoleSessions, secure: tls != nil).register(on: router)
+        ConsoleRoutes(control: control, sessions: service.policy.consoleSessions, secure: tls != nil, admission: admission).register(on: router)
         ObservabilityRoutes(service: service, metrics: true, detailedHealth: true).register(on: router)
         let scheme = tls == nil ? "http" : "https"
         return Application(

@@ -11,6 +11,9 @@ final class ConnectionAdmission: Sendable {
         /// How to close each admitted connection that registered (it hops to the connection's
         /// event loop); removed when the connection leaves.
         var closers: [ConnectionID: @Sendable () -> Void] = [:]
+        /// The client a trusted proxy named for each connection (by its channel), for whoever
+        /// answers its requests (the console's sign-in throttle).
+        var clients: [ObjectIdentifier: String] = [:]
     }
 
     private let state: Mutex<State>
@@ -72,6 +75,14 @@ final class ConnectionAdmission: Sendable {
         if case .refused(let limit) = verdict { return limit }
         return nil
     }
+
+    /// `channel`'s connection is `client`'s, as a trusted proxy named it (PROXY header or
+    /// `X-Forwarded-For`); nil forgets it (the connection closed).
+    func name(_ channel: ObjectIdentifier, client: String?) { state.withLock { $0.clients[channel] = client } }
+
+    /// The client a trusted proxy named for `channel`'s connection, if any: the peer to count a
+    /// request's failures for, instead of the proxy.
+    func client(of channel: ObjectIdentifier) -> String? { state.withLock { $0.clients[channel] } }
 
     /// Gives back the bytes `id` holds (it authenticated, or its request was answered).
     func release(_ id: ConnectionID) { state.withLock { $0.ledger.release(id) } }

@@ -62,6 +62,8 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     private var proxy: IPAddress?
     /// The client a trusted proxy named last.
     private var client: IPAddress?
+    /// The channel, by which ``ConnectionAdmission`` knows the client a proxy named.
+    private var channel: ObjectIdentifier?
 
     /// Small reads until authenticated: an unauthenticated connection's bytes sit in buffers
     /// sized to what it sent, not in 64 KiB ones.
@@ -169,6 +171,9 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         guard named != client else { return true }
         client = named
         peer = named.description
+        let channel = ObjectIdentifier(context.channel)
+        self.channel = channel
+        admission.name(channel, client: peer)
         let group = PeerGroup(named, ipv6PrefixLength: admission.limits.ipv6PrefixLength)
         if let limit = admission.move(id, to: group) {
             close(context, by: limit)
@@ -204,6 +209,10 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         if admitted {
             admitted = false
             admission.leave(id)
+        }
+        if let channel {
+            self.channel = nil
+            admission.name(channel, client: nil)
         }
     }
 

@@ -15,11 +15,14 @@ struct ConsoleRoutes {
     let sessions: ConsoleSessions
     /// Cookies get `Secure` when the listener speaks TLS.
     let secure: Bool
+    /// The admin listener's admission: the client a trusted proxy named for a connection.
+    let admission: ConnectionAdmission
 
-    init(control: ServerControl, sessions: ConsoleSessions, secure: Bool) {
+    init(control: ServerControl, sessions: ConsoleSessions, secure: Bool, admission: ConnectionAdmission) {
         self.control = control
         self.sessions = sessions
         self.secure = secure
+        self.admission = admission
         signIn = ConsoleSignIn(control: control, sessions: sessions, secure: secure)
     }
 
@@ -35,7 +38,7 @@ struct ConsoleRoutes {
                 body: .init(byteBuffer: ByteBuffer(string: ConsoleHTML.stylesheet)))
         }
         router.get("console/sign-in") { _, _ in ConsoleHTTP.html(ConsolePages.signIn()) }
-        router.post("console/sign-in") { request, context in try await signIn.handle(request, peer: context.peer) }
+        router.post("console/sign-in") { request, context in try await signIn.handle(request, peer: context.client(admission)) }
         router.post("console/sign-out") { request, _ in
             let form = try await ConsoleHTTP.form(request)
             guard ConsoleHTTP.sameSite(request), let session = sessions.session(ConsoleHTTP.sessionID(request)),
