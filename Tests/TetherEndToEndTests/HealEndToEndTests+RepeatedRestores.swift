@@ -27,6 +27,8 @@ extension HealEndToEndTests {
         let a = try cluster.agent("a", partitions: ["p"])
         let b = try cluster.agent("b", partitions: ["p"])
         for agent in [a, b] { try await agent.start() }
+        // The store has its tables once bound (a loaded machine wrote before: no such table).
+        try await a.waitSynced("p")
         try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('r0', 'zero', 0)")
         for agent in [a, b] { try await agent.waitSynced("p") }
         return (a, b)
