@@ -84,7 +84,7 @@ struct AdminRoutes<Context: RequestContext> {
     private func backup() async throws -> Response {
         let path = (dataDirectory as NSString).appendingPathComponent("backup-\(UUID().uuidString).sqlite.tmp")
         do {
-            try await control.storage.backup(to: path)
+            try await control.storage.admin.backup(to: path)
         } catch {
             try? FileManager.default.removeItem(atPath: path)  // cleanup: the failure is the answer
             throw AdminError(.internalServerError, "backup failed: \(error)")

@@ -18,7 +18,7 @@ extension ServerControl {
                 await headTracker.forget(partition)
                 await service.readyFiles?.historyRewritten(partition)
                 do {
-                    if let head = try await storage.head(of: partition) { service.headsAtStart.restored(partition, to: head.latest.version) }
+                    if let head = try await storage.history.head(of: partition) { service.headsAtStart.restored(partition, to: head.latest.version) }
                 } catch {
                     logger.error("cannot read a restored partition's head", metadata: ["partition": "\(partition)", "error": "\(error)"])
                 }
@@ -42,16 +42,16 @@ extension ServerControl {
     /// applies whatever differs from what this instance holds.
     public func resynchronize() async throws {
         try await resynchronizePolicy()
-        summary.replace(with: try await storage.latestVersions())
+        summary.replace(with: try await storage.housekeeping.latestVersions())
         for partition in await hub.sessionCounts().keys {
-            guard let head = try await storage.head(of: partition) else { continue }
+            guard let head = try await storage.history.head(of: partition) else { continue }
             guard let known = await headTracker.replace(partition, with: head.latest) else {
                 await hub.publish(partition)
                 continue
             }
             if known == head.latest { continue }
             // The version this instance last saw is gone or has another salt: history was rewritten.
-            if try await storage.salt(of: partition, version: known.version) != known.salt, known.version > head.base.version {
+            if try await storage.history.salt(of: partition, version: known.version) != known.salt, known.version > head.base.version {
                 _ = await fence.rebind(
                     where: { $0.partition == partition }, because: "partition \(partition) was restored to an earlier snapshot")
             } else {
@@ -62,7 +62,7 @@ extension ServerControl {
 
     func resynchronizePolicy() async throws {
         let snapshot = await policy.snapshot
-        let flags = try await storage.flags()
+        let flags = try await storage.policy.flags()
         if flags != snapshot.flags {
             _ = await policy.setFlags(flags)
             if flags.syncTerminated && !snapshot.flags.syncTerminated {
@@ -70,14 +70,14 @@ extension ServerControl {
                 logger.notice("sync terminated on another instance", metadata: ["sessions_notified": "\(notified)"])
             }
         }
-        let schemas = try await storage.schemaHistory()
+        let schemas = try await storage.policy.schemaHistory()
         let newer = schemas.filter { $0.version > snapshot.schemas.current.version }
         if !newer.isEmpty {
             for record in newer { _ = await policy.appendSchema(record) }
             let version = newer.last!.version
             _ = await fence.rebind(where: { _ in true }, because: "the server's schema changed to version \(version)")
         }
-        let grants = try await storage.runtimeGrants()
+        let grants = try await storage.policy.runtimeGrants()
         if Set(grants) != Set(snapshot.runtimeGrants) {
             var updated = snapshot
             for grant in grants { updated = await policy.setRuntimeGrant(grant) }

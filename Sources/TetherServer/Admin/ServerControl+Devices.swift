@@ -6,7 +6,7 @@ extension ServerControl {
     public func devices(partition: String?, state: String?, staleSeconds: Int?) async throws -> AdminAPI.Devices {
         let at = now()
         let limit = 10_000
-        let entries = try await storage.devices(DeviceQuery(
+        let entries = try await storage.ledger.devices(DeviceQuery(
             partition: partition, state: state, reportedBefore: staleSeconds.map { at - TimeInterval($0) }, limit: limit + 1))
         let settings = configuration.devices
         let staleBefore = at - TimeInterval(settings.staleAfterSeconds)

@@ -28,7 +28,9 @@ public final class ServerControl: Sendable {
         self.logger = logger
     }
 
-    var storage: any ServerStorage { service.storage }
+    /// The sync service's storage by role: admin, heal, housekeeping, policy, ledger, and the
+    /// history's heads.
+    var storage: StorageRoles { service.storage }
     var policy: ServerPolicy { service.policy }
     var hub: SyncHub { service.hub }
     var bus: (any ClusterBus)? { service.bus }
@@ -39,8 +41,8 @@ public final class ServerControl: Sendable {
     public func status() async throws -> AdminAPI.Status {
         let snapshot = await policy.snapshot
         let sessions = await hub.sessionCounts()
-        let heals = Dictionary(try await storage.heals().map { ($0.partition, $0) }, uniquingKeysWith: { a, _ in a })
-        let partitions = try await storage.partitions().map { p in
+        let heals = Dictionary(try await storage.heal.heals().map { ($0.partition, $0) }, uniquingKeysWith: { a, _ in a })
+        let partitions = try await storage.admin.partitions().map { p in
             AdminAPI.Status.Partition(
                 name: p.name, serverVersion: p.head.latest.version, compactedThrough: p.head.base.version,
                 historyEntries: p.historyEntries, historyBytes: p.historyBytes, rows: p.rows, clientFiles: p.clientFiles,
@@ -57,8 +59,8 @@ public final class ServerControl: Sendable {
 
     public func snapshot(_ name: String) async throws -> AdminAPI.Snapshot {
         let partition = try knownPartition(name)
-        guard try await storage.head(of: partition) != nil else { throw AdminError.unknownPartition(name) }
-        let record = try await storage.snapshot(of: partition, now: now())
+        guard try await storage.history.head(of: partition) != nil else { throw AdminError.unknownPartition(name) }
+        let record = try await storage.admin.snapshot(of: partition, now: now())
         logger.info("snapshot taken", metadata: ["partition": "\(partition)", "snapshot": "\(record.id)", "version": "\(record.version)"])
         return AdminAPI.Snapshot(partition: partition.rawValue, snapshot: record.id, serverVersion: record.version)
     }
@@ -71,7 +73,7 @@ public final class ServerControl: Sendable {
         if let asked { mode = asked } else { mode = await policy.snapshot.devicesAhead }
         let head: PartitionHead, heal: HealRecord?
         do {
-            (head, heal) = try await storage.restore(partition, to: snapshot, mode: mode, now: now())
+            (head, heal) = try await storage.admin.restore(partition, to: snapshot, mode: mode, now: now())
         } catch StorageError.notFound(let what) {
             throw AdminError(.notFound, "\(what)", hint: "`tether-server admin snapshot \(name)` prints the ids of new snapshots")
         }
@@ -99,7 +101,7 @@ public final class ServerControl: Sendable {
         let partition = try knownPartition(name)
         let record: HealRecord
         do {
-            record = try await storage.closeHeal(partition, now: now())
+            record = try await storage.heal.closeHeal(partition, now: now())
         } catch StorageError.notFound {
             throw AdminError(
                 .notFound, "partition \(partition) has no open heal",
@@ -114,7 +116,7 @@ public final class ServerControl: Sendable {
     }
 
     public func terminateSync() async throws -> AdminAPI.SyncState {
-        let forgotten = try await storage.terminateSync()
+        let forgotten = try await storage.admin.terminateSync()
         var flags = await policy.snapshot.flags
         flags.syncTerminated = true
         _ = await policy.setFlags(flags)
@@ -127,7 +129,7 @@ public final class ServerControl: Sendable {
     public func enableSync() async throws -> AdminAPI.SyncState {
         var flags = await policy.snapshot.flags
         flags.syncTerminated = false
-        try await storage.setFlags(flags)
+        try await storage.policy.setFlags(flags)
         _ = await policy.setFlags(flags)
         logger.notice("sync enabled")
         await bus?.announce(.flagsChanged)
@@ -139,7 +141,7 @@ public final class ServerControl: Sendable {
         var flags = snapshot.flags
         flags.recoveryOverride = enabled
         flags.recoveryOverrideConfigValue = snapshot.configuredRecovery
-        try await storage.setFlags(flags)
+        try await storage.policy.setFlags(flags)
         _ = await policy.setFlags(flags)
         logger.notice("client recovery \(enabled ? "enabled" : "disabled")")
         await bus?.announce(.flagsChanged)
@@ -167,9 +169,9 @@ public final class ServerControl: Sendable {
             throw error
         }
         let record = SchemaRecord(schema: schema, isBreaking: plan.isBreaking, appliedAt: now())
-        try await storage.appendSchema(record, migration: plan.isBreaking ? StateMigration(from: current.current, to: schema) : nil)
+        try await storage.policy.appendSchema(record, migration: plan.isBreaking ? StateMigration(from: current.current, to: schema) : nil)
         _ = await policy.appendSchema(record)
-        if plan.isBreaking { summary.replace(with: try await storage.latestVersions()) }
+        if plan.isBreaking { summary.replace(with: try await storage.housekeeping.latestVersions()) }
         logger.notice("schema applied", metadata: [
             "version": "\(schema.version)", "breaking": "\(plan.isBreaking)", "differences": "\(plan.diff.summary.count)",
         ])
@@ -194,7 +196,7 @@ public final class ServerControl: Sendable {
             throw AdminError(.notFound, "user \(user) has no grant \(text.debugDescription)", hint: "`revoke` takes the exact pattern of a grant")
         }
         let change = RuntimeGrant(user: user, pattern: pattern, access: access)
-        try await storage.setRuntimeGrant(change)
+        try await storage.policy.setRuntimeGrant(change)
         let updated = await policy.setRuntimeGrant(change)
         logger.notice(access == nil ? "grant revoked" : "grant added", metadata: [
             "user": "\(user)", "pattern": "\(pattern)", "access": "\(access?.rawValue ?? "none")",
@@ -211,14 +213,14 @@ public final class ServerControl: Sendable {
     public func expireClientFiles() async throws -> Int {
         let bound = await hub.bound().map(\.clientFile)
         let at = now()
-        let removed = try await storage.expireClientFiles(lastSeenBefore: at.addingTimeInterval(-historyHorizon), bound: bound, now: at)
+        let removed = try await storage.housekeeping.expireClientFiles(lastSeenBefore: at.addingTimeInterval(-historyHorizon), bound: bound, now: at)
         if removed > 0 {
             logger.notice("client files expired: not seen for \(configuration.historyHorizonDays) days (history_horizon_days)", metadata: [
                 "client_files": "\(removed)",
             ])
         }
         // The device ledger expires with them, and keeps to its bound.
-        let devices = try await storage.expireDevices(
+        let devices = try await storage.ledger.expireDevices(
             reportedBefore: at.addingTimeInterval(-historyHorizon), maxEntries: configuration.devices.maxEntries)
         if devices > 0 {
             logger.notice("device ledger entries expired (history_horizon_days, [devices] max_entries)", metadata: [
@@ -230,7 +232,7 @@ public final class ServerControl: Sendable {
 
     public func compact(horizonSeconds: Int?) async throws -> AdminAPI.Compacted {
         let horizon = horizonSeconds.map(Double.init) ?? historyHorizon
-        let report = try await storage.compact(olderThan: now().addingTimeInterval(-horizon))
+        let report = try await storage.housekeeping.compact(olderThan: now().addingTimeInterval(-horizon))
         logger.info("history compacted", metadata: ["removed_entries": "\(report.removedEntries)"])
         return AdminAPI.Compacted(removedEntries: report.partitions)
     }

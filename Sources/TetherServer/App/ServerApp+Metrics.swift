@@ -43,7 +43,7 @@ final class ServerHealthCheck: HealthCheck, Sendable {
 
     func isMakingProgress() async -> Bool {
         do {
-            _ = try await service.storage.flags()
+            _ = try await service.storage.policy.flags()
             if recordFailing(false) { logger.notice("the storage answers reads again") }
         } catch {
             if recordFailing(true) {

@@ -179,7 +179,7 @@ public enum ServerApp {
         let hub = SyncHub()
         let readyFiles = configuration.readyFileSettings
         let service = SyncService(
-            storage: storage, hub: hub, policy: policy, bus: bus, now: options.now, logger: logger,
+            storage: StorageRoles(storage), hub: hub, policy: policy, bus: bus, now: options.now, logger: logger,
             globPartitionsPerUser: configuration.limits.globPartitionsPerUser,
             readyFiles: readyFiles.enabled ? ReadyFileCache(settings: readyFiles, logger: logger) : nil,
             devices: configuration.devices)
@@ -269,7 +269,7 @@ public enum ServerApp {
         if let cache = service.readyFiles {
             let policy = service.policy
             let builder = ReadyFileBuilder(
-                storage: service.storage, currentSchema: { await policy.snapshot.schemas.current }, settings: cache.settings)
+                storage: service.storage.history, currentSchema: { await policy.snapshot.schemas.current }, settings: cache.settings)
             services.append(.init(service: ReadyFileService(cache: cache, builder: builder, metrics: service.metrics, logger: logger)))
         }
         if let extra = extraService(control) { services.insert(.init(service: extra), at: 0) }

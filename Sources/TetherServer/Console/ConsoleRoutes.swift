@@ -63,7 +63,7 @@ struct ConsoleRoutes {
                     return ConsolePages.outcome(title: "Partition", message: "No partition is named \(name).", error: true, back: "/console/partitions")
                 }
                 return ConsolePages.partition(
-                    partition, snapshots: try await control.storage.snapshots(of: parsed),
+                    partition, snapshots: try await control.storage.admin.snapshots(of: parsed),
                     devices: try await control.devices(partition: name, state: nil, staleSeconds: nil), csrf: session.csrf)
             }
         }

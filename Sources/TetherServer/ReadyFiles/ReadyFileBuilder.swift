@@ -18,7 +18,7 @@ struct ReadyFileBuilder: Sendable {
         case built(ReadyFile, fromRows: Bool, entries: Int)
     }
 
-    let storage: any ServerStorage
+    let storage: any HistoryReading
     /// The schema devices bind with now.
     let currentSchema: @Sendable () async -> Schema
     let settings: ReadyFileSettings
@@ -41,7 +41,7 @@ struct ReadyFileBuilder: Sendable {
 
     /// Whether the history continues from `file`: its version is in the retained history with
     /// the same salt (no restore went behind it), and it has the current schema.
-    static func isUsable(_ file: ReadyFile, head: PartitionHead, schemaVersion: Int, storage: any ServerStorage) async throws -> Bool {
+    static func isUsable(_ file: ReadyFile, head: PartitionHead, schemaVersion: Int, storage: any HistoryReading) async throws -> Bool {
         guard file.schemaVersion == schemaVersion, file.version.version >= head.base.version,
             file.version.version <= head.latest.version
         else { return false }

@@ -162,23 +162,3 @@ extension PostgresServerStorage {
         }
     }
 }
-
-extension PostgresServerStorage {
-    public func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord] {
-        try await withStorageErrors {
-            try await client.withConnection { connection in
-                let rows = try await connection.guardedQuery(
-                    """
-                    SELECT s.id, s.version, s.created_at FROM snapshots s JOIN partitions p ON p.id = s.partition_id
-                    WHERE p.name = \(partition.rawValue) ORDER BY s.created_at DESC, s.id LIMIT 100
-                    """,
-                    logger: logger)
-                var records: [SnapshotRecord] = []
-                for try await (id, version, createdAt) in rows.decode((String, Int64, Double).self) {
-                    records.append(SnapshotRecord(id: id, partition: partition.rawValue, version: version, createdAt: Date(timeIntervalSince1970: createdAt)))
-                }
-                return records
-            }
-        }
-    }
-}

@@ -127,20 +127,3 @@ extension SQLiteServerStorage {
             reportedAt: Date(timeIntervalSince1970: row["reported_at"]))
     }
 }
-
-extension SQLiteServerStorage {
-    public func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT s.id, s.version, s.created_at FROM snapshots s JOIN partitions p ON p.id = s.partition_id
-                    WHERE p.name = ? ORDER BY s.created_at DESC, s.id LIMIT 100
-                    """,
-                arguments: [partition.rawValue]
-            ).map { row in
-                SnapshotRecord(id: row["id"], partition: partition.rawValue, version: row["version"], createdAt: Date(timeIntervalSince1970: row["created_at"]))
-            }
-        }
-    }
-}

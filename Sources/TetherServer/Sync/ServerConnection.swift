@@ -143,7 +143,7 @@ actor ServerConnection {
                     let bootstrap: Bool = if case .streamState = sessionAction { true } else { false }
                     work.append(.stream(SessionStreamer(
                         session: session.bound, generation: session.generation, bootstrap: bootstrap, file: start.file, after: start.after,
-                        wakeups: start.wakeups, window: session.window, connection: self, storage: service.storage,
+                        wakeups: start.wakeups, window: session.window, connection: self, storage: service.storage.history,
                         policy: service.policy, fence: service.fence, writer: writer, logger: logger)))
                 case .release:
                     if let session = sessions.release(id) {

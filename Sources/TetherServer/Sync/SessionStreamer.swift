@@ -17,7 +17,9 @@ struct SessionStreamer: Sendable {
     /// Flow control: one unit per state or download message.
     let window: SendWindow
     let connection: ServerConnection
-    let storage: any ServerStorage
+    /// The four reads it makes: the state, the history after the cursor (fenced by the
+    /// session's epoch), the head, and the integrated seq to resume acknowledgements from.
+    let storage: any HistoryReading
     let policy: ServerPolicy
     /// Turns a storage's fence into the session's rebind.
     let fence: RebindFence

@@ -10,8 +10,8 @@ extension SyncService {
         reported: ServerVersion, saltInHistory: Int64?, in partition: PartitionName, head: PartitionHead, clientFile: ClientFileRecord?
     ) async {
         do {
-            let record = try await storage.heal(of: partition)
-            let lostSalt = record == nil ? nil : try await storage.lostSalt(of: partition, version: reported.version)
+            let record = try await storage.heal.heal(of: partition)
+            let lostSalt = record == nil ? nil : try await storage.heal.lostSalt(of: partition, version: reported.version)
             let lostByRecord = lostSalt == reported.salt
             switch HealDetection.verdict(
                 reported: reported.version, inHistory: reported.version <= head.latest.version && saltInHistory == reported.salt,
@@ -21,10 +21,10 @@ extension SyncService {
             case .nothing:
                 return
             case .raise(let version):
-                try await storage.noteLostVersion(version, of: partition)
+                try await storage.heal.noteLostVersion(version, of: partition)
             case .open(let window):
                 let mode = await policy.snapshot.devicesAhead
-                let opened = try await storage.openHeal(partition, window: window, mode: mode, origin: .devicesAhead, now: now())
+                let opened = try await storage.heal.openHeal(partition, window: window, mode: mode, origin: .devicesAhead, now: now())
                 metrics.healOpened()
                 logger.warning(
                     "partition \(partition): a device synced up to version \(reported.version), which this server did not issue (its history ended at \(opened.restoredTo) when it started): the database was restored without the server being told; \(mode == .heal ? "devices give the lost versions back as they reset (`tether-server admin heal-done` ends it)" : "the lost versions stay lost ([history] devices_ahead = \"rollback\")")",

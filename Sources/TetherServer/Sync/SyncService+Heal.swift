@@ -24,14 +24,14 @@ extension SyncService {
             }
         }
         do {
-            var reply = try await storage.contributeHeal(chunk, into: session.partition, now: now(), epoch: session.epoch)
+            var reply = try await storage.heal.contributeHeal(chunk, into: session.partition, now: now(), epoch: session.epoch)
             // The storage answers for the chunk it was given; the session is this one's.
             reply.session = chunk.session
             metrics.healChunk(reply.outcome)
             // Only a chunk with rows can have written history; one whose rows were all covered
             // by newer views wakes the sessions for nothing, which costs them one empty read.
             if Self.mayHaveWritten(reply, rows: chunk.rows) {
-                let head = try await storage.head(of: session.partition) ?? .empty
+                let head = try await storage.history.head(of: session.partition) ?? .empty
                 await committed(session.partition, head: head.latest.version, wroteHistory: true)
             }
             // A contribution's end (completed, not wanted, rebase) once per device reset at

@@ -30,7 +30,7 @@ extension SyncService {
             PartitionName(name).flatMap { snapshot.access.access(user: user, partition: $0) } != nil
         })
         do {
-            let outcome = try await storage.admitDeviceReport(
+            let outcome = try await storage.ledger.admitDeviceReport(
                 entries, granted: granted,
                 limits: DeviceLedgerIntake.Limits(maxEntries: devices.maxEntries, maxDevicesPerUser: devices.maxDevicesPerUser))
             for (reason, count) in outcome.refused { metrics.deviceReportEntriesRefused(reason, count: count) }
@@ -47,7 +47,7 @@ extension SyncService {
     /// keeps the last ones for `/metrics`.
     func deviceCounts() async -> DeviceCounts? {
         let now = now()
-        return try? await storage.deviceCounts(
+        return try? await storage.ledger.deviceCounts(
             staleBefore: now - TimeInterval(devices.staleAfterSeconds), wedgedBefore: now - TimeInterval(devices.wedgedAfterSeconds))
     }
 }

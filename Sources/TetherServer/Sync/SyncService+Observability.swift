@@ -7,7 +7,7 @@ extension SyncService {
     /// a one-line reason when it cannot.
     func health() async -> (ok: Bool, line: String) {
         do {
-            _ = try await storage.flags()
+            _ = try await storage.policy.flags()
             return (true, "ok")
         } catch {
             return (false, "storage unavailable: \(Self.oneLine(error))")
@@ -23,7 +23,7 @@ extension SyncService {
             boundSessions: await hub.sessionCounts().values.reduce(0, +),
             syncEnabled: !(await policy.snapshot.flags.syncTerminated),
             partitionVersions: summary.all,
-            stateDownloads: storage.stateDownloads,
+            stateDownloads: storage.history.stateDownloads,
             devices: ledgerCounts.withLock { $0 })
     }
 

@@ -19,7 +19,7 @@ extension SyncService {
         }
         let usable: Bool
         do {
-            usable = try await ReadyFileBuilder.isUsable(file, head: head, schemaVersion: schemaVersion, storage: storage)
+            usable = try await ReadyFileBuilder.isUsable(file, head: head, schemaVersion: schemaVersion, storage: storage.history)
         } catch {
             return nil  // rows; the storage error shows in the state download that follows
         }

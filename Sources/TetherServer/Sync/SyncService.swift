@@ -7,7 +7,10 @@ public import TetherProtocol
 /// storage, the live-session hub and the current policy. Connections call it; it holds no
 /// per-connection state.
 public final class SyncService: Sendable {
-    public let storage: any ServerStorage
+    /// The storage by role: a bind and an upload use ``StorageRoles/history``,
+    /// ``StorageRoles/integration`` and ``StorageRoles/policy``; heal chunks and devices ahead
+    /// ``StorageRoles/heal``; device reports ``StorageRoles/ledger``.
+    public let storage: StorageRoles
     public let hub: SyncHub
     /// Turns a storage's fence into the rebind the session gets (``RebindFence``).
     public let fence: RebindFence
@@ -32,7 +35,7 @@ public final class SyncService: Sendable {
     let ledgerCounts = Mutex<DeviceCounts?>(nil)
 
     public init(
-        storage: any ServerStorage, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
+        storage: StorageRoles, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
         now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics(),
         globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser, readyFiles: ReadyFileCache? = nil,
         devices: DeviceLedgerSettings = DeviceLedgerSettings()
@@ -95,9 +98,9 @@ public final class SyncService: Sendable {
             let downloadAfter: ServerVersion
             var integratedSeq: Int64 = 0
             if let known = request.identity {
-                epoch = try await storage.epoch(of: partition)
-                let record = try await storage.clientFile(known.id, of: partition)
-                let currentHead = try await storage.head(of: partition) ?? .empty
+                epoch = try await storage.history.epoch(of: partition)
+                let record = try await storage.integration.clientFile(known.id, of: partition)
+                let currentHead = try await storage.history.head(of: partition) ?? .empty
                 if let record, record.identity == known {
                     // A store whose history disagrees with the server's is a copy of the one
                     // bound now (or an older image of it): it hears so rather than 108 forever.
@@ -110,7 +113,7 @@ public final class SyncService: Sendable {
                         return .rejected(boundElsewhere)
                     }
                 }
-                let salt = try await storage.salt(of: partition, version: request.lastServerVersion.version)
+                let salt = try await storage.history.salt(of: partition, version: request.lastServerVersion.version)
                 if let problem = ServerFaultInjection.refusal(request)
                     ?? BindRules.verify(request, clientFile: record, head: currentHead, saltAtVersion: salt)
                     ?? record.flatMap({ BindRules.verifyLineage(request, clientFile: $0) })
@@ -124,13 +127,13 @@ public final class SyncService: Sendable {
                 }
                 // Checked with the client file reserved: no other session of it integrates
                 // between the check and this one's uploads.
-                try await storage.touchClientFile(
+                try await storage.integration.touchClientFile(
                     known.id, of: partition, now: now(), confirmedVersion: request.lastServerVersion.version)
                 integratedSeq = record?.integratedSeq ?? 0
                 (identity, head, downloadAfter) = (known, currentHead, request.lastServerVersion)
             } else {
                 if let refusal = globCapRefusal(authorized, snapshot: snapshot) { return .rejected(refusal) }
-                (identity, head, epoch) = try await storage.registerClientFileWithEpoch(in: partition, now: now())
+                (identity, head, epoch) = try await storage.integration.registerClientFileWithEpoch(in: partition, now: now())
                 summary.created(partition.rawValue, version: head.latest.version)
                 _ = await hub.reserve(identity.id, of: partition, for: key)
                 _ = try await bus?.acquire(clientFile: identity.id)
@@ -159,7 +162,7 @@ public final class SyncService: Sendable {
             // this read is refused here; one committed after it fences the session's uploads
             // and downloads by the epoch and reaches the session by its notification (or the
             // resync), which finds it registered.
-            if bus != nil, try await storage.flags().syncTerminated {
+            if bus != nil, try await storage.policy.flags().syncTerminated {
                 await release(key)
                 return .rejected(BindRules.syncTerminated)
             }
@@ -191,7 +194,7 @@ public final class SyncService: Sendable {
         }
         do {
             let started = ContinuousClock.now
-            let outcome = try await storage.integrate(
+            let outcome = try await storage.integration.integrate(
                 upload.changesets, from: session.clientFile, uploadSalt: session.uploadSalt, into: session.partition, now: now(),
                 epoch: session.epoch)
             metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)

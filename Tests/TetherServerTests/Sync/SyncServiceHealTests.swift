@@ -56,7 +56,7 @@ import TetherTestSupport
     @Test func aReadOnlySessionsChunkIsNotWantedWithoutReachingTheStorage() async throws {
         let fixture = try await fixture(access: "read")
         defer { fixture.dir.remove() }
-        fixture.storage.answerHeals { _ in throw StorageError.corrupt("a read-only session's chunk reached the storage") }
+        fixture.heals.answerHeals { _ in throw StorageError.corrupt("a read-only session's chunk reached the storage") }
         let (session, _) = try await Self.bind(fixture)
         let reply = try await fixture.service.heal(Self.chunk(), for: session).get()
         #expect(reply.outcome == .notWanted)
@@ -67,7 +67,7 @@ import TetherTestSupport
     @Test func rowsOrUnknownKeysThatDoNotFitTheSchemaAre225() async throws {
         let fixture = try await fixture()
         defer { fixture.dir.remove() }
-        fixture.storage.answerHeals { _ in throw StorageError.corrupt("a misfit reached the storage") }
+        fixture.heals.answerHeals { _ in throw StorageError.corrupt("a misfit reached the storage") }
         let (session, _) = try await Self.bind(fixture)
         var misfits = [
             Self.chunk(rows: Changeset([.insert("nope", .integer(1), [:])])),
@@ -87,7 +87,7 @@ import TetherTestSupport
     @Test(.timeLimit(.minutes(1))) func whatAChunkHealedWakesThePartitionsSessions() async throws {
         let fixture = try await fixture()
         defer { fixture.dir.remove() }
-        fixture.storage.answerHeals { HealReply(session: $0.session, contribution: $0.contribution, outcome: .accepted, healedChanges: 1) }
+        fixture.heals.answerHeals { HealReply(session: $0.session, contribution: $0.contribution, outcome: .accepted, healedChanges: 1) }
         let (session, _) = try await Self.bind(fixture)
         var (_, other) = try await Self.bind(fixture, session: 1, connection: 2)
         let reply = try await fixture.service.heal(Self.chunk(), for: session).get()
@@ -100,13 +100,13 @@ import TetherTestSupport
         let fixture = try await fixture()
         defer { fixture.dir.remove() }
         let (session, _) = try await Self.bind(fixture)
-        fixture.storage.answerHeals { _ in throw StorageError.fenced("partition store-1") }
+        fixture.heals.answerHeals { _ in throw StorageError.fenced("partition store-1") }
         guard case .failure(let fenced) = await fixture.service.heal(Self.chunk(), for: session) else {
             Issue.record("a fenced chunk was answered")
             return
         }
         #expect(fenced == fixture.service.fence.fenced("partition store-1"))
-        fixture.storage.answerHeals { _ in throw StorageError.unavailable("database is locked") }
+        fixture.heals.answerHeals { _ in throw StorageError.unavailable("database is locked") }
         guard case .failure(let transient) = await fixture.service.heal(Self.chunk(), for: session) else {
             Issue.record("a chunk the storage failed was answered")
             return

@@ -106,17 +106,4 @@ extension StorageConformanceTests {
             #expect(try await storage.expireDevices(reportedBefore: now.addingTimeInterval(-3.5 * 86400), maxEntries: 3) == 0)
         }
     }
-
-    /// The console lists a partition's snapshots, newest first, and none of another's.
-    @Test(arguments: StorageBackend.allCases)
-    func snapshotsAreListedNewestFirst(_ backend: StorageBackend) async throws {
-        try await withStorage(backend) { storage, _ in
-            #expect(try await storage.snapshots(of: partition).isEmpty)
-            let first = try await storage.snapshot(of: partition, now: now.addingTimeInterval(-60))
-            let second = try await storage.snapshot(of: partition, now: now)
-            _ = try await storage.snapshot(of: PartitionName("other-1")!, now: now)
-            #expect(try await storage.snapshots(of: partition).map(\.id) == [second.id, first.id])
-            #expect(try await storage.snapshots(of: partition).first?.createdAt == now)
-        }
-    }
 }

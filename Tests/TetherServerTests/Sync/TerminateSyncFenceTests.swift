@@ -96,7 +96,7 @@ import TetherTestTraits
         try await withStorage(.postgresql) { storage, place in
             let hub = SyncHub()
             let service = SyncService(
-                storage: storage, hub: hub, policy: Self.policy(), bus: AcceptingBus(), now: { Date() },
+                storage: StorageRoles(storage), hub: hub, policy: Self.policy(), bus: AcceptingBus(), now: { Date() },
                 logger: Logger(label: "test"))
             let request = BindRequest(session: 1, partition: partition.rawValue, token: "device-token", identity: nil)
             let before = await service.bind(request, key: SessionKey(connection: 1, session: 1), fail: { _ in })

@@ -13,14 +13,23 @@ import TetherTestSupport
 
     struct Fixture {
         let dir: TemporaryDirectory
-        let storage: PausingStorage
+        let storage: SQLiteServerStorage
+        /// The integration role the service holds: stops in a registration when asked.
+        let registration: PausingRegistration
+        /// The heal role the service holds: answers heal chunks as a test scripts.
+        let heals: ScriptedHeals
         let service: SyncService
         let control: ServerControl
     }
 
     static func fixture(grants: String, globCap: Int = 1000, schemas: SchemaRegistry = schema) async throws -> Fixture {
         let dir = try TemporaryDirectory()
-        let storage = PausingStorage(try SQLiteServerStorage(directory: dir.path))
+        let storage = try SQLiteServerStorage(directory: dir.path)
+        let registration = PausingRegistration(storage)
+        let heals = ScriptedHeals(storage)
+        var roles = StorageRoles(storage)
+        roles.integration = registration
+        roles.heal = heals
         let configuration = try ServerConfiguration.parse(toml: """
             admin_token_file = "/nonexistent/admin.token"
             [[user]]
@@ -33,11 +42,11 @@ import TetherTestSupport
             configuredGrants: configuration.grants, runtimeGrants: [], flags: ServerFlags(), configuredRecovery: true, schemas: schemas)
         let hub = SyncHub()
         let service = SyncService(
-            storage: storage, hub: hub, policy: policy, now: { Date() }, logger: Logger(label: "test"),
+            storage: roles, hub: hub, policy: policy, now: { Date() }, logger: Logger(label: "test"),
             globPartitionsPerUser: globCap)
         let control = ServerControl(
             service: service, configuration: configuration, now: { Date() }, logger: Logger(label: "test"))
-        return Fixture(dir: dir, storage: storage, service: service, control: control)
+        return Fixture(dir: dir, storage: storage, registration: registration, heals: heals, service: service, control: control)
     }
 
     static func bind(_ service: SyncService, _ partition: String, session: SessionID = 1, connection: UInt64 = 1) async -> SyncService.BindOutcome {
@@ -49,13 +58,13 @@ import TetherTestSupport
     @Test func aRevokeWhileABindAwaitsTheStorageIsNotMissed() async throws {
         let fixture = try await Self.fixture(grants: "[[grant]]\nuser = \"pos\"\npartitions = [\"store-*\"]\naccess = \"readwrite\"")
         defer { fixture.dir.remove() }
-        fixture.storage.pauseNextRegistration()
+        fixture.registration.pauseNextRegistration()
         async let outcome = Self.bind(fixture.service, "store-1")
-        await fixture.storage.waitUntilPaused()
+        await fixture.registration.waitUntilPaused()
         // The bind checked its grant and registered its client file; its session is not in the hub yet.
         let revoked = try await fixture.control.grant(user: "pos", pattern: "store-*", access: nil)
         #expect(revoked.sessionsNotified == 0)
-        fixture.storage.resume()
+        fixture.registration.resume()
         guard case .rejected(let error) = await outcome else {
             Issue.record("the bind was accepted after its grant was revoked")
             return

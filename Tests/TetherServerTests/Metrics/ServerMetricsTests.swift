@@ -104,7 +104,7 @@ import TetherTestSupport
             flags: ServerFlags(), configuredRecovery: true, schemas: SchemaRegistry(history: [SchemaRecord(schema: Schema(version: 1, tables: []), isBreaking: false, appliedAt: Date())]))
         let hub = SyncHub()
         let service = SyncService(
-            storage: storage, hub: hub, policy: policy, now: { Date() }, logger: Logger(label: "test"))
+            storage: StorageRoles(storage), hub: hub, policy: policy, now: { Date() }, logger: Logger(label: "test"))
         let healthy = await service.health()
         #expect(healthy.ok && healthy.line == "ok")
         let text = service.metrics.exposition(await service.metricsSnapshot())

@@ -1,0 +1,32 @@
+import Foundation
+public import TetherProtocol
+
+/// What a download reads of a partition: its head, the salt of a retained version, its epoch,
+/// its whole state, its history after a version, and how much of a device's uploads that
+/// history holds. ``SessionStreamer`` (a session's state and downloads) and
+/// ``ReadyFileBuilder`` (a ready file, built as a download reads) hold it; a bind reads the
+/// head, salts and epoch through it.
+public protocol HistoryReading: Sendable {
+    /// nil when the partition has never been bound.
+    func head(of partition: PartitionName) async throws -> PartitionHead?
+    /// The salt of `version` when it is in the retained history (or is the base or zero).
+    func salt(of partition: PartitionName, version: Int64) async throws -> Int64?
+    /// The partition's epoch (0 for a partition never bound or restored; always 0 where the
+    /// storage has no fencing, SQLite). A restore increments it, terminate-sync every
+    /// partition's: a session records it when it binds, and its uploads and history reads are
+    /// refused with ``StorageError/fenced`` once it changed, even before the instance that ran
+    /// the command reaches the session's instance with its notification.
+    func epoch(of partition: PartitionName) async throws -> Int64
+    /// A consistent reader of the partition's whole state at its latest version.
+    func openState(of partition: PartitionName) async throws -> any StateReader
+    /// State downloads reading now and waiting for a slot, where the storage bounds them
+    /// (PostgreSQL, ``DownloadSlots``); nil where it does not.
+    var stateDownloads: (reading: Int, waiting: Int)? { get }
+    /// History entries after `version`, oldest first, at most `maxEntries`, stopping once
+    /// `maxBytes` of changesets were collected (always at least one entry when there is one).
+    func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry]
+    /// ``history(of:after:maxEntries:maxBytes:)``, refused when the partition's epoch is no longer `epoch`.
+    func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int, epoch: Int64) async throws -> [HistoryEntry]
+    /// The highest seq of `clientFile` integrated at or before `version` (0 when unknown).
+    func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64
+}

@@ -1,0 +1,49 @@
+import Foundation
+public import TetherProtocol
+
+/// What a bind and an upload write: the client files (read, registered, touched) and the
+/// integration of uploads into state and history. ``SyncService`` holds it.
+public protocol IntegrationStorage: Sendable {
+    func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord?
+    /// Creates the partition when needed and a new client file with a fresh id and salt.
+    func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead)
+    /// ``registerClientFile(in:now:)`` and the partition's epoch (``HistoryReading/epoch(of:)``)
+    /// as that registration found it: a new device's bind reads both in one transaction where
+    /// the storage has epochs.
+    func registerClientFileWithEpoch(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead, epoch: Int64)
+    /// Records that the store bound at `version`: last seen now, and its confirmed version
+    /// raised to `version` (never lowered).
+    func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws
+    /// In one transaction, per changeset in order: skips it when its `lastSeq` is at or below
+    /// the client file's integrated seq (a re-send); applies it to the state in server order
+    /// and appends it to the history with a fresh salt when its `afterSeq` is that seq;
+    /// otherwise stops and reports the gap. Records the new integrated seq, and `uploadSalt`
+    /// (the session's, ``StoreLineage``) as the salt it was integrated under, in the same
+    /// transaction.
+    func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
+    ) async throws -> IntegrationOutcome
+    /// ``integrate(_:from:uploadSalt:into:now:)``, refused when the partition's epoch is no longer `epoch`.
+    func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
+    ) async throws -> IntegrationOutcome
+}
+
+/// Uploads without a session salt (tests and tools; an agent older than protocol 3).
+extension IntegrationStorage {
+    public func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date
+    ) async throws -> IntegrationOutcome {
+        try await integrate(uploads, from: clientFile, uploadSalt: 0, into: partition, now: now)
+    }
+
+    public func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
+    ) async throws -> IntegrationOutcome {
+        try await integrate(uploads, from: clientFile, uploadSalt: 0, into: partition, now: now, epoch: epoch)
+    }
+
+    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
+        try await touchClientFile(id, of: partition, now: now, confirmedVersion: 0)
+    }
+}
