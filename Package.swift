@@ -210,6 +210,18 @@ let package = Package(
             ],
             swiftSettings: settings),
 
+        .testTarget(
+            name: "TetherSyncClientTests",
+            dependencies: [
+                "TetherSyncClient", "TetherTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: settings),
         .testTarget(name: "TetherProtocolTests", dependencies: ["TetherProtocol", "TetherTestSupport"], swiftSettings: settings),
         .testTarget(
             name: "TetherAgentTests",

@@ -2,8 +2,9 @@ public import TetherProtocol
 
 /// Why a client call failed.
 public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The server could not be reached, or the WebSocket upgrade failed (transient).
-    case unreachable(String)
+    /// The server could not be reached, or the WebSocket upgrade failed (transient); `cause`
+    /// tells which, by the type of the failure (not by its text).
+    case unreachable(String, cause: UnreachableCause = .other)
     /// The TLS handshake failed: the server's certificate does not lead to a trusted root (the
     /// system's, or only `[server] ca_file`'s), does not name the host, or the two sides share
     /// no TLS version (transient: a renewed certificate or a fixed file may cure it).
@@ -18,7 +19,7 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
 
     public var description: String {
         switch self {
-        case .unreachable(let reason): "cannot reach the sync server: \(reason)"
+        case .unreachable(let reason, _): "cannot reach the sync server: \(reason)"
         case .tlsFailure(let reason): "TLS handshake with the sync server failed: \(reason)"
         case .serverKeyNotPinned(let mismatch): "\(mismatch)"
         case .closed(let error?): "the sync connection closed: \(error)"

@@ -17,7 +17,7 @@ extension SyncConnection {
     public static func run<T: Sendable>(
         _ configuration: SyncClientConfiguration, logger: Logger, _ body: @escaping @Sendable (SyncConnection) async throws -> T
     ) async throws -> T {
-        if let problem = Self.urlProblem(configuration.url) { throw SyncClientError.unreachable(problem) }
+        if let problem = Self.urlProblem(configuration.url) { throw SyncClientError.unreachable(problem, cause: .tls) }
         let outcome = NIOLockedValueBox<Result<T, any Error>?>(nil)
         let dialer = WebSocketDialer(
             maxFrameSize: ProtocolLimits.maxFrameBytes,
@@ -43,7 +43,7 @@ extension SyncConnection {
         } catch {
             if let result = outcome.withLockedValue({ $0 }) { return try result.get() }
             if error is SyncClientError { throw error }
-            throw SyncClientError.unreachable("\(configuration.url): \(error)")
+            throw SyncClientError.unreachable("\(configuration.url): \(error)", cause: WebSocketDialer.cause(of: error))
         }
         guard let result = outcome.withLockedValue({ $0 }) else {
             throw SyncClientError.unreachable("\(configuration.url): the connection ended before it could be used")

@@ -60,7 +60,7 @@ struct WebSocketDialer: Sendable {
     var sourceAddress: String?
 
     /// Connects to `url`, runs `handler` on the upgraded connection, and returns when the
-    /// WebSocket is closed. Throws ``SyncClientError/unreachable(_:)`` when no WebSocket could
+    /// WebSocket is closed. Throws ``SyncClientError/unreachable(_:cause:)`` when no WebSocket could
     /// be opened (refused, timed out, closed during the upgrade, upgrade declined).
     func run(url: String, logger: Logger, handler: @escaping WebSocketDataHandler<Context>) async throws {
         let target = try Target(url: url)
@@ -99,7 +99,7 @@ struct WebSocketDialer: Sendable {
                 configuration: .init(extensions: [], autoPing: autoPing, validateUTF8: false, maxFrameSize: maxFrameSize),
                 asyncChannel: channel, context: Context(logger: logger), handler: handler)
         case .notUpgraded:
-            throw SyncClientError.unreachable("\(url): the WebSocket upgrade was refused")
+            throw SyncClientError.unreachable("\(url): the WebSocket upgrade was refused", cause: .upgradeFailed)
         }
     }
 
@@ -136,16 +136,6 @@ struct WebSocketDialer: Sendable {
         }
         let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
         return Self.guarded(upgrade, on: channel, deadline: upgradeTimeout, refusal: pinCheck?.verdict)
-    }
-
-    /// A failed dial as a typed error: a TLS failure (untrusted or misnamed certificate, no
-    /// common version) or a pin mismatch keeps its kind, anything else is unreachable.
-    static func failure(_ error: any Error, url: String) -> SyncClientError {
-        switch error {
-        case let error as SyncClientError: error
-        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError: .tlsFailure("\(url): \(error)")
-        default: .unreachable("\(url): \(error)")
-        }
     }
 
     /// `upgrade`, failed when `channel` closes before it completes or `deadline` passes (the

@@ -12,13 +12,13 @@ extension SyncAgent: ControlHandler {
             // Answered by the control server, which knows the caller's role.
             return .failure("hello is answered by the control socket", code: .failed)
         case .status:
-            for controller in controllers.values {
+            for controller in await partitions.controllers() {
                 switch await controller.status.state {
                 case .offline, .paused, .stopped, .resetPending, .connecting: await controller.recountWithoutSession()
                 case .syncing, .synced, .resetting: break  // the session (or the reset) keeps them current
                 }
             }
-            return .success(report: StatusReport(agent: agentReport(), connection: await connectionReport(), partitions: await statuses().map(\.report)))
+            return .success(report: StatusReport(agent: await agentReport(), connection: await connectionReport(), partitions: await statuses().map(\.report)))
         case .metrics:
             do {
                 return .success(report: MetricsReport(text: try await metricsExposition()))
@@ -34,7 +34,7 @@ extension SyncAgent: ControlHandler {
                 return .failure("\(error)")
             }
         case .resetInitiate:
-            guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
+            guard let (name, controller) = await lookup(request.partition) else { return unknown(request.partition) }
             do {
                 guard let id = try await controller.initiate() else { return .failure("no reset to initiate for \(name)") }
                 let outcome: String
@@ -51,22 +51,22 @@ extension SyncAgent: ControlHandler {
                 return .failure("reset of \(name) could not start: \(error)")
             }
         case .waitSynced:
-            guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
+            guard let (name, controller) = await lookup(request.partition) else { return unknown(request.partition) }
             return await waitSynced(name, controller, timeout: request.timeout ?? 60)
         case .pause:
-            guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
+            guard let (name, controller) = await lookup(request.partition) else { return unknown(request.partition) }
             do { try await controller.pause() } catch { return .failure("cannot pause \(name): \(error)") }
             logger.notice("partition \(name) paused by the operator", metadata: ["tether.partition": .string(name.rawValue)])
             return .success(report: PartitionStateReport(partition: name.rawValue, state: PartitionState.paused.rawValue))
         case .resume:
-            guard let (name, controller) = lookup(request.partition) else { return unknown(request.partition) }
+            guard let (name, controller) = await lookup(request.partition) else { return unknown(request.partition) }
             do { try await controller.resume() } catch { return .failure("cannot resume \(name): \(error)") }
             logger.notice("partition \(name) resumed by the operator", metadata: ["tether.partition": .string(name.rawValue)])
             return .success(report: PartitionStateReport(partition: name.rawValue, state: PartitionState.connecting.rawValue))
         case .events:
             if let raw = request.partition {
                 guard let name = PartitionName(raw) else { return .failure("illegal partition name \(raw)", exitCode: 2) }
-                guard controllers[name] != nil else { return unknown(raw) }
+                guard await partitions.controller(named: name) != nil else { return unknown(raw) }
             }
             if request.follow == true { return .success(report: FollowReport()) }
             return .success(report: EventsReport(events: events.log.recent(partition: request.partition, after: request.after)))
@@ -82,8 +82,8 @@ extension SyncAgent: ControlHandler {
 
     public nonisolated var eventLog: EventLog? { events.log }
 
-    private func lookup(_ raw: String?) -> (PartitionName, PartitionController)? {
-        guard let raw, let name = PartitionName(raw), let controller = controllers[name] else { return nil }
+    private func lookup(_ raw: String?) async -> (PartitionName, PartitionController)? {
+        guard let raw, let name = PartitionName(raw), let controller = await partitions.controller(named: name) else { return nil }
         return (name, controller)
     }
 
@@ -114,7 +114,7 @@ extension SyncAgent: ControlHandler {
                 }
                 // A round trip to the server confirms it; a failed ping is not an answer but
                 // a reason to look again, until the deadline (which then says so).
-                if let connection, (try? await connection.ping()) != nil {
+                if let connection = await connection.current, (try? await connection.ping()) != nil {
                     confirmed = true
                     continue
                 }

@@ -18,7 +18,7 @@ extension SyncAgent {
         // A round trip first: the server's welcome (which says whether it keeps a ledger) has
         // then arrived, as it comes before any answer.
         do { try await connection.ping() } catch { return }
-        var schedule = DeviceReportSchedule(interval: .seconds(configuration.device.reportIntervalSeconds))
+        var schedule = DeviceReportSchedule(interval: .seconds(await partitions.configuration().device.reportIntervalSeconds))
         while !Task.isCancelled, !(await connection.isClosed) {
             let statuses = await statuses()
             let current = Dictionary(statuses.map { ($0.name.rawValue, $0.ledgerFingerprint) }, uniquingKeysWith: { a, _ in a })
@@ -51,14 +51,15 @@ extension SyncAgent {
     /// Sends `statuses` as one or more reports (at most ``ProtocolLimits/maxReportEntries`` each);
     /// false when the connection's protocol has no reports.
     private func sendReports(_ statuses: [PartitionStatus], deviceID: String, on connection: SyncConnection) async throws -> Bool {
-        let token = try await readToken()
+        let token = try await partitions.readToken()
+        let deviceName = await partitions.configuration().device.name
         let at = Date().timeIntervalSince1970
         let entries = statuses.map { $0.ledgerEntry(resets: resetCounts($0.name), at: at) }
         var start = 0
         repeat {
             let end = min(entries.count, start + ProtocolLimits.maxReportEntries)
             let sent = try await connection.report(DeviceReport(
-                token: token, deviceID: deviceID, deviceName: configuration.device.name, release: TetherVersion.release,
+                token: token, deviceID: deviceID, deviceName: deviceName, release: TetherVersion.release,
                 entries: Array(entries[start..<end])))
             guard sent else { return false }
             start = end

@@ -10,6 +10,7 @@ extension SyncAgent {
     public func metricsExposition(now: Date = Date()) async throws -> String {
         let resets = try stateDatabase.resets()
         var current = await statuses()
+        let configuration = await partitions.configuration()
         // Before the sessions start (the first textfile write) every configured partition is
         // still connecting: show it so, rather than not at all.
         for settings in configuration.partitions where !current.contains(where: { $0.name == settings.name }) {
@@ -21,20 +22,20 @@ extension SyncAgent {
     /// `status`'s connection details: the server URL, whether connected and since when.
     func connectionReport() async -> ConnectionReport {
         let since = metrics.connectedSince
-        let welcome = since == nil ? nil : await connection?.welcome
+        let welcome = since == nil ? nil : await connection.current?.welcome
         return ConnectionReport(
-            serverURL: configuration.server.url, connected: since != nil,
+            serverURL: await partitions.configuration().server.url, connected: since != nil,
             connectedSince: since.map { PartitionStatus.iso8601($0.timeIntervalSince1970) }, serverSoftware: welcome?.software,
             syncProtocol: welcome?.protocolVersion)
     }
 
     /// This agent's release, protocols and device (``AgentReport``).
-    func agentReport() -> AgentReport {
+    func agentReport() async -> AgentReport {
         AgentReport(
             release: TetherVersion.release, syncProtocol: TetherVersion.syncProtocol, controlProtocol: ControlProtocol.version,
-            deviceName: configuration.device.name, deviceID: try? stateDatabase.deviceID())
+            deviceName: await partitions.configuration().device.name, deviceID: try? stateDatabase.deviceID())
     }
 
     /// `metrics_textfile` from the configuration tetherd started with.
-    public var metricsTextfile: String? { configuration.metricsTextfile }
+    public var metricsTextfile: String? { get async { await partitions.configuration().metricsTextfile } }
 }

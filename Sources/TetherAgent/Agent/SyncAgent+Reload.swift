@@ -12,8 +12,9 @@ extension SyncAgent {
     public func reload() async {
         notifier.reloading()
         defer { notifier.ready() }
-        let path = configuration.file.isEmpty ? AgentConfiguration.defaultPath : configuration.file
-        let next: AgentConfiguration
+        let running = await partitions.configuration()
+        let path = running.file.isEmpty ? AgentConfiguration.defaultPath : running.file
+        var next: AgentConfiguration
         do {
             next = try AgentConfiguration.load(path: path)
         } catch {
@@ -24,32 +25,10 @@ extension SyncAgent {
             return
         }
         TetherLogging.level = next.logLevel
-        let old = configuration
-        configuration = next
-        configuration.file = path
+        next.file = path
         events.configure(serverURL: next.server.url, workingDirectory: next.stateDir)
-        for settings in old.partitions {
-            let kept = next.partition(named: settings.name)
-            if kept == nil || kept?.storePath != settings.storePath, let controller = controllers.removeValue(forKey: settings.name) {
-                await controller.remove()
-                logger.notice("partition \(settings.name) removed", metadata: ["tether.partition": .string(settings.name.rawValue)])
-            }
-        }
-        for settings in next.partitions {
-            if let controller = controllers[settings.name] {
-                await controller.update(settings)
-            } else {
-                let controller = makeController(settings)
-                controllers[settings.name] = controller
-                additions?.yield(controller)
-                logger.notice("partition \(settings.name) added", metadata: ["tether.partition": .string(settings.name.rawValue)])
-            }
-        }
-        let serverChanged = old.server != next.server
-        if serverChanged || connectionStopped != nil {
-            connectionStopped = nil
-            await reconnect()
-        }
+        let old = await partitions.reload(next)
+        await connection.reloaded(serverChanged: old.server != next.server)
         logger.notice("configuration reloaded from \(path): \(next.partitions.count) partitions, log level \(next.logLevel.rawValue)")
         events.emit(AgentEvent(.reload, message: "\(next.partitions.count) partitions from \(path)", outcome: "applied"))
         statusSignal.yield()

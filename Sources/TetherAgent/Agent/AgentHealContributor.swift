@@ -10,24 +10,24 @@ import TetherStore
 /// last marked final. The session's downloads (the server streams them to any bound session)
 /// are read and let go: the store the reset rewrites gets them after its own bind.
 struct AgentHealContributor: HealContributor {
-    let agent: SyncAgent
+    let partitions: PartitionRegistry
 
     func contribute(
         partition: PartitionName, contribution: UInt64, view: ServerVersion, fetched: FetchedState, chunks: HealViewChunks
     ) async throws(HealContributionError) -> HealContributionResult {
-        guard let connection = await agent.connection else { throw .transient("no connection to the server") }
+        guard let connection = await partitions.connection.current else { throw .transient("no connection to the server") }
         let session: SyncSession
         do {
-            let token = try await agent.readToken()
+            let token = try await partitions.readToken()
             session = try await connection.bind(BindRequest(
-                session: await agent.nextSessionID(), partition: partition.rawValue, token: token, identity: fetched.identity,
+                session: await partitions.nextSessionID(), partition: partition.rawValue, token: token, identity: fetched.identity,
                 lastServerVersion: fetched.serverVersion, schemaVersion: fetched.schema.version))
         } catch {
             throw .transient("binding to send the view: \(error)")
         }
         var exchange = HealExchange(session: session, contribution: contribution, view: view, base: fetched.serverVersion.version)
         do {
-            let result = try await exchange.run(chunks, partition: partition, log: agent.logger)
+            let result = try await exchange.run(chunks, partition: partition, log: partitions.logger)
             try? await session.unbind()  // the session's end; the connection may be gone already
             return result
         } catch {

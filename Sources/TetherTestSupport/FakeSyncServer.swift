@@ -1,29 +1,39 @@
 import Foundation
 import Synchronization
-import TetherTestSupport
 
-/// A misbehaving sync server: a raw TCP listener on loopback that answers the WebSocket
-/// upgrade on any path and then sends whatever the test asks for — random bytes, truncated
+/// A misbehaving sync server (for the end-to-end tests and the agent connection's in-process
+/// tests): a raw TCP listener on loopback that answers the WebSocket upgrade on any path and then sends whatever the test asks for — random bytes, truncated
 /// frames, text frames, an oversize frame, messages out of order, a welcome with another
 /// protocol version. Every connection gets the same treatment. Blocking sockets on plain
 /// threads (never Swift concurrency's threads), closed by ``stop()``.
-final class FakeSyncServer: Sendable {
+public final class FakeSyncServer: Sendable {
     /// What the server sends after the `101 Switching Protocols` answer; then it closes the
     /// connection (`closeAfter`) or keeps it open until the client closes it.
-    struct Behaviour: Sendable {
-        var bytes: @Sendable () -> [UInt8]
-        var closeAfter: Bool
-        var upgrade: Upgrade = .answer
+    public struct Behaviour: Sendable {
+        public var bytes: @Sendable () -> [UInt8]
+        public var closeAfter: Bool
+        public var upgrade: Upgrade
         /// With `closeAfter` false: called with each binary message the client sends (its
         /// payload, unmasked); what it returns is written back (nothing when empty).
-        var reply: (@Sendable ([UInt8]) -> [UInt8])? = nil
+        public var reply: (@Sendable ([UInt8]) -> [UInt8])?
         /// The `101` answer and `bytes` in one write: with `closeAfter`, the client may read
         /// the answer, the bytes and the end of the stream at once, before it sends anything.
-        var withTheAnswer = false
+        public var withTheAnswer: Bool
+
+        public init(
+            bytes: @escaping @Sendable () -> [UInt8], closeAfter: Bool, upgrade: Upgrade = .answer,
+            reply: (@Sendable ([UInt8]) -> [UInt8])? = nil, withTheAnswer: Bool = false
+        ) {
+            self.bytes = bytes
+            self.closeAfter = closeAfter
+            self.upgrade = upgrade
+            self.reply = reply
+            self.withTheAnswer = withTheAnswer
+        }
     }
 
     /// What the server does with the upgrade request.
-    enum Upgrade: Sendable {
+    public enum Upgrade: Sendable {
         case answer
         /// Never answers: half-closes the connection (FIN) once the request is read and keeps it
         /// open until the client closes it (seed 23097527's server).
@@ -32,7 +42,7 @@ final class FakeSyncServer: Sendable {
         case silence
     }
 
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
     private let behaviour: Behaviour
     private let state = Mutex(State())
@@ -43,10 +53,10 @@ final class FakeSyncServer: Sendable {
         var clients: [Int32] = []
     }
 
-    var url: String { "ws://127.0.0.1:\(port)/sync" }
-    var connections: Int { state.withLock { $0.connections } }
+    public var url: String { "ws://127.0.0.1:\(port)/sync" }
+    public var connections: Int { state.withLock { $0.connections } }
 
-    init(_ behaviour: Behaviour) throws {
+    public init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
@@ -72,7 +82,7 @@ final class FakeSyncServer: Sendable {
         Thread.detachNewThread { server.acceptLoop() }
     }
 
-    func stop() {
+    public func stop() {
         let clients = state.withLock { state -> [Int32] in
             state.stopped = true
             return state.clients
@@ -155,7 +165,7 @@ final class FakeSyncServer: Sendable {
 
     /// The first whole client frame in `bytes` (masked, as a client sends them): its unmasked
     /// payload and the bytes it took; nil until it is all there.
-    static func clientFrame(in bytes: [UInt8]) -> (payload: [UInt8], used: Int)? {
+    public static func clientFrame(in bytes: [UInt8]) -> (payload: [UInt8], used: Int)? {
         guard bytes.count >= 2 else { return nil }
         var length = Int(bytes[1] & 0x7F)
         var offset = 2
@@ -189,7 +199,7 @@ final class FakeSyncServer: Sendable {
     // MARK: Frames and messages
 
     /// An unmasked server frame (FIN set) with `opcode` 0x1 text or 0x2 binary.
-    static func frame(_ opcode: UInt8, _ payload: [UInt8], announcedLength: Int? = nil) -> [UInt8] {
+    public static func frame(_ opcode: UInt8, _ payload: [UInt8], announcedLength: Int? = nil) -> [UInt8] {
         let length = announcedLength ?? payload.count
         var bytes: [UInt8] = [0x80 | opcode]
         if length < 126 {
@@ -204,14 +214,14 @@ final class FakeSyncServer: Sendable {
     }
 
     /// A `welcome` message (type 0x81, varint protocol version, software string).
-    static func welcome(protocolVersion: UInt8, software: String = "fake-server") -> [UInt8] {
+    public static func welcome(protocolVersion: UInt8, software: String = "fake-server") -> [UInt8] {
         let software = Array(software.utf8)
         precondition(software.count < 128, "one-byte varint length")
         return [0x81, protocolVersion, UInt8(software.count)] + software
     }
 
     /// A `pong` message (type 0x86, nonce 5): never valid before the welcome.
-    static let pong: [UInt8] = [0x86, 0x05]
+    public static let pong: [UInt8] = [0x86, 0x05]
 }
 
 extension Array where Element == UInt8 {

@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+import TetherProtocol
+import TetherSyncClient
+
+/// The agent's one connection to the server: connects, runs every partition on it, and
+/// reconnects with capped exponential backoff and jitter when it ends. The executor of
+/// ``StateMachine``: what the connection is doing lives in the machine's phase; this actor
+/// performs its answers (the log lines, the events, the metrics, the wake-ups).
+actor AgentConnection {
+    private var machine = StateMachine<SyncConnection, PartitionController>()
+    /// Ends a reconnect backoff early (a reload) or the wait after a fatal connection error.
+    private nonisolated let wake = WakeSignal()
+    private nonisolated let logger: Logger
+    private nonisolated let metrics: AgentMetrics
+    private nonisolated let events: AgentEvents
+
+    /// What the loop calls out to: the partitions, READY=1, and what runs beside the partitions.
+    struct Hooks: Sendable {
+        /// Every partition's session started (or the first attempt ended, or syncing stopped).
+        var ready: @Sendable () async -> Void
+        /// Runs while a connection is up, beside the partitions (the device reports).
+        var whileConnected: @Sendable (SyncConnection) async -> Void
+    }
+
+    init(logger: Logger, metrics: AgentMetrics, events: AgentEvents, backoff: Backoff = Backoff()) {
+        self.logger = logger
+        self.metrics = metrics
+        self.events = events
+        machine = StateMachine(backoff: backoff)
+    }
+
+    /// The connection partitions, resets and `wait-synced` use now; nil while not connected.
+    var current: SyncConnection? { machine.connection }
+
+    /// The phase, for tests.
+    var phase: StateMachine<SyncConnection, PartitionController>.Phase { machine.phase }
+
+    /// Runs until cancelled.
+    func run(partitions: PartitionRegistry, hooks: Hooks) async {
+        let wake = self.wake
+        while !Task.isCancelled {
+            switch machine.attemptDue(at: .now) {
+            case .waitForReload:
+                await started(hooks)
+                await wake.wait()  // a reload clears the stop
+                continue
+            case .connect:
+                break
+            }
+            let configuration = await partitions.configuration()
+            // Trust as `[server]` says: ca_file's CAs only, pin_sha256, tls_min_version.
+            let client = configuration.server.clientConfiguration(software: "tetherd \(TetherVersion.release)")
+            let logger = self.logger
+            do {
+                try await SyncConnection.run(client, logger: logger) { connection in
+                    await self.serve(connection, partitions: partitions, hooks: hooks)
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                let url = await partitions.configuration().server.url
+                logger.warning("cannot sync with \(url): \(error)")
+                if !Task.isCancelled { await announce(TransportFailure.report(error), partitions: partitions) }
+            }
+            var random = SystemRandomNumberGenerator()
+            let end = machine.attemptEnded(at: .now, cancelled: Task.isCancelled, using: &random)
+            metrics.disconnected(reconnecting: !Task.isCancelled)
+            for controller in await partitions.controllers() { await controller.connectionLost() }
+            await started(hooks)  // offline is a started session too: applications can work
+            guard case .backOff(let delay) = end, !Task.isCancelled else { return }
+            logger.info("reconnecting in \(delay)")
+            await wake.sleep(for: delay)
+        }
+    }
+
+    /// Runs every partition's controller on `connection` until it closes.
+    private func serve(_ connection: SyncConnection, partitions: PartitionRegistry, hooks: Hooks) async {
+        let (added, continuation) = AsyncStream.makeStream(of: PartitionController.self)
+        machine.connected(connection, additions: continuation, at: .now)
+        metrics.connected(at: Date())
+        let url = await partitions.configuration().server.url
+        logger.notice("connected to \(url)")
+        // Taken once the additions are open: a partition a reload adds meanwhile may be in both.
+        let initial = await partitions.controllers()
+        await withTaskGroup(of: Void.self) { group in
+            var running = Set(initial.map { ObjectIdentifier($0) })
+            for controller in initial {
+                group.addTask { await controller.run(on: connection) }
+            }
+            group.addTask {
+                // Keep-alive (a ping every 15 s) and liveness: ends the additions as soon as the
+                // connection is gone, so that the reconnect backoff starts at once.
+                await withTaskGroup(of: Void.self) { liveness in
+                    liveness.addTask { await connection.waitUntilClosed() }
+                    liveness.addTask {
+                        while !Task.isCancelled {
+                            do {
+                                try await Task.sleep(for: .seconds(15))
+                                try await connection.ping()
+                            } catch { return }
+                        }
+                    }
+                    await liveness.next()
+                    liveness.cancelAll()
+                }
+                continuation.finish()
+            }
+            group.addTask { await hooks.whileConnected(connection) }
+            await self.started(hooks)
+            for await controller in added where running.insert(ObjectIdentifier(controller)).inserted {
+                group.addTask { await controller.run(on: connection) }
+            }
+            group.cancelAll()
+        }
+        let closedByServer = machine.connectionEnding(cancelled: Task.isCancelled)
+        await connection.close()
+        // Once per connection: the connection-level error it ended with, or that it was cut.
+        if let reason = await connection.closeReason {
+            await announce(SyncErrorReport(reason, partition: "", store: ""), partitions: partitions)
+        } else if closedByServer {
+            await announce(
+                SyncErrorReport(
+                    partition: "", store: "", code: nil, name: "connection_closed",
+                    message: "the server closed the connection without an error (a restart, a proxy, or a cut)", action: "transient"),
+                partitions: partitions)
+        }
+        // A welcome with another protocol version arrives before any session may exist.
+        if let violation = await connection.protocolViolation, violation.code == .wrongProtocolVersion {
+            connectionFailed(violation, serverURL: url)
+        }
+    }
+
+    /// READY=1, the first time.
+    private func started(_ hooks: Hooks) async {
+        if machine.sessionsStarted() { await hooks.ready() }
+    }
+
+    /// A reload added `controller`: the connection's task group runs it now, or the next
+    /// connection with the others.
+    func partitionAdded(_ controller: PartitionController) {
+        switch machine.partitionAdded(controller) {
+        case .start(let controller, let additions): additions.yield(controller)
+        case .later: break
+        }
+    }
+
+    /// The configuration was reloaded: a changed server, or a stop, closes the connection so the
+    /// loop connects anew.
+    func reloaded(serverChanged: Bool) async {
+        switch machine.reloaded(serverChanged: serverChanged) {
+        case .none:
+            return
+        case .wake:
+            wake.signal()
+        case .closeAndWake(let connection, let additions):
+            additions.finish()
+            await connection.close()
+            wake.signal()
+        }
+    }
+
+    /// A connection-level error the whole agent must follow (105 stops syncing until a reload).
+    func connectionFailed(_ error: SyncError, serverURL: String) {
+        switch machine.connectionFailed(error) {
+        case .ignore:
+            return
+        case .logStop(let error):
+            logger.error(
+                "error \(error.code.rawValue) (\(error.code.name)): \(error.message); syncing with \(serverURL) stops until the configuration is reloaded; \(error.hint)",
+                metadata: ["tether.error_code": .stringConvertible(error.code.rawValue), "message_id": .string(TetherMessageID.protocolMismatch.rawValue)])
+        }
+    }
+
+    /// The watchdog's check: false once an attempt has hung for ``attemptLimit(_:)`` (a
+    /// WebSocket upgrade whose connection closed before the answer never completes in the
+    /// client library: the watchdog then has systemd restart the daemon — docs/reliability.md).
+    func isMakingProgress(limit: Duration, serverURL: String) -> Bool {
+        let attemptLimit = Self.attemptLimit(limit)
+        switch machine.watchdogCheck(at: .now, limit: attemptLimit) {
+        case .healthy:
+            return true
+        case .hung(let report):
+            if report {
+                logger.error(
+                    "the connection attempt to \(serverURL) has hung for more than \(attemptLimit); watchdog pings stop so that systemd restarts tetherd")
+            }
+            return false
+        }
+    }
+
+    /// How long a connection attempt may take before it counts as hung: never less than 30 s
+    /// (a TCP connect gives up after 10 s, an upgrade answer takes milliseconds).
+    static func attemptLimit(_ watchdogLimit: Duration) -> Duration { max(watchdogLimit, .seconds(30)) }
+
+    /// A sync error of the whole connection: an event, and the error hook of `[events]`.
+    private func announce(_ report: SyncErrorReport, partitions: PartitionRegistry) async {
+        events.syncError(report, settings: await partitions.configuration().events)
+    }
+}
