@@ -189,7 +189,7 @@ extension SyncAgent: AgentContext {
     }
 
     func connectionFailed(_ error: SyncError) async {
-        guard SyncErrorReaction(error) == .stop, connectionStopped == nil else { return }
+        guard error.action == .fatal, connectionStopped == nil else { return }
         connectionStopped = error
         logger.error(
             "error \(error.code.rawValue) (\(error.code.name)): \(error.message); syncing with \(configuration.server.url) stops until the configuration is reloaded; \(error.hint)",
