@@ -150,7 +150,7 @@ extension AgentConnection {
 
         /// A connection-level error the whole agent must follow (105 stops syncing until a reload).
         mutating func connectionFailed(_ error: SyncError) -> FailureAction {
-            guard SyncErrorReaction(error) == .stop else { return .ignore }
+            guard error.action == .fatal else { return .ignore }
             switch phase {
             case .idle:
                 phase = .stopped(error)

@@ -262,12 +262,13 @@ public struct ClientResetExecutor: Sendable {
         }
     }
 
-    /// A refusal retrying cannot fix: a fatal error (not a transient one, a token the operator
-    /// may be fixing, nor access denied, which an operator grants back).
+    /// A refusal retrying cannot fix: a fatal or reset-causing error (not a transient one, nor
+    /// a token the operator may be fixing; access denied, which an operator grants back, is
+    /// caught before).
     static func refusalIsFinal(_ error: SyncError) -> Bool {
-        switch SyncErrorReaction(error) {
-        case .retry, .reauthenticate: false
-        case .stop, .reset: true
+        switch error.action {
+        case .retry, .reauth: false
+        case .fatal, .clientReset, .clientResetNoRecovery, .deleteStore: true
         }
     }
 

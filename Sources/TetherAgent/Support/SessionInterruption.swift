@@ -1,8 +1,8 @@
 import TetherProtocol
 
-/// Why a session stopped while it was binding, downloading or syncing, thrown to the code that
-/// drives it (the partition's session, a reset's fetch). Not to be confused with
-/// ``PartitionStateMachine/SessionEnd``, what the lifecycle makes of a session's end.
+/// A session's event that ends what a download was doing (the server's error, the connection
+/// gone, an unbind), thrown by the code that receives a state or a file (a bootstrap, a
+/// reset's fetch). What a partition's session makes of it is ``SessionErrorVerdict``'s.
 enum SessionInterruption: Error, Sendable {
     case serverError(SyncError)
     case disconnected(SyncError?)

@@ -32,28 +32,15 @@ extension PartitionController {
         updateFigures(try await StoreCounts.read(store, log: log).show)
     }
 
-    /// A chunk of the server's state arrived (a bootstrap, or a reset's step 4).
-    func downloadProgress(_ progress: DownloadProgress) {
-        lastProgress = .now
-        reporter.downloadProgress(progress, partition: settings.name)
-        figuresChanged()
-    }
-
     /// A state download (a bootstrap, or a reset's step 4) was refused for lack of disk space:
     /// the partition's last error says so (the caller logs it), retried with backoff.
     func downloadRefused(_ error: DiskSpaceError) {
-        recordError(SyncError(.otherSessionError, "\(error)", action: .retry))
+        recordError(error.shownAsSyncError)
     }
 
     /// A reset's state download was refused because access is denied (206): the partition's
     /// last error says so while the reset retries (docs/client-reset.md).
     func stateRefused(_ error: SyncError) {
         recordError(error)
-    }
-
-    /// The download is over: stored (`complete`), or failed.
-    func downloadEnded(complete: Bool) {
-        reporter.downloadEnded(complete: complete, partition: settings.name)
-        figuresChanged()
     }
 }

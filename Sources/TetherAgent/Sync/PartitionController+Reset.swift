@@ -3,8 +3,8 @@ import TetherProtocol
 import TetherStore
 
 /// Client resets as the controller drives them: ``PartitionResetDriver`` does the work, the
-/// controller opens the store, tells the machine and remembers whether a bind must confirm
-/// the last reset.
+/// controller opens the store and tells the machine (``finished(_:)``, in the controller's
+/// main file, also remembers that a bind must confirm the reset).
 extension PartitionController {
     var resets: PartitionResetDriver { PartitionResetDriver(settings: settings, context: context, log: log) }
 
@@ -48,16 +48,8 @@ extension PartitionController {
         let started = try await resets.record(
             error, store: store, manualBecause: manualBecause, repeats: repeats,
             recorded: { record in await self.announceHeldError(resetID: record.id) })
-        sessionEvent(.resetStarted(id: started.record.id))
+        resetStarted(id: started.record.id)
         return finished(try await resets.drive(started.record, store: store, context: started.context))
-    }
-
-    /// A bind succeeded: the server accepted the store the last reset produced, so a later
-    /// reset-causing error is not a repeat of it (``ResetLoopGuard``). Recorded once per reset.
-    func confirmLastReset() throws {
-        guard resetAwaitingBind != false else { return }
-        defer { resetAwaitingBind = false }
-        try resets.markLastResetConfirmed()
     }
 
     /// The delete-store action that emptied this store, when the partition only waits for
@@ -71,18 +63,11 @@ extension PartitionController {
         return last.id
     }
 
-    /// How a reset step ended, for the state machine.
-    private func finished(_ record: ResetRecord) -> PartitionStateMachine.ResetEnd {
-        guard record.phase == .done else { return .waitsForOperator(PartitionStateMachine.PendingReset(record)) }
-        resetAwaitingBind = true
-        return .done(deleteStore: record.strategy == .deleteStore)
-    }
-
     /// `tetherctl reset initiate`: carries out a pending reset, or forces one on a partition
     /// stuck in an error state. Returns the reset's id.
     func initiate() async throws -> String? {
         if let record = try resets.activeReset() {
-            command(.initiateRequested)
+            initiateRecordedReset()
             return record.id
         }
         await recountWithoutSession()
@@ -100,7 +85,7 @@ extension PartitionController {
         // Recorded here, driven by the run loop: the command answers at once, whatever the
         // reset then meets (no connection, access still denied).
         let record = try await resets.recordForced(store: store, lastError: lastError)
-        command(.resetForced(id: record.id))
+        forcedResetRecorded(id: record.id)
         return record.id
     }
 }

@@ -15,7 +15,7 @@ extension PartitionController {
         guard store == nil else { return }
         try await completePendingQuarantines()
         switch try await storeOpener.open() {
-        case .opened(let opened): store = opened
+        case .opened(let opened): adopt(opened)
         case .damaged(let error): try await quarantine(because: error)
         }
     }
@@ -47,7 +47,7 @@ extension PartitionController {
     func quarantine(because problem: StoreError) async throws {
         if let store {
             storeOpener.closeDamaged(store)
-            self.store = nil
+            adopt(nil)
         }
         try await completeQuarantine(try await resets.recordQuarantine(because: problem))
     }

@@ -7,10 +7,13 @@ import TetherStore
 /// ``PartitionController`` performs the actions and feeds back what happened; the status
 /// `tetherctl status` shows is derived here, in ``shownState``, and nowhere else.
 ///
-/// The run loop works in passes. A pass starts with ``Event/passStarted(pendingReset:)`` (the
-/// state database's answer: is a reset recorded for this partition?), which decides the pass's
-/// one step: bind a session, drive a reset, wait for an operator or a reload, or leave. The
-/// step's result is the next event; a step with no result starts the next pass.
+/// One method per input, each returning only the actions that input can produce
+/// (``CommandAction``, ``PassAction``, ``SessionEndAction``, ``ResetEndAction``; the steps of a
+/// bind return none). The run loop works in passes. A pass starts with
+/// ``passStarted(pendingReset:)`` (the state database's answer: is a reset recorded for this
+/// partition?), which decides the pass's one step: bind a session, drive a reset, wait for an
+/// operator or a reload, or leave. The step's result is the next input
+/// (``sessionEnded(_:boundFor:)``, ``resetEnded(_:)``); a step with no result starts the next pass.
 ///
 /// Each fact is kept in one place. What is true in a phase is carried by the phase (a stopped
 /// partition's reason, a session's readiness, the reset a partition waits for); what was asked
@@ -33,8 +36,10 @@ struct PartitionStateMachine: Sendable, Hashable {
         case paused(PendingReset?)
         /// A manual reset or a delete-store action waits for `tetherctl reset initiate`.
         case resetPending(PendingReset)
-        /// A reset is under way (nil: it finished, the next pass binds).
-        case resetting(PendingReset?)
+        /// A reset is under way.
+        case resetting(PendingReset)
+        /// The reset finished; shown as resetting until the next pass binds.
+        case resetFinished
         /// Until a reload (105, 204, a store that cannot be opened or quarantined).
         case stopped(reason: String)
         case removed
@@ -136,8 +141,8 @@ struct PartitionStateMachine: Sendable, Hashable {
     /// The reset recorded and not finished, as the last pass saw it (or a forced one since).
     var pendingReset: PendingReset? {
         switch phase {
-        case .resetPending(let reset): return reset
-        case .resetting(let reset), .paused(let reset): return reset
+        case .resetPending(let reset), .resetting(let reset): return reset
+        case .paused(let reset): return reset
         default: return nil
         }
     }
@@ -164,92 +169,77 @@ struct PartitionStateMachine: Sendable, Hashable {
         case .offline: .offline
         case .paused: .paused
         case .resetPending: .resetPending
-        case .resetting: .resetting
+        case .resetting, .resetFinished: .resetting
         case .stopped, .removed: .stopped
         }
     }
 
-    /// Handles `event`; returns what to do, in order.
-    mutating func handle(_ event: Event) -> [Action] {
-        switch event {
-        case .pauseRequested:
-            if !isPaused { requests.pause = true }
-            return [.wake]
-        case .resumeRequested:
-            guard isPaused else { return [] }
-            // Back to where the pass that paused found it: the reset it waits for, or a bind.
-            if case .paused(let reset) = phase {
-                let back: Phase = reset.map { reset -> Phase in reset.waitsForOperator ? .resetPending(reset) : .resetting(reset) } ?? .connecting
-                move(to: back)
-            }
-            requests.pause = false
-            return [.wake]
-        case .removeRequested:
-            if !isRemoved { requests.remove = true }
-            return [.wake]
-        case .reloaded:
-            requests.stop = nil
-            if case .stopped = phase { phase = .connecting }
-            return [.wake]
-        case .initiateRequested:
-            requests.initiate = true
-            return [.wake]
-        case .resetForced(let id):
-            requests.forcedReset = true
-            move(to: .resetting(PendingReset(id: id, waitsForOperator: false)))
-            requests.stop = nil
-            return [.persistStatus, .wake]
-        case .connectionLost:
-            goOffline()
-            return []
-        case .passStarted(let reset):
-            return startPass(pendingReset: reset)
-        case .bindSent:
-            move(to: .connecting)
-            return []
-        case .bound(let stateFollows):
-            if stateFollows { move(to: .bootstrapping) }
-            return []
-        case .sessionReady(let caughtUp):
-            move(to: .syncing(SessionFacts(ready: true, caughtUp: caughtUp)))
-            return []
-        case .countsChanged(let caughtUp):
-            // Outside syncing the figure waits: ``Event/sessionReady(caughtUp:)`` brings it.
-            if case .syncing(var facts) = phase {
-                facts.caughtUp = caughtUp
-                phase = .syncing(facts)
-            }
-            return []
-        case .sessionEnded(let end, let boundFor):
-            if case .syncing(var facts) = phase {
-                facts.ready = false
-                phase = .syncing(facts)
-            }
-            return sessionEnded(end, healthy: boundFor.map { $0 > Self.healthySession } ?? false)
-        case .resetStarted(let id):
-            move(to: .resetting(id.map { PendingReset(id: $0, waitsForOperator: false) } ?? pendingReset))
-            return []
-        case .resetEnded(let end):
-            return resetEnded(end)
-        case .quarantineFailed(let reason):
-            stop(because: "the damaged store could not be quarantined: \(reason)")
-            return [.persistStatus]
-        }
+    // MARK: The operator and the configuration (a pause and a resume are persisted first)
+
+    mutating func pauseRequested() -> CommandAction {
+        if !isPaused { requests.pause = true }
+        return .wake
     }
 
-    private mutating func startPass(pendingReset reset: PendingReset?) -> [Action] {
+    mutating func resumeRequested() -> CommandAction {
+        guard isPaused else { return .none }
+        // Back to where the pass that paused found it: the reset it waits for, or a bind.
+        if case .paused(let reset) = phase {
+            let back: Phase = reset.map { reset -> Phase in reset.waitsForOperator ? .resetPending(reset) : .resetting(reset) } ?? .connecting
+            move(to: back)
+        }
+        requests.pause = false
+        return .wake
+    }
+
+    mutating func removeRequested() -> CommandAction {
+        if !isRemoved { requests.remove = true }
+        return .wake
+    }
+
+    /// A reload: a stopped partition gets another chance.
+    mutating func reloaded() -> CommandAction {
+        requests.stop = nil
+        if case .stopped = phase { phase = .connecting }
+        return .wake
+    }
+
+    /// `reset initiate` for a reset waiting for an operator.
+    mutating func initiateRequested() -> CommandAction {
+        requests.initiate = true
+        return .wake
+    }
+
+    /// `reset initiate` recorded a forced reset: it ends the session in flight.
+    mutating func resetForced(id: String) -> CommandAction {
+        requests.forcedReset = true
+        move(to: .resetting(PendingReset(id: id, waitsForOperator: false)))
+        requests.stop = nil
+        return .persistStatusThenWake
+    }
+
+    /// The agent's connection closed.
+    mutating func connectionLost() {
+        goOffline()
+    }
+
+    // MARK: The run loop
+
+    /// A pass starts, with the state database's answer: the reset recorded for this partition
+    /// and not finished, if any. Decides the pass's one step.
+    mutating func passStarted(pendingReset reset: PendingReset?) -> PassAction {
         requests.forcedReset = false
         if isRemoved {
             move(to: .removed)
-            return [.exit]
+            return .exit
         }
         if isPaused {
             if case .paused = phase {} else { move(to: .paused(pendingReset)) }
-            return [.waitForWake]
+            return .waitForWake
         }
         if let reason = stopReason {
             move(to: .stopped(reason: reason))
-            return [.waitForWake]
+            return .waitForWake
         }
         let start = startUnused
         startUnused = false
@@ -257,73 +247,115 @@ struct PartitionStateMachine: Sendable, Hashable {
             requests.initiate = false
             // The reset the phase held is finished (or was undone): nothing is shown pending.
             switch phase {
-            case .resetting(.some): phase = .resetting(nil)
+            case .resetting: phase = .resetFinished
             case .resetPending: phase = .connecting
             default: break
             }
-            return [.bind]
+            return .bind
         }
         guard reset.waitsForOperator else {
             move(to: .resetting(reset))
-            return [.driveReset(initiate: false)]
+            return .driveReset(initiate: false)
         }
         guard requests.initiate || start else {
             move(to: .resetPending(reset))
-            return [.waitForWake]
+            return .waitForWake
         }
         requests.initiate = false
         move(to: .resetting(reset))
-        return [.driveReset(initiate: true)]
+        return .driveReset(initiate: true)
     }
 
-    private mutating func sessionEnded(_ end: SessionEnd, healthy: Bool) -> [Action] {
+    /// The bind was sent.
+    mutating func bindSent() {
+        move(to: .connecting)
+    }
+
+    /// The server accepted the bind; `stateFollows`: a new store's bootstrap.
+    mutating func bound(stateFollows: Bool) {
+        if stateFollows { move(to: .bootstrapping) }
+    }
+
+    /// The bind is complete (store bootstrapped or checked): uploads may flow.
+    mutating func sessionReady(caughtUp: Bool) {
+        move(to: .syncing(SessionFacts(ready: true, caughtUp: caughtUp)))
+    }
+
+    /// Nothing unsynced and the server's latest version integrated, or not. Outside syncing the
+    /// figure waits: ``sessionReady(caughtUp:)`` brings it.
+    mutating func countsChanged(caughtUp: Bool) {
+        if case .syncing(var facts) = phase {
+            facts.caughtUp = caughtUp
+            phase = .syncing(facts)
+        }
+    }
+
+    /// The session ended so; `boundFor`: how long it had been bound (nil: never bound).
+    mutating func sessionEnded(_ end: SessionEnd, boundFor: Duration?) -> SessionEndAction {
+        if case .syncing(var facts) = phase {
+            facts.ready = false
+            phase = .syncing(facts)
+        }
+        let healthy = boundFor.map { $0 > Self.healthySession } ?? false
         switch end {
         case .connectionLost:
             goOffline()
-            return [.exit]
+            return .exit
         case .retry(let error):
             goOffline()
-            return [.backOff(floor: .milliseconds(error?.retryAfterMilliseconds ?? 0), newSeries: healthy)]
+            return .backOff(floor: .milliseconds(error?.retryAfterMilliseconds ?? 0), newSeries: healthy)
         case .reset(let error, storeEmptied: true) where error.action == .deleteStore:
             // A delete-store already emptied this store: keep asking, in case access is
             // granted again (docs/client-reset.md).
             goOffline()
-            return [.backOff(floor: .zero, newSeries: false)]
+            return .backOff(floor: .zero, newSeries: false)
         case .reset(let error, _):
-            return [.startReset(error)]
+            return .startReset(error)
         case .stop(let reason):
             stop(because: reason)
-            return [.persistStatus]
+            return .persistStatus
         case .storeDamaged(let problem):
-            return [.quarantine(problem)]
+            return .quarantine(problem)
         case .storeAltered(let alteration):
-            return [.startAlteredStoreReset(alteration)]
+            return .startAlteredStoreReset(alteration)
         case .interrupted:
-            return []
+            return .nextPass
         }
     }
 
-    private mutating func resetEnded(_ end: ResetEnd) -> [Action] {
+    /// A reset was recorded (for a session's error, or an altered store).
+    mutating func resetStarted(id: String) {
+        move(to: .resetting(PendingReset(id: id, waitsForOperator: false)))
+    }
+
+    /// A reset step ended so.
+    mutating func resetEnded(_ end: ResetEnd) -> ResetEndAction {
         switch end {
         case .done(let deleteStore):
             switch phase {
-            case .resetting, .resetPending: phase = .resetting(nil)
+            case .resetting, .resetPending, .resetFinished: phase = .resetFinished
             case .paused: phase = .paused(nil)
             // Access was denied: try again later, in case it is granted back.
-            case .stopped where deleteStore: phase = .resetting(nil)
+            case .stopped where deleteStore: phase = .resetFinished
             default: break
             }
             if deleteStore { requests.stop = nil }
-            return [.resetBackoff]
+            return .resetBackoff
         case .waitsForOperator(let reset):
             move(to: .resetPending(reset))
-            return []
+            return .nextPass
         case .failed:
-            return [.backOff(floor: .zero, newSeries: false)]
+            return .backOff(floor: .zero, newSeries: false)
         case .deferred(let delay):
             goOffline()
-            return [.sleep(delay)]
+            return .sleep(delay)
         }
+    }
+
+    /// The damaged store could not be moved aside: the partition stops until a reload (the
+    /// executor persists the stop).
+    mutating func quarantineFailed(reason: String) {
+        stop(because: "the damaged store could not be quarantined: \(reason)")
     }
 
     /// A stop for `reason`: the phase's, when already stopped; otherwise for the next pass.

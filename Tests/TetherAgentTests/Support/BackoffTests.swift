@@ -32,18 +32,3 @@ import TetherProtocol
     #expect(backoff.next() == .seconds(1))
     #expect(backoff.next(floor: .seconds(30)) == .seconds(30))
 }
-
-@Test func reactionsFollowTheServersAction() {
-    #expect(SyncErrorReaction(SyncError(.divergingHistories, "x")) == .reset)
-    #expect(SyncErrorReaction(SyncError(.permissionDenied, "x")) == .reset)
-    #expect(SyncErrorReaction(SyncError(.badUserAuthentication, "x")) == .reauthenticate)
-    #expect(SyncErrorReaction(SyncError(.accessTokenExpired, "x")) == .reauthenticate)
-    #expect(SyncErrorReaction(SyncError(.wrongProtocolVersion, "x")) == .stop)
-    #expect(SyncErrorReaction(SyncError(.illegalPartitionName, "x")) == .stop)
-    #expect(SyncErrorReaction(SyncError(.clientFileBoundInOtherSession, "x")) == .retry)
-    // An unknown code follows the action the server sent with it.
-    #expect(SyncErrorReaction(SyncError(SyncErrorCode(299), "x")) == .retry)
-    #expect(SyncErrorReaction(SyncError(SyncErrorCode(299), "x", action: .clientReset)) == .reset)
-    #expect(SyncErrorReaction.concernsConnection(SyncError(.wrongProtocolVersion, "x")))
-    #expect(!SyncErrorReaction.concernsConnection(SyncError(.permissionDenied, "x")))
-}

@@ -2,16 +2,18 @@ import Testing
 import TetherProtocol
 @testable import TetherAgent
 
-/// A bind's own facts: one run of uploads at a time, how long it was bound; and the 108 watch
-/// that spans binds.
+/// A bind's own facts: one run of uploads at a time, how long it was bound, when its uploads
+/// start, the watchdog's clocks; and the 108 watch that spans binds.
 @Suite struct PartitionSessionTests {
     static func session() -> PartitionSession {
         let link = ScriptedSession(request: BindRequest(session: 1, partition: "p", token: "t", identity: nil))
-        return PartitionSession(link: link, uploadSalt: 42)
+        let session = PartitionSession()
+        session.opened(link, uploadSalt: 42)
+        return session
     }
 
     @Test func oneRunOfUploadsAtATimeGoesRoundAgainWhenAskedMeanwhile() {
-        var session = Self.session()
+        let session = Self.session()
         #expect(session.uploads == PartitionSession.Uploads(salt: 42))
         // Each step's answer, in order.
         var answers: [Bool] = []
@@ -27,11 +29,34 @@ import TetherProtocol
     }
 
     @Test func aSessionIsBoundFromWhenItBecameReady() {
-        var session = Self.session()
+        let session = Self.session()
         #expect(session.boundFor == nil && session.access == .readwrite)
         session.becameReady(access: .read)
         #expect(session.access == .read)
         #expect(session.boundFor != nil)
+    }
+
+    @Test func uploadsWaitUntilTheSessionIsReadyForThem() async {
+        let session = Self.session()
+        #expect(PartitionSession().link == nil && PartitionSession().uploads == nil, "nothing to upload on before the bind is sent")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await session.waitUntilReadyForUploads() }
+            session.becameReady(access: .readwrite)
+            session.startUploads()
+            await group.next()
+        }
+        await session.waitUntilReadyForUploads()  // stays ready
+    }
+
+    @Test func theWatchdogSeesABusySessionThatMakesNoProgress() {
+        let session = Self.session()
+        #expect(session.isMakingProgress(limit: .zero), "idle between events")
+        session.eventStarted()
+        #expect(!session.isMakingProgress(limit: .zero), "busy, and no progress within no time")
+        #expect(session.isMakingProgress(limit: .seconds(3600)))
+        session.progressed()
+        session.eventHandled()
+        #expect(session.isMakingProgress(limit: .zero), "idle again")
     }
 
     @Test func bindsThatKeepMeeting108TakeANewIdentityAfterTheLimit() {

@@ -8,6 +8,8 @@ import TetherStore
 @Suite struct PartitionStateMachineTests {
     typealias Machine = PartitionStateMachine
     typealias Phase = Machine.Phase
+    typealias Event = Machine.TestInput
+    typealias Action = Machine.TestAction
 
     static let retryError = SyncError(.otherSessionError, "try later", action: .retry, retryAfterMilliseconds: 2_000)
     static let resetError = SyncError(.badServerVersion, "restored", action: .clientReset)
@@ -20,7 +22,7 @@ import TetherStore
     /// A machine in `phase`, reached by the events the controller feeds.
     static func machine(in phase: Phase) -> Machine {
         var machine = Machine(paused: false)
-        func feed(_ events: Machine.Event...) { for event in events { _ = machine.handle(event) } }
+        func feed(_ events: Event...) { for event in events { _ = machine.handle(event) } }
         switch phase {
         case .starting: break
         case .connecting: feed(.passStarted(pendingReset: nil), .bindSent)
@@ -30,6 +32,7 @@ import TetherStore
         case .paused: feed(.pauseRequested, .passStarted(pendingReset: nil))
         case .resetPending: feed(.passStarted(pendingReset: nil), .passStarted(pendingReset: manual))
         case .resetting: feed(.passStarted(pendingReset: automatic))
+        case .resetFinished: feed(.passStarted(pendingReset: automatic), .resetEnded(.done(deleteStore: false)))
         case .stopped: feed(.sessionEnded(.stop(reason: "error 105"), boundFor: nil), .passStarted(pendingReset: nil))
         case .removed: feed(.removeRequested, .passStarted(pendingReset: nil))
         }
@@ -39,7 +42,7 @@ import TetherStore
 
     static let phases: [Phase] = [
         .starting, .connecting, .bootstrapping, ready, .offline, .paused(nil), .resetPending(manual), .resetting(automatic),
-        .stopped(reason: "error 105"), .removed,
+        .resetFinished, .stopped(reason: "error 105"), .removed,
     ]
 
     /// Phases that use the session or the connection: a lost connection makes them offline.
@@ -55,14 +58,14 @@ import TetherStore
     /// `phase` once the reset it holds finished.
     static func resetFinished(_ phase: Phase) -> Phase {
         switch phase {
-        case .resetting, .resetPending: .resetting(nil)
+        case .resetting, .resetPending, .resetFinished: .resetFinished
         case .paused: .paused(nil)
         default: phase
         }
     }
 
     /// Each event with the rule that gives the phase and actions after it, from the phase before.
-    static let rules: [(String, Machine.Event, @Sendable (Phase) -> (Phase, [Machine.Action]))] = [
+    static let rules: [(String, Event, @Sendable (Phase) -> (Phase, [Action]))] = [
         ("pause", .pauseRequested, { ($0, [.wake]) }),
         ("resume", .resumeRequested, { phase in phase == .paused(nil) ? (.connecting, [.wake]) : (phase, []) }),
         ("remove", .removeRequested, { ($0, [.wake]) }),
@@ -97,7 +100,7 @@ import TetherStore
         ("resetStarted", .resetStarted(id: "r-new"), { _ in (.resetting(Machine.PendingReset(id: "r-new", waitsForOperator: false)), []) }),
         ("resetDone", .resetEnded(.done(deleteStore: false)), { (resetFinished($0), [.resetBackoff]) }),
         ("resetDeleted", .resetEnded(.done(deleteStore: true)), { phase in
-            (phase == .stopped(reason: "error 105") ? .resetting(nil) : resetFinished(phase), [.resetBackoff])
+            (phase == .stopped(reason: "error 105") ? .resetFinished : resetFinished(phase), [.resetBackoff])
         }),
         ("resetWaits", .resetEnded(.waitsForOperator(manual)), { _ in (.resetPending(manual), []) }),
         ("resetFailed", .resetEnded(.failed), { ($0, [.backOff(floor: .zero, newSeries: false)]) }),
@@ -105,7 +108,7 @@ import TetherStore
             (online.contains(phase) ? .offline : phase, [.sleep(.seconds(10))])
         }),
         ("quarantineFailed", .quarantineFailed(reason: "disk full"), { phase in
-            (phase == .stopped(reason: "error 105") ? .stopped(reason: "the damaged store could not be quarantined: disk full") : phase, [.persistStatus])
+            (phase == .stopped(reason: "error 105") ? .stopped(reason: "the damaged store could not be quarantined: disk full") : phase, [])
         }),
     ]
 
@@ -219,7 +222,7 @@ import TetherStore
             let pending = machine.pendingReset
             let reason = machine.stopReason
             let actions = machine.handle(.passStarted(pendingReset: nil))
-            let expected: (Phase, [Machine.Action])
+            let expected: (Phase, [Action])
             if phase == .removed || name == "remove" {
                 expected = (.removed, [.exit])
             } else if phase == .paused(nil) && name != "resume" || name == "pause" {
@@ -274,7 +277,7 @@ import TetherStore
     }
 
     @Test func pauseRemovalAndAForcedResetEndTheSession() {
-        for event in [Machine.Event.pauseRequested, .removeRequested, .resetForced(id: "r1")] {
+        for event in [Event.pauseRequested, .removeRequested, .resetForced(id: "r1")] {
             var machine = Self.machine(in: Self.ready)
             #expect(!machine.sessionShouldEnd)
             _ = machine.handle(event)

@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import TetherSyncClient
+import TetherControl
+import TetherProtocol
+import TetherStore
+
+/// One bind's control flow: reads the token, opens the store, binds, then races the session's
+/// events, its uploads and an interruption (``FirstResult``). Each function takes its host as
+/// an `isolated` parameter, so each step runs on the host's actor as a method of it would (no
+/// extra hops, no reentrancy beyond the awaits written here); what it needs of the partition is
+/// the narrow ``Host``, what it keeps of the bind is in the session.
+extension PartitionSession {
+    /// One bind of the partition on `link`, until the session ends; how it ended.
+    func run(on link: any PartitionLink, host: isolated some Host) async -> PartitionStateMachine.SessionEnd {
+        host.downloadEnded(complete: false)  // what an interrupted download left
+        let token: String
+        do {
+            token = try await host.context.readToken()
+        } catch {
+            host.log.error("cannot read the token: \(error)", metadata: ["tether.error_code": "203"])
+            return .retry(nil)
+        }
+        let opener = PartitionStoreOpener(settings: host.settings, log: host.log)
+        do {
+            try await host.openStoreIfPresent()
+        } catch where Task.isCancelled {
+            // The connection or the daemon is going away: an open it interrupted says nothing
+            // about the store.
+            return .connectionLost
+        } catch {
+            let failure = opener.sessionEnd(forOpenFailure: error)
+            // Shown as the partition's last error: a stopped partition always says why.
+            if let shown = failure.shown { host.show(shown, heldForItsReset: false) }
+            return failure.end
+        }
+        if let alteration = host.store?.alteration { return .storeAltered(alteration) }
+        let request: BindRequest
+        let uploadSalt: Int64
+        let builder = BindRequestBuilder(settings: host.settings, context: host.context, log: host.log)
+        switch await builder.request(for: host.store, token: token) {
+        case .request(let built, let salt): (request, uploadSalt) = (built, salt)
+        case .ended(let end): return end
+        }
+        let linkSession: any LinkSession
+        do {
+            linkSession = try await link.openSession(request)
+        } catch {
+            return await link.isClosed ? .connectionLost : .retry(nil)
+        }
+        opened(linkSession, uploadSalt: uploadSalt)
+        host.bindSent()
+        let outcome = await FirstResult.of(
+            [
+                { @Sendable in await processEvents(linkSession, host: host) },
+                { @Sendable in await uploadOnCommits(host: host) },
+                { @Sendable in
+                    // Pause, removal and a forced reset end the session at once (not at its next event).
+                    while !Task.isCancelled {
+                        await host.waitForWake()
+                        if await host.shouldEndSession { return .interrupted }
+                    }
+                    return nil
+                },
+            ], otherwise: .connectionLost)
+        // The session is over whatever the server answers to the unbind (the connection may
+        // be gone already).
+        try? await linkSession.unbind()
+        if case .reset(let error, _) = outcome, error.action == .deleteStore {
+            return .reset(error, storeEmptied: await storeIsAlreadyEmptied(host: host))
+        }
+        return outcome
+    }
+
+    private func processEvents(
+        _ linkSession: any LinkSession, host: isolated some Host
+    ) async -> PartitionStateMachine.SessionEnd {
+        var events = linkSession.events.makeAsyncIterator()
+        while let event = await events.next(isolation: #isolation) {
+            if host.shouldEndSession { return .interrupted }
+            eventStarted()
+            defer { eventHandled() }
+            await FaultInjection.wedgeIfRequested()
+            do {
+                switch event {
+                case .bound(let reply):
+                    try await bound(reply, events: &events, host: host)
+                    if let alteration = await checkStoreSchema(host: host) { return .storeAltered(alteration) }
+                    await uploadPending(host: host)
+                case .download(let download):
+                    try await apply(download, host: host)
+                case .error(let error):
+                    return await end(with: SessionInterruption.serverError(error), host: host)
+                case .unbound:
+                    return .retry(nil)
+                case .disconnected(let error):
+                    if let error, !error.isTransient { await host.context.connectionFailed(error) }
+                    return .connectionLost
+                case .state:
+                    continue  // only expected while bootstrapping, handled in bound()
+                case .healed:
+                    continue  // answers heal chunks, which only a reset's heal session sends
+                }
+            } catch {
+                return await end(with: error, host: host)
+            }
+        }
+        return .connectionLost
+    }
+
+    /// Every error of the session — the server's, or thrown while handling an event — ends
+    /// here: judged by ``SessionErrorVerdict`` (a 108 that lasted too long first becomes the
+    /// reset it stands for), shown as the partition's last error, logged once.
+    private func end(with error: any Error, host: isolated some Host) async -> PartitionStateMachine.SessionEnd {
+        var error = error
+        if case SessionInterruption.serverError(let received) = error, let taken = host.identityTakenElsewhere(received) {
+            error = SessionInterruption.serverError(taken)
+        }
+        let verdict = SessionErrorVerdict(error, partition: host.settings.name)
+        if let shown = verdict.shown { host.show(shown, heldForItsReset: verdict.heldForItsReset) }
+        if let entry = verdict.entry { host.log.log(level: entry.level, "\(entry.message)", metadata: entry.metadata) }
+        return verdict.end
+    }
+
+    /// The server accepted the bind: bootstrap a new store, or check the schema and go on.
+    private func bound(
+        _ reply: BindReply, events: inout SessionEvents.AsyncIterator, host: isolated some Host
+    ) async throws {
+        host.bound(reply)
+        accepted(reply)
+        let settings = host.settings
+        if reply.stateFollows {
+            host.log.notice("bootstrapping \(settings.name) from the server (version \(reply.latestServerVersion.version))")
+            let staging = StoreBootstrap.stagingPath(stateDir: await host.context.configuration().stateDir, partition: settings.name)
+            let fetched = try await StateDownload.receive(
+                reply: reply, events: &events, partition: settings.name, stagingPath: staging, storePath: settings.storePath
+            ) { progress in
+                host.downloadProgress(progress)
+            }
+            // The store the bootstrap opened is kept even when the adoption failed.
+            let adoption = await StoreBootstrap(settings: settings, log: host.log).adopt(fetched, into: host.store)
+            host.adopt(adoption.store)
+            if let failure = adoption.failure { throw failure }
+        } else if let store = host.store {
+            if reply.schema != store.schema {
+                let diff = try await store.upgradeSchema(to: reply.schema)
+                host.log.notice("store schema upgraded to version \(reply.schema.version): \(diff.summary.joined(separator: "; "))")
+            }
+        }
+        try await host.store?.setReadOnly(reply.access == .read)
+        do {
+            try host.confirmLastReset()
+        } catch {
+            // Sync goes on; the cost is that an error before the next bind may be counted as a
+            // repeat by the reset-loop guard.
+            host.log.warning("could not record that the server accepted the store after its last reset: \(error)")
+        }
+        host.downloadEnded(complete: true)
+        becameReady(access: reply.access)
+        try await host.refreshCounts()
+        // The machine learns the session is ready; its uploads start.
+        host.sessionReady()
+        startUploads()
+    }
+
+    private func apply(_ download: Download, host: isolated some Host) async throws {
+        guard let store = host.store else { return }
+        try FaultInjection.corruptionIfRequested(store: store.path)
+        let report = try await store.apply(download.entries)
+        host.log.trace("applied \(report.changesApplied) changes up to version \(report.serverVersion.version)")
+        try await host.applied(report, latestServerVersion: download.latestServerVersion)
+    }
+
+    /// After every commit: an application's schema change is noticed here (`PRAGMA
+    /// schema_version` moved). Returns the alteration when the tables no longer match.
+    func checkStoreSchema(host: isolated some Host) async -> StoreError? {
+        guard let store = host.store else { return nil }
+        return await PartitionStoreOpener(settings: host.settings, log: host.log).checkSchema(of: store)
+    }
+
+    /// True for a store a delete-store action emptied: no identity and nothing unsynced. When
+    /// the store cannot be read, false: the reset that follows says why in the journal.
+    private func storeIsAlreadyEmptied(host: isolated some Host) async -> Bool {
+        guard let store = host.store else { return false }
+        return await PartitionStoreOpener(settings: host.settings, log: host.log).isAlreadyEmptied(store)
+    }
+}
