@@ -59,8 +59,7 @@ actor AgentConnection {
             } catch is CancellationError {
                 return
             } catch {
-                let url = await partitions.configuration().server.url
-                logger.warning("cannot sync with \(url): \(error)")
+                logger.warning("cannot sync with \(configuration.server.url): \(error)")
                 if !Task.isCancelled { await announce(TransportFailure.report(error), partitions: partitions) }
             }
             var random = SystemRandomNumberGenerator()
