@@ -1,28 +1,28 @@
 /// One measured figure: its median over runs, the floor measured in the same run, and the target.
-public struct BenchFigure: Sendable, Codable {
+package struct BenchFigure: Sendable, Codable {
     /// Short name, as in the table ("bulk propagation", "bootstrap 1000000 rows", …).
-    public var name: String
-    public var workload: String
+    package var name: String
+    package var workload: String
     /// The headline result (median of runs) in `unit`.
-    public var value: Double
-    public var unit: String
+    package var value: Double
+    package var unit: String
     /// Every run's result in `unit`.
-    public var runs: [Double]
+    package var runs: [Double]
     /// Median wall time of the figure's operation and of its floor, in seconds, when it has one.
-    public var seconds: Double?
-    public var floorSeconds: Double?
+    package var seconds: Double?
+    package var floorSeconds: Double?
     /// `seconds / floorSeconds`.
-    public var ratio: Double?
+    package var ratio: Double?
     /// Peak RSS of the agent doing the work during the phase (`VmHWM`), in bytes.
-    public var peakResidentBytes: Int?
-    public var target: String
+    package var peakResidentBytes: Int?
+    package var target: String
     /// Whether the target was met; nil when the figure has no target.
-    public var met: Bool?
+    package var met: Bool?
     /// Further numbers (percentiles, CPU, bytes…), by name.
-    public var extra: [String: Double]
-    public var notes: [String]
+    package var extra: [String: Double]
+    package var notes: [String]
 
-    public init(
+    package init(
         name: String, workload: String, value: Double, unit: String, runs: [Double], seconds: Double? = nil,
         floorSeconds: Double? = nil, peakResidentBytes: Int? = nil, target: String = "—", met: Bool? = nil,
         extra: [String: Double] = [:], notes: [String] = []

@@ -1,31 +1,31 @@
 /// Sizes and repetitions of one benchmark run: the full set, or the small `QUICK=1` version.
-public struct BenchOptions: Sendable {
-    public var quick: Bool
+package struct BenchOptions: Sendable {
+    package var quick: Bool
     /// Rows of the bulk propagation figure, inserted in `bulkTransactions` transactions.
-    public var bulkRows: Int
-    public var bulkTransactions = 100
-    public var bulkRuns: Int
-    public var latencyCommits: Int
+    package var bulkRows: Int
+    package var bulkTransactions = 100
+    package var bulkRuns: Int
+    package var latencyCommits: Int
     /// Store sizes for bootstrap and client reset (growth with size).
-    public var scales: [Int]
-    public var idlePartitions = 100
-    public var idleSeconds: Int
-    public var fanOutSessions: Int
-    public var fanOutWrites: Int
+    package var scales: [Int]
+    package var idlePartitions = 100
+    package var idleSeconds: Int
+    package var fanOutSessions: Int
+    package var fanOutWrites: Int
     /// Devices connected at once to one instance (the connected-devices figure).
-    public var connectedDevices: Int
+    package var connectedDevices: Int
     /// Fields changed in the bytes-on-the-wire workload.
-    public var wireFields: Int
-    public var resultsPath: String
+    package var wireFields: Int
+    package var resultsPath: String
     /// The server's storage, and how many instances share it (PostgreSQL only).
-    public var storage: Storage = .sqlite
-    public var instances = 1
+    package var storage: Storage = .sqlite
+    package var instances = 1
 
-    public enum Storage: String, Sendable {
+    package enum Storage: String, Sendable {
         case sqlite, postgresql
     }
 
-    public init(quick: Bool, resultsPath: String) {
+    package init(quick: Bool, resultsPath: String) {
         self.quick = quick
         self.resultsPath = resultsPath
         bulkRows = quick ? 10_000 : 100_000
@@ -40,8 +40,8 @@ public struct BenchOptions: Sendable {
     }
 
     /// Runs of bootstrap and client reset at `rows` rows: medians of three where cheap.
-    public func scaleRuns(_ rows: Int) -> Int { quick || rows >= 1_000_000 ? 1 : 3 }
+    package func scaleRuns(_ rows: Int) -> Int { quick || rows >= 1_000_000 ? 1 : 3 }
 
     /// Unsynced changes in the client reset workload: 1 % of the rows (10,000 of 1,000,000).
-    public func unsyncedChanges(_ rows: Int) -> Int { max(100, rows / 100) }
+    package func unsyncedChanges(_ rows: Int) -> Int { max(100, rows / 100) }
 }

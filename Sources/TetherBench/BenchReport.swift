@@ -1,25 +1,25 @@
 import Foundation
 
 /// Everything one `tether-bench` run measured: printed as a table and written as JSON.
-public struct BenchReport: Sendable, Codable {
-    public var date: String
-    public var machine: String
-    public var mode: String
-    public var figures: [BenchFigure] = []
+package struct BenchReport: Sendable, Codable {
+    package var date: String
+    package var machine: String
+    package var mode: String
+    package var figures: [BenchFigure] = []
     /// Growth with size: per operation, (rows, median seconds), and the fitted exponent.
-    public var scaling: [String: [ScalePoint]] = [:]
-    public var growthExponents: [String: Double] = [:]
-    public var totalSeconds: Double = 0
-    public var errors: [String] = []
+    package var scaling: [String: [ScalePoint]] = [:]
+    package var growthExponents: [String: Double] = [:]
+    package var totalSeconds: Double = 0
+    package var errors: [String] = []
 
-    public struct ScalePoint: Sendable, Codable {
-        public var rows: Int
-        public var seconds: Double
-        public var floorSeconds: Double?
-        public var peakResidentBytes: Int?
+    package struct ScalePoint: Sendable, Codable {
+        package var rows: Int
+        package var seconds: Double
+        package var floorSeconds: Double?
+        package var peakResidentBytes: Int?
     }
 
-    public init(mode: String) {
+    package init(mode: String) {
         let formatter = ISO8601DateFormatter()
         date = formatter.string(from: Date())
         self.mode = mode
@@ -29,18 +29,18 @@ public struct BenchReport: Sendable, Codable {
         machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB, Linux \(release)"
     }
 
-    public mutating func add(_ figure: BenchFigure) {
+    package mutating func add(_ figure: BenchFigure) {
         figures.append(figure)
         progress(Self.line(figure))
     }
 
-    public mutating func addScale(_ operation: String, _ point: ScalePoint) {
+    package mutating func addScale(_ operation: String, _ point: ScalePoint) {
         scaling[operation, default: []].append(point)
         growthExponents[operation] = Statistics.growthExponent(scaling[operation]!.map { (size: Double($0.rows), value: $0.seconds) })
     }
 
     /// The whole table, Markdown.
-    public var table: String {
+    package var table: String {
         var text = "| figure | result (median) | runs | floor | ratio | peak RSS | target | met |\n|---|---|---|---|---|---|---|---|\n"
         for figure in figures {
             let runs = figure.runs.map { Self.number($0) }.joined(separator: ", ")
@@ -73,7 +73,7 @@ public struct BenchReport: Sendable, Codable {
         return text
     }
 
-    public func write(to path: String) throws {
+    package func write(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try FileManager.default.createDirectory(
@@ -89,7 +89,7 @@ public struct BenchReport: Sendable, Codable {
         return text
     }
 
-    public static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         if value == 0 { return "0" }
         let magnitude = abs(value)
         if magnitude >= 1000 { return String(format: "%.0f", value) }
@@ -98,7 +98,7 @@ public struct BenchReport: Sendable, Codable {
         return String(format: "%.4f", value)
     }
 
-    public static func megabytes(_ bytes: Int) -> String { String(format: "%.0f MB", Double(bytes) / 1_048_576) }
+    package static func megabytes(_ bytes: Int) -> String { String(format: "%.0f MB", Double(bytes) / 1_048_576) }
 }
 
 /// Prints one line of progress at once, also when standard output is a file or a pipe.

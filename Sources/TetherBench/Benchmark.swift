@@ -4,19 +4,19 @@ import TetherTestSupport
 /// The whole benchmark: one server, agents as separate processes, every figure in turn. A
 /// figure that fails is reported as an error and the others still run; the run itself never
 /// fails (it is not a test).
-public struct Benchmark {
-    public let options: BenchOptions
+package struct Benchmark {
+    package let options: BenchOptions
     /// Figures to run (`connections`, `scale`, `bulk`, `capture`, `latency`, `wire`, `fanout`, `idle`); empty: all.
-    public let only: Set<String>
+    package let only: Set<String>
 
-    public init(options: BenchOptions, only: Set<String> = []) {
+    package init(options: BenchOptions, only: Set<String> = []) {
         self.options = options
         self.only = only
     }
 
     private func wants(_ phase: String) -> Bool { only.isEmpty || only.contains(phase) }
 
-    public func run() async -> BenchReport {
+    package func run() async -> BenchReport {
         var mode = options.quick ? "quick" : "full"
         if options.storage == .postgresql { mode += ", PostgreSQL, \(options.instances) instance\(options.instances == 1 ? "" : "s")" }
         var report = BenchReport(mode: mode)

@@ -137,7 +137,7 @@ struct ConnectionsBench {
             }
             guard let retryAfter else { return }
             // The agent's backoff after a refusal that names its delay.
-            try? await Task.sleep(for: .milliseconds(max(retryAfter, 100)))
+            try? await Task.sleep(for: .milliseconds(max(retryAfter, 100)))  // cancelled: the loop checks and ends
         }
     }
 

@@ -46,6 +46,7 @@ struct FanOutBench {
                     "INSERT INTO orders (id, customer, total, note) VALUES (?, 'fan-out', ?, NULL)",
                     [String(format: "fan-%05d", round), Double(round)])
                 recorder.committed(at: clock.now)
+                // Not delivered in 10 s: counted as missed by finishRound, and the run goes on.
                 try? await eventually("round \(round) delivered", timeout: .seconds(10), pollInterval: .milliseconds(1)) {
                     recorder.deliveredCount == sessions
                 }

@@ -32,7 +32,7 @@ struct LitestreamPeer {
     /// Replicates `database` to a file replica, then restores it to a new file `runs` times.
     func restore(_ database: String, expectedRows: Int, runs: Int) async throws -> Restore {
         let replica = directory + "/litestream-replica"
-        try? FileManager.default.removeItem(atPath: replica)
+        try? FileManager.default.removeItem(atPath: replica)  // a previous run's, usually absent
         let version = try await ChildProcess.run(executable, ["version"], timeout: .seconds(30)).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let replicating = try ChildProcess.start(executable, ["replicate", database, "file://" + replica])
@@ -64,7 +64,7 @@ struct LitestreamPeer {
             peak = max(peak, kilobytes * 1024)
             SQLWorkload.removeDatabase(output)
         }
-        try? FileManager.default.removeItem(atPath: replica)
+        try? FileManager.default.removeItem(atPath: replica)  // cleanup: the restores are measured
         return Restore(seconds: Statistics.median(times) ?? 0, peakResidentBytes: peak, version: version)
     }
 }

@@ -1,30 +1,32 @@
 import Foundation
 
 /// Memory and CPU figures of a running process, read from `/proc/<pid>/status` and `/stat`.
-public struct ProcessProbe: Sendable {
-    public let processID: Int32
+package struct ProcessProbe: Sendable {
+    package let processID: Int32
 
-    public init(processID: Int32) { self.processID = processID }
+    package init(processID: Int32) { self.processID = processID }
 
     /// Peak resident set size (`VmHWM`) in bytes since start or the last ``resetPeak()``.
-    public var peakResidentBytes: Int? { statusField("VmHWM") }
+    package var peakResidentBytes: Int? { statusField("VmHWM") }
     /// Current resident set size (`VmRSS`) in bytes.
-    public var residentBytes: Int? { statusField("VmRSS") }
+    package var residentBytes: Int? { statusField("VmRSS") }
     /// The anonymous part of it (`RssAnon`: heap, stacks, written globals) in bytes.
-    public var residentAnonymousBytes: Int? { statusField("RssAnon") }
+    package var residentAnonymousBytes: Int? { statusField("RssAnon") }
     /// The file-backed part of it (`RssFile`: mapped pages of the program and its libraries,
     /// clean copies of the files) in bytes.
-    public var residentFileBytes: Int? { statusField("RssFile") }
+    package var residentFileBytes: Int? { statusField("RssFile") }
 
     /// Resets `VmHWM` to the current RSS (`echo 5 > /proc/<pid>/clear_refs`, Linux ≥ 4.0), so
     /// that the peak of one phase can be read. False when the kernel refused (not root).
     @discardableResult
-    public func resetPeak() -> Bool {
+    package func resetPeak() -> Bool {
+        // Refused (not root): false.
         (try? "5".write(toFile: "/proc/\(processID)/clear_refs", atomically: false, encoding: .utf8)) != nil
     }
 
     /// User plus system CPU time in seconds (`utime + stime` of `/proc/<pid>/stat`).
-    public var cpuSeconds: Double? {
+    package var cpuSeconds: Double? {
+        // Unreadable (the process exited): nil.
         guard let text = try? String(contentsOfFile: "/proc/\(processID)/stat", encoding: .utf8),
             let close = text.lastIndex(of: ")")
         else { return nil }
@@ -35,6 +37,7 @@ public struct ProcessProbe: Sendable {
     }
 
     private func statusField(_ name: String) -> Int? {
+        // Unreadable (the process exited): nil.
         guard let text = try? String(contentsOfFile: "/proc/\(processID)/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
             let parts = line.split(separator: " ", omittingEmptySubsequences: true)

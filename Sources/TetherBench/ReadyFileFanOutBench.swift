@@ -101,7 +101,7 @@ struct ReadyFileFanOutBench {
                     if case .rows(let rows) = chunk.content { received.rows += Int64(rows.count) }
                     if chunk.isLast {
                         if received.fromFile { received.rows = chunk.progress.rowsTotal }
-                        try? await session.unbind()
+                        try? await session.unbind()  // the session's end; the connection closes next
                         return received
                     }
                 case .error(let error):
@@ -118,6 +118,7 @@ struct ReadyFileFanOutBench {
         let directory = cluster.serverDataDirectory() + "/ready-files/" + Self.partition
         try await eventually("the ready file of \(Self.partition)", timeout: .seconds(300)) {
             // The file and its compressed slices (the server's default), written after it.
+            // No directory yet: not built yet.
             ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasPrefix("v") && $0.hasSuffix(".slices") }
         }
     }

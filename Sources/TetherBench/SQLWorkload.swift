@@ -3,15 +3,15 @@ import TetherTestSupport
 
 /// The applications' side of the benchmark, played by the `sqlite3` CLI: SQL scripts of known
 /// size, plain SQLite files for the floors, and timed runs.
-public enum SQLWorkload {
-    public static let sqlite3 = "/usr/bin/sqlite3"
+package enum SQLWorkload {
+    package static let sqlite3 = "/usr/bin/sqlite3"
 
     /// The `orders` table as a plain SQLite table (no triggers, no Tether tables): the floor's file.
-    public static let plainTable = "CREATE TABLE orders (id TEXT PRIMARY KEY NOT NULL, customer TEXT NOT NULL, total REAL NOT NULL, note TEXT);"
+    package static let plainTable = "CREATE TABLE orders (id TEXT PRIMARY KEY NOT NULL, customer TEXT NOT NULL, total REAL NOT NULL, note TEXT);"
 
     /// Inserts rows `first ..< first + count` in `transactions` transactions (~100 bytes a row:
     /// 1,000,000 rows are about 100 MB of row data). Keys are `<prefix>-<9 digits>`.
-    public static func insertScript(prefix: String, first: Int = 0, count: Int, transactions: Int) -> String {
+    package static func insertScript(prefix: String, first: Int = 0, count: Int, transactions: Int) -> String {
         let perTransaction = max(1, count / max(1, transactions))
         var script = ""
         var start = first
@@ -33,7 +33,7 @@ public enum SQLWorkload {
     }
 
     /// Changes one field (`total`) of every `stride`-th row, `count` rows, in one transaction.
-    public static func updateScript(prefix: String, count: Int, stride: Int, total: Double) -> String {
+    package static func updateScript(prefix: String, count: Int, stride: Int, total: Double) -> String {
         """
         BEGIN;
         WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < \(count - 1))
@@ -44,10 +44,10 @@ public enum SQLWorkload {
 
     /// Runs `script` with `sqlite3` on `database`; returns the wall time in seconds.
     @discardableResult
-    public static func run(_ database: String, _ script: String, timeout: Duration = .seconds(900)) async throws -> Double {
+    package static func run(_ database: String, _ script: String, timeout: Duration = .seconds(900)) async throws -> Double {
         let file = database + ".bench-script.sql"
         try script.write(toFile: file, atomically: false, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: file) }
+        defer { try? FileManager.default.removeItem(atPath: file) }  // cleanup: a script left behind is only litter
         let clock = ContinuousClock()
         let started = clock.now
         let result = try await ChildProcess.run(sqlite3, ["-bail", "-cmd", ".timeout 60000", database, ".read \(file)"], timeout: timeout)
@@ -57,24 +57,24 @@ public enum SQLWorkload {
     }
 
     /// One query's output, trimmed.
-    public static func query(_ database: String, _ sql: String) async throws -> String {
+    package static func query(_ database: String, _ sql: String) async throws -> String {
         let result = try await ChildProcess.run(sqlite3, ["-cmd", ".timeout 60000", database, sql], timeout: .seconds(600))
         guard result.succeeded else { throw TestSupportError("sqlite3 \(database) failed: \(result)") }
         return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    public static func count(_ database: String, where condition: String = "1") async throws -> Int {
+    package static func count(_ database: String, where condition: String = "1") async throws -> Int {
         Int(try await query(database, "SELECT count(*) FROM orders WHERE \(condition)")) ?? -1
     }
 
     /// A new plain SQLite file in WAL mode (like a store) with the `orders` table.
-    public static func makePlainFile(_ path: String) async throws {
+    package static func makePlainFile(_ path: String) async throws {
         removeDatabase(path)
         try await run(path, "PRAGMA journal_mode = WAL;\n" + plainTable)
     }
 
     /// `sqlite3 SOURCE ".backup DEST"` (SQLite's online backup API); the wall time in seconds.
-    public static func backup(_ source: String, to destination: String) async throws -> Double {
+    package static func backup(_ source: String, to destination: String) async throws -> Double {
         removeDatabase(destination)
         let clock = ContinuousClock()
         let started = clock.now
@@ -83,14 +83,15 @@ public enum SQLWorkload {
         return started.duration(to: clock.now).seconds
     }
 
-    public static func removeDatabase(_ path: String) {
+    package static func removeDatabase(_ path: String) {
+        // Scratch files, usually absent: one that stays fails the sqlite3 run that uses the path.
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 }
 
 extension Duration {
     /// The duration in seconds, as a Double.
-    public var seconds: Double {
+    package var seconds: Double {
         let (whole, fraction) = components
         return Double(whole) + Double(fraction) / 1e18
     }

@@ -41,6 +41,7 @@ extension ScaleBench {
             extra["raw_file_agent_cpu_s"] = Statistics.median(raw.cpu) ?? 0
             extra["raw_file_floor_ratio"] = Statistics.ratio(Statistics.median(raw.times) ?? .infinity, floor: floor) ?? 0
         }
+        // No gzip here: the figure is left out.
         if let gzip = try? await Self.gzipBytes(file.path) { extra["file_gzip1_bytes"] = Double(gzip) }
         var notes: [String] = []
         var met = (Statistics.ratio(Statistics.median(times) ?? .infinity, floor: floor) ?? .infinity) <= 0.5 && peak <= 32 << 20
@@ -97,9 +98,11 @@ extension ScaleBench {
     private func readyFile() async throws -> (path: String, size: Int, slices: (path: String, size: Int)?) {
         let directory = cluster.serverDataDirectory() + "/ready-files/" + partition
         let deadline = ContinuousClock.now + .seconds(600)
+        // A file not there (yet): 0.
         func size(_ path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
         var found: ContinuousClock.Instant? = nil
         while ContinuousClock.now < deadline {
+            // No directory yet: nothing built; looked at again.
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             if let name = names.first(where: { $0.hasPrefix("v") && $0.hasSuffix(".db") }) {
                 let path = directory + "/" + name

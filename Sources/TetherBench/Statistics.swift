@@ -2,9 +2,9 @@ import Foundation
 
 /// The summary statistics the benchmark reports: medians of runs, percentiles of latency
 /// samples and ratios against a floor measured in the same run.
-public enum Statistics {
+package enum Statistics {
     /// The median of `values` (the mean of the two middle values for an even count); nil when empty.
-    public static func median(_ values: [Double]) -> Double? {
+    package static func median(_ values: [Double]) -> Double? {
         guard !values.isEmpty else { return nil }
         let sorted = values.sorted()
         let middle = sorted.count / 2
@@ -13,7 +13,7 @@ public enum Statistics {
 
     /// The `p`-th percentile (0…100) of `values` by the nearest-rank method: the smallest value
     /// such that at least p % of the values are at or below it. Nil when empty.
-    public static func percentile(_ p: Double, of values: [Double]) -> Double? {
+    package static func percentile(_ p: Double, of values: [Double]) -> Double? {
         guard !values.isEmpty else { return nil }
         let sorted = values.sorted()
         let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
@@ -21,13 +21,13 @@ public enum Statistics {
     }
 
     /// `measured / floor`, or nil when the floor is not positive.
-    public static func ratio(_ measured: Double, floor: Double) -> Double? {
+    package static func ratio(_ measured: Double, floor: Double) -> Double? {
         floor > 0 ? measured / floor : nil
     }
 
     /// How a figure grows with size: the exponent `k` of `time ∝ size^k` fitted by least squares
     /// on logarithms (1 is linear). Nil with fewer than two distinct positive points.
-    public static func growthExponent(_ points: [(size: Double, value: Double)]) -> Double? {
+    package static func growthExponent(_ points: [(size: Double, value: Double)]) -> Double? {
         let logs = points.filter { $0.size > 0 && $0.value > 0 }.map { (x: log($0.size), y: log($0.value)) }
         guard logs.count >= 2 else { return nil }
         let meanX = logs.map(\.x).reduce(0, +) / Double(logs.count)

@@ -1,11 +1,11 @@
-public import ArgumentParser
+import ArgumentParser
 import Foundation
 
 /// Runs a command with the exit statuses of docs/contract.md "Programs": 0 success, 1 runtime error, 2 usage or
 /// configuration error (ArgumentParser's own is 64), and whatever `ExitCode` a command throws.
 /// Errors are one line on stderr.
-public enum CommandLineExit {
-    public static func main<Command: AsyncParsableCommand>(_ type: Command.Type) async -> Never {
+package enum CommandLineExit {
+    package static func main<Command: AsyncParsableCommand>(_ type: Command.Type) async -> Never {
         do {
             var command = try type.parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -131,6 +131,7 @@ public struct AgentEvent: Sendable, Hashable, Codable {
     /// The event a JSON document describes, if it is one (nil: a kind or shape this build does
     /// not know — skipped by readers, as docs/events.md says).
     public init?(_ value: JSONValue) {
+        // Not an event this build knows: nil (see above).
         guard let data = try? JSONEncoder().encode(value), let event = try? JSONDecoder().decode(Self.self, from: data) else { return nil }
         self = event
     }

@@ -1,25 +1,25 @@
 /// A section 1 manual page (man(7) macros) made from a program's own argument definitions:
 /// name, synopsis, description, options, and every subcommand with its own options.
-public struct ManualPage: Sendable {
-    public var tool: CommandHelp
+package struct ManualPage: Sendable {
+    package var tool: CommandHelp
     /// Footer fields of `.TH`.
-    public var section: String = "1"
-    public var date: String
-    public var source: String
-    public var manual: String = "Tether Manual"
+    package var section: String = "1"
+    package var date: String
+    package var source: String
+    package var manual: String = "Tether Manual"
     /// Sections the argument definitions do not carry (escaped on output).
-    public var exitStatus: [(status: String, meaning: String)] = []
-    public var files: [(path: String, meaning: String)] = []
-    public var seeAlso: [String] = []
+    package var exitStatus: [(status: String, meaning: String)] = []
+    package var files: [(path: String, meaning: String)] = []
+    package var seeAlso: [String] = []
 
-    public init(tool: CommandHelp, date: String, source: String) {
+    package init(tool: CommandHelp, date: String, source: String) {
         self.tool = tool
         self.date = date
         self.source = source
     }
 
     /// The page's roff source.
-    public func render() -> String {
+    package func render() -> String {
         var lines: [String] = []
         let name = tool.commandName
         lines.append(".TH \"\(name.uppercased())\" \"\(section)\" \"\(date)\" \"\(source)\" \"\(manual)\"")

@@ -2,9 +2,9 @@ import Foundation
 
 /// Text made safe for roff (man(7)): backslashes and hyphens escaped, and no line that starts
 /// with a control character.
-public enum Roff {
+package enum Roff {
     /// Escapes running text. Blank lines become paragraph breaks.
-    public static func text(_ text: String) -> String {
+    package static func text(_ text: String) -> String {
         text.split(separator: "\n", omittingEmptySubsequences: false)
             .map { line -> String in
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
@@ -14,7 +14,7 @@ public enum Roff {
     }
 
     /// Escapes one line: `\` → `\e`, `-` → `\-`, a leading `.` or `'` guarded by `\&`.
-    public static func escapeLine(_ line: String) -> String {
+    package static func escapeLine(_ line: String) -> String {
         var out = ""
         for character in line {
             switch character {
@@ -28,8 +28,8 @@ public enum Roff {
     }
 
     /// Bold text, for the words a user types.
-    public static func bold(_ text: String) -> String { "\\fB\(escapeLine(text))\\fR" }
+    package static func bold(_ text: String) -> String { "\\fB\(escapeLine(text))\\fR" }
 
     /// Italic text, for a value the user chooses.
-    public static func italic(_ text: String) -> String { "\\fI\(escapeLine(text))\\fR" }
+    package static func italic(_ text: String) -> String { "\\fI\(escapeLine(text))\\fR" }
 }

@@ -6,8 +6,8 @@ import Synchronization
 /// of the runtime: the connection's end, a partition's status changes and wake signal in the
 /// agent, and a session's flow-control window on the server are built on it. (Here because
 /// the client, the agent and the server all depend on this module; it does no I/O.)
-public final class AwaitableValue<Value: Sendable>: Sendable {
-    public typealias Condition = @Sendable (inout Value) -> Bool
+package final class AwaitableValue<Value: Sendable>: Sendable {
+    package typealias Condition = @Sendable (inout Value) -> Bool
 
     private struct Waiter {
         let condition: Condition
@@ -22,14 +22,14 @@ public final class AwaitableValue<Value: Sendable>: Sendable {
 
     private let state: Mutex<State>
 
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         state = Mutex(State(value: value))
     }
 
-    public var value: Value { state.withLock { $0.value } }
+    package var value: Value { state.withLock { $0.value } }
 
     /// Changes the value, then resumes every waiter whose condition now holds.
-    public func update(_ change: (inout Value) -> Void) {
+    package func update(_ change: (inout Value) -> Void) {
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             change(&state.value)
             var ready: [CheckedContinuation<Void, Never>] = []
@@ -44,7 +44,7 @@ public final class AwaitableValue<Value: Sendable>: Sendable {
     }
 
     /// Returns once `condition` holds, or when the task is cancelled.
-    public func wait(until condition: @escaping Condition) async {
+    package func wait(until condition: @escaping Condition) async {
         let id = state.withLock { state -> UInt64 in
             state.nextID &+= 1
             return state.nextID
@@ -65,9 +65,9 @@ public final class AwaitableValue<Value: Sendable>: Sendable {
     }
 
     /// Like ``wait(until:)``, giving up after `timeout`.
-    public func wait(until condition: @escaping Condition, timeout: Duration) async {
+    package func wait(until condition: @escaping Condition, timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { try? await Task.sleep(for: timeout) }  // cancelled: the condition was met first
             group.addTask { await self.wait(until: condition) }
             await group.next()
             group.cancelAll()

@@ -5,7 +5,7 @@ extension RowChange {
     /// fields; insert+delete and update+delete → delete; delete+insert → insert;
     /// delete+update → delete (an update of a missing row is ignored);
     /// insert+insert and update+insert → insert, fields merged (the later ones win).
-    public func followed(by next: RowChange) -> RowChange {
+    package func followed(by next: RowChange) -> RowChange {
         precondition(table == next.table && key == next.key, "followed(by:) combines changes of one row")
         switch next.kind {
         case .delete:
@@ -27,7 +27,7 @@ extension Changeset {
     /// The same effect with at most one change per row: each row's changes folded with
     /// `RowChange.followed(by:)`, placed where the row first appears. Changes of different
     /// rows commute, so the result applies to any state exactly as the original does.
-    public func collapsed() -> Changeset {
+    package func collapsed() -> Changeset {
         struct RowID: Hashable { var table: String; var key: RowKey }
         var result: [RowChange] = []
         var index: [RowID: Int] = [:]

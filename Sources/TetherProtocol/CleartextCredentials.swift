@@ -1,9 +1,9 @@
 /// Whether a URL would carry a token in clear to another machine: `ws://` or `http://` to a host
 /// that is not this machine's loopback (127.0.0.0/8, `::1`, `localhost`). The agent warns at
 /// start and at `--check-config`, the admin client at every command (docs/operations.md).
-public enum CleartextCredentials {
+package enum CleartextCredentials {
     /// The host a token would travel to in clear, or nil when the URL is encrypted or local.
-    public static func exposedHost(in url: String) -> String? {
+    package static func exposedHost(in url: String) -> String? {
         let lowered = url.lowercased()
         guard let scheme = ["ws://", "http://"].first(where: { lowered.hasPrefix($0) }) else { return nil }
         var rest = Substring(lowered.dropFirst(scheme.count))

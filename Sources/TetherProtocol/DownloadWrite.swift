@@ -3,15 +3,15 @@
 /// local changes will come after the download in server order, so they win; what is left of
 /// the change is written by the row-apply rules (``RowChange/write(rowExists:)``). Pure: the
 /// store looks up the row and its pending changes, asks the change, performs ``write``.
-public struct DownloadWrite: Sendable, Hashable {
+package struct DownloadWrite: Sendable, Hashable {
     /// The write to make; ``RowWrite/unchanged`` when the change is skipped.
-    public var write: RowWrite
+    package var write: RowWrite
     /// Whether the pending local change overrides the whole change.
-    public var isSkipped: Bool
+    package var isSkipped: Bool
     /// Fields the change carried that keep their pending local value.
-    public var fieldsKeptLocal: Int
+    package var fieldsKeptLocal: Int
 
-    public init(write: RowWrite, isSkipped: Bool = false, fieldsKeptLocal: Int = 0) {
+    package init(write: RowWrite, isSkipped: Bool = false, fieldsKeptLocal: Int = 0) {
         self.write = write
         self.isSkipped = isSkipped
         self.fieldsKeptLocal = fieldsKeptLocal
@@ -32,7 +32,7 @@ extension RowChange {
     /// - otherwise the fields a pending local update carries keep their local values, and the
     ///   rest of the change is written by ``write(rowExists:)``; when that creates the row (the
     ///   server deleted it before, and re-creates it), the pending local fields go with it.
-    public func write(rowExists: Bool, pending: RowChange?) -> DownloadWrite {
+    package func write(rowExists: Bool, pending: RowChange?) -> DownloadWrite {
         switch (kind, pending?.kind) {
         case (.delete, .insert?), (.insert, .delete?), (.update, .delete?):
             return .skipped()

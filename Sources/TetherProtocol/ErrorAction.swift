@@ -1,6 +1,6 @@
 /// What a device must do about a sync error. The server sends it with every error
 /// (as Realm's sync protocol does), so an agent can follow codes it does not know.
-public enum ErrorAction: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ErrorAction: String, Sendable, Hashable, Codable, CaseIterable {
     /// Reset the store, recovering unsynced changes where the mode allows.
     case clientReset = "client_reset"
     /// Reset the store; the server does not allow recovery of unsynced changes.
@@ -15,7 +15,7 @@ public enum ErrorAction: String, Sendable, Hashable, Codable, CaseIterable {
     case fatal
 
     /// True for the actions the client-reset machinery handles.
-    public var needsReset: Bool {
+    package var needsReset: Bool {
         switch self {
         case .clientReset, .clientResetNoRecovery, .deleteStore: true
         case .reauth, .retry, .fatal: false
@@ -23,7 +23,7 @@ public enum ErrorAction: String, Sendable, Hashable, Codable, CaseIterable {
     }
 
     /// True when reconnecting later may succeed without anyone changing anything.
-    public var isTransient: Bool {
+    package var isTransient: Bool {
         switch self {
         case .retry, .reauth: true
         case .clientReset, .clientResetNoRecovery, .deleteStore, .fatal: false

@@ -1,15 +1,15 @@
 /// One field's value as SQLite stores it. `boolean` columns hold `.integer(0)` or `.integer(1)`.
-public enum FieldValue: Sendable, Hashable, Codable, CustomStringConvertible {
+package enum FieldValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     case integer(Int64)
     case real(Double)
     case text(String)
     case blob([UInt8])
 
-    public var isNull: Bool { if case .null = self { true } else { false } }
+    package var isNull: Bool { if case .null = self { true } else { false } }
 
     /// A description of the value's type only: row contents are never logged.
-    public var description: String {
+    package var description: String {
         switch self {
         case .null: "null"
         case .integer: "integer"
@@ -20,7 +20,7 @@ public enum FieldValue: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// Whether this value may be stored in a column of `type` (nullability aside).
-    public func fits(_ type: ColumnType) -> Bool {
+    package func fits(_ type: ColumnType) -> Bool {
         switch (self, type) {
         case (.null, _): true
         case (.integer, .integer), (.integer, .real): true
@@ -34,11 +34,11 @@ public enum FieldValue: Sendable, Hashable, Codable, CustomStringConvertible {
 }
 
 /// A primary-key value: docs/contract.md "Partitions and stores" allows `integer` and `text` keys only.
-public enum RowKey: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+package enum RowKey: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     case integer(Int64)
     case text(String)
 
-    public init?(_ value: FieldValue) {
+    package init?(_ value: FieldValue) {
         switch value {
         case .integer(let v): self = .integer(v)
         case .text(let v): self = .text(v)
@@ -46,7 +46,7 @@ public enum RowKey: Sendable, Hashable, Comparable, Codable, CustomStringConvert
         }
     }
 
-    public var fieldValue: FieldValue {
+    package var fieldValue: FieldValue {
         switch self {
         case .integer(let v): .integer(v)
         case .text(let v): .text(v)
@@ -54,7 +54,7 @@ public enum RowKey: Sendable, Hashable, Comparable, Codable, CustomStringConvert
     }
 
     /// Integers sort before text, as in SQLite.
-    public static func < (lhs: Self, rhs: Self) -> Bool {
+    package static func < (lhs: Self, rhs: Self) -> Bool {
         switch (lhs, rhs) {
         case (.integer(let a), .integer(let b)): a < b
         case (.text(let a), .text(let b)): Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8))
@@ -64,7 +64,7 @@ public enum RowKey: Sendable, Hashable, Comparable, Codable, CustomStringConvert
     }
 
     /// Keys identify rows and are not logged either: only their type is shown.
-    public var description: String {
+    package var description: String {
         switch self {
         case .integer: "integer key"
         case .text: "text key"

@@ -1,14 +1,14 @@
 /// The validated name of a partition (docs/contract.md: Partitions and stores): `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
-public struct PartitionName: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
-    public let rawValue: String
+package struct PartitionName: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+    package let rawValue: String
 
     /// Returns nil when `rawValue` is not a legal partition name.
-    public init?(_ rawValue: String) {
+    package init?(_ rawValue: String) {
         guard Self.isValid(rawValue) else { return nil }
         self.rawValue = rawValue
     }
 
-    public static func isValid(_ name: String) -> Bool {
+    package static func isValid(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard (1...128).contains(bytes.count) else { return false }
         func alnum(_ b: UInt8) -> Bool {
@@ -18,10 +18,10 @@ public struct PartitionName: Sendable, Hashable, Comparable, CustomStringConvert
         return bytes.dropFirst().allSatisfy { alnum($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }
     }
 
-    public var description: String { rawValue }
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    package var description: String { rawValue }
+    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let raw = try container.decode(String.self)
         guard Self.isValid(raw) else {
@@ -31,7 +31,7 @@ public struct PartitionName: Sendable, Hashable, Comparable, CustomStringConvert
         self.rawValue = raw
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
     }

@@ -3,7 +3,7 @@
 /// state with it (both storages), every store applies downloads with it, and a client reset
 /// replays recovered changes with it. Pure: the caller looks the row up, asks the change
 /// (``RowChange/write(rowExists:)``) and performs the write.
-public enum RowWrite: Sendable, Hashable {
+package enum RowWrite: Sendable, Hashable {
     /// The row is absent: create it with these fields (a column left out is null).
     case insert([String: FieldValue])
     /// The row exists: set these fields; the other columns keep their values.
@@ -15,7 +15,7 @@ public enum RowWrite: Sendable, Hashable {
 
     /// The row after the write, for a state held as field maps (nil: the row is absent).
     /// `row` is the row the write was decided for.
-    public func applied(to row: [String: FieldValue]?) -> [String: FieldValue]? {
+    package func applied(to row: [String: FieldValue]?) -> [String: FieldValue]? {
         switch self {
         case .insert(let fields): fields
         case .update(let fields): (row ?? [:]).merging(fields) { _, new in new }
@@ -31,7 +31,7 @@ extension RowChange {
     /// - `update` sets the fields it carries if the row exists; it is ignored if the row is
     ///   gone (a delete wins over a concurrent update);
     /// - `delete` removes the row if present; a delete of a missing row does nothing.
-    public func write(rowExists: Bool) -> RowWrite {
+    package func write(rowExists: Bool) -> RowWrite {
         switch (kind, rowExists) {
         case (.insert, false): .insert(fields)
         case (.insert, true), (.update, true): .update(fields)

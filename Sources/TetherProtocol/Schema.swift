@@ -1,9 +1,9 @@
 /// Column types of docs/contract.md "Partitions and stores". A trailing `?` in `schema.toml` makes a column nullable.
-public enum ColumnType: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ColumnType: String, Sendable, Hashable, Codable, CaseIterable {
     case integer, real, text, blob, boolean
 
     /// The SQLite type name used in `CREATE TABLE`.
-    public var sqliteType: String {
+    package var sqliteType: String {
         switch self {
         case .integer, .boolean: "INTEGER"
         case .real: "REAL"
@@ -13,22 +13,22 @@ public enum ColumnType: String, Sendable, Hashable, Codable, CaseIterable {
     }
 }
 
-public struct ColumnSchema: Sendable, Hashable, Codable {
-    public var name: String
-    public var type: ColumnType
-    public var nullable: Bool
+package struct ColumnSchema: Sendable, Hashable, Codable {
+    package var name: String
+    package var type: ColumnType
+    package var nullable: Bool
 
-    public init(name: String, type: ColumnType, nullable: Bool = false) {
+    package init(name: String, type: ColumnType, nullable: Bool = false) {
         self.name = name
         self.type = type
         self.nullable = nullable
     }
 
     /// The `schema.toml` spelling: `text`, `text?`.
-    public var typeSpelling: String { type.rawValue + (nullable ? "?" : "") }
+    package var typeSpelling: String { type.rawValue + (nullable ? "?" : "") }
 
     /// Parses `text`, `real?`, …; nil for anything else.
-    public init?(name: String, spelling: String) {
+    package init?(name: String, spelling: String) {
         var s = Substring(spelling)
         let nullable = s.hasSuffix("?")
         if nullable { s = s.dropLast() }
@@ -37,39 +37,39 @@ public struct ColumnSchema: Sendable, Hashable, Codable {
     }
 }
 
-public struct TableSchema: Sendable, Hashable, Codable {
-    public var name: String
-    public var primaryKey: String
+package struct TableSchema: Sendable, Hashable, Codable {
+    package var name: String
+    package var primaryKey: String
     /// Columns sorted by name, the primary key among them.
-    public var columns: [ColumnSchema]
+    package var columns: [ColumnSchema]
 
-    public init(name: String, primaryKey: String, columns: [ColumnSchema]) {
+    package init(name: String, primaryKey: String, columns: [ColumnSchema]) {
         self.name = name
         self.primaryKey = primaryKey
         self.columns = columns.sorted { $0.name < $1.name }
     }
 
-    public func column(_ name: String) -> ColumnSchema? { columns.first { $0.name == name } }
-    public var primaryKeyColumn: ColumnSchema? { column(primaryKey) }
+    package func column(_ name: String) -> ColumnSchema? { columns.first { $0.name == name } }
+    package var primaryKeyColumn: ColumnSchema? { column(primaryKey) }
     /// Every column but the primary key, sorted by name.
-    public var valueColumns: [ColumnSchema] { columns.filter { $0.name != primaryKey } }
+    package var valueColumns: [ColumnSchema] { columns.filter { $0.name != primaryKey } }
 }
 
 /// The server's schema (docs/contract.md: Server): a version and the tables every partition has.
-public struct Schema: Sendable, Hashable, Codable {
-    public var version: Int
+package struct Schema: Sendable, Hashable, Codable {
+    package var version: Int
     /// Tables sorted by name.
-    public var tables: [TableSchema]
+    package var tables: [TableSchema]
 
-    public init(version: Int, tables: [TableSchema]) {
+    package init(version: Int, tables: [TableSchema]) {
         self.version = version
         self.tables = tables.sorted { $0.name < $1.name }
     }
 
-    public func table(_ name: String) -> TableSchema? { tables.first { $0.name == name } }
+    package func table(_ name: String) -> TableSchema? { tables.first { $0.name == name } }
 
     /// Every problem with this schema, each naming the table and column at fault; empty when valid.
-    public func problems() -> [String] {
+    package func problems() -> [String] {
         var problems: [String] = []
         if version < 1 { problems.append("version: must be a positive integer, got \(version)") }
         if tables.isEmpty { problems.append("tables: the schema defines no table") }

@@ -1,7 +1,7 @@
 /// The differences between two schemas, classified as docs/contract.md "Reset modes" needs: adding a table or a
 /// nullable column is non-breaking; anything else is breaking.
-public struct SchemaDiff: Sendable, Hashable {
-    public enum Difference: Sendable, Hashable, CustomStringConvertible {
+package struct SchemaDiff: Sendable, Hashable {
+    package enum Difference: Sendable, Hashable, CustomStringConvertible {
         case tableAdded(String)
         case tableRemoved(String)
         case columnAdded(table: String, column: ColumnSchema)
@@ -9,7 +9,7 @@ public struct SchemaDiff: Sendable, Hashable {
         case columnTypeChanged(table: String, column: String, from: String, to: String)
         case primaryKeyChanged(table: String, from: String, to: String)
 
-        public var isBreaking: Bool {
+        package var isBreaking: Bool {
             switch self {
             case .tableAdded: false
             case .columnAdded(_, let column): !column.nullable
@@ -17,7 +17,7 @@ public struct SchemaDiff: Sendable, Hashable {
             }
         }
 
-        public var description: String {
+        package var description: String {
             let kind = isBreaking ? "breaking" : "non-breaking"
             return switch self {
             case .tableAdded(let t): "table \(t) added (\(kind))"
@@ -30,9 +30,9 @@ public struct SchemaDiff: Sendable, Hashable {
         }
     }
 
-    public var differences: [Difference]
+    package var differences: [Difference]
 
-    public init(from old: Schema, to new: Schema) {
+    package init(from old: Schema, to new: Schema) {
         var differences: [Difference] = []
         for table in new.tables where old.table(table.name) == nil {
             differences.append(.tableAdded(table.name))
@@ -62,8 +62,8 @@ public struct SchemaDiff: Sendable, Hashable {
         self.differences = differences
     }
 
-    public var isEmpty: Bool { differences.isEmpty }
-    public var isBreaking: Bool { differences.contains { $0.isBreaking } }
+    package var isEmpty: Bool { differences.isEmpty }
+    package var isBreaking: Bool { differences.contains { $0.isBreaking } }
     /// One line per difference, for `schema apply` and error messages.
-    public var summary: [String] { differences.map(\.description) }
+    package var summary: [String] { differences.map(\.description) }
 }

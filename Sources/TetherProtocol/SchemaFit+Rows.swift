@@ -5,7 +5,7 @@ extension SchemaFit {
     /// Where each column of a changes' dictionary goes in `table`: 0 when the table has no such
     /// column, 1 for its primary key, otherwise the value column's position + 2 (its parameter
     /// in ``TableSchema/valueColumns`` order after the key).
-    public static func positions(of columns: [String], in table: TableSchema) -> [Int32] {
+    package static func positions(of columns: [String], in table: TableSchema) -> [Int32] {
         let valueColumns = table.valueColumns
         return columns.map { name -> Int32 in
             if name == table.primaryKey { return 1 }
@@ -17,7 +17,7 @@ extension SchemaFit {
     /// Checks every change of `rows` against `schema`: a known table, a key of its key's type,
     /// known columns, values that fit them (null only in nullable ones), a carried key equal to
     /// the change's, and for an insert every non-nullable column. Throws the first problem.
-    public static func check(_ rows: ChangeRows, in schema: Schema) throws(Problem) {
+    package static func check(_ rows: ChangeRows, in schema: Schema) throws(Problem) {
         var tables: [(table: TableSchema, keyType: ColumnType, positions: [Int32], required: [Int32])?] =
             Array(repeating: nil, count: rows.tables.count)
         // The change in which each position was last set (inserts' completeness).
@@ -69,7 +69,7 @@ extension SchemaFit {
 
 extension ChangeRows.Value {
     /// Whether the value may be stored in a column of `type` (``FieldValue/fits(_:)``).
-    public func fits(_ type: ColumnType) -> Bool {
+    package func fits(_ type: ColumnType) -> Bool {
         switch (self, type) {
         case (.null, _): true
         case (.integer, .integer), (.integer, .real): true
@@ -80,7 +80,7 @@ extension ChangeRows.Value {
     }
 
     /// Whether a carried key field equals the change's key.
-    public func isSameKey(as key: Self) -> Bool {
+    package func isSameKey(as key: Self) -> Bool {
         switch (self, key) {
         case (.integer(let x), .integer(let y)): x == y
         case (.text(let x), .text(let y)): x.elementsEqual(y)

@@ -2,8 +2,8 @@
 /// and each value as its column stores it. The agent writes nothing that fails it, and the
 /// server refuses (225) an upload that fails it — so every upload the server accepts is one
 /// every agent can apply.
-public enum SchemaFit {
-    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+package enum SchemaFit {
+    package enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
         case unknownTable(table: String)
         case unknownColumn(table: String, column: String)
         /// A value does not fit its column (`expected` is the schema spelling, `found` the
@@ -12,7 +12,7 @@ public enum SchemaFit {
         /// A row lacks a value for a column that is not nullable (or carries null for it).
         case missingValue(table: String, column: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unknownTable(let table): "table \(table) is not in the schema"
             case .unknownColumn(let table, let column): "column \(table).\(column) is not in the schema"
@@ -22,12 +22,12 @@ public enum SchemaFit {
         }
     }
 
-    public static func table(_ name: String, in schema: Schema) throws(Problem) -> TableSchema {
+    package static func table(_ name: String, in schema: Schema) throws(Problem) -> TableSchema {
         guard let table = schema.table(name) else { throw .unknownTable(table: name) }
         return table
     }
 
-    public static func checkKey(_ key: RowKey, of table: TableSchema) throws(Problem) {
+    package static func checkKey(_ key: RowKey, of table: TableSchema) throws(Problem) {
         guard let column = table.primaryKeyColumn else { throw .unknownTable(table: table.name) }
         guard key.fits(column.type) else {
             throw .typeMismatch(table: table.name, column: column.name, expected: column.typeSpelling, found: key.typeName)
@@ -36,7 +36,7 @@ public enum SchemaFit {
 
     /// Validated and normalized fields. The primary key, if carried, must equal `key` and is
     /// dropped. With `complete`, every non-nullable column must have a value (inserts, state rows).
-    public static func fields(
+    package static func fields(
         _ fields: [String: FieldValue], key: RowKey, of table: TableSchema, complete: Bool
     ) throws(Problem) -> [String: FieldValue] {
         var result: [String: FieldValue] = [:]
@@ -65,7 +65,7 @@ public enum SchemaFit {
     }
 
     /// The change, validated and normalized: an insert must carry every non-nullable column.
-    public static func change(_ change: RowChange, in schema: Schema) throws(Problem) -> RowChange {
+    package static func change(_ change: RowChange, in schema: Schema) throws(Problem) -> RowChange {
         let table = try table(change.table, in: schema)
         try checkKey(change.key, of: table)
         var normalized = change
@@ -76,7 +76,7 @@ public enum SchemaFit {
 
 extension FieldValue {
     /// The value's type name, for error messages (never the value itself).
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .integer: "integer"
@@ -88,7 +88,7 @@ extension FieldValue {
 
     /// The value as a column of `type` stores it: integers in `real` columns become reals
     /// (SQLite's REAL affinity does the same), so comparisons and dumps see what is stored.
-    public func normalized(for type: ColumnType) -> FieldValue {
+    package func normalized(for type: ColumnType) -> FieldValue {
         if case .integer(let v) = self, type == .real { return .real(Double(v)) }
         return self
     }
@@ -96,14 +96,14 @@ extension FieldValue {
 
 extension RowKey {
     /// Whether the key fits a primary key column of `type` (integer or text, exactly).
-    public func fits(_ type: ColumnType) -> Bool {
+    package func fits(_ type: ColumnType) -> Bool {
         switch (self, type) {
         case (.integer, .integer), (.text, .text): true
         default: false
         }
     }
 
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .integer: "integer"
         case .text: "text"

@@ -3,10 +3,10 @@
 /// read in place (``ChangeRows``) into it byte for byte, by the row-apply rules
 /// (``RowChange/write(rowExists:)`` and ``RowWrite/applied(to:)``): no dictionary, `String` or
 /// ``FieldValue`` per field, and the same bytes as decoding, applying and encoding again.
-public enum StoredFields {
+package enum StoredFields {
     /// A changes' column dictionary as the merge needs it: each name's bytes and its rank in
     /// name order (schema names are ASCII, so byte order is `String` order).
-    public struct Columns: Sendable {
+    package struct Columns: Sendable {
         let names: [[UInt8]]
         let rank: [Int]
 
@@ -22,7 +22,7 @@ public enum StoredFields {
     }
 
     /// What a change does to a stored row.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// Nothing (an update or a delete of a row that is absent).
         case unchanged
         /// The row as it is to be stored now.
@@ -33,22 +33,22 @@ public enum StoredFields {
 
     /// A change's fields as read where they are (valid inside the cursor's `withCursor`), to
     /// apply to a stored row; one buffer, reused change after change.
-    public struct Change {
-        public let columns: Columns
+    package struct Change {
+        package let columns: Columns
         private var fields: [(column: Int, value: UnsafeBufferPointer<UInt8>)] = []
 
         /// For the changes of one ``ChangeRows`` (`columns`: its column dictionary).
-        public init(columns: [String]) { self.columns = Columns(columns) }
+        package init(columns: [String]) { self.columns = Columns(columns) }
 
         /// Reads the fields of the change the cursor is at.
-        public mutating func read(_ cursor: inout ChangeRows.Cursor) {
+        package mutating func read(_ cursor: inout ChangeRows.Cursor) {
             fields.removeAll(keepingCapacity: true)
             while cursor.fieldsLeft > 0 { fields.append(cursor.nextEncodedField()) }
         }
 
         /// The change of `kind` with the fields read last, applied to the stored `row` (nil:
         /// absent). Throws when `row` is not a stored row.
-        public func apply(_ kind: RowChange.Kind, to row: [UInt8]?) throws(WireDecodeError) -> Outcome {
+        package func apply(_ kind: RowChange.Kind, to row: [UInt8]?) throws(WireDecodeError) -> Outcome {
             try StoredFields.apply(kind, fields: fields, columns: columns, to: row)
         }
     }

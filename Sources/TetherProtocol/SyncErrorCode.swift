@@ -1,46 +1,46 @@
 /// A sync error number (docs/contract.md: Sync errors). The numbers follow Realm's sync protocol so that people
 /// coming from Atlas Device Sync recognise them. Unknown numbers are representable: the
 /// agent follows the action the server sent with them.
-public struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, Codable,
+package struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, Codable,
     CustomStringConvertible
 {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
-    public init(_ rawValue: Int) { self.rawValue = rawValue }
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
+    package init(_ rawValue: Int) { self.rawValue = rawValue }
 
     // Connection-level errors (1xx): the connection is closed.
     /// Any other connection-level error.
-    public static let otherError = Self(101)
+    package static let otherError = Self(101)
     /// A message type the peer does not know.
-    public static let unknownMessage = Self(102)
+    package static let unknownMessage = Self(102)
     /// A message that cannot be decoded.
-    public static let badSyntax = Self(103)
+    package static let badSyntax = Self(103)
     /// A message or frame larger than the peer accepts.
-    public static let limitsExceeded = Self(104)
-    public static let wrongProtocolVersion = Self(105)
-    public static let clientFileBoundInOtherSession = Self(108)
+    package static let limitsExceeded = Self(104)
+    package static let wrongProtocolVersion = Self(105)
+    package static let clientFileBoundInOtherSession = Self(108)
     /// A message that is not allowed in the session's current state.
-    public static let badMessageOrder = Self(109)
+    package static let badMessageOrder = Self(109)
 
     // Session-level errors (2xx): only the affected partition is concerned.
     /// Any other session-level error; also sent while sync is terminated on the server.
-    public static let otherSessionError = Self(201)
-    public static let accessTokenExpired = Self(202)
-    public static let badUserAuthentication = Self(203)
-    public static let illegalPartitionName = Self(204)
-    public static let permissionDenied = Self(206)
-    public static let badServerFileIdentifier = Self(207)
-    public static let badClientFileIdentifier = Self(208)
-    public static let badServerVersion = Self(209)
-    public static let badClientVersion = Self(210)
-    public static let divergingHistories = Self(211)
-    public static let badClientFile = Self(217)
-    public static let clientFileExpired = Self(222)
-    public static let invalidSchemaChange = Self(225)
-    public static let badSchemaVersion = Self(235)
+    package static let otherSessionError = Self(201)
+    package static let accessTokenExpired = Self(202)
+    package static let badUserAuthentication = Self(203)
+    package static let illegalPartitionName = Self(204)
+    package static let permissionDenied = Self(206)
+    package static let badServerFileIdentifier = Self(207)
+    package static let badClientFileIdentifier = Self(208)
+    package static let badServerVersion = Self(209)
+    package static let badClientVersion = Self(210)
+    package static let divergingHistories = Self(211)
+    package static let badClientFile = Self(217)
+    package static let clientFileExpired = Self(222)
+    package static let invalidSchemaChange = Self(225)
+    package static let badSchemaVersion = Self(235)
 
     /// Every code this project sends or handles, in numeric order.
-    public static let known: [SyncErrorCode] = [
+    package static let known: [SyncErrorCode] = [
         .otherError, .unknownMessage, .badSyntax, .limitsExceeded, .wrongProtocolVersion,
         .clientFileBoundInOtherSession, .badMessageOrder, .otherSessionError,
         .accessTokenExpired, .badUserAuthentication, .illegalPartitionName, .permissionDenied,
@@ -49,13 +49,13 @@ public struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, C
         .invalidSchemaChange, .badSchemaVersion,
     ]
 
-    public var isKnown: Bool { Self.known.contains(self) }
+    package var isKnown: Bool { Self.known.contains(self) }
 
     /// Connection-level codes close the whole connection; session-level ones one partition.
-    public var isConnectionLevel: Bool { rawValue < 200 }
+    package var isConnectionLevel: Bool { rawValue < 200 }
 
     /// The snake_case name used in logs and docs (`diverging_histories`), or `code_<n>` for a number this build does not know.
-    public var name: String {
+    package var name: String {
         switch rawValue {
         case 101: "other_error"
         case 102: "unknown_message"
@@ -85,7 +85,7 @@ public struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, C
     /// The action docs/contract.md "Sync errors" assigns to this code. The server sends the action with every
     /// error; this is what it sends by default, and what an agent assumes for a message
     /// that lacks one.
-    public var defaultAction: ErrorAction {
+    package var defaultAction: ErrorAction {
         switch rawValue {
         case 105, 204: .fatal
         case 202, 203: .reauth
@@ -96,10 +96,10 @@ public struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, C
     }
 
     /// True when automatic reset modes must fall back to manual (breaking schema change).
-    public var forcesManualReset: Bool { self == .invalidSchemaChange || self == .badSchemaVersion }
+    package var forcesManualReset: Bool { self == .invalidSchemaChange || self == .badSchemaVersion }
 
     /// What an operator can do about it: one sentence, safe to log.
-    public var hint: String {
+    package var hint: String {
         switch rawValue {
         case 101, 102, 103, 104, 109:
             "the peer sent something this version cannot handle; check that agent and server versions match, the connection is retried"
@@ -126,14 +126,14 @@ public struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, C
         }
     }
 
-    public var description: String { "\(rawValue) (\(name))" }
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    package var description: String { "\(rawValue) (\(name))" }
+    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         self.rawValue = try decoder.singleValueContainer().decode(Int.self)
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
     }

@@ -1,11 +1,11 @@
 /// The oldest TLS version a side accepts: `tls_min_version` of tetherd's `[server]` and of
 /// tether-server (docs/configuration.md, docs/server.md). TLS 1.0 and 1.1 are not offered:
 /// both are deprecated (RFC 8996), and nothing Tether runs on lacks TLS 1.2.
-public enum TLSMinimumVersion: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum TLSMinimumVersion: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case tls12 = "1.2"
     case tls13 = "1.3"
 
-    public static let `default` = TLSMinimumVersion.tls12
+    package static let `default` = TLSMinimumVersion.tls12
 
-    public var description: String { "TLS \(rawValue)" }
+    package var description: String { "TLS \(rawValue)" }
 }

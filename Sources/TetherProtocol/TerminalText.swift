@@ -12,9 +12,9 @@
 ///
 /// Used by `tetherctl` and `tether-server admin` for every text-mode output of such data; JSON
 /// output is escaped by its encoder instead.
-public enum TerminalText {
+package enum TerminalText {
     /// `text` with every character of ``needsEscape(_:)`` escaped; `text` itself when it holds none.
-    public static func safe(_ text: String) -> String {
+    package static func safe(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
@@ -28,7 +28,7 @@ public enum TerminalText {
     }
 
     /// True for the characters ``safe(_:)`` escapes.
-    public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    package static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
         case 0x2028, 0x2029: true

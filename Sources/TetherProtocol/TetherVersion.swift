@@ -1,28 +1,28 @@
 /// Versions of this build: the release and the sync protocol it speaks.
-public enum TetherVersion {
+package enum TetherVersion {
     /// The release, printed by every program's `--version`.
-    public static let release = "0.1.0"
+    package static let release = "0.1.0"
     /// The sync protocol version an agent announces in its hello.
-    public static let syncProtocol = 6
+    package static let syncProtocol = 6
     /// The first protocol version with flow control (`credit`, docs/protocol.md).
-    public static let flowControl = 2
+    package static let flowControl = 2
     /// The first protocol version whose binds carry the store's lineage (``StoreLineage``): the
     /// server detects stores restored from older copies or copied to another device.
-    public static let storeLineage = 3
+    package static let storeLineage = 3
     /// The first protocol version with healing (`heal` and `healed`, docs/protocol.md): a
     /// device gives back what a server restore lost.
-    public static let healing = 4
+    package static let healing = 4
     /// The first protocol version with ready files (``ReadyFileRequest``, ``StateFileSlice``): a
     /// new store or a reset takes the partition's state as a store file the server built once.
-    public static let readyFiles = 5
+    package static let readyFiles = 5
     /// The first protocol version with device reports (``DeviceReport``): the server keeps a
     /// ledger of its devices and what each says of its partitions.
-    public static let deviceReports = 6
+    package static let deviceReports = 6
 
     /// The protocol versions a server speaking `server` accepts: its own and the one before it,
     /// so that a fleet upgrades in stages, the server first (docs/contract.md: Versions and
     /// compatibility). Any other version gets 105.
-    public static func acceptedByServer(speaking server: Int = syncProtocol) -> ClosedRange<Int> {
+    package static func acceptedByServer(speaking server: Int = syncProtocol) -> ClosedRange<Int> {
         (server - 1)...server
     }
 }

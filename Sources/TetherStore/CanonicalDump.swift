@@ -8,8 +8,8 @@ import TetherProtocol
 /// `b:0aff` (hex). Two stores hold the same data exactly when their dumps are equal.
 ///
 /// The dump holds row contents: it is for tests and explicit operator commands, never for logs.
-public enum CanonicalDump {
-    public static func format(_ value: FieldValue) -> String {
+package enum CanonicalDump {
+    package static func format(_ value: FieldValue) -> String {
         switch value {
         case .null: "null"
         case .integer(let v): "i:\(v)"
@@ -19,10 +19,10 @@ public enum CanonicalDump {
         }
     }
 
-    public static func format(_ key: RowKey) -> String { format(key.fieldValue) }
+    package static func format(_ key: RowKey) -> String { format(key.fieldValue) }
 
     /// One row's line: the key, then every value column of `table` in name order.
-    public static func line(key: RowKey, fields: [String: FieldValue], table: TableSchema) -> String {
+    package static func line(key: RowKey, fields: [String: FieldValue], table: TableSchema) -> String {
         var parts = [format(key)]
         for column in table.valueColumns {
             parts.append("\(column.name)=\(format(fields[column.name] ?? .null))")
@@ -30,11 +30,11 @@ public enum CanonicalDump {
         return parts.joined(separator: " | ")
     }
 
-    public static func header(_ table: TableSchema) -> String { "[\(table.name)]" }
+    package static func header(_ table: TableSchema) -> String { "[\(table.name)]" }
 
     /// The dump of a state given as rows (e.g. a test's model of the server), for comparison
     /// with `PartitionStore.canonicalDump()`.
-    public static func dump(schema: Schema, rows: [String: [RowKey: [String: FieldValue]]]) -> String {
+    package static func dump(schema: Schema, rows: [String: [RowKey: [String: FieldValue]]]) -> String {
         var out = ""
         for table in schema.tables {
             out += header(table) + "\n"
@@ -96,14 +96,14 @@ public enum CanonicalDump {
 
 extension PartitionStore {
     /// The canonical dump of the store's user tables (see `CanonicalDump`), from one snapshot.
-    public func canonicalDump() async throws(StoreError) -> String {
+    package func canonicalDump() async throws(StoreError) -> String {
         let schema = self.schema
         return try await read { db in try CanonicalDump.dump(db, schema: schema) }
     }
 
     /// The canonical dump of the Tether store file at `path` (e.g. a backup), using the schema
     /// recorded in it. The file is opened read-only.
-    public static func canonicalDump(ofStoreAt path: String) throws(StoreError) -> String {
+    package static func canonicalDump(ofStoreAt path: String) throws(StoreError) -> String {
         try readStoreFile(at: path) { db in try CanonicalDump.dump(db, schema: MetaTable.recordedSchema(db, path: path)) }
     }
 }

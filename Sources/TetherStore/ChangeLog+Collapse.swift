@@ -15,6 +15,7 @@ extension ChangeLog {
             CREATE TEMP TABLE _tether_collapse_rows (tbl TEXT NOT NULL, pk NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID;
             CREATE TEMP TABLE _tether_collapse_net (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, cols TEXT);
             """)
+        // Left over: the next collapse drops them first (temp tables are this connection's).
         defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp._tether_collapse_rows; DROP TABLE IF EXISTS temp._tether_collapse_net") }
         try db.execute(sql: """
             INSERT INTO temp._tether_collapse_rows (tbl, pk)

@@ -2,11 +2,11 @@ import GRDB
 import TetherProtocol
 
 /// A change as recorded in the change log, with its local sequence number.
-public struct LoggedChange: Sendable, Hashable {
-    public var seq: Int64
-    public var change: RowChange
+package struct LoggedChange: Sendable, Hashable {
+    package var seq: Int64
+    package var change: RowChange
 
-    public init(seq: Int64, change: RowChange) {
+    package init(seq: Int64, change: RowChange) {
         self.seq = seq
         self.change = change
     }

@@ -26,7 +26,7 @@ enum CommitProbe {
         config.label = "tether.notify"
         try NoFollow.refuseLinks(sqlite: path, place: .store)
         let queue = try DatabaseQueue(path: path, configuration: config)
-        defer { try? queue.close() }
+        defer { try? queue.close() }  // read only: nothing to lose
         return try queue.read(fingerprint)
     }
 

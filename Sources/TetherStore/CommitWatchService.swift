@@ -12,9 +12,9 @@ import Synchronization
 ///
 /// The thread starts with the first watched store and ends, closing its descriptors, when the
 /// last one is released; a later watch starts it again. See docs/store.md, "Change notification".
-public final class CommitWatchService: Sendable {
+package final class CommitWatchService: Sendable {
     /// The service of the process (the agent's partitions all use it).
-    public static let shared = CommitWatchService()
+    package static let shared = CommitWatchService()
 
     /// Delays of the re-checks after a file event (and after a watch starts), in milliseconds:
     /// dense for about a second, then sparse until about 31 s. A commit becomes visible only
@@ -41,7 +41,7 @@ public final class CommitWatchService: Sendable {
 
     let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Starts watching the store at `path`: `continuation` gets a notice after each commit
     /// (burst) from now on. Throws when the store cannot be read or inotify is unavailable.
@@ -127,10 +127,10 @@ public final class CommitWatchService: Sendable {
     func isWatching(_ id: UInt64) -> Bool { state.withLock { $0.watches.contains(id) } }
 
     /// Whether the thread runs (and holds its descriptors).
-    public var isRunning: Bool { state.withLock { $0.descriptors != nil } }
+    package var isRunning: Bool { state.withLock { $0.descriptors != nil } }
 
     /// How many stores are watched.
-    public var watchedStores: Int { state.withLock { $0.watches.count } }
+    package var watchedStores: Int { state.withLock { $0.watches.count } }
 
     /// How many threads this service started so far (one at a time).
     var threadsStarted: Int { state.withLock { $0.threadsStarted } }

@@ -8,9 +8,9 @@ import TetherProtocol
 /// — unknown keys, then per table the view's rows no identical staged row matches, then the
 /// staged rows the view lacks — each page read straight into the wire's encoding. Only the
 /// position (stage and last key) is kept between chunks. Closes the files at the end.
-public struct HealViewCursor: AsyncIteratorProtocol {
-    public typealias Element = HealViewChunk
-    public typealias Failure = StoreError
+package struct HealViewCursor: AsyncIteratorProtocol {
+    package typealias Element = HealViewChunk
+    package typealias Failure = StoreError
 
     private enum Stage: Equatable {
         case unknown
@@ -32,7 +32,7 @@ public struct HealViewCursor: AsyncIteratorProtocol {
 
     init(reader: HealViewReader) { self.reader = reader }
 
-    public mutating func next() async throws(StoreError) -> HealViewChunk? {
+    package mutating func next() async throws(StoreError) -> HealViewChunk? {
         guard stage != .done else { return nil }
         do {
             let queue = try self.queue ?? open()

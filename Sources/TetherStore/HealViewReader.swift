@@ -1,18 +1,18 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// One part of a device's view for healing (docs/client-reset.md "Healing a restored server"):
 /// the keys the view cannot vouch for, and the view's rows that differ from the fetched state.
-public struct HealViewChunk: Sendable, Hashable {
+package struct HealViewChunk: Sendable, Hashable {
     /// Deletes naming rows with unsynced changes (the store keeps only their local value).
-    public var unknown: ChangeRows
+    package var unknown: ChangeRows
     /// An insert carrying every column (nulls included) for a row of the view that the fetched
     /// state lacks or holds with another value; a delete for a row of the fetched state the
     /// view does not have.
-    public var rows: ChangeRows
+    package var rows: ChangeRows
 
     /// Changes in the chunk, unknown keys included.
-    public var count: Int { unknown.count + rows.count }
+    package var count: Int { unknown.count + rows.count }
 }
 
 /// A device's **view** of a partition, read for healing a restored server: its store as a
@@ -34,28 +34,28 @@ public struct HealViewChunk: Sendable, Hashable {
 /// connection). ``chunks()`` reads the difference a page of SQL at a time per table, so
 /// memory is bounded by a chunk whatever the stores' sizes. Use it only when
 /// ``schemasMatch``: rows of different schemas cannot be compared column by column.
-public struct HealViewReader: Sendable {
+package struct HealViewReader: Sendable {
     /// At most this many changes (unknown keys and rows together) in a chunk.
-    public static let maxChanges = 2000
+    package static let maxChanges = 2000
 
-    public let backupPath: String
-    public let stagingPath: String
+    package let backupPath: String
+    package let stagingPath: String
     /// The server version and salt the backup's store had synced to.
-    public let view: ServerVersion
+    package let view: ServerVersion
     /// The backup's recorded schema.
-    public let schema: Schema
+    package let schema: Schema
     /// Whether the backup's recorded schema equals the staging store's: when not, the view
     /// cannot be compared (the server's schema changed since) and healing is skipped.
-    public let schemasMatch: Bool
+    package let schemasMatch: Bool
     /// Whether the reset replays the device's unsynced changes: then rows it only updated are
     /// part of the view (see above); a reset that discards them sends them as unknown keys.
-    public let recovering: Bool
+    package let recovering: Bool
     let maxChanges: Int
     let maxBytes: Int
 
     /// Reads both stores' metadata and schemas; fails when either file is not a Tether store.
     /// `maxChanges` and `maxBytes` bound each chunk (tests lower them).
-    public init(
+    package init(
         backup: String, staging: String, recovering: Bool = false, maxChanges: Int = Self.maxChanges,
         maxBytes: Int = ProtocolLimits.targetBatchBytes
     ) throws(StoreError) {
@@ -75,16 +75,16 @@ public struct HealViewReader: Sendable {
 
     /// The view's chunks, read from the start each time it is iterated (a contribution sent
     /// again reads them again).
-    public func chunks() -> HealViewChunks { HealViewChunks(reader: self) }
+    package func chunks() -> HealViewChunks { HealViewChunks(reader: self) }
 }
 
 /// The chunks of a ``HealViewReader``, as an asynchronous sequence: the unknown keys first,
 /// then each table's differing rows and missing rows. Each iteration opens the files again.
-public struct HealViewChunks: AsyncSequence, Sendable {
-    public typealias Element = HealViewChunk
-    public typealias Failure = StoreError
+package struct HealViewChunks: AsyncSequence, Sendable {
+    package typealias Element = HealViewChunk
+    package typealias Failure = StoreError
 
     let reader: HealViewReader
 
-    public func makeAsyncIterator() -> HealViewCursor { HealViewCursor(reader: reader) }
+    package func makeAsyncIterator() -> HealViewCursor { HealViewCursor(reader: reader) }
 }

@@ -2,24 +2,24 @@ import GRDB
 import TetherProtocol
 
 /// What `apply` did, in counts (no row contents).
-public struct ApplyReport: Sendable, Hashable {
+package struct ApplyReport: Sendable, Hashable {
     /// Entries applied, and entries skipped because their version was already integrated.
-    public var versionsApplied = 0
-    public var versionsSkipped = 0
+    package var versionsApplied = 0
+    package var versionsSkipped = 0
     /// Server changes written, and skipped because of a pending local insert or delete of the row.
-    public var changesApplied = 0
-    public var changesSkipped = 0
+    package var changesApplied = 0
+    package var changesSkipped = 0
     /// Fields a server change carried that kept their pending local value.
-    public var fieldsKeptLocal = 0
+    package var fieldsKeptLocal = 0
     /// Local log entries dropped because the server had integrated them.
-    public var localChangesTrimmed = 0
+    package var localChangesTrimmed = 0
     /// The store's server version afterwards.
-    public var serverVersion = ServerVersion.none
+    package var serverVersion = ServerVersion.none
     /// Server changes written, per table (tables with none are left out): what an application
     /// hears in a `changes-applied` event.
-    public var changesPerTable: [String: Int64] = [:]
+    package var changesPerTable: [String: Int64] = [:]
 
-    public init() {}
+    package init() {}
 }
 
 extension PartitionStore {
@@ -40,7 +40,7 @@ extension PartitionStore {
     /// is kept. A row without pending local changes is written in place by ``ChangeRowsWriter``
     /// (no dictionary per row); a row with some is decoded into a ``RowChange`` for the rules.
     @discardableResult
-    public func apply(_ entries: [DownloadEntry]) async throws(StoreError) -> ApplyReport {
+    package func apply(_ entries: [DownloadEntry]) async throws(StoreError) -> ApplyReport {
         let schema = self.schema
         let path = self.path
         return try await write { db in

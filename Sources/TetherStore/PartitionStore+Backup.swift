@@ -21,7 +21,7 @@ extension PartitionStore {
     /// (``StoreError/symbolicLink(path:place:)``), never followed. Returns how the files were
     /// copied and how many bytes.
     @discardableResult
-    public func backup(to destination: String, mode: mode_t = 0o640) async throws(StoreError) -> StoreFileCopy.Report {
+    package func backup(to destination: String, mode: mode_t = 0o640) async throws(StoreError) -> StoreFileCopy.Report {
         try NoFollow.refuseLinks(sqlite: destination, place: .backup)
         let partial = destination + ".partial"
         let leftovers = [partial, partial + "-wal", partial + "-shm", partial + "-journal"]
@@ -39,8 +39,10 @@ extension PartitionStore {
                 guard problems == ["ok"] else { throw StoreError.corrupt(path: partial, problems: problems) }
             }
             try target.close()
+            // Gone with the switch to DELETE; one that stays is removed by the next backup.
             for leftover in leftovers.dropFirst() { try? FileManager.default.removeItem(atPath: leftover) }
         } catch {
+            // Cleanup: the copy's error is the one thrown.
             for leftover in leftovers { try? FileManager.default.removeItem(atPath: leftover) }
             throw StoreError.wrap(error, path: destination)
         }
@@ -80,13 +82,13 @@ extension PartitionStore {
     }
 
     /// The problems `PRAGMA integrity_check` reports; empty when the store is sound.
-    public func integrityCheck() async throws(StoreError) -> [String] {
+    package func integrityCheck() async throws(StoreError) -> [String] {
         let problems = try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
         return problems == ["ok"] ? [] : problems
     }
 
     /// `PRAGMA integrity_check` of any SQLite file (e.g. a backup); empty when it is sound.
-    public static func integrityCheck(ofFileAt path: String, place: StoreFilePlace = .backup) throws(StoreError) -> [String] {
+    package static func integrityCheck(ofFileAt path: String, place: StoreFilePlace = .backup) throws(StoreError) -> [String] {
         try NoFollow.refuseLinks(sqlite: path, place: place)
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError.io(path: path, operation: "open", errno: ENOENT)

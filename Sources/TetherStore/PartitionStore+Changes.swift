@@ -8,7 +8,7 @@ extension PartitionStore {
     /// wire form (``UploadBatchReader``), read after `after` — so the server must take it whole or not
     /// at all (docs/store.md) — or nil when there is none. Acknowledging its `lastSeq` drops all
     /// of it; reading does not remove anything.
-    public func pendingChanges(
+    package func pendingChanges(
         after seq: Int64, limit: Int = 1000, maxBytes: Int = PartitionStore.uploadBatchBytes
     ) async throws(StoreError) -> UploadChangeset? {
         let limit = max(limit, 1)
@@ -23,18 +23,18 @@ extension PartitionStore {
     /// it is the last of its batch): the server's download batches are sized alike
     /// (`ProtocolLimits.targetBatchBytes`), and no batch nears the 16 MiB message limit
     /// whatever the rows hold.
-    public static let uploadBatchBytes = ProtocolLimits.targetBatchBytes
+    package static let uploadBatchBytes = ProtocolLimits.targetBatchBytes
 
     /// Every pending local change, in seq order, uncollapsed, with the rows' values now (what a
     /// client reset recovers). An insert or update of a row that no longer exists is left out.
-    public func allPendingChanges() async throws(StoreError) -> [LoggedChange] {
+    package func allPendingChanges() async throws(StoreError) -> [LoggedChange] {
         let schema = self.schema
         return try await read { db in try ChangeLog.read(db, schema: schema, after: 0, limit: Int.max)?.changes ?? [] }
     }
 
     /// The pending changes recorded in another store file, e.g. the backup taken at the start
     /// of a client reset, with that file's rows' values. The file is opened read-only.
-    public static func pendingChanges(ofStoreAt path: String) throws(StoreError) -> [LoggedChange] {
+    package static func pendingChanges(ofStoreAt path: String) throws(StoreError) -> [LoggedChange] {
         try readStoreFile(at: path) { db in
             let schema = try MetaTable.recordedSchema(db, path: path)
             return try ChangeLog.read(db, schema: schema, after: 0, limit: Int.max)?.changes ?? []
@@ -45,7 +45,7 @@ extension PartitionStore {
     /// read-only open (a store the agent has not opened yet, e.g. of a partition paused since
     /// the daemon started), or nil when there is no store there. A store an earlier release
     /// wrote and this one has not converted yet is counted in its own log.
-    public static func syncFigures(ofStoreAt path: String) throws(StoreError) -> (metadata: StoreMetadata, pending: Int)? {
+    package static func syncFigures(ofStoreAt path: String) throws(StoreError) -> (metadata: StoreMetadata, pending: Int)? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return try readStoreFile(at: path) { db in
             guard let metadata = try MetaTable.fetch(db) else { return nil }
@@ -55,19 +55,19 @@ extension PartitionStore {
     }
 
     /// The number of pending (not yet integrated) log entries.
-    public func pendingChangeCount() async throws(StoreError) -> Int {
+    package func pendingChangeCount() async throws(StoreError) -> Int {
         try await read { db in try ChangeLog.count(db) }
     }
 
     /// The highest local seq ever assigned (0 before the first captured change).
-    public func lastAssignedSeq() async throws(StoreError) -> Int64 {
+    package func lastAssignedSeq() async throws(StoreError) -> Int64 {
         try await read { db in try ChangeLog.lastAssignedSeq(db) }
     }
 
     /// Drops the changes with `seq <= seq` (the server integrated them) and records the seq.
     /// Returns the number of log entries dropped.
     @discardableResult
-    public func acknowledge(throughSeq seq: Int64) async throws(StoreError) -> Int {
+    package func acknowledge(throughSeq seq: Int64) async throws(StoreError) -> Int {
         try await write { db in
             let dropped = try ChangeLog.trim(db, through: seq)
             try MetaTable.raiseIntegratedSeq(db, to: seq)
@@ -80,7 +80,7 @@ extension PartitionStore {
     /// seq ever handed to the server (changes already uploaded must not move). Returns the
     /// number of log entries removed.
     @discardableResult
-    public func collapsePendingChanges(after seq: Int64) async throws(StoreError) -> Int {
+    package func collapsePendingChanges(after seq: Int64) async throws(StoreError) -> Int {
         try await write { db in try ChangeLog.collapse(db, after: seq) }
     }
 
@@ -97,7 +97,7 @@ extension PartitionStore {
         try NoFollow.refuseLinks(sqlite: path, place: place)
         do {
             let queue = try DatabaseQueue(path: path, configuration: readOnlyConfiguration())
-            defer { try? queue.close() }
+            defer { try? queue.close() }  // read only: nothing to lose
             return try queue.read(body)
         } catch {
             throw StoreError.wrap(error, path: path)

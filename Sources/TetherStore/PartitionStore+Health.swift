@@ -6,16 +6,16 @@ import TetherProtocol
 extension PartitionStore {
     /// How an application altered the store's tables, when it was opened with
     /// `tolerateAlteredTables` and they differ from its schema; nil otherwise.
-    public var alteration: StoreError? { healthState.withLock { $0.alteration } }
+    package var alteration: StoreError? { healthState.withLock { $0.alteration } }
 
     /// Capture triggers that were missing or changed when the store was opened and were
     /// recreated (changes made while they were missing were not captured).
-    public var triggersRecreatedAtOpen: [String] { healthState.withLock { $0.triggersRecreatedAtOpen } }
+    package var triggersRecreatedAtOpen: [String] { healthState.withLock { $0.triggersRecreatedAtOpen } }
 
     /// True when the file at `path` is an empty database: zero bytes, or SQLite with no table
     /// at all (an application's `sqlite3 store.sqlite` before the agent created the store).
     /// The agent creates the store in such a file instead of refusing it.
-    public static func isEmptyDatabase(path: String) throws(StoreError) -> Bool {
+    package static func isEmptyDatabase(path: String) throws(StoreError) -> Bool {
         // Attributes that cannot be read: the read below fails too, and says why.
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
         if size == 0 { return true }
@@ -24,7 +24,7 @@ extension PartitionStore {
 
     /// `PRAGMA quick_check`: the problems found, empty when the file is sound. Cheaper than
     /// ``integrityCheck()``: the agent runs it every time it opens a store.
-    public func quickCheck() async throws(StoreError) -> [String] {
+    package func quickCheck() async throws(StoreError) -> [String] {
         let problems = try await read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
         return problems == ["ok"] ? [] : problems
     }
@@ -32,7 +32,7 @@ extension PartitionStore {
     /// Verifies the user tables against the store's schema when `PRAGMA schema_version` moved
     /// since the last check (cheap otherwise: one pragma). Throws `.schemaMismatch` naming the
     /// table or column an application altered; recreates capture triggers it dropped.
-    public func checkSchema() async throws(StoreError) -> StoreSchemaCheck {
+    package func checkSchema() async throws(StoreError) -> StoreSchemaCheck {
         let known = healthState.withLock { $0.schemaVersion }
         let current = try await read { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0 }
         if current == known { return .unchanged }

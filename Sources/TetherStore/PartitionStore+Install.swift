@@ -13,13 +13,15 @@ extension PartitionStore {
     /// store's journal is not empty (its WAL not checkpointed, a `-journal` left). The caller then writes the store
     /// the long way, into the file that is there. A symbolic link at either path (or beside
     /// them) is never followed: false, and the long way then refuses it with an error.
-    public static func installWithoutCopy(staging: String, at path: String) -> Bool {
+    package static func installWithoutCopy(staging: String, at path: String) -> Bool {
         let fileManager = FileManager.default
+        // A link, or a path that cannot be checked: false; the long way refuses it and says why.
         guard (try? NoFollow.refuseLinks(sqlite: staging, place: .staging)) != nil,
             (try? NoFollow.refuseLinks(sqlite: path, place: .store)) != nil,
             fileManager.fileExists(atPath: staging), !fileManager.fileExists(atPath: path),
             size(of: staging + "-wal") == 0, !fileManager.fileExists(atPath: staging + "-journal")
         else { return false }
+        // Cannot be opened: false; the long way opens it too and says why.
         guard let fd = try? NoFollow.open(staging, flags: O_RDWR, place: .staging) else { return false }
         fchmod(fd, 0o660)
         let synced = fsync(fd) == 0

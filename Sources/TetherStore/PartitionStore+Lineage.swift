@@ -1,11 +1,11 @@
 import GRDB
-public import TetherProtocol
+import TetherProtocol
 
 extension PartitionStore {
     /// What the store says of its own history at a bind whose uploads go under `uploadSalt`
     /// (``StoreLineage``): its acknowledged seq, the last seq it gave a change, and the
     /// uploads it recorded that the server has not acknowledged.
-    public func lineage(uploadSalt: Int64) async throws(StoreError) -> StoreLineage {
+    package func lineage(uploadSalt: Int64) async throws(StoreError) -> StoreLineage {
         try await read { db in
             StoreLineage(
                 uploadSalt: uploadSalt, integratedSeq: try MetaTable.fetch(db)?.integratedSeq ?? 0,
@@ -17,7 +17,7 @@ extension PartitionStore {
     /// from `firstSeq` through `lastSeq`, before it sends them: a store that shows the record
     /// at its next bind proves the server's integration of them is its own. Returns `lastSeq`.
     @discardableResult
-    public func recordUpload(salt: Int64, firstSeq: Int64, lastSeq: Int64) async throws(StoreError) -> Int64 {
+    package func recordUpload(salt: Int64, firstSeq: Int64, lastSeq: Int64) async throws(StoreError) -> Int64 {
         try await writeAttaching(nil) { db in
             try UploadRecords.record(db, salt: salt, firstSeq: firstSeq, lastSeq: lastSeq)
             return lastSeq
@@ -29,7 +29,7 @@ extension PartitionStore {
     /// download replays the unsynced changes on top (docs/client-reset.md, "Restored and
     /// cloned devices"). Durable when it returns. True when the store had an identity.
     @discardableResult
-    public func forgetIdentity() async throws(StoreError) -> Bool {
+    package func forgetIdentity() async throws(StoreError) -> Bool {
         try await writeAttaching(nil) { db in try Self.forgetIdentity(db) }
     }
 
@@ -37,14 +37,14 @@ extension PartitionStore {
     /// --forget-identities`, and the machine-id check before the first bind): one durable
     /// transaction; `notAStore` when the file is no Tether store.
     @discardableResult
-    public static func forgetIdentity(ofStoreAt path: String) throws(StoreError) -> Bool {
+    package static func forgetIdentity(ofStoreAt path: String) throws(StoreError) -> Bool {
         try NoFollow.refuseLinks(sqlite: path, place: .store)
         do {
             var config = Configuration()
             config.busyMode = .timeout(busyTimeout)
             config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             let queue = try DatabaseQueue(path: path, configuration: config)
-            defer { try? queue.close() }
+            defer { try? queue.close() }  // the write committed; closing only releases the file
             return try queue.write { db in
                 guard try MetaTable.exists(db) else { throw StoreError.notAStore(path: path) }
                 return try forgetIdentity(db)

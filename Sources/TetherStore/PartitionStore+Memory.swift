@@ -5,7 +5,7 @@ extension PartitionStore {
     /// How many reads and writes the agent made through the store so far (each counted when it
     /// begins and when it ends): a count that has not moved for a while means the store is idle
     /// (``releaseMemory()``).
-    public var uses: UInt64 { connections.uses }
+    package var uses: UInt64 { connections.uses }
 
     /// Closes an idle store's connections — writer and readers, with their parsed schemas,
     /// caches and statements — unless an access is in progress; the store's next read or write
@@ -13,5 +13,5 @@ extension PartitionStore {
     /// connections are closed now; false when an access holds them (nothing is done: the store
     /// is not idle).
     @discardableResult
-    public func releaseMemory() -> Bool { connections.closeIfIdle() }
+    package func releaseMemory() -> Bool { connections.closeIfIdle() }
 }

@@ -25,7 +25,7 @@ extension PartitionStore {
     /// If anything fails (a state row out of order or not fitting the schema, a recovered
     /// change not fitting it), the transaction rolls back and the store is unchanged.
     @discardableResult
-    public func resetInPlace(
+    package func resetInPlace(
         to state: some StateSource,
         serverVersion: ServerVersion,
         schema newSchema: Schema? = nil,
@@ -108,10 +108,12 @@ extension PartitionStore {
         try await withPool { pool in
             try await pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                // Not restored: the connection stays at FULL, durable and only slower.
                 defer { try? db.execute(sql: "PRAGMA synchronous = \(Self.synchronous)") }
                 if let path {
                     try db.execute(sql: "ATTACH DATABASE ? AS \(StoreSQL.quote(StoreRewriter.stagingSchema))", arguments: [path])
                 }
+                // Outside a transaction it does not fail; if it did, the next attach would say so.
                 defer { if path != nil { try? db.execute(sql: "DETACH DATABASE \(StoreSQL.quote(StoreRewriter.stagingSchema))") } }
                 var result: T?
                 try db.inTransaction(.immediate) {
@@ -128,7 +130,7 @@ extension PartitionStore {
     /// every user row and every pending change is removed, the server version and client
     /// file identity are cleared (the next bind is a fresh one). Returns the rows deleted.
     @discardableResult
-    public func emptyInPlace() async throws(StoreError) -> Int {
+    package func emptyInPlace() async throws(StoreError) -> Int {
         let schema = self.schema
         return try await writeAttaching(nil) { db in
             try MetaTable.withApplyFlag(db) {

@@ -7,7 +7,7 @@ extension PartitionStore {
     /// one transaction, and returns the differences applied (empty when already current).
     /// A breaking change throws `.breakingSchemaChange`: only a client reset handles those.
     @discardableResult
-    public func upgradeSchema(to schema: Schema) async throws(StoreError) -> SchemaDiff {
+    package func upgradeSchema(to schema: Schema) async throws(StoreError) -> SchemaDiff {
         let problems = Self.storeProblems(schema)
         guard problems.isEmpty else { throw .invalidSchema(problems: problems) }
         let previous = self.schema

@@ -1,12 +1,28 @@
 import Foundation
 import GRDB
 import TetherProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension PartitionStore {
     /// Removes the SQLite file at `path` with its `-wal`, `-shm` and `-journal` companions (a
     /// staging store once used, a half-written download); missing files are fine.
-    public static func removeFiles(at path: String) {
+    package static func removeFiles(at path: String) {
+        // Cleanup: one that stays is only litter; a path used again goes through removeFilesBeforeReuse.
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    /// ``removeFiles(at:)`` before a new file takes the path (a download's staging store): a
+    /// file that is there and cannot be removed is an error, not an old store to fill again or
+    /// an old `-wal` for SQLite to replay into the new one. Missing files are fine.
+    package static func removeFilesBeforeReuse(at path: String) throws(StoreError) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let file = path + suffix
+            guard unlink(file) != 0 else { continue }
+            let code = errno
+            guard code == ENOENT else { throw StoreError.io(path: file, operation: "unlink", errno: code) }
+        }
     }
 
     /// Writes rows of a server state into this store (a staging store a download fills chunk
@@ -17,7 +33,7 @@ extension PartitionStore {
     /// the schema before it is written; a row that does not fit fails the whole chunk. The
     /// capture triggers are dropped while the store fills (a staging store captures nothing) and
     /// put back by ``completeState(serverVersion:clientFile:)``.
-    public func insertStateRows(_ rows: StateRows) async throws(StoreError) {
+    package func insertStateRows(_ rows: StateRows) async throws(StoreError) {
         let schema = self.schema
         try await write { db in
             try Self.dropCaptureTriggers(db)
@@ -27,7 +43,7 @@ extension PartitionStore {
     }
 
     /// Writes state rows given one by one (tests and tools): as ``insertStateRows(_:)-(StateRows)``.
-    public func insertStateRows(_ rows: [StateRow]) async throws(StoreError) {
+    package func insertStateRows(_ rows: [StateRow]) async throws(StoreError) {
         try await insertStateRows(StateRows(Changeset(rows.map { .insert($0.table, $0.key, $0.fields) })))
     }
 
@@ -42,7 +58,7 @@ extension PartitionStore {
     /// Marks a staging store complete: the server version its rows represent and the identity
     /// the server assigned. Until this is written, the staging store is not used. A server's
     /// ready file is completed without an identity (nil); the device that installs it sets its own.
-    public func completeState(serverVersion: ServerVersion, clientFile: ClientFileIdentity?) async throws(StoreError) {
+    package func completeState(serverVersion: ServerVersion, clientFile: ClientFileIdentity?) async throws(StoreError) {
         let schema = self.schema
         try await write { db in
             _ = try self.installTriggers(db, schema: schema)
@@ -57,7 +73,7 @@ extension PartitionStore {
     }
 
     /// The rows of the schema's tables (a ready file's row count, for its name and progress).
-    public func rowCount() async throws(StoreError) -> Int64 {
+    package func rowCount() async throws(StoreError) -> Int64 {
         let schema = self.schema
         return try await read { db in
             var total: Int64 = 0

@@ -11,9 +11,9 @@ import TetherProtocol
 /// applications, its writes are IMMEDIATE transactions that wait up to `busyTimeout` for an
 /// application's write lock), closed while the store is idle and opened again on its next use
 /// (``StoreConnections``). Applications use any SQLite binding at the same time.
-public final class PartitionStore: Sendable {
-    public let path: String
-    public let partition: PartitionName
+package final class PartitionStore: Sendable {
+    package let path: String
+    package let partition: PartitionName
     /// Every access to the store's connections goes through it (PartitionStore+Memory).
     let connections: StoreConnections
     private let schemaState: Mutex<Schema>
@@ -21,7 +21,7 @@ public final class PartitionStore: Sendable {
     let healthState = Mutex(StoreHealth())
 
     /// How long the agent's writes wait for an application's write lock.
-    public static let busyTimeout: TimeInterval = 10
+    package static let busyTimeout: TimeInterval = 10
     /// The agent's own connections commit with `synchronous = NORMAL`: in WAL mode a power cut
     /// may lose their last commits but never corrupts the store, and everything they write —
     /// downloads applied with the server version they reach, change-log trims after the
@@ -32,7 +32,7 @@ public final class PartitionStore: Sendable {
     static let synchronous = "NORMAL"
 
     /// The schema the store's tables follow now.
-    public var schema: Schema { schemaState.withLock { $0 } }
+    package var schema: Schema { schemaState.withLock { $0 } }
 
     private init(path: String, partition: PartitionName, connections: StoreConnections, schema: Schema) {
         self.path = path
@@ -58,7 +58,7 @@ public final class PartitionStore: Sendable {
     ///
     /// A symbolic link at `path` (or at a `-wal`, `-shm`, `-journal` beside it) is refused
     /// with ``StoreError/symbolicLink(path:place:)`` naming `place`, never followed (``NoFollow``).
-    public static func open(
+    package static func open(
         path: String, partition: PartitionName, schema: Schema, tolerateAlteredTables: Bool = false,
         place: StoreFilePlace = .store
     ) async throws(StoreError) -> PartitionStore {
@@ -93,7 +93,7 @@ public final class PartitionStore: Sendable {
             let version = try await pool.read { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0 }
             store.healthState.withLock { $0.schemaVersion = version }
         } catch {
-            try? pool.close()
+            try? pool.close()  // cleanup: the open's error is the one thrown
             throw StoreError.wrap(error, path: path)
         }
         return store
@@ -118,7 +118,7 @@ public final class PartitionStore: Sendable {
     }
 
     /// The schema recorded in the store at `path`, or nil when there is no Tether store there.
-    public static func recordedSchema(path: String, place: StoreFilePlace = .store) throws(StoreError) -> Schema? {
+    package static func recordedSchema(path: String, place: StoreFilePlace = .store) throws(StoreError) -> Schema? {
         try NoFollow.refuseLinks(sqlite: path, place: place)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return try readFile(at: path, place: place) { db in
@@ -128,14 +128,14 @@ public final class PartitionStore: Sendable {
 
     /// The metadata of the store at `path`, read without opening it for writing (a staging
     /// copy, a backup), or nil when there is no Tether store there.
-    public static func metadata(ofStoreAt path: String, place: StoreFilePlace = .store) throws(StoreError) -> StoreMetadata? {
+    package static func metadata(ofStoreAt path: String, place: StoreFilePlace = .store) throws(StoreError) -> StoreMetadata? {
         try NoFollow.refuseLinks(sqlite: path, place: place)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return try readFile(at: path, place: place) { db in try MetaTable.exists(db) ? try MetaTable.fetch(db) : nil }
     }
 
     /// Closes the agent's connections. The store must not be used afterwards (accesses throw).
-    public func close() throws(StoreError) {
+    package func close() throws(StoreError) {
         try connections.closeForGood()
     }
 
@@ -165,7 +165,7 @@ public final class PartitionStore: Sendable {
 
     // MARK: Metadata
 
-    public func metadata() async throws(StoreError) -> StoreMetadata {
+    package func metadata() async throws(StoreError) -> StoreMetadata {
         let path = self.path
         return try await read { db in
             guard let meta = try MetaTable.fetch(db) else { throw StoreError.notAStore(path: path) }
@@ -174,14 +174,14 @@ public final class PartitionStore: Sendable {
     }
 
     /// Records the identity the server assigned to this store when it bound (nil clears it).
-    public func setClientFile(_ identity: ClientFileIdentity?) async throws(StoreError) {
+    package func setClientFile(_ identity: ClientFileIdentity?) async throws(StoreError) {
         try await write { db in try MetaTable.setClientFile(db, identity) }
     }
 
     /// Makes application writes fail (`partition <name> is read-only`) or allows them again.
     /// The agent's own applies are never blocked. The guard triggers come and go with the flag,
     /// in the same transaction.
-    public func setReadOnly(_ readOnly: Bool) async throws(StoreError) {
+    package func setReadOnly(_ readOnly: Bool) async throws(StoreError) {
         let schema = self.schema
         try await write { db in
             try MetaTable.setReadOnly(db, readOnly)
@@ -190,7 +190,7 @@ public final class PartitionStore: Sendable {
     }
 
     /// Sets or clears the client-reset marker kept in the store file.
-    public func setClientResetMarker(_ marker: String?) async throws(StoreError) {
+    package func setClientResetMarker(_ marker: String?) async throws(StoreError) {
         try await write { db in try MetaTable.setClientResetMarker(db, marker) }
     }
 }

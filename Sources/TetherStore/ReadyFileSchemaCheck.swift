@@ -68,7 +68,7 @@ extension PartitionStore {
     /// ``StoreError/readyFileSchema(path:differences:)``. A ready file is the server's (checked by
     /// its digest); this keeps what the server can put into a device's store to rows of the
     /// schema's tables, so an application's writes meet only the store's own definitions.
-    public func checkReadyFileObjects() async throws(StoreError) {
+    package func checkReadyFileObjects() async throws(StoreError) {
         let schema = self.schema
         let partition = self.partition.rawValue
         let differences = try await read { db in

@@ -4,16 +4,16 @@ import CTetherShims
 /// file is one zlib stream, compressed once by the server when it builds the file and inflated
 /// by the device as it arrives. zlib's Adler-32 catches a damaged slice before it is written;
 /// the file's SHA-256 still decides.
-public enum ReadyFileSliceCodec {
+package enum ReadyFileSliceCodec {
     /// zlib's fastest level: a ready file is rows as text and compresses ~7× even so, and the
     /// server compresses every version it builds.
-    public static let level: Int32 = 1
+    package static let level: Int32 = 1
 
     /// A slice is sent compressed only when that saves at least a tenth of its bytes.
-    public static func capacity(for count: Int) -> Int { count - count / 10 }
+    package static func capacity(for count: Int) -> Int { count - count / 10 }
 
     /// `bytes` as a zlib stream, or nil when compressing them does not pay.
-    public static func deflate(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+    package static func deflate(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         let capacity = Self.capacity(for: bytes.count)
         guard capacity > 0, let base = bytes.baseAddress else { return nil }
         var length = 0
@@ -26,7 +26,7 @@ public enum ReadyFileSliceCodec {
 
     /// The `fileBytes` bytes the zlib stream `stream` holds; nil when it is damaged, fails its
     /// checksum, or holds any other number of bytes.
-    public static func inflate(_ stream: [UInt8], fileBytes: Int) -> [UInt8]? {
+    package static func inflate(_ stream: [UInt8], fileBytes: Int) -> [UInt8]? {
         var ok = false
         let bytes = [UInt8](unsafeUninitializedCapacity: fileBytes) { buffer, initialized in
             ok = stream.withUnsafeBytes { source in

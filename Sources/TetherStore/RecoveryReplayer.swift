@@ -3,28 +3,28 @@ import TetherProtocol
 
 /// What replaying unsynced local changes onto the server's state kept and dropped, by rule
 /// (docs/contract.md: Recovery rules), in counts only.
-public struct RecoveryReport: Sendable, Hashable {
+package struct RecoveryReport: Sendable, Hashable {
     /// Rule 1: rows inserted on the device and never synced, kept.
-    public var insertsKept = 0
+    package var insertsKept = 0
     /// An insert of a key the server's state has: merged field by field (local fields win), kept.
-    public var insertsMerged = 0
+    package var insertsMerged = 0
     /// Rule 2: updates of rows the server deleted, dropped (the delete wins).
-    public var updatesDropped = 0
+    package var updatesDropped = 0
     /// Rule 3: deletes of rows still on the server, applied and kept.
-    public var deletesKept = 0
+    package var deletesKept = 0
     /// Deletes of rows the server's state does not have either: nothing to do, dropped.
-    public var deletesDropped = 0
+    package var deletesDropped = 0
     /// Rules 4 and 5: updates of rows the server still has, applied field by field and kept.
-    public var updatesKept = 0
+    package var updatesKept = 0
     /// Rule 4: fields of kept updates and merged inserts whose local value replaced a different server value.
-    public var fieldsLocalWon = 0
+    package var fieldsLocalWon = 0
     /// Local changes before collapsing them per row (several edits of one row count once after).
-    public var localChanges = 0
+    package var localChanges = 0
 
-    public init() {}
+    package init() {}
 
-    public var kept: Int { insertsKept + insertsMerged + deletesKept + updatesKept }
-    public var dropped: Int { updatesDropped + deletesDropped }
+    package var kept: Int { insertsKept + insertsMerged + deletesKept + updatesKept }
+    package var dropped: Int { updatesDropped + deletesDropped }
 }
 
 /// Replays unsynced local changes onto the server's state (just written by the rewrite, in the

@@ -11,13 +11,13 @@ import TetherProtocol
 /// - a state has only rows: no updates or deletes, and the rows it lacks are deleted from the
 ///   store it is written to;
 /// - a ``StateSource`` yields them sorted by table, then strictly by key.
-public struct StateRow: Sendable, Hashable {
-    public var table: String
-    public var key: RowKey
+package struct StateRow: Sendable, Hashable {
+    package var table: String
+    package var key: RowKey
     /// Every value column (the primary key excluded); a nullable column may be left out (null).
-    public var fields: [String: FieldValue]
+    package var fields: [String: FieldValue]
 
-    public init(table: String, key: RowKey, fields: [String: FieldValue]) {
+    package init(table: String, key: RowKey, fields: [String: FieldValue]) {
         self.table = table
         self.key = key
         self.fields = fields

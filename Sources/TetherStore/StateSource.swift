@@ -6,7 +6,7 @@ import TetherProtocol
 /// one SQLite write transaction, which is synchronous: a state arriving over the network is
 /// staged first (e.g. into a store file read with `StoreStateSource`) or fed by a producer
 /// that blocks this pull, never by awaiting. Memory stays bounded by what the source buffers.
-public protocol StateSource: Sendable {
+package protocol StateSource: Sendable {
     /// The next row, or nil at the end.
     mutating func next() throws(StoreError) -> StateRow?
     /// The SQLite file holding the state, when it is one: the rewrite then runs as SQL over
@@ -15,19 +15,19 @@ public protocol StateSource: Sendable {
 }
 
 extension StateSource {
-    public var databasePath: String? { nil }
+    package var databasePath: String? { nil }
 }
 
 /// A state held in memory (tests, small partitions). Sorts its rows.
-public struct ArrayStateSource: StateSource {
+package struct ArrayStateSource: StateSource {
     private var rows: [StateRow]
     private var index = 0
 
-    public init(_ rows: [StateRow]) {
+    package init(_ rows: [StateRow]) {
         self.rows = rows.sorted { ($0.table, $0.key) < ($1.table, $1.key) }
     }
 
-    public mutating func next() throws(StoreError) -> StateRow? {
+    package mutating func next() throws(StoreError) -> StateRow? {
         guard index < rows.count else { return nil }
         defer { index += 1 }
         return rows[index]
@@ -37,7 +37,7 @@ public struct ArrayStateSource: StateSource {
 /// The state held in another store file (a staging store the server's state was downloaded
 /// into, or a backup), read a page at a time in key order. Tables absent from the file are
 /// read as empty.
-public struct StoreStateSource: StateSource {
+package struct StoreStateSource: StateSource {
     private let queue: DatabaseQueue
     private let path: String
     private let tables: [TableSchema]
@@ -48,11 +48,11 @@ public struct StoreStateSource: StateSource {
     private var pageIndex = 0
     private var tableDone = false
 
-    public var databasePath: String? { path }
+    package var databasePath: String? { path }
 
     /// Reads the tables of `schema` from the store file at `path` (`place`: what it is, for a
     /// refused symbolic link's error).
-    public init(path: String, schema: Schema, pageSize: Int = 256, place: StoreFilePlace = .staging) throws(StoreError) {
+    package init(path: String, schema: Schema, pageSize: Int = 256, place: StoreFilePlace = .staging) throws(StoreError) {
         try NoFollow.refuseLinks(sqlite: path, place: place)
         do {
             var config = Configuration()
@@ -66,7 +66,7 @@ public struct StoreStateSource: StateSource {
         self.tables = schema.tables
     }
 
-    public mutating func next() throws(StoreError) -> StateRow? {
+    package mutating func next() throws(StoreError) -> StateRow? {
         while tableIndex < tables.count {
             if pageIndex < page.count {
                 defer { pageIndex += 1 }

@@ -1,9 +1,9 @@
 import Foundation
 
 /// One commit (or a burst of commits) noticed on a store.
-public struct StoreCommit: Sendable, Hashable {
+package struct StoreCommit: Sendable, Hashable {
     /// When the watcher confirmed the commit.
-    public var noticedAt: ContinuousClock.Instant
+    package var noticedAt: ContinuousClock.Instant
 }
 
 /// An `AsyncSequence` that yields when a connection commits to the store file at `path`
@@ -28,15 +28,15 @@ public struct StoreCommit: Sendable, Hashable {
 /// with the last store in it, the service's thread and descriptors with the last store of all)
 /// when the consuming task is cancelled, `stop()` is called, or the notifier and its iterator
 /// are both released. Stopping one notifier leaves the others watching.
-public final class StoreChangeNotifier: AsyncSequence, Sendable {
-    public typealias Element = StoreCommit
+package final class StoreChangeNotifier: AsyncSequence, Sendable {
+    package typealias Element = StoreCommit
 
     private let stream: AsyncStream<StoreCommit>
     let service: CommitWatchService
     let id: UInt64
 
     /// Starts watching. Throws when the store cannot be read or inotify is unavailable.
-    public init(path: String, service: CommitWatchService = .shared) throws(StoreError) {
+    package init(path: String, service: CommitWatchService = .shared) throws(StoreError) {
         let (stream, continuation) = AsyncStream<StoreCommit>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.stream = stream
         self.service = service
@@ -47,18 +47,18 @@ public final class StoreChangeNotifier: AsyncSequence, Sendable {
 
     deinit { service.unwatch(id) }
 
-    public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator(), owner: self) }
+    package func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator(), owner: self) }
 
     /// Keeps the notifier (and so the watch) alive while a consumer iterates.
-    public struct Iterator: AsyncIteratorProtocol {
+    package struct Iterator: AsyncIteratorProtocol {
         var base: AsyncStream<StoreCommit>.Iterator
         let owner: StoreChangeNotifier
 
-        public mutating func next() async -> StoreCommit? { await base.next() }
+        package mutating func next() async -> StoreCommit? { await base.next() }
     }
 
     /// Stops watching and ends the sequence.
-    public func stop() { service.unwatch(id) }
+    package func stop() { service.unwatch(id) }
 
     /// Whether the store is still watched (false once stopped).
     var isWatching: Bool { service.isWatching(id) }

@@ -1,7 +1,7 @@
 /// Everything that can go wrong with a partition store. Every case names the store file, table
 /// or column at fault; none carries row contents. `hint` tells an operator what to do and
 /// `needsReset` whether only a client reset (docs/contract.md: Client resets) can make the store usable again.
-public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The schema handed to the store is not a valid schema (each problem names table and column).
     case invalidSchema(problems: [String])
     /// The store's user tables do not match its schema (someone altered or created tables).
@@ -44,7 +44,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// True when nothing short of a client reset (or a manual repair) makes the store usable:
     /// a damaged file, tables an application altered, or a breaking schema change.
-    public var needsReset: Bool {
+    package var needsReset: Bool {
         if isCorruption || isSchemaAlteration { return true }
         if case .breakingSchemaChange = self { return true }
         return false
@@ -52,7 +52,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// True when the same operation may succeed later without anyone repairing the store: an
     /// I/O error, a full disk, a busy or locked database, a file that cannot be opened yet.
-    public var isTransient: Bool {
+    package var isTransient: Bool {
         switch self {
         case .io: true
         case .sqlite(_, let code, _):
@@ -66,7 +66,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// True when the file itself is damaged or is not SQLite at all (SQLITE_CORRUPT,
     /// SQLITE_NOTADB, or a failed integrity check): the agent quarantines such a store and
     /// bootstraps the partition again from the server (docs/client-reset.md).
-    public var isCorruption: Bool {
+    package var isCorruption: Bool {
         switch self {
         case .corrupt: true
         case .sqlite(_, let code, _): code & 0xFF == 11 || code & 0xFF == 26
@@ -76,20 +76,20 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// True for a symbolic link where the agent keeps its own file (``symbolicLink(path:place:)``):
     /// refused until someone removes it.
-    public var isSymbolicLink: Bool {
+    package var isSymbolicLink: Bool {
         if case .symbolicLink = self { return true }
         return false
     }
 
     /// True when an application changed the store's tables (docs/contract.md: Partitions and stores forbids it): only a client
     /// reset gives the store back the server's schema.
-    public var isSchemaAlteration: Bool {
+    package var isSchemaAlteration: Bool {
         if case .schemaMismatch = self { return true }
         return false
     }
 
     /// One sentence for the operator, safe to log.
-    public var hint: String {
+    package var hint: String {
         switch self {
         case .invalidSchema:
             "fix the schema (schema.toml) on the server; every problem names the table and column"
@@ -122,7 +122,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidSchema(let problems):
             "invalid schema: \(problems.joined(separator: "; "))"

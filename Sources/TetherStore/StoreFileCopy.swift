@@ -9,20 +9,20 @@ import Glibc
 /// descriptor of the file drops every POSIX lock the process holds on it — SQLite's included —
 /// and an application closing its connection next would take itself for the last one,
 /// checkpoint and delete the WAL the agent still writes to.
-public enum StoreFileCopy {
+package enum StoreFileCopy {
     enum File: Int32 {
         case database = 0
         case wal = 1
     }
 
     /// How a file was copied (for the log and the benchmark).
-    public enum Method: Int32, Sendable, Comparable {
+    package enum Method: Int32, Sendable, Comparable {
         case nothing = 0
         case reflink = 1
         case copyFileRange = 2
         case sqliteReads = 3
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .nothing: "nothing"
             case .reflink: "reflink"
@@ -31,13 +31,13 @@ public enum StoreFileCopy {
             }
         }
 
-        public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+        package static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
     }
 
     /// How a store's files were copied: the slowest method one of them needed, and the bytes.
-    public struct Report: Sendable, Hashable {
-        public var method: Method = .nothing
-        public var bytes: Int64 = 0
+    package struct Report: Sendable, Hashable {
+        package var method: Method = .nothing
+        package var bytes: Int64 = 0
 
         mutating func add(_ copy: (method: Method, bytes: Int64)) {
             method = max(method, copy.method)

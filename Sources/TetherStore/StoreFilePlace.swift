@@ -1,6 +1,6 @@
 /// Which of the agent's files a path is, as errors name it: a refused symbolic link says where
 /// it was met (docs/operations.md "Symbolic links").
-public enum StoreFilePlace: String, Sendable, Hashable, CaseIterable {
+package enum StoreFilePlace: String, Sendable, Hashable, CaseIterable {
     case store
     case backup
     case staging

@@ -8,7 +8,7 @@ import CTetherShims
 /// partitions held some 40 MB of it (measured with heaptrack, docs/store.md "Memory"). Without it, pages are allocated as they are used: an
 /// idle store's connection holds the few pages of its schema, a busy one grows its cache to
 /// `cache_size` as before.
-public enum StoreMemory {
+package enum StoreMemory {
     /// Call once at the start of the process, before any store or database opens. False when
     /// SQLite refused (it was initialised already): stores work the same, with more memory.
     ///
@@ -17,7 +17,7 @@ public enum StoreMemory {
     /// there: a client reset's SQLite work moving between GRDB's and NIO's threads left the
     /// agent's peak RSS ~10 MB higher at 1M rows, growing with the partition (BENCHMARKS.md).
     @discardableResult
-    public static func configureProcess() -> Bool {
+    package static func configureProcess() -> Bool {
         _ = tether_malloc_arena_max(2)
         return tether_sqlite_no_bulk_page_cache() == 0
     }
@@ -25,7 +25,7 @@ public enum StoreMemory {
     /// Gives the memory malloc holds free back to the system: after a bootstrap or a client
     /// reset, whose transient allocations (a recovery's unsynced changes, SQLite's caches)
     /// would otherwise stay in the process, counted in its RSS, until reused.
-    public static func releaseFreedMemory() {
+    package static func releaseFreedMemory() {
         _ = tether_malloc_trim()
     }
 }

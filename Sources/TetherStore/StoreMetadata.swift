@@ -3,17 +3,17 @@ import GRDB
 import TetherProtocol
 
 
-public struct StoreMetadata: Sendable, Hashable {
-    public var partition: String
-    public var schemaVersion: Int
-    public var clientFile: ClientFileIdentity?
+package struct StoreMetadata: Sendable, Hashable {
+    package var partition: String
+    package var schemaVersion: Int
+    package var clientFile: ClientFileIdentity?
     /// The last server version integrated into the store.
-    public var serverVersion: ServerVersion
+    package var serverVersion: ServerVersion
     /// The highest local `seq` the server has integrated (changes up to it are trimmed).
-    public var integratedSeq: Int64
-    public var isReadOnly: Bool
+    package var integratedSeq: Int64
+    package var isReadOnly: Bool
     /// Free-form marker for the client-reset machinery (e.g. a reset id); nil when unset.
-    public var clientResetMarker: String?
+    package var clientResetMarker: String?
 }
 
 /// Reading and writing `_tether_meta` inside a database access.

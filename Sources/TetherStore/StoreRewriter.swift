@@ -2,16 +2,16 @@ import GRDB
 import TetherProtocol
 
 /// What a rewrite in place did to the user tables, in row counts.
-public struct RewriteReport: Sendable, Hashable {
-    public var inserted = 0
-    public var updated = 0
-    public var deleted = 0
-    public var unchanged = 0
+package struct RewriteReport: Sendable, Hashable {
+    package var inserted = 0
+    package var updated = 0
+    package var deleted = 0
+    package var unchanged = 0
 
-    public init() {}
+    package init() {}
 
     /// Rows written (inserted, updated or deleted).
-    public var written: Int { inserted + updated + deleted }
+    package var written: Int { inserted + updated + deleted }
 }
 
 /// Rewrites the user tables to a full state by a merge join: the state's rows (sorted by key)

@@ -1,5 +1,5 @@
 /// The outcome of ``PartitionStore/checkSchema()``.
-public enum StoreSchemaCheck: Sendable, Hashable {
+package enum StoreSchemaCheck: Sendable, Hashable {
     /// `PRAGMA schema_version` did not move since the last check.
     case unchanged
     /// The schema changed (the agent's own upgrade, or an application's harmless change such as

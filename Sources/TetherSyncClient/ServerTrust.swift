@@ -1,6 +1,6 @@
 import Foundation
-public import NIOSSL
-public import TetherProtocol
+import NIOSSL
+import TetherProtocol
 
 /// Which servers a sync client trusts: the certificate authorities its chain must lead to
 /// (only these, when given; the system's otherwise), the public keys the server's certificate
@@ -10,14 +10,14 @@ public import TetherProtocol
 /// tetherd builds it from `[server] ca_file`, `pin_sha256` and `tls_min_version` at start and at
 /// every reload (docs/configuration.md); ``SyncClientConfiguration/init(url:trust:software:keepAlive:sourceAddress:)``
 /// turns it into the connection's TLS settings.
-public struct ServerTrust: Sendable, Hashable {
+package struct ServerTrust: Sendable, Hashable {
     /// The only roots a server's chain may lead to; nil: the system's.
-    public var certificateAuthorities: [NIOSSLCertificate]?
+    package var certificateAuthorities: [NIOSSLCertificate]?
     /// The server's certificate must carry one of these keys (checked after the chain verified).
-    public var pinnedKeys: [ServerKeyPin]
-    public var minimumVersion: TLSMinimumVersion
+    package var pinnedKeys: [ServerKeyPin]
+    package var minimumVersion: TLSMinimumVersion
 
-    public init(certificateAuthorities: [NIOSSLCertificate]? = nil, pinnedKeys: [ServerKeyPin] = [], minimumVersion: TLSMinimumVersion = .default) {
+    package init(certificateAuthorities: [NIOSSLCertificate]? = nil, pinnedKeys: [ServerKeyPin] = [], minimumVersion: TLSMinimumVersion = .default) {
         self.certificateAuthorities = certificateAuthorities
         self.pinnedKeys = pinnedKeys
         self.minimumVersion = minimumVersion
@@ -25,7 +25,7 @@ public struct ServerTrust: Sendable, Hashable {
 
     /// The client TLS settings: full verification (chain and host name), the given roots
     /// instead of the system's — never in addition to them — and the minimum version.
-    public var tlsConfiguration: TLSConfiguration {
+    package var tlsConfiguration: TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.certificateVerification = .fullVerification
         if let certificateAuthorities { configuration.trustRoots = .certificates(certificateAuthorities) }
@@ -35,16 +35,16 @@ public struct ServerTrust: Sendable, Hashable {
     }
 
     /// Trusts only the certificates of the PEM file `path` (``certificateAuthorities(pemFile:)``).
-    public mutating func trustOnly(caFile path: String) throws(ServerTrustError) {
+    package mutating func trustOnly(caFile path: String) throws(ServerTrustError) {
         certificateAuthorities = try Self.certificateAuthorities(pemFile: path)
     }
 
     /// How many certificates the roots hold (nil: the system's).
-    public var certificateAuthorityCount: Int? { certificateAuthorities?.count }
+    package var certificateAuthorityCount: Int? { certificateAuthorities?.count }
 
     /// The certificates of a PEM file (a CA bundle may hold several). Throws when the file
     /// cannot be read or holds no certificate.
-    public static func certificateAuthorities(pemFile path: String) throws(ServerTrustError) -> [NIOSSLCertificate] {
+    package static func certificateAuthorities(pemFile path: String) throws(ServerTrustError) -> [NIOSSLCertificate] {
         let bytes: [UInt8]
         do {
             bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -61,11 +61,11 @@ public struct ServerTrust: Sendable, Hashable {
 }
 
 /// Why a CA file cannot be used.
-public enum ServerTrustError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum ServerTrustError: Error, Sendable, Hashable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     case invalid(path: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let path, let reason), .invalid(let path, let reason): "\(path) \(reason)"
         }

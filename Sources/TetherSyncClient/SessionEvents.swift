@@ -1,42 +1,42 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// A session's events, in order (see ``SyncSession``). Taking the next event after a state
 /// chunk or a download grants the server one more such message (protocol 2 flow control,
 /// docs/protocol.md): a consumer asks for the next event only once it is done with the
 /// previous one — the agent has committed it — so what waits in memory for one session is
 /// bounded by the window, however large the partition and however slow its store.
-public struct SessionEvents: AsyncSequence, Sendable {
-    public typealias Element = SessionEvent
-    public typealias Failure = Never
+package struct SessionEvents: AsyncSequence, Sendable {
+    package typealias Element = SessionEvent
+    package typealias Failure = Never
 
     let stream: AsyncStream<SessionEvent>
     let grant: @Sendable (Int) async -> Void
 
     /// `grant` tells the server it may send that many more state or download messages.
-    public init(_ stream: AsyncStream<SessionEvent>, grant: @escaping @Sendable (Int) async -> Void) {
+    package init(_ stream: AsyncStream<SessionEvent>, grant: @escaping @Sendable (Int) async -> Void) {
         self.stream = stream
         self.grant = grant
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: stream.makeAsyncIterator(), grant: grant)
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        public typealias Element = SessionEvent
-        public typealias Failure = Never
+    package struct AsyncIterator: AsyncIteratorProtocol {
+        package typealias Element = SessionEvent
+        package typealias Failure = Never
 
         var base: AsyncStream<SessionEvent>.AsyncIterator
         let grant: @Sendable (Int) async -> Void
         /// Flow-controlled messages handed out and not yet granted back.
         var owed = 0
 
-        public mutating func next() async -> SessionEvent? {
+        package mutating func next() async -> SessionEvent? {
             await settle()
             return count(await base.next())
         }
 
-        public mutating func next(isolation actor: isolated (any Actor)?) async -> SessionEvent? {
+        package mutating func next(isolation actor: isolated (any Actor)?) async -> SessionEvent? {
             await settle(isolation: actor)
             return count(await base.next(isolation: actor))
         }

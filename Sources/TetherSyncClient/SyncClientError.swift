@@ -1,7 +1,7 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// Why a client call failed.
-public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server could not be reached, or the WebSocket upgrade failed (transient); `cause`
     /// tells which, by the type of the failure (not by its text).
     case unreachable(String, cause: UnreachableCause = .other)
@@ -17,7 +17,7 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The session's state does not allow the request (an upload before it is active, …).
     case refused(ClientSessionStateMachine.RequestRefusal)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreachable(let reason, _): "cannot reach the sync server: \(reason)"
         case .tlsFailure(let reason): "TLS handshake with the sync server failed: \(reason)"
@@ -29,7 +29,7 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// Reconnecting later may succeed (everything but a connection-level error whose action says otherwise).
-    public var isTransient: Bool {
+    package var isTransient: Bool {
         switch self {
         case .unreachable, .tlsFailure, .serverKeyNotPinned, .closed(nil): true
         case .closed(let error?): error.isTransient
@@ -39,21 +39,21 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
 }
 
 /// The key a server showed when it was none of the pinned ones.
-public struct ServerKeyPinMismatch: Sendable, Hashable, CustomStringConvertible {
+package struct ServerKeyPinMismatch: Sendable, Hashable, CustomStringConvertible {
     /// The server's host, as dialled.
-    public var host: String
+    package var host: String
     /// The pin of the key the server's certificate carries.
-    public var seen: ServerKeyPin
+    package var seen: ServerKeyPin
     /// The pins configured.
-    public var expected: [ServerKeyPin]
+    package var expected: [ServerKeyPin]
 
-    public init(host: String, seen: ServerKeyPin, expected: [ServerKeyPin]) {
+    package init(host: String, seen: ServerKeyPin, expected: [ServerKeyPin]) {
         self.host = host
         self.seen = seen
         self.expected = expected
     }
 
-    public var description: String {
+    package var description: String {
         "the certificate of \(host) verified, but its public key \(seen.base64) is not in [server] pin_sha256 "
             + "(\(expected.map(\.base64).joined(separator: ", "))): if the server's key was replaced on purpose, "
             + "add its pin to pin_sha256 and reload; otherwise something else answers for \(host)"

@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 import NIOConcurrencyHelpers
 import TetherProtocol
 import WSCore
@@ -14,7 +14,7 @@ extension SyncConnection {
     ///     for await event in session.events { … }
     /// }
     /// ```
-    public static func run<T: Sendable>(
+    package static func run<T: Sendable>(
         _ configuration: SyncClientConfiguration, logger: Logger, _ body: @escaping @Sendable (SyncConnection) async throws -> T
     ) async throws -> T {
         if let problem = Self.urlProblem(configuration.url) { throw SyncClientError.unreachable(problem, cause: .tls) }

@@ -1,13 +1,13 @@
 import Logging
 import NIOCore
 import NIOWebSocket
-public import TetherProtocol
+import TetherProtocol
 import WSCore
 
 /// A client connection to a tether-server, carrying several partitions' sessions
 /// (multiplexed by session id). Driven by ``ClientConnectionStateMachine``; open one with
 /// ``run(_:logger:_:)``.
-public actor SyncConnection {
+package actor SyncConnection {
     let writer: WebSocketOutboundWriter
     let logger: Logger
     private var machine = ClientConnectionStateMachine()
@@ -16,13 +16,13 @@ public actor SyncConnection {
     private var receivedPongs: Set<UInt64> = []
     private var nextNonce: UInt64 = 1
     /// The server's welcome, once received.
-    public private(set) var welcome: Welcome?
+    package private(set) var welcome: Welcome?
     /// Why the connection closed, once it has.
-    public private(set) var closeReason: SyncError?
+    package private(set) var closeReason: SyncError?
     /// Set when the server broke the protocol (a message that cannot be decoded, one out of
     /// order, an oversize one, a welcome with another protocol version): the error this side
     /// closed the connection with. A connection-level error the server sent is not one.
-    public private(set) var protocolViolation: SyncError?
+    package private(set) var protocolViolation: SyncError?
     private var closing = false
     private nonisolated let ended = ConnectionEndSignal()
 
@@ -32,7 +32,7 @@ public actor SyncConnection {
     }
 
     /// Binds a partition on session `request.session`; read the outcome from the session's events.
-    public func bind(_ request: BindRequest) async throws -> SyncSession {
+    package func bind(_ request: BindRequest) async throws -> SyncSession {
         let (stream, continuation) = AsyncStream<SessionEvent>.makeStream()
         guard sessions[request.session] == nil else {
             throw SyncClientError.refused(.alreadyBound(machine.sessionState(request.session) ?? .active))
@@ -54,7 +54,7 @@ public actor SyncConnection {
     }
 
     /// Sends a protocol ping and waits for the pong (or the end of the connection).
-    public func ping() async throws {
+    package func ping() async throws {
         guard !isClosed else { throw SyncClientError.closed(closeReason) }
         let nonce = nextNonce
         nextNonce += 1
@@ -69,13 +69,13 @@ public actor SyncConnection {
         }
     }
 
-    public var isClosed: Bool { machine.state == .closed }
+    package var isClosed: Bool { machine.state == .closed }
 
     /// Sends a device report for the server's ledger (protocol 6; no answer). Sent only once
     /// the server's welcome says the connection speaks a version with reports: before it, or
     /// to an older server, nothing is sent and false is returned.
     @discardableResult
-    public func report(_ report: DeviceReport) async throws -> Bool {
+    package func report(_ report: DeviceReport) async throws -> Bool {
         guard !isClosed else { throw SyncClientError.closed(closeReason) }
         guard let welcome, welcome.protocolVersion >= TetherVersion.deviceReports else { return false }
         try await send(.report(report))
@@ -84,7 +84,7 @@ public actor SyncConnection {
 
     /// Returns once the connection has ended (the server closed it, it broke, or ``close()``
     /// was answered), or when the waiting task is cancelled.
-    public nonisolated func waitUntilClosed() async { await ended.wait() }
+    package nonisolated func waitUntilClosed() async { await ended.wait() }
 
     func request(_ session: SessionID, _ event: ClientSessionStateMachine.Event) async throws {
         try await perform(machine.request(session, event))
@@ -119,13 +119,13 @@ public actor SyncConnection {
                 case .incomplete:
                     continue
                 case .failure(let error):
-                    try? await perform(violation(machine.decodeFailed(error)))
+                    try? await perform(violation(machine.decodeFailed(error)))  // as above
                 case .message(let bytes):
                     switch Result(catching: { () throws(WireDecodeError) in try ServerMessage.decode(bytes) }) {
                     case .success(.error(let message)) where message.session == nil:
                         try? await perform(machine.received(.error(message)))  // the server's own error: not a violation
-                    case .success(let message): try? await perform(violation(machine.received(message)))
-                    case .failure(let error): try? await perform(violation(machine.decodeFailed(error)))
+                    case .success(let message): try? await perform(violation(machine.received(message)))  // as above
+                    case .failure(let error): try? await perform(violation(machine.decodeFailed(error)))  // as above
                     }
                 }
                 if machine.state == .closed { break reading }
@@ -151,10 +151,10 @@ public actor SyncConnection {
     }
 
     /// Closes the WebSocket (normal closure); sessions get `disconnected`.
-    public func close() async {
+    package func close() async {
         guard !closing else { return }
         closing = true
-        try? await writer.close(.normalClosure, reason: nil)
+        try? await writer.close(.normalClosure, reason: nil)  // gone already: the read loop ends it either way
     }
 
     func connectionEnded() {

@@ -1,19 +1,19 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// One partition bound on a ``SyncConnection``. Its events arrive in order: `bound` (or
 /// `error`), state chunks for a new store or a reset, then downloads (and `healed`, the
 /// answers to ``heal(_:)``); `error` when the server ends the session (it is then unbound
 /// automatically), `unbound`, or `disconnected` when the connection ends. The stream
 /// finishes after the last of these.
-public struct SyncSession: Sendable {
-    public let id: SessionID
-    public let partition: String
-    public let events: SessionEvents
+package struct SyncSession: Sendable {
+    package let id: SessionID
+    package let partition: String
+    package let events: SessionEvents
     let connection: SyncConnection
 
     /// Sends local changes; they are acknowledged by a download entry whose
     /// `integratedClientSeq` covers them. Throws when the session is not active or read-only.
-    public func upload(_ changesets: [UploadChangeset]) async throws {
+    package func upload(_ changesets: [UploadChangeset]) async throws {
         try await connection.request(id, .uploadRequested(Upload(session: id, changesets: changesets)))
     }
 
@@ -21,12 +21,12 @@ public struct SyncSession: Sendable {
     /// server's answer arrives on ``events`` as `healed`, possibly after downloads, so the
     /// caller keeps consuming events while it waits. Send the next chunk only after the answer.
     /// Throws when the session is not active or read-only.
-    public func heal(_ chunk: HealChunk) async throws {
+    package func heal(_ chunk: HealChunk) async throws {
         try await connection.request(id, .healRequested(chunk))
     }
 
     /// Asks the server to end the session; `unbound` follows.
-    public func unbind() async throws {
+    package func unbind() async throws {
         try await connection.request(id, .unbindRequested)
     }
 }

@@ -1,7 +1,7 @@
 /// Why no WebSocket could be opened, told by the failure's type: NIO's connect and resolver
 /// errors, its HTTP upgrade errors, the dialer's own upgrade guard, NIOSSL's errors. The agent
 /// names its transport failures by it (docs/events.md, `sync-error`'s `name`).
-public enum UnreachableCause: Sendable, Hashable, CaseIterable {
+package enum UnreachableCause: Sendable, Hashable, CaseIterable {
     /// The server's host refused the TCP connection (`ECONNREFUSED`).
     case connectionRefused
     /// The TCP connect did not complete in time (NIO's connect timeout, `ETIMEDOUT`).

@@ -2,30 +2,30 @@ import Logging
 
 /// One journald record as the fields `sd_journal_sendv` sends: each field is `NAME=value` with a
 /// binary-safe value (line breaks inside a value are kept).
-public struct JournalEntry: Sendable, Equatable {
-    public struct Field: Sendable, Equatable {
-        public var name: String
-        public var value: [UInt8]
+package struct JournalEntry: Sendable, Equatable {
+    package struct Field: Sendable, Equatable {
+        package var name: String
+        package var value: [UInt8]
 
-        public init(name: String, value: [UInt8]) {
+        package init(name: String, value: [UInt8]) {
             self.name = name
             self.value = value
         }
 
-        public init(_ name: String, _ value: String) {
+        package init(_ name: String, _ value: String) {
             self.init(name: name, value: Array(value.utf8))
         }
 
         /// `NAME=value` as the bytes journald receives.
-        public var bytes: [UInt8] { Array(name.utf8) + [UInt8(ascii: "=")] + value }
+        package var bytes: [UInt8] { Array(name.utf8) + [UInt8(ascii: "=")] + value }
     }
 
-    public var fields: [Field]
+    package var fields: [Field]
 
-    public init(fields: [Field]) { self.fields = fields }
+    package init(fields: [Field]) { self.fields = fields }
 
     /// The value of the first field with this name, as text.
-    public subscript(name: String) -> String? {
+    package subscript(name: String) -> String? {
         fields.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
     }
 
@@ -35,7 +35,7 @@ public struct JournalEntry: Sendable, Equatable {
     ///   - identifier: `SYSLOG_IDENTIFIER`, the program (`tetherd`).
     ///   - label: the logger's label, written as `TETHER_LOGGER`.
     ///   - metadata: the merged metadata (handler, provider, call site) of the record.
-    public init(event: LogEvent, identifier: String, label: String, metadata: Logger.Metadata) {
+    package init(event: LogEvent, identifier: String, label: String, metadata: Logger.Metadata) {
         let level = TetherLogLevel(loggerLevel: event.level)
         var fields: [Field] = [
             Field("MESSAGE", event.message.description),
@@ -63,7 +63,7 @@ public struct JournalEntry: Sendable, Equatable {
 
     /// journald's catalog wants a `MESSAGE_ID` of 32 lower-case hex digits; a UUID written with
     /// dashes or in upper case is brought to that form, anything else is kept as given.
-    public static func normalizedMessageID(_ value: String) -> String {
+    package static func normalizedMessageID(_ value: String) -> String {
         let compact = value.filter { $0 != "-" }.lowercased()
         let isHex = compact.count == 32 && compact.allSatisfy { $0.isHexDigit }
         return isHex ? compact : value

@@ -5,20 +5,20 @@
 /// fields journald itself adds. So `tether.partition` becomes `TETHER_PARTITION`: letters are
 /// upper-cased, every other character (Unicode scalar) outside `[A-Z0-9_]` becomes `_`, leading underscores and
 /// digits are dropped and the result is cut to 64 characters.
-public enum JournalFieldName {
+package enum JournalFieldName {
     /// The longest field name journald accepts.
-    public static let maximumLength = 64
+    package static let maximumLength = 64
 
     /// Fields the journal handler writes itself; metadata that would map onto one of them is
     /// written with the prefix `META_` instead so it can never replace or repeat them.
-    public static let handlerFields: Set<String> = [
+    package static let handlerFields: Set<String> = [
         "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC",
         "TETHER_LEVEL", "TETHER_LOGGER",
     ]
 
     /// The journald field name for a metadata key, or `nil` when nothing of the key is left
     /// (for example `"_"` or `"42"`).
-    public static func sanitize(_ key: String) -> String? {
+    package static func sanitize(_ key: String) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(min(key.utf8.count, maximumLength))
         for scalar in key.unicodeScalars {

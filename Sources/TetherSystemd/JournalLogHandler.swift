@@ -10,20 +10,20 @@ import Logging
 /// The level comes from a shared ``LogLevelBox`` unless this handler's level was set
 /// explicitly. When journald cannot be reached the record is written to stderr instead, as
 /// ``StderrLogHandler`` would, so nothing is lost silently.
-public struct JournalLogHandler: SharedLevelLogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct JournalLogHandler: SharedLevelLogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
 
     private let label: String
     private let identifier: String
-    public let levelBox: LogLevelBox
-    public var levelOverride: Logger.Level?
+    package let levelBox: LogLevelBox
+    package var levelOverride: Logger.Level?
 
     /// - Parameters:
     ///   - label: the logger's label (`TETHER_LOGGER`).
     ///   - identifier: `SYSLOG_IDENTIFIER`, normally the program name.
     ///   - levelBox: the shared, run-time changeable level.
-    public init(
+    package init(
         label: String, identifier: String, levelBox: LogLevelBox,
         metadataProvider: Logger.MetadataProvider? = nil
     ) {
@@ -33,7 +33,7 @@ public struct JournalLogHandler: SharedLevelLogHandler {
         self.metadataProvider = metadataProvider
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let merged = mergedMetadata(event.metadata)
         let entry = JournalEntry(event: event, identifier: identifier, label: label, metadata: merged)
         let result = Self.send(entry)
@@ -48,7 +48,7 @@ public struct JournalLogHandler: SharedLevelLogHandler {
 
     /// Sends one record; returns 0 or a negative errno as `sd_journal_sendv` does.
     @discardableResult
-    public static func send(_ entry: JournalEntry) -> Int32 {
+    package static func send(_ entry: JournalEntry) -> Int32 {
         // One contiguous buffer holds every `NAME=value`; the iovecs point into it.
         var buffer: [UInt8] = []
         var ranges: [Range<Int>] = []

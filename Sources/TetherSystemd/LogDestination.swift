@@ -1,5 +1,5 @@
 /// Where log records go: journald natively, or one plain line per record on stderr.
-public enum LogDestination: String, CaseIterable, Sendable, CustomStringConvertible {
+package enum LogDestination: String, CaseIterable, Sendable, CustomStringConvertible {
     /// journald when the process runs under systemd (see ``LogDestinationDecision``), else stderr.
     case auto
     /// journald, whatever the environment says.
@@ -7,10 +7,10 @@ public enum LogDestination: String, CaseIterable, Sendable, CustomStringConverti
     /// stderr, whatever the environment says.
     case stderr
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// Parses `auto`, `journal` or `stderr` (letter case ignored).
-    public init(parsing text: String) throws(LogDestinationError) {
+    package init(parsing text: String) throws(LogDestinationError) {
         guard let destination = Self(rawValue: text.trimmingWhitespace().lowercased()) else {
             throw LogDestinationError(text: text)
         }
@@ -19,24 +19,24 @@ public enum LogDestination: String, CaseIterable, Sendable, CustomStringConverti
 }
 
 /// A log destination name that is not `auto`, `journal` or `stderr`.
-public struct LogDestinationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var text: String
+package struct LogDestinationError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var text: String
 
-    public init(text: String) { self.text = text }
+    package init(text: String) { self.text = text }
 
-    public var description: String {
+    package var description: String {
         "unknown log destination '\(text)' (hint: use one of "
             + LogDestination.allCases.map(\.rawValue).joined(separator: " ") + ")"
     }
 }
 
 /// The destination chosen for a process, and why (shown by `tetherd` at start-up at detail level).
-public struct LogDestinationDecision: Sendable, Equatable, CustomStringConvertible {
+package struct LogDestinationDecision: Sendable, Equatable, CustomStringConvertible {
     /// `.journal` or `.stderr`, never `.auto`.
-    public var destination: LogDestination
-    public var reason: String
+    package var destination: LogDestination
+    package var reason: String
 
-    public var description: String { "\(destination) (\(reason))" }
+    package var description: String { "\(destination) (\(reason))" }
 
     /// Decides where records go.
     ///
@@ -47,7 +47,7 @@ public struct LogDestinationDecision: Sendable, Equatable, CustomStringConvertib
     ///   or the parent is PID 1 and `/run/systemd/system` exists;
     ///
     /// and stderr otherwise (a terminal, a pipe, a test harness, a container without journald).
-    public static func decide(_ requested: LogDestination, environment: LogEnvironment) -> LogDestinationDecision {
+    package static func decide(_ requested: LogDestination, environment: LogEnvironment) -> LogDestinationDecision {
         switch requested {
         case .journal: return .init(destination: .journal, reason: "requested")
         case .stderr: return .init(destination: .stderr, reason: "requested")

@@ -1,49 +1,49 @@
 import Glibc
 
 /// A file's identity as `fstat(2)` gives it: device and inode numbers.
-public struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
-    public var device: UInt64
-    public var inode: UInt64
+package struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
+    package var device: UInt64
+    package var inode: UInt64
 
-    public init(device: UInt64, inode: UInt64) {
+    package init(device: UInt64, inode: UInt64) {
         self.device = device
         self.inode = inode
     }
 
     /// Parses `JOURNAL_STREAM`'s `DEVICE:INODE` (both decimal).
-    public init?(journalStream: String) {
+    package init?(journalStream: String) {
         let parts = journalStream.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return nil }
         self.init(device: device, inode: inode)
     }
 
     /// The identity of an open file descriptor, or `nil` when it is closed.
-    public init?(fileDescriptor: Int32) {
+    package init?(fileDescriptor: Int32) {
         var info = stat()
         guard fstat(fileDescriptor, &info) == 0 else { return nil }
         self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
-    public var description: String { "\(device):\(inode)" }
+    package var description: String { "\(device):\(inode)" }
 }
 
 /// What the log destination decision looks at, injectable so that the decision can be tested.
-public struct LogEnvironment: Sendable {
+package struct LogEnvironment: Sendable {
     /// journald's native socket (`sd_journal_sendv` sends there).
-    public static let journalSocketPath = "/run/systemd/journal/socket"
+    package static let journalSocketPath = "/run/systemd/journal/socket"
     /// Exists when systemd is the init system.
-    public static let systemdRunPath = "/run/systemd/system"
+    package static let systemdRunPath = "/run/systemd/system"
 
     /// Environment variables (`JOURNAL_STREAM`, `INVOCATION_ID`).
-    public var variables: [String: String]
+    package var variables: [String: String]
     /// The identity of the file stderr is open on.
-    public var stderrIdentity: FileIdentity?
+    package var stderrIdentity: FileIdentity?
     /// The parent's process id.
-    public var parentProcessID: Int32
+    package var parentProcessID: Int32
     /// Whether a path exists.
-    public var pathExists: @Sendable (String) -> Bool
+    package var pathExists: @Sendable (String) -> Bool
 
-    public init(
+    package init(
         variables: [String: String], stderrIdentity: FileIdentity?, parentProcessID: Int32,
         pathExists: @escaping @Sendable (String) -> Bool
     ) {
@@ -54,7 +54,7 @@ public struct LogEnvironment: Sendable {
     }
 
     /// This process's environment.
-    public static func current() -> LogEnvironment {
+    package static func current() -> LogEnvironment {
         var variables: [String: String] = [:]
         for name in ["JOURNAL_STREAM", "INVOCATION_ID"] {
             if let value = getenv(name) { variables[name] = String(cString: value) }

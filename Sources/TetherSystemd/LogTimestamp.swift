@@ -2,25 +2,25 @@ import Glibc
 
 /// A wall-clock instant with millisecond output, written as ISO 8601 in UTC
 /// (`2026-11-22T16:20:00.123Z`), the timestamp of a stderr log line.
-public struct LogTimestamp: Sendable, Equatable, CustomStringConvertible {
+package struct LogTimestamp: Sendable, Equatable, CustomStringConvertible {
     /// Seconds since the Unix epoch.
-    public var seconds: Int
+    package var seconds: Int
     /// Nanoseconds within the second.
-    public var nanoseconds: Int
+    package var nanoseconds: Int
 
-    public init(seconds: Int, nanoseconds: Int = 0) {
+    package init(seconds: Int, nanoseconds: Int = 0) {
         self.seconds = seconds
         self.nanoseconds = nanoseconds
     }
 
     /// The current time (`CLOCK_REALTIME`).
-    public static var now: LogTimestamp {
+    package static var now: LogTimestamp {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return LogTimestamp(seconds: spec.tv_sec, nanoseconds: spec.tv_nsec)
     }
 
-    public var description: String {
+    package var description: String {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)

@@ -6,15 +6,15 @@ import Logging
 /// Nested dictionaries become dotted keys (`["tether.hook": ["name": "before-reset"]]` gives
 /// `tether.hook.name = before-reset`); arrays become one value written like `[a, b]`; other
 /// values are their description.
-public enum MetadataFlattening {
-    public static func flatten(_ metadata: Logger.Metadata) -> [(key: String, value: String)] {
+package enum MetadataFlattening {
+    package static func flatten(_ metadata: Logger.Metadata) -> [(key: String, value: String)] {
         var pairs: [(key: String, value: String)] = []
         append(metadata, prefix: "", to: &pairs)
         return pairs.sorted { $0.key < $1.key }
     }
 
     /// One value as text; dictionaries and arrays inside arrays are written inline.
-    public static func text(_ value: Logger.MetadataValue) -> String {
+    package static func text(_ value: Logger.MetadataValue) -> String {
         switch value {
         case .string(let string): string
         case .stringConvertible(let convertible): convertible.description

@@ -4,19 +4,20 @@ import Glibc
 /// What Prometheus' `process_*` metrics say of this process, read from `/proc/self` (Linux):
 /// CPU time, memory, open and allowed descriptors, start time. Both programs expose them
 /// (docs/server.md "Health check and metrics", docs/operations.md "Metrics").
-public struct ProcessStatistics: Sendable, Hashable {
+package struct ProcessStatistics: Sendable, Hashable {
     /// User and system CPU time, in seconds.
-    public var cpuSeconds: Double
-    public var residentMemoryBytes: Double
-    public var virtualMemoryBytes: Double
-    public var openFileDescriptors: Double
+    package var cpuSeconds: Double
+    package var residentMemoryBytes: Double
+    package var virtualMemoryBytes: Double
+    package var openFileDescriptors: Double
     /// The soft `RLIMIT_NOFILE`.
-    public var maxFileDescriptors: Double
+    package var maxFileDescriptors: Double
     /// Unix time the process started.
-    public var startTimeSeconds: Double
+    package var startTimeSeconds: Double
 
     /// Reads the current figures; nil where `/proc` cannot be read (not Linux, a sandbox).
-    public static func current() -> ProcessStatistics? {
+    package static func current() -> ProcessStatistics? {
+        // No /proc (not Linux, a sandbox): no figures, as said above.
         guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8) else { return nil }
         return parse(stat: stat, bootTime: bootTime(), ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK))),
             pageSize: Double(sysconf(Int32(_SC_PAGESIZE))), openDescriptors: openDescriptors(), maxDescriptors: maxDescriptors())
@@ -43,6 +44,7 @@ public struct ProcessStatistics: Sendable, Hashable {
 
     /// `btime` of `/proc/stat`: Unix time of the boot.
     static func bootTime() -> Double? {
+        // No /proc/stat: no boot time; the start time counts from 0.
         guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("btime ") {
             return Double(line.dropFirst(6).trimmingCharacters(in: .whitespaces))
@@ -52,6 +54,7 @@ public struct ProcessStatistics: Sendable, Hashable {
 
     static func openDescriptors() -> Int {
         // The directory's own descriptor, open while it is listed, is not counted.
+        // No /proc: 0 descriptors.
         max(0, ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count ?? 1) - 1)
     }
 
@@ -62,7 +65,7 @@ public struct ProcessStatistics: Sendable, Hashable {
     }
 
     /// The Prometheus families, with help and type, as `(name, type, help, value)`.
-    public var families: [(name: String, type: String, help: String, value: Double)] {
+    package var families: [(name: String, type: String, help: String, value: Double)] {
         [
             ("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds", cpuSeconds),
             ("process_resident_memory_bytes", "gauge", "Resident memory size in bytes", residentMemoryBytes),
@@ -75,7 +78,7 @@ public struct ProcessStatistics: Sendable, Hashable {
 
     /// The families in the Prometheus text format (appended to an exposition: swift-prometheus
     /// has no counter that can be set to an absolute value, which CPU time is).
-    public var exposition: String {
+    package var exposition: String {
         families.map { family in
             "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(family.type)\n\(family.name) \(Self.number(family.value))\n"
         }.joined()

@@ -4,7 +4,7 @@ import Logging
 /// (``LogLevelBox``) unless one logger value was given its own, and whose metadata merges the
 /// handler's, the provider's and the event's, later ones winning. The journal and stderr
 /// handlers differ only in where a line goes.
-public protocol SharedLevelLogHandler: LogHandler {
+package protocol SharedLevelLogHandler: LogHandler {
     var levelBox: LogLevelBox { get }
     /// This logger value's own level, if it was given one.
     var levelOverride: Logger.Level? { get set }
@@ -12,12 +12,12 @@ public protocol SharedLevelLogHandler: LogHandler {
 
 extension SharedLevelLogHandler {
     /// The shared level, unless this handler (this logger value) was given its own.
-    public var logLevel: Logger.Level {
+    package var logLevel: Logger.Level {
         get { levelOverride ?? levelBox.loggerLevel }
         set { levelOverride = newValue }
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }

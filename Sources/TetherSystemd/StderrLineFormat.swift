@@ -8,8 +8,8 @@ import Logging
 /// sorted by key) in brackets when there is any, then the message. Line breaks, tabs, other
 /// control characters and backslashes are escaped (`\n`, `\t`, `\u{1B}`, `\\`) so every record
 /// is exactly one line; there are no colours.
-public enum StderrLineFormat {
-    public static func line(
+package enum StderrLineFormat {
+    package static func line(
         timestamp: LogTimestamp, level: TetherLogLevel, metadata: Logger.Metadata, message: String
     ) -> String {
         let name = level.rawValue
@@ -23,7 +23,7 @@ public enum StderrLineFormat {
     }
 
     /// The text with line breaks, tabs, other control characters and backslashes escaped.
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

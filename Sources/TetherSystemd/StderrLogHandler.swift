@@ -7,18 +7,18 @@ import Logging
 /// The level comes from a shared ``LogLevelBox`` unless this handler's level was set
 /// explicitly. Each line is written with a single `write(2)`, so lines of concurrent records
 /// do not interleave.
-public struct StderrLogHandler: SharedLevelLogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct StderrLogHandler: SharedLevelLogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
 
-    public let levelBox: LogLevelBox
-    public var levelOverride: Logger.Level?
+    package let levelBox: LogLevelBox
+    package var levelOverride: Logger.Level?
     private let output: @Sendable (String) -> Void
 
     /// - Parameters:
     ///   - levelBox: the shared, run-time changeable level.
     ///   - output: where a finished line goes (without its newline); stderr by default.
-    public init(
+    package init(
         levelBox: LogLevelBox, metadataProvider: Logger.MetadataProvider? = nil,
         output: @escaping @Sendable (String) -> Void = StderrLogHandler.write
     ) {
@@ -27,7 +27,7 @@ public struct StderrLogHandler: SharedLevelLogHandler {
         self.output = output
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = mergedMetadata(event.metadata)
         if let error = event.error, merged["error"] == nil {
             merged["error"] = .string(String(describing: error))
@@ -40,7 +40,7 @@ public struct StderrLogHandler: SharedLevelLogHandler {
 
     /// Writes the line and a newline to file descriptor 2 in one `write(2)` where possible.
     @Sendable
-    public static func write(_ line: String) {
+    package static func write(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
         bytes.withUnsafeBytes { raw in

@@ -18,7 +18,7 @@ import Logging
 ///
 /// So an operator-facing "info" line is `logger.notice(...)`, and the chattier "detail" line
 /// is `logger.info(...)`.
-public enum TetherLogLevel: String, CaseIterable, Sendable, Comparable, CustomStringConvertible {
+package enum TetherLogLevel: String, CaseIterable, Sendable, Comparable, CustomStringConvertible {
     case fatal
     case error
     case warn
@@ -28,7 +28,7 @@ public enum TetherLogLevel: String, CaseIterable, Sendable, Comparable, CustomSt
     case trace
 
     /// The swift-log level that stands for this level.
-    public var loggerLevel: Logger.Level {
+    package var loggerLevel: Logger.Level {
         switch self {
         case .fatal: .critical
         case .error: .error
@@ -41,7 +41,7 @@ public enum TetherLogLevel: String, CaseIterable, Sendable, Comparable, CustomSt
     }
 
     /// The syslog priority journald records in `PRIORITY` (docs/contract.md: Logging: 2 3 4 6 6 7 7).
-    public var priority: Int {
+    package var priority: Int {
         switch self {
         case .fatal: 2
         case .error: 3
@@ -52,7 +52,7 @@ public enum TetherLogLevel: String, CaseIterable, Sendable, Comparable, CustomSt
     }
 
     /// The Tether level a swift-log level stands for.
-    public init(loggerLevel: Logger.Level) {
+    package init(loggerLevel: Logger.Level) {
         switch loggerLevel {
         case .critical: self = .fatal
         case .error: self = .error
@@ -66,19 +66,19 @@ public enum TetherLogLevel: String, CaseIterable, Sendable, Comparable, CustomSt
 
     /// Parses a level name as written in `tetherd.toml` (`log_level`) or given to
     /// `tetherctl log-level`. Surrounding white space and letter case are ignored.
-    public init(parsing text: String) throws(TetherLogLevelError) {
+    package init(parsing text: String) throws(TetherLogLevelError) {
         let name = text.trimmingWhitespace().lowercased()
         guard let level = Self(rawValue: name) else { throw TetherLogLevelError(text: text) }
         self = level
     }
 
     /// The valid names, most severe first, as an operator would type them.
-    public static var validNames: String { allCases.map(\.rawValue).joined(separator: " ") }
+    package static var validNames: String { allCases.map(\.rawValue).joined(separator: " ") }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// More severe levels compare smaller: `.fatal < .trace`.
-    public static func < (lhs: Self, rhs: Self) -> Bool {
+    package static func < (lhs: Self, rhs: Self) -> Bool {
         lhs.severityIndex < rhs.severityIndex
     }
 
@@ -86,13 +86,13 @@ public enum TetherLogLevel: String, CaseIterable, Sendable, Comparable, CustomSt
 }
 
 /// A log level name that is not one of Tether's seven levels.
-public struct TetherLogLevelError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct TetherLogLevelError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The text that was given.
-    public var text: String
+    package var text: String
 
-    public init(text: String) { self.text = text }
+    package init(text: String) { self.text = text }
 
-    public var description: String {
+    package var description: String {
         "unknown log level '\(text)' (hint: use one of \(TetherLogLevel.validNames))"
     }
 }

@@ -8,21 +8,21 @@ import Synchronization
 ///     logger.notice("started")              // Tether "info"
 ///     logger.info("session details")        // Tether "detail"
 ///     TetherLogging.level = .debug          // tetherctl log-level, SIGHUP
-public enum TetherLogging {
+package enum TetherLogging {
     /// The level every handler made by ``bootstrap(identifier:level:destination:environment:)``
     /// consults on each record.
-    public static let levelBox = LogLevelBox(.info)
+    package static let levelBox = LogLevelBox(.info)
 
     private static let decision = Mutex<LogDestinationDecision?>(nil)
 
     /// The current process-wide level; setting it applies at once to every logger.
-    public static var level: TetherLogLevel {
+    package static var level: TetherLogLevel {
         get { levelBox.level }
         set { levelBox.level = newValue }
     }
 
     /// The destination chosen by the bootstrap, `nil` before it.
-    public static var destination: LogDestinationDecision? { decision.withLock { $0 } }
+    package static var destination: LogDestinationDecision? { decision.withLock { $0 } }
 
     /// Bootstraps swift-log (`LoggingSystem.bootstrap`) with Tether's handlers. Safe to call more
     /// than once: later calls only set the level and return the first decision, because swift-log
@@ -35,7 +35,7 @@ public enum TetherLogging {
     ///   - environment: what `.auto` looks at; this process's by default.
     /// - Returns: where records go and why.
     @discardableResult
-    public static func bootstrap(
+    package static func bootstrap(
         identifier: String, level: TetherLogLevel = .info, destination: LogDestination = .auto,
         environment: @autoclosure () -> LogEnvironment = .current()
     ) -> LogDestinationDecision {
@@ -56,7 +56,7 @@ public enum TetherLogging {
     ///
     /// - Parameter destination: `.journal` gives a ``JournalLogHandler``, anything else a
     ///   ``StderrLogHandler``; resolve `.auto` with ``LogDestinationDecision/decide(_:environment:)`` first.
-    public static func makeHandler(
+    package static func makeHandler(
         label: String, identifier: String, destination: LogDestination, levelBox: LogLevelBox
     ) -> any LogHandler {
         switch destination {

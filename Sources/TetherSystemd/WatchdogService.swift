@@ -8,9 +8,9 @@ import ServiceLifecycle
 /// stuck process after `WatchdogSec=`; when the check passes again it resumes and logs that once
 /// (info). Without a watchdog interval (`WATCHDOG_USEC` unset) it waits for shutdown doing
 /// nothing. It returns promptly on graceful shutdown or cancellation.
-public struct WatchdogService<C: Clock>: Service where C.Duration == Duration {
+package struct WatchdogService<C: Clock>: Service where C.Duration == Duration {
     /// The watchdog timeout; pings go out at half of it. `nil`: no watchdog.
-    public let interval: Duration?
+    package let interval: Duration?
     private let notifier: SystemdNotifier
     private let healthCheck: any HealthCheck
     private let clock: C
@@ -22,7 +22,7 @@ public struct WatchdogService<C: Clock>: Service where C.Duration == Duration {
     ///   - healthCheck: asked before each ping.
     ///   - clock: drives the ping period (a manual clock in tests).
     ///   - logger: for the stopped / resumed records.
-    public init(
+    package init(
         interval: Duration?, notifier: SystemdNotifier, healthCheck: any HealthCheck, clock: C, logger: Logger
     ) {
         self.interval = interval
@@ -33,9 +33,9 @@ public struct WatchdogService<C: Clock>: Service where C.Duration == Duration {
     }
 
     /// The time between two pings: half the watchdog interval.
-    public var pingPeriod: Duration? { interval.map { $0 / 2 } }
+    package var pingPeriod: Duration? { interval.map { $0 / 2 } }
 
-    public func run() async throws {
+    package func run() async throws {
         guard let period = pingPeriod, period > .zero else {
             // No watchdog for this process: stay in the group until it shuts down.
             do { try await gracefulShutdown() } catch is CancellationError {}
@@ -82,7 +82,7 @@ public struct WatchdogService<C: Clock>: Service where C.Duration == Duration {
 extension WatchdogService where C == ContinuousClock {
     /// A watchdog service for this process: the interval from `WATCHDOG_USEC`/`WATCHDOG_PID`,
     /// libsystemd's `sd_notify`, the continuous clock.
-    public init(healthCheck: any HealthCheck, logger: Logger) {
+    package init(healthCheck: any HealthCheck, logger: Logger) {
         self.init(
             interval: WatchdogConfiguration.current(), notifier: SystemdNotifier(), healthCheck: healthCheck,
             clock: ContinuousClock(), logger: logger)

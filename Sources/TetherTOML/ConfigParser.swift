@@ -10,16 +10,16 @@
 /// let partitions = parser.root.tables("partition")
 /// try parser.finish()
 /// ```
-public final class ConfigParser {
-    public let file: String
-    public let root: ConfigTable
+package final class ConfigParser {
+    package let file: String
+    package let root: ConfigTable
     private let index: KeyLineIndex
     private var problems: [ConfigProblem] = []
     private var read: Set<String> = []
     private var known: [String] = []
     private var asked: [String] = []
 
-    public init(text: String, file: String) throws(ConfigError) {
+    package init(text: String, file: String) throws(ConfigError) {
         self.file = file
         self.index = KeyLineIndex(text: text)
         let entries = try TOMLNode.parse(text, file: file)
@@ -29,11 +29,11 @@ public final class ConfigParser {
     }
 
     /// Records a problem at `key` (its line is looked up).
-    public func problem(_ key: String, _ message: String) {
+    package func problem(_ key: String, _ message: String) {
         problems.append(ConfigProblem(file: file, key: key, line: index.line(of: key), message: message))
     }
 
-    public func line(of key: String) -> Int? { index.line(of: key) }
+    package func line(of key: String) -> Int? { index.line(of: key) }
 
     func markRead(_ path: String) { read.insert(path) }
 
@@ -45,7 +45,7 @@ public final class ConfigParser {
     /// Every value key a reader asked for, present or not, in the order asked, as dotted paths
     /// without array indices (`server.url`, `partition.reset.mode`): read with every table
     /// present, it is the list of the keys a component accepts (a test holds the docs to it).
-    public var askedKeys: [String] { asked }
+    package var askedKeys: [String] { asked }
 
     /// `partition[1].reset.mode` → `partition.reset.mode`.
     static func withoutIndices(_ path: String) -> String {
@@ -60,10 +60,10 @@ public final class ConfigParser {
     func register(_ path: String) { known.append(path) }
 
     /// Problems so far, without the unknown-key check.
-    public var currentProblems: [ConfigProblem] { problems }
+    package var currentProblems: [ConfigProblem] { problems }
 
     /// Throws every problem found, plus one per key that no reader asked for.
-    public func finish() throws(ConfigError) {
+    package func finish() throws(ConfigError) {
         var all = problems
         for path in known where !read.contains(path) {
             all.append(ConfigProblem(file: file, key: path, line: index.line(of: path), message: "unknown key"))

@@ -1,8 +1,8 @@
 /// One table of a configuration file, read through typed accessors that record problems
 /// (wrong type, missing required key, bad value) in the ``ConfigParser`` and mark keys read.
-public final class ConfigTable {
+package final class ConfigTable {
     /// Dotted path of this table: `""` for the root, `server`, `partition[1].reset`.
-    public let path: String
+    package let path: String
     let entries: [String: TOMLNode]
     weak var parser: ConfigParser?
 
@@ -23,16 +23,16 @@ public final class ConfigTable {
     }
 
     /// The dotted path of `key` in this table, for messages.
-    public func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    package func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
-    public func has(_ key: String) -> Bool { entries[key] != nil }
+    package func has(_ key: String) -> Bool { entries[key] != nil }
 
     /// Records a problem at `key` of this table.
-    public func problem(_ key: String, _ message: String) { parser?.problem(keyPath(key), message) }
+    package func problem(_ key: String, _ message: String) { parser?.problem(keyPath(key), message) }
 
     /// The raw node of a value key of several possible types (a name or a number), marked asked
     /// for (``ConfigParser/askedKeys``) and read; the caller checks its type.
-    public func value(_ key: String) -> TOMLNode? { leaf(key) }
+    package func value(_ key: String) -> TOMLNode? { leaf(key) }
 
     /// The node of a value key (not a table), marked asked for (``ConfigParser/askedKeys``) and read.
     private func leaf(_ key: String) -> TOMLNode? {
@@ -41,7 +41,7 @@ public final class ConfigTable {
     }
 
     /// The raw node, marked read.
-    public func node(_ key: String) -> TOMLNode? {
+    package func node(_ key: String) -> TOMLNode? {
         guard let node = entries[key] else { return nil }
         parser?.markRead(keyPath(key))
         return node
@@ -55,13 +55,13 @@ public final class ConfigTable {
         problem(key, "expected \(expected), found \(node.typeName)")
     }
 
-    public func string(_ key: String, required: Bool = false) -> String? {
+    package func string(_ key: String, required: Bool = false) -> String? {
         guard let node = leaf(key) else { missing(key, required: required, expected: "a string"); return nil }
         guard case .string(let value) = node else { wrongType(key, node, expected: "a string"); return nil }
         return value
     }
 
-    public func integer(_ key: String, required: Bool = false, range: ClosedRange<Int>? = nil) -> Int? {
+    package func integer(_ key: String, required: Bool = false, range: ClosedRange<Int>? = nil) -> Int? {
         guard let node = leaf(key) else { missing(key, required: required, expected: "an integer"); return nil }
         guard case .integer(let value) = node else { wrongType(key, node, expected: "an integer"); return nil }
         if let range, !range.contains(value) {
@@ -71,14 +71,14 @@ public final class ConfigTable {
         return value
     }
 
-    public func bool(_ key: String, required: Bool = false) -> Bool? {
+    package func bool(_ key: String, required: Bool = false) -> Bool? {
         guard let node = leaf(key) else { missing(key, required: required, expected: "true or false"); return nil }
         guard case .bool(let value) = node else { wrongType(key, node, expected: "true or false"); return nil }
         return value
     }
 
     /// A string that must be one of `E`'s raw values.
-    public func enumeration<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type, required: Bool = false) -> E?
+    package func enumeration<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type, required: Bool = false) -> E?
     where E.RawValue == String {
         guard let raw = string(key, required: required) else { return nil }
         guard let value = E(rawValue: raw) else {
@@ -90,13 +90,13 @@ public final class ConfigTable {
     }
 
     /// An absolute filesystem path (not checked for existence).
-    public func absolutePath(_ key: String, required: Bool = false) -> String? {
+    package func absolutePath(_ key: String, required: Bool = false) -> String? {
         guard let value = string(key, required: required) else { return nil }
         guard value.hasPrefix("/") else { problem(key, "\(value.debugDescription) must be an absolute path"); return nil }
         return value
     }
 
-    public func stringArray(_ key: String, required: Bool = false) -> [String]? {
+    package func stringArray(_ key: String, required: Bool = false) -> [String]? {
         guard let node = leaf(key) else { missing(key, required: required, expected: "an array of strings"); return nil }
         guard case .array(let items) = node else { wrongType(key, node, expected: "an array of strings"); return nil }
         var result: [String] = []
@@ -111,14 +111,14 @@ public final class ConfigTable {
     }
 
     /// A sub-table (`[server]`), or nil when absent.
-    public func table(_ key: String, required: Bool = false) -> ConfigTable? {
+    package func table(_ key: String, required: Bool = false) -> ConfigTable? {
         guard let parser, let node = node(key) else { missing(key, required: required, expected: "a table"); return nil }
         guard case .table(let entries) = node else { wrongType(key, node, expected: "a table"); return nil }
         return child(parser, path: keyPath(key), entries: entries)
     }
 
     /// The entries of an array of tables (`[[partition]]`), numbered `partition[0]`, `partition[1]`…
-    public func tables(_ key: String) -> [ConfigTable] {
+    package func tables(_ key: String) -> [ConfigTable] {
         guard let parser, let node = node(key) else { return [] }
         guard case .array(let items) = node else { wrongType(key, node, expected: "an array of tables"); return [] }
         var result: [ConfigTable] = []
@@ -133,5 +133,5 @@ public final class ConfigTable {
     }
 
     /// Every key of this table, sorted (for tables whose keys are names, like `[tables]`).
-    public var keys: [String] { entries.keys.sorted() }
+    package var keys: [String] { entries.keys.sorted() }
 }

@@ -4,10 +4,10 @@
 /// `[table]` and `[[array]]` headers set the current prefix (array elements are numbered,
 /// `partition[1]`), and `key = …` lines add a key. Multi-line strings are skipped.
 /// It only has to be right for well-formed files: TOMLKit has already parsed them.
-public struct KeyLineIndex: Sendable {
+package struct KeyLineIndex: Sendable {
     private var lines: [String: Int] = [:]
 
-    public init(text: String) {
+    package init(text: String) {
         var prefix: [String] = []
         var arrayCounts: [String: Int] = [:]
         var inMultiline: String? = nil
@@ -41,7 +41,7 @@ public struct KeyLineIndex: Sendable {
     }
 
     /// The line of `key`, or of its closest enclosing table.
-    public func line(of key: String) -> Int? {
+    package func line(of key: String) -> Int? {
         var path = key
         while true {
             if let line = lines[path] { return line }

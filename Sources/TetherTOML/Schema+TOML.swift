@@ -1,4 +1,4 @@
-public import TetherProtocol
+import TetherProtocol
 
 extension Schema {
     /// Parses and validates a `schema.toml` (docs/contract.md: Server). Every problem names the table and column.
@@ -11,7 +11,7 @@ extension Schema {
     /// id = "text"
     /// note = "text?"
     /// ```
-    public static func parse(toml text: String, file: String) throws(ConfigError) -> Schema {
+    package static func parse(toml text: String, file: String) throws(ConfigError) -> Schema {
         let parser = try ConfigParser(text: text, file: file)
         let version = parser.root.integer("version", required: true, range: 1...Int(Int32.max)) ?? 1
         var tables: [TableSchema] = []

@@ -1,7 +1,7 @@
 internal import TOMLKit
 
 /// A parsed TOML value as a plain Sendable tree (TOMLKit's own types wrap C++ nodes).
-public indirect enum TOMLNode: Sendable, Hashable {
+package indirect enum TOMLNode: Sendable, Hashable {
     case string(String)
     case integer(Int)
     case float(Double)
@@ -12,7 +12,7 @@ public indirect enum TOMLNode: Sendable, Hashable {
     case table([String: TOMLNode])
 
     /// Parses TOML text; a syntax error names the line and column.
-    public static func parse(_ text: String, file: String) throws(ConfigError) -> [String: TOMLNode] {
+    package static func parse(_ text: String, file: String) throws(ConfigError) -> [String: TOMLNode] {
         do {
             let table = try TOMLTable(string: text)
             return convert(table)
@@ -44,7 +44,7 @@ public indirect enum TOMLNode: Sendable, Hashable {
     }
 
     /// The TOML type name, for error messages.
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .string: "a string"
         case .integer: "an integer"

@@ -3,7 +3,7 @@ import Synchronization
 /// State that callbacks (pipe readers, socket readers, a manual clock) update and tests await
 /// without sleeping: ``wait(timeout:until:)`` suspends until a predicate over the state holds,
 /// or the timeout passes.
-public final class AwaitableState<State: Sendable>: Sendable {
+package final class AwaitableState<State: Sendable>: Sendable {
     private struct Waiter: Sendable {
         var predicate: @Sendable (State) -> Bool
         var continuation: CheckedContinuation<Bool, Never>
@@ -19,21 +19,21 @@ public final class AwaitableState<State: Sendable>: Sendable {
 
     private let storage: Mutex<Storage>
 
-    public init(_ initial: State) {
+    package init(_ initial: State) {
         storage = Mutex(Storage(state: initial))
     }
 
     /// A copy of the current state.
-    public var value: State { storage.withLock { $0.state } }
+    package var value: State { storage.withLock { $0.state } }
 
     /// Reads the state under the lock.
-    public func read<T>(_ body: (State) throws -> T) rethrows -> T {
+    package func read<T>(_ body: (State) throws -> T) rethrows -> T {
         try storage.withLock { try body($0.state) }
     }
 
     /// Changes the state, then wakes every waiter whose predicate now holds.
     @discardableResult
-    public func update<T>(_ body: (inout State) throws -> T) rethrows -> T {
+    package func update<T>(_ body: (inout State) throws -> T) rethrows -> T {
         let (result, ready) = try storage.withLock { storage -> (T, [CheckedContinuation<Bool, Never>]) in
             let result = try body(&storage.state)
             var ready: [CheckedContinuation<Bool, Never>] = []
@@ -49,7 +49,7 @@ public final class AwaitableState<State: Sendable>: Sendable {
 
     /// Suspends until `predicate` holds for the state (`true`) or `timeout` passes (`false`).
     /// Cancellation of the calling task ends the wait with `false`.
-    public func wait(timeout: Duration, until predicate: @escaping @Sendable (State) -> Bool) async -> Bool {
+    package func wait(timeout: Duration, until predicate: @escaping @Sendable (State) -> Bool) async -> Bool {
         let id = storage.withLock { storage -> UInt64 in
             storage.nextID += 1
             return storage.nextID
@@ -61,7 +61,7 @@ public final class AwaitableState<State: Sendable>: Sendable {
                 }
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                try? await Task.sleep(for: timeout)  // cancelled: the predicate was met first
                 self.expire(id: id)
                 return false
             }

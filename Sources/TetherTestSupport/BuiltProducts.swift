@@ -2,9 +2,10 @@ import Foundation
 
 /// Executables built by SwiftPM next to the test bundle (`.build/<triple>/debug/`), for tests
 /// that run a program as a child process.
-public enum BuiltProducts {
+package enum BuiltProducts {
     /// The directory holding the build products.
-    public static var directory: String {
+    package static var directory: String {
+        // No /proc (not Linux): the path the command line gives.
         let runner = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         var url = URL(fileURLWithPath: runner).deletingLastPathComponent()
@@ -17,7 +18,7 @@ public enum BuiltProducts {
     }
 
     /// The path of a built executable, or an error naming where it was looked for.
-    public static func executable(_ name: String) throws -> String {
+    package static func executable(_ name: String) throws -> String {
         let path = directory + "/" + name
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw TestSupportError("no built executable \(name) in \(directory) (hint: swift build --build-tests)")

@@ -9,22 +9,22 @@ import Synchronization
 /// Long-running children (daemons) are started with ``start(_:_:environment:)`` and stopped
 /// with ``signal(_:)`` and ``wait(timeout:)``; a child still running at its deadline is killed
 /// (SIGKILL) and its result says ``Result/timedOut``.
-public final class ChildProcess: Sendable {
+package final class ChildProcess: Sendable {
     /// How a child ended and what it wrote.
-    public struct Result: Sendable, CustomStringConvertible {
+    package struct Result: Sendable, CustomStringConvertible {
         /// The exit status, or the signal number when ``signalled``.
-        public var status: Int32
+        package var status: Int32
         /// Whether a signal ended the child.
-        public var signalled: Bool
+        package var signalled: Bool
         /// Whether the deadline passed and the child was killed.
-        public var timedOut: Bool
-        public var standardOutput: String
-        public var standardError: String
+        package var timedOut: Bool
+        package var standardOutput: String
+        package var standardError: String
 
         /// Exited by itself with status 0.
-        public var succeeded: Bool { status == 0 && !signalled && !timedOut }
+        package var succeeded: Bool { status == 0 && !signalled && !timedOut }
 
-        public var description: String {
+        package var description: String {
             let how = timedOut ? "killed at deadline" : signalled ? "signal \(status)" : "exit \(status)"
             return "\(how)\n--- stdout\n\(standardOutput)--- stderr\n\(standardError)"
         }
@@ -40,7 +40,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// The child's process id.
-    public let processID: Int32
+    package let processID: Int32
     private let state: AwaitableState<State>
     /// Keeps Foundation's process object (and its termination monitoring) alive with the child.
     private let process: Mutex<Process>
@@ -53,7 +53,7 @@ public final class ChildProcess: Sendable {
 
     /// Starts `executable` with `arguments`. `environment` replaces the test process's
     /// environment when given (use ``inheritedEnvironment(adding:)`` to extend it).
-    public static func start(
+    package static func start(
         _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil
     ) throws -> ChildProcess {
         let process = Process()
@@ -86,6 +86,7 @@ public final class ChildProcess: Sendable {
         }
         let copy = logCopy(executable, arguments)
         stderr.startReading { chunk in
+            // The debugging copy: a failed close loses nothing a test reads.
             if let chunk { copy?.write(Data(chunk)) } else { try? copy?.close() }
             state.update { if let chunk { $0.stderr += chunk } else { $0.stderrClosed = true } }
         }
@@ -102,6 +103,7 @@ public final class ChildProcess: Sendable {
         let name = (executable as NSString).lastPathComponent
             + (config.map { "-" + $0.split(separator: "/").suffix(3).joined(separator: "_") } ?? "")
         let path = directory + "/" + name + ".log"
+        // Not made: the open below fails and no copy is kept.
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         guard let handle = FileHandle(forWritingAtPath: path) else { return nil }
@@ -110,7 +112,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Runs a child to completion (or its deadline) and returns how it ended.
-    public static func run(
+    package static func run(
         _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
         timeout: Duration = .seconds(30)
     ) async throws -> Result {
@@ -118,24 +120,24 @@ public final class ChildProcess: Sendable {
     }
 
     /// This process's environment with `extra` added or replaced.
-    public static func inheritedEnvironment(adding extra: [String: String] = [:]) -> [String: String] {
+    package static func inheritedEnvironment(adding extra: [String: String] = [:]) -> [String: String] {
         ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
     }
 
     /// What the child wrote to stdout so far.
-    public var standardOutput: String { state.read { String(decoding: $0.stdout, as: UTF8.self) } }
+    package var standardOutput: String { state.read { String(decoding: $0.stdout, as: UTF8.self) } }
     /// What the child wrote to stderr so far.
-    public var standardError: String { state.read { String(decoding: $0.stderr, as: UTF8.self) } }
+    package var standardError: String { state.read { String(decoding: $0.stderr, as: UTF8.self) } }
     /// Whether the child has ended.
-    public var hasExited: Bool { state.read { $0.termination != nil } }
+    package var hasExited: Bool { state.read { $0.termination != nil } }
 
     /// Sends a signal to the child (`SIGTERM`, `SIGHUP`, …) unless it has already ended.
-    public func signal(_ signal: Int32) {
+    package func signal(_ signal: Int32) {
         if !hasExited { kill(processID, signal) }
     }
 
     /// Waits until stdout or stderr contains `text`; `false` when `timeout` passes first.
-    public func waitForOutput(_ text: String, timeout: Duration = TestDeadline.standard) async -> Bool {
+    package func waitForOutput(_ text: String, timeout: Duration = TestDeadline.standard) async -> Bool {
         let needle = Array(text.utf8)
         return await state.wait(timeout: timeout) { state in
             state.stdout.containsSequence(needle) || state.stderr.containsSequence(needle)
@@ -143,7 +145,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Waits for the child to end; at the deadline it is killed with SIGKILL.
-    public func wait(timeout: Duration) async -> Result {
+    package func wait(timeout: Duration) async -> Result {
         if !(await state.wait(timeout: timeout) { $0.termination != nil }) {
             state.update { $0.killedAtDeadline = true }
             kill(processID, SIGKILL)

@@ -8,9 +8,9 @@ import Synchronization
 /// CLI. The end-to-end tests, the fault campaign and `tether-bench` all run on it.
 ///
 /// The server grants the one device user every partition; its admin token is in `admin.token`.
-public final class Cluster: Sendable {
+package final class Cluster: Sendable {
     /// The schema every cluster serves: one `orders` table.
-    public static let schema = """
+    package static let schema = """
         version = 1
         [tables.orders]
         primary_key = "id"
@@ -21,22 +21,22 @@ public final class Cluster: Sendable {
         note = "text?"
         """
 
-    public let settings: ClusterSettings
-    public let dir: TemporaryDirectory
+    package let settings: ClusterSettings
+    package let dir: TemporaryDirectory
     /// Each server instance's port (the devices' listener, `listen`), the first instance's first.
-    public var ports: [UInt16] { portList.withLock { $0.map(\.sync) } }
+    package var ports: [UInt16] { portList.withLock { $0.map(\.sync) } }
     /// Each server instance's admin listener port (`admin_listen`: the admin API and console).
-    public var adminPorts: [UInt16] { portList.withLock { $0.map(\.admin) } }
+    package var adminPorts: [UInt16] { portList.withLock { $0.map(\.admin) } }
     /// Chosen before the instances start (a restart keeps its ports); ones found taken at the
     /// first start are chosen again.
     private let portList: Mutex<[(sync: UInt16, admin: UInt16)]>
     /// The PostgreSQL of ``ClusterSettings/Storage/postgresql`` storage.
-    public let postgres: PostgresCluster?
+    package let postgres: PostgresCluster?
     let servers: Mutex<[ChildProcess?]>
     let agents = Mutex<[ClusterAgent]>([])
 
     /// Writes the configuration of every instance and starts them in turn.
-    public init(_ settings: ClusterSettings = ClusterSettings()) async throws {
+    package init(_ settings: ClusterSettings = ClusterSettings()) async throws {
         guard settings.instances >= 1, settings.instances == 1 || settings.storage == .postgresql else {
             throw TestSupportError("a cluster of \(settings.instances) instances needs PostgreSQL storage")
         }
@@ -83,14 +83,14 @@ public final class Cluster: Sendable {
     }
 
     /// The first instance's port and sync URL (where agents connect unless told otherwise).
-    public var port: UInt16 { ports[0] }
-    public var url: String { url(instance: 0) }
-    public var token: String { settings.token }
+    package var port: UInt16 { ports[0] }
+    package var url: String { url(instance: 0) }
+    package var token: String { settings.token }
 
-    public func url(instance: Int) -> String { "ws://127.0.0.1:\(ports[instance])/sync" }
+    package func url(instance: Int) -> String { "ws://127.0.0.1:\(ports[instance])/sync" }
 
     /// The admin listener of an instance (the first unless told): the admin API and console.
-    public func adminURL(instance: Int = 0) -> String { "http://127.0.0.1:\(adminPorts[instance])" }
+    package func adminURL(instance: Int = 0) -> String { "http://127.0.0.1:\(adminPorts[instance])" }
 
     /// Two different free loopback ports: the devices' listener's and the admin listener's.
     private static func freePorts() throws -> (sync: UInt16, admin: UInt16) {
@@ -101,19 +101,19 @@ public final class Cluster: Sendable {
     }
 
     /// `server.toml`, `server-2.toml`, …
-    public func serverConfigPath(_ instance: Int = 0) -> String {
+    package func serverConfigPath(_ instance: Int = 0) -> String {
         dir.appending("server\(Self.suffix(instance)).toml")
     }
 
     /// `server-data`, `server-data-2`, …
-    public func serverDataDirectory(_ instance: Int = 0) -> String {
+    package func serverDataDirectory(_ instance: Int = 0) -> String {
         dir.appending("server-data\(Self.suffix(instance))")
     }
 
     /// A new agent (not started) on `partitions`, its directory named `name`. `url`: another
     /// server than the first instance (another instance, a proxy, a fake server). `extra` goes
     /// among the config's top-level keys (before `[server]`), `server` among `[server]`'s.
-    public func agent(_ name: String, partitions: [String], extra: String = "", url: String? = nil, server: String = "") throws -> ClusterAgent {
+    package func agent(_ name: String, partitions: [String], extra: String = "", url: String? = nil, server: String = "") throws -> ClusterAgent {
         let agent = try ClusterAgent(
             directory: dir.appending(name), name: name, token: settings.token, timing: settings.timing,
             config: .init(url: url ?? self.url, partitions: partitions, extra: extra, logLevel: settings.agentLogLevel, server: server))
@@ -123,7 +123,7 @@ public final class Cluster: Sendable {
 
     /// Stops every agent and server with `signal` (SIGKILL: at once; SIGTERM: as an operator
     /// would, waiting for each), stops the PostgreSQL and removes the directory.
-    public func shutdown(signal: Int32 = SIGKILL) async {
+    package func shutdown(signal: Int32 = SIGKILL) async {
         for agent in agents.withLock({ $0 }) { await agent.stop(signal) }
         for instance in ports.indices { await stopServer(signal, instance: instance) }
         await postgres?.stop()
@@ -131,14 +131,14 @@ public final class Cluster: Sendable {
     }
 
     /// Writes `text` to `path` with `mode` (tokens: 0600).
-    public static func write(_ text: String, to path: String, mode: mode_t = 0o644) throws {
+    package static func write(_ text: String, to path: String, mode: mode_t = 0o644) throws {
         try text.write(toFile: path, atomically: false, encoding: .utf8)
         chmod(path, mode)
     }
 
     /// A hook script named `name` that waits until the file `gate` exists: it holds a reset at
     /// that hook until the test opens the gate (`Cluster.write("", to: gate)`).
-    public func gateHook(_ name: String) throws -> (hook: String, gate: String) {
+    package func gateHook(_ name: String) throws -> (hook: String, gate: String) {
         let gate = dir.appending(name + ".open")
         let hook = dir.appending(name)
         try Self.write("#!/bin/sh\nwhile [ ! -e '\(gate)' ]; do sleep 0.1; done\n", to: hook, mode: 0o755)
@@ -183,7 +183,7 @@ public final class Cluster: Sendable {
 }
 
 /// Runs `body` with a cluster, always tearing it down (with the agents it started).
-public func withCluster(
+package func withCluster(
     _ settings: ClusterSettings = ClusterSettings(), _ body: (Cluster) async throws -> Void
 ) async throws {
     let cluster = try await Cluster(settings)

@@ -4,18 +4,18 @@ import Synchronization
 /// One `tetherd` of a ``Cluster``: a directory with its config (`tetherd.toml`), token,
 /// `hooks/`, state dir and control socket, and the daemon as a child process, started,
 /// signalled, stopped and started again as often as a test wants.
-public final class ClusterAgent: Sendable {
+package final class ClusterAgent: Sendable {
     /// What the agent's `tetherd.toml` says (see ``config(dir:url:partitions:extra:logLevel:)``).
-    public struct Config: Sendable {
-        public var url: String
-        public var partitions: [String]
+    package struct Config: Sendable {
+        package var url: String
+        package var partitions: [String]
         /// Among the top-level keys, before `[server]` (may open tables such as `[reset]`).
-        public var extra: String
-        public var logLevel: String
+        package var extra: String
+        package var logLevel: String
         /// More keys of `[server]` (`ca_file = …`, `pin_sha256 = […]`).
-        public var server: String
+        package var server: String
 
-        public init(url: String, partitions: [String], extra: String = "", logLevel: String = "debug", server: String = "") {
+        package init(url: String, partitions: [String], extra: String = "", logLevel: String = "debug", server: String = "") {
             self.url = url
             self.partitions = partitions
             self.extra = extra
@@ -24,10 +24,10 @@ public final class ClusterAgent: Sendable {
         }
     }
 
-    public let name: String
-    public let dir: String
-    public let configPath: String
-    public let socket: String
+    package let name: String
+    package let dir: String
+    package let configPath: String
+    package let socket: String
     let timing: ClusterSettings.Timing
     private let currentConfig: Mutex<Config>
     private let process = Mutex<ChildProcess?>(nil)
@@ -47,7 +47,7 @@ public final class ClusterAgent: Sendable {
     }
 
     /// A `tetherd.toml` for an agent in `dir`.
-    public static func config(
+    package static func config(
         dir: String, url: String, partitions: [String], extra: String, logLevel: String = "debug", server: String = ""
     ) -> String {
         """
@@ -63,11 +63,11 @@ public final class ClusterAgent: Sendable {
         """
     }
 
-    public var config: Config { currentConfig.withLock { $0 } }
+    package var config: Config { currentConfig.withLock { $0 } }
 
     /// Rewrites `tetherd.toml` with `change` applied (a running daemon reads it on ``reload()``
     /// or its next start).
-    public func reconfigure(_ change: (inout Config) -> Void) throws {
+    package func reconfigure(_ change: (inout Config) -> Void) throws {
         currentConfig.withLock { change(&$0) }
         try writeConfig()
     }
@@ -81,37 +81,37 @@ public final class ClusterAgent: Sendable {
             to: configPath)
     }
 
-    public var processID: Int32? { process.withLock { $0?.processID } }
+    package var processID: Int32? { process.withLock { $0?.processID } }
     /// Whether the daemon (started at least once) has ended.
-    public var hasExited: Bool { process.withLock { $0?.hasExited ?? false } }
+    package var hasExited: Bool { process.withLock { $0?.hasExited ?? false } }
     /// The daemon's standard error (its log with `--log-destination stderr`).
-    public var log: String { process.withLock { $0?.standardError ?? "" } }
+    package var log: String { process.withLock { $0?.standardError ?? "" } }
 
     /// Starts the daemon and waits until its control socket answers.
-    public func start(environment extra: [String: String] = [:], logDestination: String = "stderr") async throws {
+    package func start(environment extra: [String: String] = [:], logDestination: String = "stderr") async throws {
         let child = try ChildProcess.start(
             try BuiltProducts.executable("tetherd"), ["--config", configPath, "--log-destination", logDestination],
             environment: ChildProcess.inheritedEnvironment(adding: extra))
         process.withLock { $0 = child }
         try await eventually("tetherd \(name) answers", timeout: timing.start, pollInterval: timing.startPoll) {
             if child.hasExited { throw TestSupportError("tetherd \(name) exited: \(child.standardError)") }
-            return (try? await ctl(["status"]))?.status == 0
+            return (try? await ctl(["status"]))?.status == 0  // not answering yet: asked again
         }
     }
 
-    public func signal(_ number: Int32) { process.withLock { $0 }?.signal(number) }
+    package func signal(_ number: Int32) { process.withLock { $0 }?.signal(number) }
 
     /// Reloads the running daemon (SIGHUP) and waits until its control socket answers.
-    public func reload() async throws {
+    package func reload() async throws {
         signal(SIGHUP)
         try await eventually("tetherd \(name) reloaded", timeout: timing.start) {
-            (try? await self.ctl(["status"]))?.status == 0
+            (try? await self.ctl(["status"]))?.status == 0  // not answering yet: asked again
         }
     }
 
     /// Stops the daemon (SIGTERM, or SIGKILL for a crash) and returns how it ended.
     @discardableResult
-    public func stop(_ number: Int32 = SIGTERM) async -> ChildProcess.Result? {
+    package func stop(_ number: Int32 = SIGTERM) async -> ChildProcess.Result? {
         let child = process.withLock { $0 }
         child?.signal(number)
         return await child?.wait(timeout: timing.stop)

@@ -1,26 +1,26 @@
 /// How a ``Cluster`` is set up: the server's configuration and environment, its storage, how
 /// many instances share it, the agents' log level, and how patient the harness is.
-public struct ClusterSettings: Sendable {
+package struct ClusterSettings: Sendable {
     /// The server's storage. PostgreSQL: the cluster starts a PostgreSQL of its own
     /// (``PostgresCluster``) and every instance uses one database of it.
-    public enum Storage: String, Sendable {
+    package enum Storage: String, Sendable {
         case sqlite, postgresql
     }
 
     /// How long the harness waits for the programs, and how often it polls them.
-    public struct Timing: Sendable {
+    package struct Timing: Sendable {
         /// For a server to listen and an agent's control socket to answer.
-        public var start: Duration
+        package var start: Duration
         /// Between control-socket polls while an agent starts.
-        public var startPoll: Duration
+        package var startPoll: Duration
         /// For one `tetherctl` or `tether-server admin` command.
-        public var command: Duration
+        package var command: Duration
         /// The default `--timeout` of `tetherctl wait-synced`, in seconds.
-        public var waitSynced: Int
+        package var waitSynced: Int
         /// For a signalled process to end.
-        public var stop: Duration
+        package var stop: Duration
 
-        public init(start: Duration, startPoll: Duration, command: Duration, waitSynced: Int, stop: Duration) {
+        package init(start: Duration, startPoll: Duration, command: Duration, waitSynced: Int, stop: Duration) {
             self.start = start
             self.startPoll = startPoll
             self.command = command
@@ -29,35 +29,35 @@ public struct ClusterSettings: Sendable {
         }
 
         /// Tests: debug builds, several clusters at once.
-        public static let test = Timing(
+        package static let test = Timing(
             start: .seconds(30), startPoll: .milliseconds(10), command: .seconds(30), waitSynced: 30, stop: .seconds(20))
         /// `tether-bench`: release builds, millions of rows, boot times measured to the millisecond.
-        public static let bench = Timing(
+        package static let bench = Timing(
             start: .seconds(120), startPoll: .milliseconds(5), command: .seconds(300), waitSynced: 600, stop: .seconds(30))
     }
 
     /// The server's `client_recovery`.
-    public var clientRecovery: Bool
+    package var clientRecovery: Bool
     /// The device user's token (the server's `device.token` and every agent's `token`).
-    public var token: String
+    package var token: String
     /// Among the server config's top-level keys (`metrics_listen = …`, `log_level = …`).
-    public var serverExtra: String
+    package var serverExtra: String
     /// Appended to the server config (tables such as `[storage]`).
-    public var serverConfig: String
+    package var serverConfig: String
     /// Added to the server's environment (fault injection, NOTIFY_SOCKET, WATCHDOG_USEC).
-    public var serverEnvironment: [String: String]
-    public var storage: Storage
+    package var serverEnvironment: [String: String]
+    package var storage: Storage
     /// Server instances sharing the storage (more than one needs PostgreSQL).
-    public var instances: Int
+    package var instances: Int
     /// Every agent's `log_level`.
-    public var agentLogLevel: String
-    public var timing: Timing
+    package var agentLogLevel: String
+    package var timing: Timing
     /// The start of the cluster directory's name under `/tmp`.
-    public var directoryPrefix: String
+    package var directoryPrefix: String
 
-    public static let defaultToken = "device-secret"
+    package static let defaultToken = "device-secret"
 
-    public init(
+    package init(
         clientRecovery: Bool = true, token: String = ClusterSettings.defaultToken, serverExtra: String = "",
         serverConfig: String = "", serverEnvironment: [String: String] = [:], storage: Storage = .sqlite,
         instances: Int = 1, agentLogLevel: String = "debug", timing: Timing = .test, directoryPrefix: String = "tether-e2e"

@@ -3,12 +3,12 @@ import Foundation
 /// The keys a configuration document names, as dotted paths without array indices
 /// (`server.url`, `partition.reset.mode`), for the test that holds the reference page, the
 /// example file and the man(5) page to the keys the reader accepts.
-public enum ConfigurationDocuments {
+package enum ConfigurationDocuments {
     /// The repository's root (this file is `Sources/TetherTestSupport/…`).
-    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    package static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    public static func read(_ relative: String) throws -> String {
+    package static func read(_ relative: String) throws -> String {
         try String(contentsOf: root.appendingPathComponent(relative), encoding: .utf8)
     }
 
@@ -16,7 +16,7 @@ public enum ConfigurationDocuments {
     /// belongs to there: `"### Limits": "limits"`), up to the next heading: the backquoted names
     /// in each row's first cell, `key`, `[table] key` or `[[table]] key` (`[t] …`, "any key of
     /// t", gives `t.*`).
-    public static func markdownKeys(_ text: String, sections: [String: String]) -> Set<String> {
+    package static func markdownKeys(_ text: String, sections: [String: String]) -> Set<String> {
         var keys: Set<String> = []
         var table: String? = nil
         for line in text.split(separator: "\n") {
@@ -43,7 +43,7 @@ public enum ConfigurationDocuments {
 
     /// An example TOML file: every `key =`, commented out or not, under the table header
     /// (commented out or not) it follows.
-    public static func exampleKeys(_ text: String) -> Set<String> {
+    package static func exampleKeys(_ text: String) -> Set<String> {
         var keys: Set<String> = []
         var table = ""
         for raw in text.split(separator: "\n") {
@@ -65,7 +65,7 @@ public enum ConfigurationDocuments {
     /// A man(5) page: the keys of each `.TP` paragraph's first line (`.B key`, or `.BR a ", "
     /// b " (default " …`), in the table its `.SH` section names (`KEYS` and `TOP-LEVEL KEYS`:
     /// none; `[reset] AND [partition.reset]`: both).
-    public static func manKeys(_ text: String) -> Set<String> {
+    package static func manKeys(_ text: String) -> Set<String> {
         var keys: Set<String> = []
         var tables: [String] = [""]
         var afterTP = false
@@ -105,7 +105,7 @@ public enum ConfigurationDocuments {
     /// The keys of `accepted` none of `documented` covers; `t.*` covers every key of `t`, and a
     /// key of `partition.reset` or `partition.events` is covered by the same key of `reset` or
     /// `events` (they inherit those tables' keys).
-    public static func missing(_ accepted: [String], in documented: Set<String>) -> [String] {
+    package static func missing(_ accepted: [String], in documented: Set<String>) -> [String] {
         accepted.filter { key in
             if documented.contains(key) { return false }
             let parts = key.split(separator: ".").map(String.init)

@@ -1,16 +1,16 @@
 /// A condition that did not become true before its deadline (``eventually(_:timeout:pollInterval:file:line:_:)``)
 /// or did not stay true for its period (``consistently(_:for:pollInterval:file:line:_:)``).
-public struct ConditionTimeout: Error, CustomStringConvertible {
-    public var what: String
-    public var file: String
-    public var line: Int
+package struct ConditionTimeout: Error, CustomStringConvertible {
+    package var what: String
+    package var file: String
+    package var line: Int
 
-    public var description: String { "\(file):\(line): \(what)" }
+    package var description: String { "\(file):\(line): \(what)" }
 }
 
 /// Polls `condition` until it is true, failing after `timeout`. Tests use this instead of
 /// sleeping: it returns as soon as the condition holds.
-public func eventually(
+package func eventually(
     _ what: String = "condition", timeout: Duration = TestDeadline.standard, pollInterval: Duration = .milliseconds(10),
     file: String = #fileID, line: Int = #line, _ condition: () async throws -> Bool
 ) async throws {
@@ -20,7 +20,7 @@ public func eventually(
 }
 
 /// Polls `produce` until it returns a value, failing after `timeout`.
-public func eventually<T>(
+package func eventually<T>(
     _ what: String = "value", timeout: Duration = TestDeadline.standard, pollInterval: Duration = .milliseconds(10),
     file: String = #fileID, line: Int = #line, _ produce: () async throws -> T?
 ) async throws -> T {
@@ -38,7 +38,7 @@ public func eventually<T>(
 /// Checks that `condition` holds throughout `period` (polled every `pollInterval`), failing at
 /// the first poll where it does not. For asserting that something does *not* happen, such as
 /// no watchdog ping while a daemon is stalled.
-public func consistently(
+package func consistently(
     _ what: String = "condition", for period: Duration, pollInterval: Duration = .milliseconds(10),
     file: String = #fileID, line: Int = #line, _ condition: () async throws -> Bool
 ) async throws {

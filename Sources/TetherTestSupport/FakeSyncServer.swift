@@ -6,21 +6,21 @@ import Synchronization
 /// frames, text frames, an oversize frame, messages out of order, a welcome with another
 /// protocol version. Every connection gets the same treatment. Blocking sockets on plain
 /// threads (never Swift concurrency's threads), closed by ``stop()``.
-public final class FakeSyncServer: Sendable {
+package final class FakeSyncServer: Sendable {
     /// What the server sends after the `101 Switching Protocols` answer; then it closes the
     /// connection (`closeAfter`) or keeps it open until the client closes it.
-    public struct Behaviour: Sendable {
-        public var bytes: @Sendable () -> [UInt8]
-        public var closeAfter: Bool
-        public var upgrade: Upgrade
+    package struct Behaviour: Sendable {
+        package var bytes: @Sendable () -> [UInt8]
+        package var closeAfter: Bool
+        package var upgrade: Upgrade
         /// With `closeAfter` false: called with each binary message the client sends (its
         /// payload, unmasked); what it returns is written back (nothing when empty).
-        public var reply: (@Sendable ([UInt8]) -> [UInt8])?
+        package var reply: (@Sendable ([UInt8]) -> [UInt8])?
         /// The `101` answer and `bytes` in one write: with `closeAfter`, the client may read
         /// the answer, the bytes and the end of the stream at once, before it sends anything.
-        public var withTheAnswer: Bool
+        package var withTheAnswer: Bool
 
-        public init(
+        package init(
             bytes: @escaping @Sendable () -> [UInt8], closeAfter: Bool, upgrade: Upgrade = .answer,
             reply: (@Sendable ([UInt8]) -> [UInt8])? = nil, withTheAnswer: Bool = false
         ) {
@@ -33,7 +33,7 @@ public final class FakeSyncServer: Sendable {
     }
 
     /// What the server does with the upgrade request.
-    public enum Upgrade: Sendable {
+    package enum Upgrade: Sendable {
         case answer
         /// Never answers: half-closes the connection (FIN) once the request is read and keeps it
         /// open until the client closes it (seed 23097527's server).
@@ -42,7 +42,7 @@ public final class FakeSyncServer: Sendable {
         case silence
     }
 
-    public let port: UInt16
+    package let port: UInt16
     private let listener: Int32
     private let behaviour: Behaviour
     private let state = Mutex(State())
@@ -53,10 +53,10 @@ public final class FakeSyncServer: Sendable {
         var clients: [Int32] = []
     }
 
-    public var url: String { "ws://127.0.0.1:\(port)/sync" }
-    public var connections: Int { state.withLock { $0.connections } }
+    package var url: String { "ws://127.0.0.1:\(port)/sync" }
+    package var connections: Int { state.withLock { $0.connections } }
 
-    public init(_ behaviour: Behaviour) throws {
+    package init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
@@ -82,7 +82,7 @@ public final class FakeSyncServer: Sendable {
         Thread.detachNewThread { server.acceptLoop() }
     }
 
-    public func stop() {
+    package func stop() {
         let clients = state.withLock { state -> [Int32] in
             state.stopped = true
             return state.clients
@@ -165,7 +165,7 @@ public final class FakeSyncServer: Sendable {
 
     /// The first whole client frame in `bytes` (masked, as a client sends them): its unmasked
     /// payload and the bytes it took; nil until it is all there.
-    public static func clientFrame(in bytes: [UInt8]) -> (payload: [UInt8], used: Int)? {
+    package static func clientFrame(in bytes: [UInt8]) -> (payload: [UInt8], used: Int)? {
         guard bytes.count >= 2 else { return nil }
         var length = Int(bytes[1] & 0x7F)
         var offset = 2
@@ -199,7 +199,7 @@ public final class FakeSyncServer: Sendable {
     // MARK: Frames and messages
 
     /// An unmasked server frame (FIN set) with `opcode` 0x1 text or 0x2 binary.
-    public static func frame(_ opcode: UInt8, _ payload: [UInt8], announcedLength: Int? = nil) -> [UInt8] {
+    package static func frame(_ opcode: UInt8, _ payload: [UInt8], announcedLength: Int? = nil) -> [UInt8] {
         let length = announcedLength ?? payload.count
         var bytes: [UInt8] = [0x80 | opcode]
         if length < 126 {
@@ -214,14 +214,14 @@ public final class FakeSyncServer: Sendable {
     }
 
     /// A `welcome` message (type 0x81, varint protocol version, software string).
-    public static func welcome(protocolVersion: UInt8, software: String = "fake-server") -> [UInt8] {
+    package static func welcome(protocolVersion: UInt8, software: String = "fake-server") -> [UInt8] {
         let software = Array(software.utf8)
         precondition(software.count < 128, "one-byte varint length")
         return [0x81, protocolVersion, UInt8(software.count)] + software
     }
 
     /// A `pong` message (type 0x86, nonce 5): never valid before the welcome.
-    public static let pong: [UInt8] = [0x86, 0x05]
+    package static let pong: [UInt8] = [0x86, 0x05]
 }
 
 extension Array where Element == UInt8 {

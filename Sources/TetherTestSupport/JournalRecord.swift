@@ -1,15 +1,15 @@
 import Foundation
 
 /// One journal entry as `journalctl -o json` prints it.
-public struct JournalRecord: Sendable, CustomStringConvertible {
+package struct JournalRecord: Sendable, CustomStringConvertible {
     /// Every field; values journalctl printed as byte arrays (non-printable data) are decoded as
     /// UTF-8, a field present several times keeps its first value.
-    public var fields: [String: String]
+    package var fields: [String: String]
 
-    public subscript(name: String) -> String? { fields[name] }
+    package subscript(name: String) -> String? { fields[name] }
 
     /// Parses one line of `journalctl -o json`.
-    public init(jsonLine: String) throws {
+    package init(jsonLine: String) throws {
         guard let object = try JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any] else {
             throw TestSupportError("journalctl printed something that is not a JSON object: \(jsonLine)")
         }
@@ -33,7 +33,7 @@ public struct JournalRecord: Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         fields.filter { !$0.key.hasPrefix("__") }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             .joined(separator: " ")
     }

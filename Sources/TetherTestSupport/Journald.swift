@@ -14,16 +14,16 @@ import Synchronization
 /// At most one test in a process starts it; concurrent test processes are serialised by a lock
 /// file. Each test logs under its own `SYSLOG_IDENTIFIER` and reads back only its records with
 /// ``records(identifier:)``.
-public enum Journald {
-    public static let socketPath = "/run/systemd/journal/socket"
-    public static let binary = "/lib/systemd/systemd-journald"
+package enum Journald {
+    package static let socketPath = "/run/systemd/journal/socket"
+    package static let binary = "/lib/systemd/systemd-journald"
     static let lockPath = "/run/tether-test-journald.lock"
 
     private static let launched = Mutex(false)
     private static let reasonPrinted = Mutex(false)
 
     /// Whether journald answers on its socket now.
-    public static var isRunning: Bool {
+    package static var isRunning: Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -32,7 +32,7 @@ public enum Journald {
 
     /// Why journald tests cannot run here, or `nil` when they can (journald runs, or this
     /// process may start it).
-    public static var unavailableReason: String? {
+    package static var unavailableReason: String? {
         if !FileManager.default.isExecutableFile(atPath: "/usr/bin/journalctl") {
             return "/usr/bin/journalctl is missing (hint: apt-get install systemd)"
         }
@@ -50,6 +50,7 @@ public enum Journald {
     /// Whether a journal directory of this machine is readable (root, or group systemd-journal).
     private static var canReadSystemJournal: Bool {
         for root in ["/run/log/journal", "/var/log/journal"] {
+            // Missing or unreadable: not this one.
             let machines = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
             if machines.contains(where: { access(root + "/" + $0, R_OK | X_OK) == 0 }) { return true }
         }
@@ -58,7 +59,7 @@ public enum Journald {
 
     /// Whether journald tests can run here (see ``unavailableReason``); prints the reason when
     /// not. Use it as `@Suite(.enabled(if: Journald.isAvailable, "needs journald"))`.
-    public static var isAvailable: Bool {
+    package static var isAvailable: Bool {
         if let reason = unavailableReason {
             let first = reasonPrinted.withLock { printed in
                 defer { printed = true }
@@ -71,7 +72,7 @@ public enum Journald {
     }
 
     /// Makes sure journald runs, starting it when needed; throws with the reason when it cannot.
-    public static func ensureRunning(timeout: Duration = .seconds(10)) async throws {
+    package static func ensureRunning(timeout: Duration = .seconds(10)) async throws {
         if isRunning { return }
         if let reason = unavailableReason { throw TestSupportError(reason) }
         let first = launched.withLock { launched -> Bool in
@@ -99,12 +100,12 @@ public enum Journald {
 
     /// The records journald holds for a `SYSLOG_IDENTIFIER`, oldest first
     /// (`journalctl -o json --all --no-pager SYSLOG_IDENTIFIER=…`).
-    public static func records(identifier: String) async throws -> [JournalRecord] {
+    package static func records(identifier: String) async throws -> [JournalRecord] {
         try await records(matching: ["SYSLOG_IDENTIFIER=\(identifier)"])
     }
 
     /// The records matching journalctl matches such as `TETHER_PARTITION=store-17`.
-    public static func records(matching matches: [String]) async throws -> [JournalRecord] {
+    package static func records(matching matches: [String]) async throws -> [JournalRecord] {
         let result = try await ChildProcess.run(
             "/usr/bin/journalctl", ["-o", "json", "--all", "--no-pager", "-q"] + matches, timeout: .seconds(20))
         guard result.succeeded else { throw TestSupportError("journalctl failed: \(result)") }

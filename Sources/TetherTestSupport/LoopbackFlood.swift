@@ -18,8 +18,8 @@ import Synchronization
 /// threads), as ``LoopbackProxy``'s does; every socket is non-blocking. The loop ends by itself
 /// at ``Plan/lasting`` if nobody stops it, and never opens more than ``Plan/maxOpens``
 /// connections: every loop is bounded in count and time.
-public final class LoopbackFlood: Sendable {
-    public enum Attack: String, CaseIterable, Sendable {
+package final class LoopbackFlood: Sendable {
+    package enum Attack: String, CaseIterable, Sendable {
         /// Half a request head, then one header line per drip: never complete.
         case slowHeaders = "slow-headers"
         /// A complete head announcing a 16 MiB body, then one byte of it per drip.
@@ -49,31 +49,31 @@ public final class LoopbackFlood: Sendable {
 
     /// Every route of the server's listeners (the devices' and the admin one), and some it
     /// does not serve: a flood goes to each on each listener, whichever serves it.
-    public static let routes = [
+    package static let routes = [
         "/sync", "/healthz", "/metrics", "/enroll", "/admin/status", "/admin/grants", "/console", "/console/sign-in",
         "/console/actions/terminate-sync", "/no-such-route",
     ]
 
-    public struct Plan: Sendable {
+    package struct Plan: Sendable {
         /// Connections open at once.
-        public var connections: Int
+        package var connections: Int
         /// The listeners' ports (`127.0.0.1`): the devices' listener and the admin one.
-        public var ports: [UInt16]
+        package var ports: [UInt16]
         /// Each connection binds one of these before it connects, in turn.
-        public var sourceAddresses: [String]
-        public var attacks: [Attack] = Attack.allCases
-        public var routes: [String] = LoopbackFlood.routes
+        package var sourceAddresses: [String]
+        package var attacks: [Attack] = Attack.allCases
+        package var routes: [String] = LoopbackFlood.routes
         /// Connections opened in all, reopened ones included.
-        public var maxOpens: Int
+        package var maxOpens: Int
         /// Connections reopened per second at most (a server that closes every connection at
         /// once costs this many connects a second, not one per connection).
-        public var reopensPerSecond: Int
+        package var reopensPerSecond: Int
         /// How often each connection sends its next slow byte or line.
-        public var dripInterval: Duration = .seconds(1)
+        package var dripInterval: Duration = .seconds(1)
         /// The loop stops by itself after this long, if ``LoopbackFlood/stop()`` was not called.
-        public var lasting: Duration
+        package var lasting: Duration
 
-        public init(
+        package init(
             connections: Int, ports: [UInt16], sourceAddresses: [String], maxOpens: Int? = nil, reopensPerSecond: Int = 200,
             lasting: Duration
         ) {
@@ -87,27 +87,27 @@ public final class LoopbackFlood: Sendable {
     }
 
     /// What the flood did so far.
-    public struct Counts: Sendable, CustomStringConvertible {
+    package struct Counts: Sendable, CustomStringConvertible {
         /// Connections attempted (reopened ones included).
-        public var opened = 0
+        package var opened = 0
         /// Connections whose first request (the part sent at full speed) was all sent.
-        public var delivered = 0
+        package var delivered = 0
         /// Connections the server closed (or reset) after they connected.
-        public var closedByServer = 0
+        package var closedByServer = 0
         /// Connections that could not connect (refused, no address, no descriptor).
-        public var connectFailed = 0
+        package var connectFailed = 0
         /// Connections open now.
-        public var open = 0
-        public var bytesSent = 0
+        package var open = 0
+        package var bytesSent = 0
 
-        public init() {}
+        package init() {}
 
-        public var description: String {
+        package var description: String {
             "opened \(opened), first request sent by \(delivered), closed by the server \(closedByServer), connect failures \(connectFailed), open now \(open), \(bytesSent >> 10) KiB sent"
         }
     }
 
-    public let plan: Plan
+    package let plan: Plan
     private let state: Mutex<State>
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -119,7 +119,7 @@ public final class LoopbackFlood: Sendable {
     }
 
     /// Starts the flood: its thread opens the connections at once (in waves) and keeps them going.
-    public init(_ plan: Plan) throws {
+    package init(_ plan: Plan) throws {
         guard plan.connections > 0, !plan.ports.isEmpty, !plan.sourceAddresses.isEmpty, !plan.attacks.isEmpty else {
             throw TestSupportError("a flood needs connections, ports, source addresses and attacks")
         }
@@ -149,13 +149,13 @@ public final class LoopbackFlood: Sendable {
         }
     }
 
-    public var counts: Counts { state.withLock { $0.counts } }
+    package var counts: Counts { state.withLock { $0.counts } }
 
     /// Whether the loop ended (stopped, or past ``Plan/lasting``); every connection is closed then.
-    public var isFinished: Bool { state.withLock { $0.finished } }
+    package var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Closes every connection and waits (up to 10 s) for the thread to end.
-    public func stop() async {
+    package func stop() async {
         state.withLock { state in
             guard !state.stopped else { return }
             state.stopped = true
@@ -163,7 +163,7 @@ public final class LoopbackFlood: Sendable {
             _ = write(wakeWrite, &byte, 1)
         }
         for _ in 0..<1000 where !isFinished {
-            try? await Task.sleep(for: .milliseconds(10))
+            try? await Task.sleep(for: .milliseconds(10))  // cancelled: the rounds pass at once and stop returns
         }
     }
 

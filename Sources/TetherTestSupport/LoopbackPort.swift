@@ -1,11 +1,11 @@
 import Glibc
 
 /// Free TCP ports on the loopback interface for servers started by tests.
-public enum LoopbackPort {
+package enum LoopbackPort {
     /// A TCP port on 127.0.0.1 that nothing listens on right now: the kernel picks one for a
     /// socket bound to port 0, which is then closed. Another process could take it in between,
     /// which the ephemeral range makes unlikely.
-    public static func free() throws -> UInt16 {
+    package static func free() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket(AF_INET): \(String(cString: strerror(errno)))") }
         defer { close(fd) }

@@ -17,8 +17,8 @@ import Synchronization
 ///
 /// One plain thread runs a `poll(2)` loop over the listener and every connection (nothing
 /// blocks Swift concurrency's threads); mode changes wake it through a pipe.
-public final class LoopbackProxy: Sendable {
-    public enum Mode: String, Sendable {
+package final class LoopbackProxy: Sendable {
+    package enum Mode: String, Sendable {
         case pass, drop, stall
         case stallUpstream = "stall-upstream", stallDownstream = "stall-downstream"
 
@@ -27,7 +27,7 @@ public final class LoopbackProxy: Sendable {
     }
 
     /// The port clients connect to.
-    public let port: UInt16
+    package let port: UInt16
     private let targetPort: UInt16
     private let listener: Int32
     private let wakeRead: Int32
@@ -43,7 +43,7 @@ public final class LoopbackProxy: Sendable {
     }
 
     /// Starts relaying from a free loopback port to `127.0.0.1:targetPort`.
-    public init(targetPort: UInt16) throws {
+    package init(targetPort: UInt16) throws {
         self.targetPort = targetPort
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
@@ -77,7 +77,7 @@ public final class LoopbackProxy: Sendable {
     }
 
     /// What the proxy does with traffic from now on.
-    public var mode: Mode {
+    package var mode: Mode {
         get { state.withLock { $0.mode } }
         set {
             state.withLock { $0.mode = newValue }
@@ -87,20 +87,20 @@ public final class LoopbackProxy: Sendable {
 
     /// Bytes relayed from clients to the server, and from the server to clients, since the
     /// start or the last ``resetCounters()`` (WebSocket frames and HTTP upgrade included).
-    public var clientToServer: Int { state.withLock { $0.clientToServer } }
-    public var serverToClient: Int { state.withLock { $0.serverToClient } }
+    package var clientToServer: Int { state.withLock { $0.clientToServer } }
+    package var serverToClient: Int { state.withLock { $0.serverToClient } }
 
-    public func resetCounters() {
+    package func resetCounters() {
         state.withLock {
             $0.clientToServer = 0
             $0.serverToClient = 0
         }
     }
     /// Connections accepted so far.
-    public var acceptedConnections: Int { state.withLock { $0.acceptedConnections } }
+    package var acceptedConnections: Int { state.withLock { $0.acceptedConnections } }
 
     /// Closes every connection and the listener; the relay thread ends.
-    public func stop() {
+    package func stop() {
         let wasStopped = state.withLock { state in
             defer { state.stopped = true }
             return state.stopped

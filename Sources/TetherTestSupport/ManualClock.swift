@@ -1,17 +1,17 @@
 /// A clock that moves only when a test calls ``advance(by:)``, to drive time-based services
 /// (the watchdog's ping period) deterministically. Tests await ``waitForSleepers(_:timeout:)``
 /// to know the code under test is parked in `sleep` before advancing.
-public final class ManualClock: Clock, Sendable {
-    public struct Instant: InstantProtocol, CustomStringConvertible {
+package final class ManualClock: Clock, Sendable {
+    package struct Instant: InstantProtocol, CustomStringConvertible {
         /// Time since the clock was made.
-        public var offset: Duration
+        package var offset: Duration
 
-        public init(offset: Duration) { self.offset = offset }
+        package init(offset: Duration) { self.offset = offset }
 
-        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        public func duration(to other: Instant) -> Duration { other.offset - offset }
-        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-        public var description: String { "\(offset)" }
+        package func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        package func duration(to other: Instant) -> Duration { other.offset - offset }
+        package static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        package var description: String { "\(offset)" }
     }
 
     private struct Sleeper: Sendable {
@@ -28,15 +28,15 @@ public final class ManualClock: Clock, Sendable {
 
     private let state = AwaitableState(State())
 
-    public init() {}
+    package init() {}
 
-    public var now: Instant { state.read { $0.now } }
-    public var minimumResolution: Duration { .zero }
+    package var now: Instant { state.read { $0.now } }
+    package var minimumResolution: Duration { .zero }
 
     /// How many tasks are sleeping on this clock right now.
-    public var sleeperCount: Int { state.read { $0.sleepers.count } }
+    package var sleeperCount: Int { state.read { $0.sleepers.count } }
 
-    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.update { state -> UInt64 in
             state.nextID += 1
             return state.nextID
@@ -63,7 +63,7 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Moves time forward and wakes every sleeper whose deadline has come.
-    public func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let due = state.update { state -> [CheckedContinuation<Void, any Error>] in
             state.now = state.now.advanced(by: duration)
             let ready = state.sleepers.filter { $0.value.deadline <= state.now }
@@ -75,7 +75,7 @@ public final class ManualClock: Clock, Sendable {
 
     /// Waits until at least `count` tasks sleep on the clock; `false` when `timeout` passes first.
     @discardableResult
-    public func waitForSleepers(_ count: Int = 1, timeout: Duration = TestDeadline.standard) async -> Bool {
+    package func waitForSleepers(_ count: Int = 1, timeout: Duration = TestDeadline.standard) async -> Bool {
         await state.wait(timeout: timeout) { $0.sleepers.count >= count }
     }
 }

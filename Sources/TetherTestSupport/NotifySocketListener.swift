@@ -9,16 +9,16 @@ import Synchronization
 ///     let listener = try NotifySocketListener(directory: temp)
 ///     let child = try ChildProcess.start(daemon, environment: ChildProcess.inheritedEnvironment(adding: listener.environment))
 ///     let ready = await listener.next(timeout: .seconds(5))   // "READY=1"
-public final class NotifySocketListener: Sendable {
+package final class NotifySocketListener: Sendable {
     /// The socket's path.
-    public let path: String
+    package let path: String
     private let received = AwaitableState<[String]>([])
     /// How many messages ``next(timeout:)`` has handed out.
     private let cursor = Mutex(0)
     private let source: Mutex<(any DispatchSourceRead)?>
 
     /// Binds `notify.sock` (or `name`) in `directory`.
-    public init(directory: TemporaryDirectory, name: String = "notify.sock") throws {
+    package init(directory: TemporaryDirectory, name: String = "notify.sock") throws {
         path = directory.appending(name)
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket(AF_UNIX): \(String(cString: strerror(errno)))") }
@@ -47,13 +47,13 @@ public final class NotifySocketListener: Sendable {
     deinit { stop() }
 
     /// `NOTIFY_SOCKET=<path>` for a child's environment.
-    public var environment: [String: String] { ["NOTIFY_SOCKET": path] }
+    package var environment: [String: String] { ["NOTIFY_SOCKET": path] }
 
     /// Every message received so far, oldest first.
-    public var messages: [String] { received.value }
+    package var messages: [String] { received.value }
 
     /// The next message not yet returned by this method, or `nil` when none arrives in time.
-    public func next(timeout: Duration = TestDeadline.standard) async -> String? {
+    package func next(timeout: Duration = TestDeadline.standard) async -> String? {
         let index = cursor.withLock { $0 }
         guard await received.wait(timeout: timeout, until: { $0.count > index }) else { return nil }
         return cursor.withLock { cursor in
@@ -63,7 +63,7 @@ public final class NotifySocketListener: Sendable {
     }
 
     /// Waits until a received message satisfies `predicate` and returns it (`nil` on timeout).
-    public func first(
+    package func first(
         timeout: Duration = TestDeadline.standard, where predicate: @escaping @Sendable (String) -> Bool
     ) async -> String? {
         guard await received.wait(timeout: timeout, until: { $0.contains(where: predicate) }) else { return nil }
@@ -71,14 +71,14 @@ public final class NotifySocketListener: Sendable {
     }
 
     /// Waits until `count` received messages satisfy `predicate`; `false` on timeout.
-    public func waitForCount(
+    package func waitForCount(
         _ count: Int, timeout: Duration = TestDeadline.standard, where predicate: @escaping @Sendable (String) -> Bool
     ) async -> Bool {
         await received.wait(timeout: timeout) { $0.count(where: predicate) >= count }
     }
 
     /// How many received messages satisfy `predicate`.
-    public func count(where predicate: (String) -> Bool) -> Int {
+    package func count(where predicate: (String) -> Bool) -> Int {
         received.read { $0.count(where: predicate) }
     }
 
@@ -86,7 +86,7 @@ public final class NotifySocketListener: Sendable {
     /// sends a marker datagram (which queues behind them) and waits for it. A child's
     /// notification sent before it printed something is therefore counted once the test saw
     /// that output and flushed.
-    public func flush(timeout: Duration = TestDeadline.standard) async throws {
+    package func flush(timeout: Duration = TestDeadline.standard) async throws {
         let marker = "TETHER_TEST_FLUSH=\(UInt64.random(in: 0...UInt64.max))"
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket(AF_UNIX): \(String(cString: strerror(errno)))") }
@@ -101,7 +101,7 @@ public final class NotifySocketListener: Sendable {
     }
 
     /// Stops listening and closes the socket.
-    public func stop() {
+    package func stop() {
         source.withLock { source in
             source?.cancel()
             source = nil

@@ -25,7 +25,7 @@ struct OutputPipe: Sendable {
     /// Closes the parent's write end and reads until end of file on a new thread, handing each
     /// chunk to `deliver`, then `nil` at end of file.
     func startReading(_ deliver: @escaping @Sendable ([UInt8]?) -> Void) {
-        try? writer.close()
+        try? writer.close()  // the descriptor is released even when close reports an error
         let descriptor = readDescriptor
         Thread.detachNewThread {
             var buffer = [UInt8](repeating: 0, count: 65536)
@@ -46,7 +46,7 @@ struct OutputPipe: Sendable {
 
     /// For a child that never started.
     func closeBothEnds() {
-        try? writer.close()
+        try? writer.close()  // as above
         close(readDescriptor)
     }
 }

@@ -9,20 +9,20 @@ import Synchronization
 ///
 /// Connections over TCP authenticate with a password (SCRAM), so clients exercise the same
 /// path as a deployment's `password_file`; the Unix socket in the directory trusts local users.
-public final class PostgresCluster: Sendable {
-    public let host = "127.0.0.1"
-    public let port: Int
+package final class PostgresCluster: Sendable {
+    package let host = "127.0.0.1"
+    package let port: Int
     /// The superuser every test connects as, and its password.
-    public let user: String
-    public let password: String
-    public let directory: String
+    package let user: String
+    package let password: String
+    package let directory: String
     private let binaries: String
     private let runAs: String?
     /// The postmaster, a direct child of the test process (never daemonised by pg_ctl).
     private let server = Mutex<ChildProcess?>(nil)
 
     /// Where Debian puts PostgreSQL 15's programs.
-    public static let debianBinaries = "/usr/lib/postgresql/15/bin"
+    package static let debianBinaries = "/usr/lib/postgresql/15/bin"
 
     private init(port: Int, user: String, password: String, directory: String, binaries: String, runAs: String?) {
         self.port = port
@@ -35,7 +35,7 @@ public final class PostgresCluster: Sendable {
 
     /// Creates and starts a cluster. Throws with the programs' output when PostgreSQL is not
     /// installed or does not start (tests that need it fail; they never skip).
-    public static func start() async throws -> PostgresCluster {
+    package static func start() async throws -> PostgresCluster {
         guard FileManager.default.isExecutableFile(atPath: debianBinaries + "/initdb") else {
             throw TestSupportError(
                 "PostgreSQL 15 is not installed (\(debianBinaries)/initdb is missing): run scripts/bootstrap as root (it installs Debian's postgresql-15)")
@@ -71,27 +71,28 @@ public final class PostgresCluster: Sendable {
             }
             let started = try await cluster.startServer()
             if started == nil { return cluster }
+            // No log: the failure says what it can without it.
             lastFailure = (started ?? "") + "\n" + ((try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "")
         }
-        try? FileManager.default.removeItem(atPath: directory)
+        try? FileManager.default.removeItem(atPath: directory)  // cleanup: the start's failure is the one thrown
         throw TestSupportError("PostgreSQL did not start: \(lastFailure)")
     }
 
-    public var dataDirectory: String { directory + "/data" }
+    package var dataDirectory: String { directory + "/data" }
 
     /// `postgresql://user@127.0.0.1:port/database` (the password goes separately).
-    public func url(database: String) -> String { "postgresql://\(user)@\(host):\(port)/\(database)" }
+    package func url(database: String) -> String { "postgresql://\(user)@\(host):\(port)/\(database)" }
 
     /// Creates an empty database (each test its own) and returns its name.
     @discardableResult
-    public func createDatabase(_ name: String = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()) async throws -> String {
+    package func createDatabase(_ name: String = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()) async throws -> String {
         try await sql("CREATE DATABASE \(name)")
         return name
     }
 
     /// Runs SQL with psql over the Unix socket; throws with psql's output when it fails.
     @discardableResult
-    public func sql(_ statement: String, database: String = "postgres") async throws -> String {
+    package func sql(_ statement: String, database: String = "postgres") async throws -> String {
         let result = try await run(
             "psql", ["-h", directory, "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-At", "-c", statement],
             timeout: .seconds(60))
@@ -100,7 +101,7 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Restarts the server (a fast shutdown, as operators restart it; connections are dropped).
-    public func restart() async throws {
+    package func restart() async throws {
         await stopServer(signal: SIGINT)
         if let failure = try await startServer() { throw TestSupportError("PostgreSQL did not start again: \(failure)") }
     }
@@ -130,9 +131,9 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Stops the server at once and removes its directory.
-    public func stop() async {
+    package func stop() async {
         await stopServer(signal: SIGQUIT)
-        try? FileManager.default.removeItem(atPath: directory)
+        try? FileManager.default.removeItem(atPath: directory)  // cleanup: a leftover is only litter
     }
 
     private func stopServer(signal: Int32) async {

@@ -1,6 +1,6 @@
 /// SHA-1 for the WebSocket handshake's `Sec-WebSocket-Accept` (RFC 6455 requires it; not for security).
-public enum SHA1 {
-    public static func digest(_ message: [UInt8]) -> [UInt8] {
+package enum SHA1 {
+    package static func digest(_ message: [UInt8]) -> [UInt8] {
         var h: [UInt32] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0]
         var data = message + [0x80]
         while data.count % 64 != 56 { data.append(0) }

@@ -1,11 +1,11 @@
 /// A small seeded, reproducible random source (SplitMix64) for tests: property tests, fuzzers
 /// and the fault campaign print their seed, and the same seed makes the same choices.
-public struct SeededRandom: RandomNumberGenerator, Sendable {
+package struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -14,10 +14,10 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     }
 
     /// True with `probability` (0...1).
-    public mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
+    package mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
 
     /// One of `choices`, each with its weight.
-    public mutating func weighted<T>(_ choices: [(T, Int)]) -> T {
+    package mutating func weighted<T>(_ choices: [(T, Int)]) -> T {
         var pick = Int.random(in: 0..<choices.reduce(0) { $0 + $1.1 }, using: &self)
         for (choice, weight) in choices {
             if pick < weight { return choice }

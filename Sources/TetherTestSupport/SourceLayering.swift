@@ -4,14 +4,14 @@ import Foundation
 /// when one of its files names a type declared at the top level of the other's files (comments
 /// and string literals left out). A layering lists the folders from the top down; a folder may
 /// use only folders below it, so the module's parts depend one way (docs/architecture.md).
-public struct SourceLayering: Sendable {
+package struct SourceLayering: Sendable {
     /// One use against the layering: `from` names `type`, declared in `to`, in `file`.
-    public struct Violation: Sendable, Hashable, CustomStringConvertible {
-        public var from: String
-        public var to: String
-        public var type: String
-        public var file: String
-        public var description: String { "\(from) → \(to): \(file) names \(type)" }
+    package struct Violation: Sendable, Hashable, CustomStringConvertible {
+        package var from: String
+        package var to: String
+        package var type: String
+        package var file: String
+        package var description: String { "\(from) → \(to): \(file) names \(type)" }
     }
 
     /// Each folder's files, stripped of comments and string literals.
@@ -20,7 +20,7 @@ public struct SourceLayering: Sendable {
     private let declarations: [String: String]
 
     /// Reads the folders of `module` (a directory of `Sources/`, found from this file's path).
-    public init(module: String) throws {
+    package init(module: String) throws {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         let root = sources.appendingPathComponent(module)
         var files: [(folder: String, name: String, text: String)] = []
@@ -43,11 +43,11 @@ public struct SourceLayering: Sendable {
     }
 
     /// The folders found (each holds at least one Swift file).
-    public var folders: Set<String> { Set(files.map(\.folder)) }
+    package var folders: Set<String> { Set(files.map(\.folder)) }
 
     /// Every use of a folder not below the user in `layers` (top first; folders of one layer
     /// may not use each other), and every folder `layers` does not place.
-    public func violations(layers: [[String]]) -> (violations: [Violation], unplaced: Set<String>) {
+    package func violations(layers: [[String]]) -> (violations: [Violation], unplaced: Set<String>) {
         var rank: [String: Int] = [:]
         for (index, layer) in layers.enumerated() { for folder in layer { rank[folder] = index } }
         var found: [Violation] = []
@@ -66,7 +66,7 @@ public struct SourceLayering: Sendable {
 
     /// `text` without comments and string literals (their words are not uses; what a string
     /// interpolates is left out too).
-    public static func code(of text: String) -> String {
+    package static func code(of text: String) -> String {
         enum Mode { case code, lineComment, blockComment(depth: Int), string(multiline: Bool) }
         var mode = Mode.code
         var code = ""

@@ -2,10 +2,10 @@ import Foundation
 
 /// A fresh, uniquely named directory under `/tmp`, removed with everything in it when the value
 /// is released (or by ``remove()``). Paths stay short so Unix socket paths fit in 108 bytes.
-public final class TemporaryDirectory: Sendable {
-    public let path: String
+package final class TemporaryDirectory: Sendable {
+    package let path: String
 
-    public init(prefix: String = "tether-test") throws {
+    package init(prefix: String = "tether-test") throws {
         var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard made != nil else {
@@ -17,24 +17,24 @@ public final class TemporaryDirectory: Sendable {
     deinit { remove() }
 
     /// A path inside the directory.
-    public func appending(_ name: String) -> String { path + "/" + name }
+    package func appending(_ name: String) -> String { path + "/" + name }
 
     /// Writes `text` to the file `name` in the directory and returns its path.
     @discardableResult
-    public func write(_ name: String, _ text: String) throws -> String {
+    package func write(_ name: String, _ text: String) throws -> String {
         let file = appending(name)
         try text.write(toFile: file, atomically: true, encoding: .utf8)
         return file
     }
 
     /// Removes the directory and its contents now.
-    public func remove() {
-        try? FileManager.default.removeItem(atPath: path)
+    package func remove() {
+        try? FileManager.default.removeItem(atPath: path)  // best effort: a leftover is in /tmp, cleared by the system
     }
 }
 
 /// Runs `body` with a fresh temporary directory that is removed afterwards.
-public func withTemporaryDirectory<T>(
+package func withTemporaryDirectory<T>(
     prefix: String = "tether-test", _ body: (TemporaryDirectory) async throws -> T
 ) async throws -> T {
     let directory = try TemporaryDirectory(prefix: prefix)
@@ -43,7 +43,7 @@ public func withTemporaryDirectory<T>(
 }
 
 /// An error of the test support itself (the environment cannot provide what a test needs).
-public struct TestSupportError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct TestSupportError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -3,6 +3,6 @@
 /// holds); it only has to be longer than the worst delay of a loaded machine. 30 s: at the
 /// start of the parallel unit phase on a two-core CI machine, tasks have waited over 12 s for
 /// a cooperative thread, which a 10-s deadline once turned into a failure.
-public enum TestDeadline {
-    public static let standard: Duration = .seconds(30)
+package enum TestDeadline {
+    package static let standard: Duration = .seconds(30)
 }

@@ -116,6 +116,7 @@ struct AdminCommand: AsyncParsableCommand {
     /// An error answer's body for --json: a JSON document written anew by the encoder (which
     /// escapes control characters in its strings), anything else shown safe.
     static func jsonBody(_ body: Data) -> String {
+        // A body that is not JSON, or does not write back as JSON, is shown safe below.
         if let document = try? JSONSerialization.jsonObject(with: body),
             let data = try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         {

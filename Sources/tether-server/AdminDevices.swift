@@ -47,6 +47,7 @@ struct AdminDevices: AsyncParsableCommand {
         var lines = [row(["DEVICE", "ID", "PARTITION", "STATE", "UNSYNCED", "WAITING", "SEEN", "LAST_ERROR", "RESETS", "RELEASE", "FLAGS"])]
         let now = Date()
         for d in list.devices {
+            // A time that does not parse shows as unknown: "-", or the error without its age.
             let waiting = d.unsyncedSince.flatMap { try? Date($0, strategy: .iso8601) }.map { age(now.timeIntervalSince($0)) } ?? "-"
             let error = d.lastErrorCode.map { code in
                 "\(code)" + (d.lastErrorAt.flatMap { try? Date($0, strategy: .iso8601) }.map { " " + age(now.timeIntervalSince($0)) + " ago" } ?? "")

@@ -25,6 +25,7 @@ enum PartitionCompletion {
 
     static func socket(_ words: [String], config: String?) -> String {
         if let socket = value(of: "--socket", in: words) { return socket }
+        // Unreadable or invalid (both lines): the next place the socket may come from.
         if let config, let text = try? String(contentsOfFile: config, encoding: .utf8),
             let parser = try? ConfigParser(text: text, file: config), let socket = parser.root.absolutePath("control_socket")
         {
@@ -35,6 +36,7 @@ enum PartitionCompletion {
     }
 
     static func agentPartitions(socket: String) -> [String]? {
+        // No answer (no daemon, an old one): nil, and the configured names complete.
         guard let response = try? ControlClient(socketPath: socket, timeout: .seconds(1)).send(ControlRequest(command: .status)),
             response.ok, let partitions = response.result?["partitions"]?.arrayValue
         else { return nil }
@@ -42,6 +44,7 @@ enum PartitionCompletion {
     }
 
     static func configuredPartitions(_ path: String) -> [String] {
+        // Unreadable or invalid: no names to complete.
         guard let text = try? String(contentsOfFile: path, encoding: .utf8), let parser = try? ConfigParser(text: text, file: path) else {
             return []
         }

@@ -134,6 +134,7 @@ struct GlobalOptions: ParsableArguments {
     static func refusalDocument(_ response: ControlResponse) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Unencodable (a non-finite number): its minimal form.
         guard let data = try? encoder.encode(response) else { return #"{"ok": false}"# }
         return String(decoding: data, as: UTF8.self)
     }

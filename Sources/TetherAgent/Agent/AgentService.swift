@@ -1,21 +1,21 @@
 import Logging
-public import ServiceLifecycle
+import ServiceLifecycle
 import TetherSystemd
 import UnixSignals
 
 /// The agent as a swift-service-lifecycle service: runs the sync, reloads on SIGHUP, and on
 /// graceful shutdown (SIGTERM) tells systemd `STOPPING=1` and stops after the current
 /// transaction (store writes are not interrupted: cancellation is only seen between them).
-public struct AgentService: Service {
+package struct AgentService: Service {
     let agent: SyncAgent
     let notifier: SystemdNotifier
 
-    public init(agent: SyncAgent, notifier: SystemdNotifier = SystemdNotifier()) {
+    package init(agent: SyncAgent, notifier: SystemdNotifier = SystemdNotifier()) {
         self.agent = agent
         self.notifier = notifier
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let agent = self.agent
         let notifier = self.notifier
         await withGracefulShutdownHandler {

@@ -21,7 +21,7 @@ struct AgentStateFetcher: ServerStateFetcher {
         do {
             let fetched = try await receive(session, partition: partition, stagingPath: stagingPath, controller: controller)
             await controller?.downloadEnded(complete: true)
-            try? await session.unbind()
+            try? await session.unbind()  // the session's end; the connection may be gone already
             return fetched
         } catch {
             await controller?.downloadEnded(complete: false)
@@ -30,7 +30,7 @@ struct AgentStateFetcher: ServerStateFetcher {
             if case SessionInterruption.serverError(let refusal) = error, refusal.action == .deleteStore {
                 await controller?.stateRefused(refusal)
             }
-            try? await session.unbind()
+            try? await session.unbind()  // as above: the fetch's error is the answer
             throw error
         }
     }

@@ -8,16 +8,16 @@ import TetherStore
 /// its rows and unsynced changes (the state download replays them on top): before the first
 /// bind on a machine whose machine id changed, and by `tetherd --forget-identities` before a
 /// device is imaged (docs/client-reset.md, "Restored and cloned devices").
-public enum IdentityForgetting {
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+package enum IdentityForgetting {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Forgets the identity of every configured partition's store that exists; the names of
     /// those that had one. Throws when a store cannot be changed: it must not bind with an
     /// identity another machine may hold.
     @discardableResult
-    public static func forget(_ partitions: [PartitionSettings]) throws(Failure) -> [PartitionName] {
+    package static func forget(_ partitions: [PartitionSettings]) throws(Failure) -> [PartitionName] {
         var forgotten: [PartitionName] = []
         for partition in partitions where FileManager.default.fileExists(atPath: partition.storePath) {
             do {

@@ -1,12 +1,12 @@
 import Foundation
 import Logging
-public import TetherControl
+import TetherControl
 import TetherProtocol
 import TetherSystemd
 import TetherSyncClient
 
 extension SyncAgent: ControlHandler {
-    public func handle(_ request: ControlRequest) async -> ControlResponse {
+    package func handle(_ request: ControlRequest) async -> ControlResponse {
         switch request.command {
         case .hello:
             // Answered by the control server, which knows the caller's role.
@@ -80,7 +80,7 @@ extension SyncAgent: ControlHandler {
         }
     }
 
-    public nonisolated var eventLog: EventLog? { events.log }
+    package nonisolated var eventLog: EventLog? { events.log }
 
     private func lookup(_ raw: String?) async -> (PartitionName, PartitionController)? {
         guard let raw, let name = PartitionName(raw), let controller = await partitions.controller(named: name) else { return nil }

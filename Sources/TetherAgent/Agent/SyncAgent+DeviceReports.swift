@@ -28,7 +28,7 @@ extension SyncAgent {
                 await reportWake.sleep(for: until - now)
             case .wait(let until, orChange: false):
                 // The changes wait for the interval; statuses are not read again before it ends.
-                try? await Task.sleep(for: until - now)
+                try? await Task.sleep(for: until - now)  // cancelled: the loop checks and ends
             case .send(let names):
                 let chosen = Set(names)
                 let reported = statuses.filter { chosen.contains($0.name.rawValue) }
@@ -69,6 +69,7 @@ extension SyncAgent {
 
     /// The partition's finished resets by outcome (none when the state database cannot say).
     private func resetCounts(_ partition: PartitionName) -> [String: Int64] {
+        // Unreadable: this report counts no resets (the resets' own reads report the error).
         guard let records = try? stateDatabase.resets(partition: partition) else { return [:] }
         var counts: [String: Int64] = [:]
         for record in records where record.outcome != .inProgress { counts[record.outcome.rawValue, default: 0] += 1 }

@@ -7,7 +7,7 @@ extension SyncAgent {
     /// The agent's metrics in the Prometheus text format (`tetherctl metrics`, `metrics_textfile`).
     /// Throws when the state database cannot be read: the reset counts would otherwise show
     /// zero, which a dashboard cannot tell from "no resets".
-    public func metricsExposition(now: Date = Date()) async throws -> String {
+    package func metricsExposition(now: Date = Date()) async throws -> String {
         let resets = try stateDatabase.resets()
         var current = await statuses()
         let configuration = await partitions.configuration()
@@ -33,9 +33,10 @@ extension SyncAgent {
     func agentReport() async -> AgentReport {
         AgentReport(
             release: TetherVersion.release, syncProtocol: TetherVersion.syncProtocol, controlProtocol: ControlProtocol.version,
+            // An unreadable state database: no id shown (the device report loop logs the error).
             deviceName: await partitions.configuration().device.name, deviceID: try? stateDatabase.deviceID())
     }
 
     /// `metrics_textfile` from the configuration tetherd started with.
-    public var metricsTextfile: String? { get async { await partitions.configuration().metricsTextfile } }
+    package var metricsTextfile: String? { get async { await partitions.configuration().metricsTextfile } }
 }

@@ -9,7 +9,7 @@ extension SyncAgent {
     /// SIGHUP: re-reads the configuration. Partitions added or removed, log level, hooks and
     /// modes change without dropping unchanged partitions' sessions; an invalid file is
     /// logged and the running configuration kept.
-    public func reload() async {
+    package func reload() async {
         notifier.reloading()
         defer { notifier.ready() }
         let running = await partitions.configuration()

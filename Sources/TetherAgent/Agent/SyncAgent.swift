@@ -1,17 +1,17 @@
 import Foundation
-public import Logging
+import Logging
 import TetherSyncClient
 import TetherControl
 import TetherProtocol
 import TetherStore
-public import TetherSystemd
+import TetherSystemd
 
 /// The agent: the connection to the server (``AgentConnection``) and the partitions by name
 /// (``PartitionRegistry``), put together; reloads; the control socket's commands; status for
 /// systemd; device reports.
-public actor SyncAgent {
-    public nonisolated let stateDatabase: AgentStateDatabase
-    public nonisolated let logger: Logger
+package actor SyncAgent {
+    package nonisolated let stateDatabase: AgentStateDatabase
+    package nonisolated let logger: Logger
     let notifier: SystemdNotifier
     /// The partitions by name and the running configuration (the controllers' context).
     nonisolated let partitions: PartitionRegistry
@@ -23,11 +23,11 @@ public actor SyncAgent {
     /// Wakes the device report loop when a partition's status changed.
     nonisolated let reportWake: WakeSignal
     /// Connection events and last-synced times for `tetherctl metrics` and `metrics_textfile`.
-    public nonisolated let metrics: AgentMetrics
+    package nonisolated let metrics: AgentMetrics
     /// Every event, for `tetherctl events` and the error hook (docs/events.md).
-    public nonisolated let events: AgentEvents
+    package nonisolated let events: AgentEvents
 
-    public init(configuration: AgentConfiguration, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
+    package init(configuration: AgentConfiguration, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
         self.logger = logger
         self.notifier = notifier
         try FileManager.default.createDirectory(atPath: configuration.stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
@@ -65,7 +65,7 @@ public actor SyncAgent {
     }
 
     /// Runs until cancelled: the connection loop, the status task and the error hook's runs.
-    public func run() async {
+    package func run() async {
         await partitions.startControllers()
         let hooks = ErrorHookService(events: events, clock: ContinuousClock(), logger: logger, metrics: metrics)
         let partitions = self.partitions
@@ -85,7 +85,7 @@ public actor SyncAgent {
 
     // MARK: Status
 
-    public func statuses() async -> [PartitionStatus] { await partitions.statuses() }
+    package func statuses() async -> [PartitionStatus] { await partitions.statuses() }
 
     private func statusLoop() async {
         var last = ""
@@ -112,7 +112,7 @@ public actor SyncAgent {
 
     /// The watchdog's health check: no connection attempt hung for longer than
     /// ``AgentConnection/attemptLimit(_:)``, and no partition wedged in one event for `limit`.
-    public func isMakingProgress(limit: Duration) async -> Bool {
+    package func isMakingProgress(limit: Duration) async -> Bool {
         let url = await partitions.configuration().server.url
         guard await connection.isMakingProgress(limit: limit, serverURL: url) else { return false }
         return await partitions.partitionsMakingProgress(limit: limit)

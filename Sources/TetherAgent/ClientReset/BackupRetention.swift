@@ -3,9 +3,9 @@
 /// `keep_backups` newer ones exist). A repeated reset of an unchanged store shares the backup
 /// of the reset it repeats: a file counts once, and goes only when no kept reset names it.
 /// A quarantined store is not a backup: it is never removed and does not count.
-public enum BackupRetention {
+package enum BackupRetention {
     /// The records (of one partition) whose backup file should be removed now.
-    public static func expired(_ records: [ResetRecord], keep: Int) -> [ResetRecord] {
+    package static func expired(_ records: [ResetRecord], keep: Int) -> [ResetRecord] {
         let newestFirst = records.filter { !$0.isQuarantine }.sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }
         var kept: Set<String> = []
         var expired: [ResetRecord] = []

@@ -23,9 +23,9 @@ import TetherProtocol
 /// backup reused (a repeat of an unchanged store) → backing-up proceeds without a copy
 /// quarantine (a store that is corrupt or not SQLite): quarantining ─(moved)→ done, discarded
 /// ```
-public struct ClientResetCoordinator: Sendable, Hashable {
+package struct ClientResetCoordinator: Sendable, Hashable {
     /// The side effect of the current phase.
-    public enum Effect: Sendable, Hashable {
+    package enum Effect: Sendable, Hashable {
         /// Nothing to do: call ``handle(_:now:)`` with `.proceed`.
         case proceed
         case backup(path: String)
@@ -43,7 +43,7 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case finished
     }
 
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         case proceed
         case backupCompleted
         /// A hook ran (nil: no hook is configured for that event).
@@ -77,25 +77,25 @@ public struct ClientResetCoordinator: Sendable, Hashable {
         case effectFailed(reason: String)
     }
 
-    public struct InvalidTransition: Error, Sendable, Hashable, CustomStringConvertible {
-        public var phase: ResetPhase
-        public var event: Event
-        public var description: String { "reset event \(event) is not valid in phase \(phase.rawValue)" }
+    package struct InvalidTransition: Error, Sendable, Hashable, CustomStringConvertible {
+        package var phase: ResetPhase
+        package var event: Event
+        package var description: String { "reset event \(event) is not valid in phase \(phase.rawValue)" }
     }
 
-    public private(set) var record: ResetRecord
+    package private(set) var record: ResetRecord
     /// The last transient failure, for logs and status; cleared by progress.
-    public private(set) var lastFailure: String?
+    package private(set) var lastFailure: String?
 
     /// A new reset (its record in phase `recorded`).
-    public init(new record: ResetRecord) {
+    package init(new record: ResetRecord) {
         precondition(record.phase == .recorded, "a new reset starts in phase recorded")
         self.record = record
     }
 
     /// The quarantine of a damaged store: the record (strategy discard, `quarantineReason` set,
     /// backup path = where the store goes) starts in phase `quarantining`.
-    public init(quarantine record: ResetRecord) {
+    package init(quarantine record: ResetRecord) {
         precondition(record.isQuarantine, "a quarantine has a reason")
         var record = record
         record.phase = .quarantining
@@ -104,12 +104,12 @@ public struct ClientResetCoordinator: Sendable, Hashable {
     }
 
     /// A reset read back from the state database after a restart.
-    public init(resuming record: ResetRecord) {
+    package init(resuming record: ResetRecord) {
         self.record = record
     }
 
     /// The effect of the current phase: what the executor performs (again, after a restart).
-    public var effect: Effect {
+    package var effect: Effect {
         switch record.phase {
         case .recorded: .proceed
         case .manualHook: .runHook(.manualReset)
@@ -127,10 +127,10 @@ public struct ClientResetCoordinator: Sendable, Hashable {
     }
 
     /// The outcome the after hook reports (`TETHER_RESET_OUTCOME`): `recovered` or `discarded`.
-    public var afterHookOutcome: String { record.strategy == .recover ? "recovered" : "discarded" }
+    package var afterHookOutcome: String { record.strategy == .recover ? "recovered" : "discarded" }
 
     /// Advances on `event`; `now` is seconds since the epoch (injected for tests).
-    public mutating func handle(_ event: Event, now: Double) throws(InvalidTransition) {
+    package mutating func handle(_ event: Event, now: Double) throws(InvalidTransition) {
         let invalid = InvalidTransition(phase: record.phase, event: event)
         if case .effectFailed(let reason) = event {
             guard [.backingUp, .fetching, .healing, .rewriting, .quarantining].contains(record.phase) else { throw invalid }

@@ -8,7 +8,7 @@ import TetherStore
 /// goes), moved, done — and a crash at any point resumes it (docs/client-reset.md).
 extension ClientResetExecutor {
     /// Records the quarantine of the store of `context`'s partition because of `problem`.
-    public func recordQuarantine(because problem: StoreError, context: ResetContext) throws -> ResetRecord {
+    package func recordQuarantine(because problem: StoreError, context: ResetContext) throws -> ResetRecord {
         let now = now()
         let id = ResetRecord.newID()
         let partition = context.partition

@@ -117,6 +117,7 @@ extension ClientResetExecutor {
             if suffix == ".sqlite" {
                 PartitionStore.removeFiles(at: directory + "/" + name)
             } else {
+                // Best effort: one that stays is tried again after the next reset.
                 try? FileManager.default.removeItem(atPath: directory + "/" + name)
             }
             log.info("removed stray staging file \(directory)/\(name)")

@@ -1,16 +1,16 @@
 import Foundation
-public import Logging
+import Logging
 import TetherControl
-public import TetherProtocol
-public import TetherStore
+import TetherProtocol
+import TetherStore
 
 /// What a reset needs to know about its partition and the agent.
-public struct ResetContext: Sendable {
-    public var partition: PartitionSettings
-    public var stateDir: String
-    public var serverURL: String
+package struct ResetContext: Sendable {
+    package var partition: PartitionSettings
+    package var stateDir: String
+    package var serverURL: String
 
-    public init(partition: PartitionSettings, stateDir: String, serverURL: String) {
+    package init(partition: PartitionSettings, stateDir: String, serverURL: String) {
         self.partition = partition
         self.stateDir = stateDir
         self.serverURL = serverURL
@@ -25,7 +25,7 @@ public struct ResetContext: Sendable {
 /// Performs the effects the ``ClientResetCoordinator`` asks for — backup, hooks, fetching the
 /// server's state, rewriting the store — persisting the record in the state database before
 /// each one, so that a restart at any instant resumes the reset (docs/contract.md: Reset steps).
-public struct ClientResetExecutor: Sendable {
+package struct ClientResetExecutor: Sendable {
     let stateDatabase: AgentStateDatabase
     let hooks: HookRunner
     let fetcher: any ServerStateFetcher
@@ -37,7 +37,7 @@ public struct ClientResetExecutor: Sendable {
     /// Where the reset's phases, outcome and hook runs are announced (`tetherctl events`).
     let events: AgentEvents?
 
-    public init(
+    package init(
         stateDatabase: AgentStateDatabase, hooks: HookRunner = HookRunner(), fetcher: any ServerStateFetcher, healer: any HealContributor,
         logger: Logger,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
@@ -69,7 +69,7 @@ public struct ClientResetExecutor: Sendable {
     ///   previous reset's backup instead of writing another copy of the same data.
     /// - Parameter recorded: called once the record is saved, before its first phase is
     ///   announced: the error that caused it is announced first, with the reset's id.
-    public func record(
+    package func record(
         error: SyncError, store: PartitionStore, context: ResetContext, forced: Bool = false, manualBecause: String? = nil,
         repeats: Int = 0, recorded: (@Sendable (ResetRecord) async -> Void)? = nil
     ) async throws -> ResetRecord {
@@ -114,7 +114,7 @@ public struct ClientResetExecutor: Sendable {
     /// Drives `record` until it is done or waits for an operator, and returns it as persisted.
     /// `initiate` carries out a pending manual reset or delete-store action.
     /// `store`: nil only for a quarantine (the damaged store is closed before it is moved).
-    public func drive(_ record: ResetRecord, store: PartitionStore?, context: ResetContext, initiate: Bool = false) async throws -> ResetRecord {
+    package func drive(_ record: ResetRecord, store: PartitionStore?, context: ResetContext, initiate: Bool = false) async throws -> ResetRecord {
         var coordinator = ClientResetCoordinator(resuming: record)
         let log = logger(for: record)
         if initiate && coordinator.record.phase == .manualPending {

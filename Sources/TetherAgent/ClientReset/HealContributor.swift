@@ -1,8 +1,8 @@
-public import TetherProtocol
-public import TetherStore
+import TetherProtocol
+import TetherStore
 
 /// What became of a device's offer to heal a restored server.
-public enum HealContributionResult: Sendable, Hashable {
+package enum HealContributionResult: Sendable, Hashable {
     /// The server took the view: `healed` changes it wrote from it (0: the view held nothing
     /// the server lacked).
     case contributed(healed: Int)
@@ -19,7 +19,7 @@ public enum HealContributionResult: Sendable, Hashable {
 }
 
 /// Why a contribution did not get an answer.
-public enum HealContributionError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum HealContributionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// It may pass (the server unreachable, the connection cut, the server restarted, a busy
     /// file): the healing phase runs again after a backoff, with the same contribution id.
     case transient(String)
@@ -29,11 +29,11 @@ public enum HealContributionError: Error, Sendable, Hashable, CustomStringConver
     case refused(String)
 
     /// A failure reading the view: transient when the same read may succeed later.
-    public init(reading error: StoreError) {
+    package init(reading error: StoreError) {
         self = error.isTransient ? .transient("reading the view: \(error)") : .refused("reading the view: \(error)")
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .transient(let reason): "transient: \(reason)"
         case .refused(let reason): "refused: \(reason)"
@@ -47,7 +47,7 @@ public enum HealContributionError: Error, Sendable, Hashable, CustomStringConver
 /// (docs/client-reset.md "Healing a restored server"). The agent implements it over its
 /// server connection (a session bound with the fetched identity, offer and chunks one at a
 /// time, each answered); tests fake it.
-public protocol HealContributor: Sendable {
+package protocol HealContributor: Sendable {
     /// Sends the contribution `contribution` (the same id every time this reset sends it: a
     /// re-send after a restart or a rebase is recognised by the server) of the view `view`,
     /// compared with `fetched` (its server version is the chunks' base), and returns the

@@ -1,5 +1,5 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// Whether an automatic client reset may start now: the guard that keeps a partition out of a
 /// reset loop whatever the server says (docs/client-reset.md, "Reset loops"). Pure: it reads
@@ -11,19 +11,19 @@ public import TetherProtocol
 /// exponential, counted from the previous reset's end) and after ``Limits/automaticRepeats``
 /// of them the next one is a manual reset whose reason starts with `reset loop`. Independently,
 /// at most ``Limits/perWindow`` resets start in any ``Limits/window``.
-public enum ResetLoopGuard {
-    public struct Limits: Sendable, Hashable {
+package enum ResetLoopGuard {
+    package struct Limits: Sendable, Hashable {
         /// Repeats carried out automatically (each after its wait); the next one is manual.
-        public var automaticRepeats: Int
+        package var automaticRepeats: Int
         /// The wait before the first repeat, in seconds; each further one is `multiplier` times longer.
-        public var firstDelay: Double
-        public var multiplier: Double
-        public var maximumDelay: Double
+        package var firstDelay: Double
+        package var multiplier: Double
+        package var maximumDelay: Double
         /// At most `perWindow` resets of a partition start within `window` seconds.
-        public var window: Double
-        public var perWindow: Int
+        package var window: Double
+        package var perWindow: Int
 
-        public init(
+        package init(
             automaticRepeats: Int = 2, firstDelay: Double = 10, multiplier: Double = 4, maximumDelay: Double = 300,
             window: Double = 60, perWindow: Int = 3
         ) {
@@ -36,12 +36,12 @@ public enum ResetLoopGuard {
         }
 
         /// The wait before repeat `n` (from 1), in seconds.
-        public func delay(beforeRepeat n: Int) -> Double {
+        package func delay(beforeRepeat n: Int) -> Double {
             min(maximumDelay, firstDelay * pow(multiplier, Double(max(n - 1, 0))))
         }
     }
 
-    public enum Verdict: Sendable, Hashable {
+    package enum Verdict: Sendable, Hashable {
         /// Start the reset now; `repeats` goes on its record.
         case start(repeats: Int)
         /// Do not start before `until` (seconds since the epoch); then ask again.
@@ -54,7 +54,7 @@ public enum ResetLoopGuard {
     ///   - error: the error that calls for the reset.
     ///   - records: the partition's reset records, in any order.
     ///   - now: seconds since the epoch.
-    public static func assess(error: SyncError, records: [ResetRecord], now: Double, limits: Limits = Limits()) -> Verdict {
+    package static func assess(error: SyncError, records: [ResetRecord], now: Double, limits: Limits = Limits()) -> Verdict {
         let resets = records.filter { !$0.isQuarantine }.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
         var repeats = 0
         var notBefore = 0.0

@@ -1,12 +1,12 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// The fallbacks of docs/contract.md "Reset modes": which strategy a reset uses, given the configured mode, the
 /// server's action and what the agent knows. Pure, so every combination is tested.
-public enum ResetPolicy {
-    public struct Decision: Sendable, Hashable {
-        public var strategy: ResetStrategy
+package enum ResetPolicy {
+    package struct Decision: Sendable, Hashable {
+        package var strategy: ResetStrategy
         /// Why the strategy is not what the mode alone would give; nil when it is.
-        public var fallbackReason: String?
+        package var fallbackReason: String?
     }
 
     /// - Parameters:
@@ -15,7 +15,7 @@ public enum ResetPolicy {
     ///   - unacknowledgedReset: the id of an earlier reset of this store whose recovered changes
     ///     the server has not acknowledged yet (a reset cycle), if any.
     ///   - forcedByOperator: `tetherctl reset initiate` on a partition stuck in an error state.
-    public static func decide(
+    package static func decide(
         mode: ResetMode, error: SyncError, unacknowledgedReset: String? = nil, forcedByOperator: Bool = false
     ) -> Decision {
         if forcedByOperator {
@@ -54,7 +54,7 @@ public enum ResetPolicy {
 
     /// What the reset does when recovery turned out impossible: the recover mode falls back to
     /// manual, recover-or-discard to discarding.
-    public static func afterRecoveryFailure(mode: ResetMode) -> ResetStrategy {
+    package static func afterRecoveryFailure(mode: ResetMode) -> ResetStrategy {
         mode == .recoverOrDiscardUnsyncedChanges ? .discard : .manual
     }
 }

@@ -1,16 +1,16 @@
-public import TetherProtocol
+import TetherProtocol
 import TetherStore
 
 /// The server's state of a partition, downloaded into a staging store.
-public struct FetchedState: Sendable, Hashable {
+package struct FetchedState: Sendable, Hashable {
     /// A complete store holding the server's state, its schema, the new client file identity
     /// and the server version it represents.
-    public var path: String
-    public var schema: Schema
-    public var identity: ClientFileIdentity
-    public var serverVersion: ServerVersion
+    package var path: String
+    package var schema: Schema
+    package var identity: ClientFileIdentity
+    package var serverVersion: ServerVersion
 
-    public init(path: String, schema: Schema, identity: ClientFileIdentity, serverVersion: ServerVersion) {
+    package init(path: String, schema: Schema, identity: ClientFileIdentity, serverVersion: ServerVersion) {
         self.path = path
         self.schema = schema
         self.identity = identity
@@ -20,7 +20,8 @@ public struct FetchedState: Sendable, Hashable {
     /// Reads back a staging store a previous run completed; nil when there is none, or it is
     /// not complete (no identity recorded), or it cannot be read: the state is then fetched
     /// again, which a staging file never prevents (it is only a shortcut past a download).
-    public static func existing(at path: String, partition: PartitionName) -> FetchedState? {
+    package static func existing(at path: String, partition: PartitionName) -> FetchedState? {
+        // Unreadable or incomplete (both lines): nil, and the state is fetched again.
         guard let schema = try? PartitionStore.recordedSchema(path: path, place: .staging) else { return nil }
         guard let metadata = try? PartitionStore.metadata(ofStoreAt: path, place: .staging), let identity = metadata.clientFile else { return nil }
         return FetchedState(path: path, schema: schema, identity: identity, serverVersion: metadata.serverVersion)
@@ -29,7 +30,7 @@ public struct FetchedState: Sendable, Hashable {
 
 /// Step 4 of a reset: bind the partition as a new device and download the server's whole
 /// state (docs/contract.md: Reset steps). The agent implements it over its server connection; tests fake it.
-public protocol ServerStateFetcher: Sendable {
+package protocol ServerStateFetcher: Sendable {
     /// Downloads the state of `partition` into a new store at `stagingPath` (replacing any file
     /// there). The staging store's metadata must hold the new identity and server version
     /// only once every row is in.

@@ -57,6 +57,7 @@ enum StoreQuarantine {
     /// remove the original. A crash before the removal leaves both; the next call copies again.
     private static func copyAcrossFileSystems(_ source: String, to target: String) throws(StoreQuarantineError) {
         let partial = target + ".partial"
+        // An interrupted copy's, usually absent; if it stays, the copy below fails and says why.
         try? FileManager.default.removeItem(atPath: partial)
         do {
             if NoFollow.isLink(source) { throw StoreQuarantineError.symbolicLink(path: source, destination: target) }

@@ -1,46 +1,46 @@
-public import TetherProtocol
-public import TetherSystemd
-public import TetherTOML
+import TetherProtocol
+import TetherSystemd
+import TetherTOML
 import Foundation
 
 /// Everything `tetherd.toml` says (docs/contract.md: Agent configuration), validated. Built by ``load(path:)``:
 /// defaults → parse → validate → build; per-partition `[partition.reset]` inherits `[reset]`.
-public struct AgentConfiguration: Sendable, Hashable {
-    public static let defaultPath = "/etc/tether/tetherd.toml"
-    public static let defaultStateDir = "/var/lib/tether"
-    public static let defaultControlSocket = "/run/tether/tetherd.sock"
+package struct AgentConfiguration: Sendable, Hashable {
+    package static let defaultPath = "/etc/tether/tetherd.toml"
+    package static let defaultStateDir = "/var/lib/tether"
+    package static let defaultControlSocket = "/run/tether/tetherd.sock"
 
     /// The file it was read from.
-    public var file: String
-    public var stateDir: String
-    public var logLevel: TetherLogLevel
-    public var controlSocket: String
-    public var server: ServerSettings
+    package var file: String
+    package var stateDir: String
+    package var logLevel: TetherLogLevel
+    package var controlSocket: String
+    package var server: ServerSettings
     /// The `[reset]` defaults (each partition holds its own inherited copy).
-    public var reset: ResetSettings
+    package var reset: ResetSettings
     /// The `[events]` defaults (each partition holds its own inherited copy); connection-level
     /// errors use these.
-    public var events = EventSettings()
-    public var partitions: [PartitionSettings]
+    package var events = EventSettings()
+    package var partitions: [PartitionSettings]
     /// `metrics_textfile`: where tetherd writes its metrics every 15 s for node_exporter's
     /// textfile collector; nil: not written.
-    public var metricsTextfile: String? = nil
+    package var metricsTextfile: String? = nil
     /// `[control]`: who may run the control socket's changing commands.
-    public var control = ControlSettings()
+    package var control = ControlSettings()
     /// `[device]`: the device's name in the server's ledger and how often it reports.
-    public var device = DeviceSettings()
+    package var device = DeviceSettings()
 
-    public var stateDatabasePath: String { stateDir + "/state.sqlite" }
+    package var stateDatabasePath: String { stateDir + "/state.sqlite" }
     /// The last events, kept across restarts (``EventJournal``).
-    public var eventJournalPath: String { stateDir + "/events.sqlite" }
-    public var storesDir: String { stateDir + "/stores" }
+    package var eventJournalPath: String { stateDir + "/events.sqlite" }
+    package var storesDir: String { stateDir + "/stores" }
 
-    public func partition(named name: PartitionName) -> PartitionSettings? {
+    package func partition(named name: PartitionName) -> PartitionSettings? {
         partitions.first { $0.name == name }
     }
 
     /// Reads, parses and validates `path`; a missing or unreadable file is a problem too.
-    public static func load(path: String) throws(ConfigError) -> AgentConfiguration {
+    package static func load(path: String) throws(ConfigError) -> AgentConfiguration {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -53,7 +53,7 @@ public struct AgentConfiguration: Sendable, Hashable {
 
     /// Parses and validates configuration text; `file` names it in problems and resolves nothing.
     /// Validation includes the file system checks: token file permissions, hooks.
-    public static func parse(text: String, file: String) throws(ConfigError) -> AgentConfiguration {
+    package static func parse(text: String, file: String) throws(ConfigError) -> AgentConfiguration {
         let parser = try ConfigParser(text: text, file: file)
         var config = build(parser.root)
         config?.validateFiles(parser)

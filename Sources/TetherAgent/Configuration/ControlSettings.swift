@@ -1,12 +1,12 @@
 /// The `[control]` table (docs/configuration.md "[control]"): who may use the control socket
 /// beyond reading.
-public struct ControlSettings: Sendable, Hashable {
+package struct ControlSettings: Sendable, Hashable {
     /// `operator_group`: a group name, resolved when the daemon starts, or a numeric gid.
-    public enum OperatorGroup: Sendable, Hashable, CustomStringConvertible {
+    package enum OperatorGroup: Sendable, Hashable, CustomStringConvertible {
         case name(String)
         case id(UInt32)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .name(let name): "group \(name)"
             case .id(let gid): "gid \(gid)"
@@ -14,13 +14,13 @@ public struct ControlSettings: Sendable, Hashable {
         }
     }
 
-    public static let defaultOperatorGroup = "tether-admin"
+    package static let defaultOperatorGroup = "tether-admin"
 
     /// Members of this group (besides root and the daemon's own user) may run the commands that
     /// change something: pause, resume, reset initiate, log-level.
-    public var operatorGroup: OperatorGroup
+    package var operatorGroup: OperatorGroup
 
-    public init(operatorGroup: OperatorGroup = .name(defaultOperatorGroup)) {
+    package init(operatorGroup: OperatorGroup = .name(defaultOperatorGroup)) {
         self.operatorGroup = operatorGroup
     }
 }

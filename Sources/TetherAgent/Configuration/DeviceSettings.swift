@@ -4,19 +4,19 @@ import TetherTOML
 
 /// `[device]` of `tetherd.toml`: how this device is known in the server's device ledger
 /// (docs/server.md, "Device ledger") and how often it tells the server of its partitions.
-public struct DeviceSettings: Sendable, Hashable {
+package struct DeviceSettings: Sendable, Hashable {
     /// `name`: what operators see (`tether-server admin devices`); default the host name.
-    public var name: String
+    package var name: String
     /// `report_interval_seconds`: at most one report of changed partitions this often
     /// (default 10); every partition is reported again at least every 10 minutes.
-    public var reportIntervalSeconds = 10
+    package var reportIntervalSeconds = 10
 
-    public init(name: String = DeviceSettings.hostName) {
+    package init(name: String = DeviceSettings.hostName) {
         self.name = name
     }
 
     /// The host name, or `unknown` where it cannot be read.
-    public static var hostName: String {
+    package static var hostName: String {
         let name = ProcessInfo.processInfo.hostName
         let cleaned = String(name.unicodeScalars.filter { DeviceReport.isDisplayable(String($0)) }.prefix(255))
         return cleaned.isEmpty ? "unknown" : cleaned

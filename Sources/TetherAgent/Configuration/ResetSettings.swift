@@ -1,14 +1,14 @@
 /// The `[reset]` table, or a partition's `[partition.reset]` after inheriting `[reset]`.
-public struct ResetSettings: Sendable, Hashable {
-    public var mode: ResetMode
-    public var beforeHook: String?
-    public var afterHook: String?
-    public var manualHook: String?
-    public var hookTimeoutSeconds: Int
-    public var recoveryDir: String
-    public var keepBackups: Int
+package struct ResetSettings: Sendable, Hashable {
+    package var mode: ResetMode
+    package var beforeHook: String?
+    package var afterHook: String?
+    package var manualHook: String?
+    package var hookTimeoutSeconds: Int
+    package var recoveryDir: String
+    package var keepBackups: Int
 
-    public init(
+    package init(
         mode: ResetMode = .recoverUnsyncedChanges, beforeHook: String? = nil, afterHook: String? = nil,
         manualHook: String? = nil, hookTimeoutSeconds: Int = 60, recoveryDir: String, keepBackups: Int = 5
     ) {
@@ -22,7 +22,7 @@ public struct ResetSettings: Sendable, Hashable {
     }
 
     /// Every configured hook with the key that names it, for validation and logs.
-    public var hooks: [(key: String, path: String)] {
+    package var hooks: [(key: String, path: String)] {
         [("before_hook", beforeHook), ("after_hook", afterHook), ("manual_hook", manualHook)]
             .compactMap { key, path in path.map { (key, $0) } }
     }

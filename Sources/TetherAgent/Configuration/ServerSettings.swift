@@ -1,32 +1,32 @@
-public import TetherProtocol
-public import TetherSyncClient
+import TetherProtocol
+import TetherSyncClient
 
 /// The `[server]` table.
-public struct ServerSettings: Sendable, Hashable {
+package struct ServerSettings: Sendable, Hashable {
     /// `ws://` or `wss://` URL of the server's `/sync` endpoint.
-    public var url: String
-    public var tokenFile: String
+    package var url: String
+    package var tokenFile: String
     /// `ca_file`: the PEM file of the only CAs a `wss://` server's chain may lead to; nil: the
     /// system's CAs.
-    public var caFile: String?
+    package var caFile: String?
     /// How the server is trusted: `pin_sha256`, `tls_min_version`, and `ca_file`'s certificates
     /// as read when the configuration was loaded (at start and at every reload; a changed file
     /// is read again at the next reload, and a changed trust reconnects).
-    public var trust: ServerTrust
+    package var trust: ServerTrust
 
-    public init(url: String, tokenFile: String, caFile: String? = nil, trust: ServerTrust = ServerTrust()) {
+    package init(url: String, tokenFile: String, caFile: String? = nil, trust: ServerTrust = ServerTrust()) {
         self.url = url
         self.tokenFile = tokenFile
         self.caFile = caFile
         self.trust = trust
     }
 
-    public var usesTLS: Bool { url.hasPrefix("wss://") }
+    package var usesTLS: Bool { url.hasPrefix("wss://") }
 
     /// `pin_sha256`.
-    public var pinnedKeys: [ServerKeyPin] { trust.pinnedKeys }
+    package var pinnedKeys: [ServerKeyPin] { trust.pinnedKeys }
     /// `tls_min_version`.
-    public var tlsMinVersion: TLSMinimumVersion { trust.minimumVersion }
+    package var tlsMinVersion: TLSMinimumVersion { trust.minimumVersion }
 
     /// How the agent's connections are made.
     func clientConfiguration(software: String) -> SyncClientConfiguration {
@@ -35,7 +35,7 @@ public struct ServerSettings: Sendable, Hashable {
 
     /// One line on how a `wss://` server is trusted, when it is not the system's way
     /// (`tetherd --check-config` prints it); nil otherwise.
-    public var trustSummary: String? {
+    package var trustSummary: String? {
         guard usesTLS, caFile != nil || !trust.pinnedKeys.isEmpty || trust.minimumVersion != .default else { return nil }
         var parts: [String] = []
         if let caFile {

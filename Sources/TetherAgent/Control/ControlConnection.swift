@@ -41,6 +41,7 @@ struct ControlConnection: Sendable {
     /// The response as one JSON line. A response that cannot be encoded (a non-finite number in
     /// a report) is answered as an error: a client is never left without an answer.
     static func line(_ response: ControlResponse) -> [UInt8] {
+        // Unencodable (a non-finite number): the internal error, as said above.
         var bytes = (try? JSONEncoder().encode(response)).map { Array($0) } ?? Array(#"{"ok":false,"error":"internal error"}"#.utf8)
         bytes.append(UInt8(ascii: "\n"))
         return bytes

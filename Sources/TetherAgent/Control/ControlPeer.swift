@@ -48,6 +48,7 @@ struct ControlPeer: Sendable, Hashable {
     /// The `Groups:` line of `/proc/<pid>/status` (kernels before 4.13). Unreadable (the peer
     /// exited): no groups, so the peer gets no more than its uid gives it — failing closed.
     private static func procGroups(_ pid: pid_t) -> [gid_t] {
+        // Unreadable (the peer exited): no groups, failing closed.
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Groups:") })
         else { return [] }

@@ -1,11 +1,11 @@
 import Foundation
 import TetherProtocol
-public import TetherControl
-public import Logging
-public import ServiceLifecycle
+import TetherControl
+import Logging
+import ServiceLifecycle
 
 /// Answers control requests (docs/contract.md: tetherctl).
-public protocol ControlHandler: Sendable {
+package protocol ControlHandler: Sendable {
     /// Must return promptly when the task is cancelled (the daemon is stopping).
     func handle(_ request: ControlRequest) async -> ControlResponse
     /// The events `events` with `follow` streams after the handler's answer; nil: none.
@@ -13,7 +13,7 @@ public protocol ControlHandler: Sendable {
 }
 
 extension ControlHandler {
-    public var eventLog: EventLog? { nil }
+    package var eventLog: EventLog? { nil }
 }
 
 /// The control socket as a service: a listener thread accepts and authenticates clients,
@@ -22,13 +22,13 @@ extension ControlHandler {
 /// wait without holding up others), and the answer is written on a thread again
 /// (``ControlConnection/respond(_:)``): no socket I/O runs on a Swift concurrency thread. A changing command from a client that may only read is refused (exit status 4)
 /// and logged. On shutdown the socket is removed and waiting requests are cancelled.
-public struct ControlServer: Service {
+package struct ControlServer: Service {
     let path: String
     let handler: any ControlHandler
     let logger: Logger
     let operatorGroup: ControlSettings.OperatorGroup
 
-    public init(
+    package init(
         path: String, handler: any ControlHandler, logger: Logger,
         operatorGroup: ControlSettings.OperatorGroup = .name(ControlSettings.defaultOperatorGroup)
     ) {
@@ -38,7 +38,7 @@ public struct ControlServer: Service {
         self.operatorGroup = operatorGroup
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let operatorGID = ControlAccess.resolve(operatorGroup)
         if operatorGID == nil {
             logger.notice(

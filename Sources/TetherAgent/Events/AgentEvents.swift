@@ -1,13 +1,13 @@
 import TetherProtocol
 import Foundation
-public import TetherControl
+import TetherControl
 import Synchronization
 
 /// Where the agent's events go, from the one place each happens (the partition lifecycle, the
 /// reset executor, the connection loop, reloads): the in-memory log that `tetherctl events`
 /// reads, and, for sync errors, the error hook. Never waits.
-public final class AgentEvents: Sendable {
-    public let log: EventLog
+package final class AgentEvents: Sendable {
+    package let log: EventLog
     private let requests: AsyncStream<ErrorHookRequest>.Continuation
     let pendingRequests: AsyncStream<ErrorHookRequest>
     private let metrics: AgentMetrics?
@@ -15,7 +15,7 @@ public final class AgentEvents: Sendable {
     /// configuration says.
     private let place: Mutex<(serverURL: String, workingDirectory: String)>
 
-    public init(log: EventLog = EventLog(), metrics: AgentMetrics? = nil, serverURL: String = "", workingDirectory: String = "/") {
+    package init(log: EventLog = EventLog(), metrics: AgentMetrics? = nil, serverURL: String = "", workingDirectory: String = "/") {
         self.log = log
         self.metrics = metrics
         self.place = Mutex((serverURL, workingDirectory))
@@ -28,7 +28,7 @@ public final class AgentEvents: Sendable {
     }
 
     /// Keeps `event` for the readers of the event stream.
-    public func emit(_ event: AgentEvent) {
+    package func emit(_ event: AgentEvent) {
         log.append(event)
     }
 

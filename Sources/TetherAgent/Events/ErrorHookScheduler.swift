@@ -7,8 +7,8 @@
 ///   `repeats` = how many identical errors it stands for besides itself. So every error is
 ///   counted exactly once, in the run that carries it or in a later run's `repeats`.
 /// - Held errors of different codes run oldest first.
-public struct ErrorHookScheduler: Sendable {
-    public enum Action: Sendable, Hashable {
+package struct ErrorHookScheduler: Sendable {
+    package enum Action: Sendable, Hashable {
         case run(SyncErrorReport, repeats: Int)
         /// Call ``timerFired(at:)`` at this time (or later).
         case wake(at: Duration)
@@ -32,10 +32,10 @@ public struct ErrorHookScheduler: Sendable {
     private var slots: [Key: Slot] = [:]
     private var running: Set<String> = []
 
-    public init() {}
+    package init() {}
 
     /// An error arrived; `interval` is its partition's `error_hook_min_interval_seconds`.
-    public mutating func errorArrived(_ report: SyncErrorReport, interval: Duration, at now: Duration) -> [Action] {
+    package mutating func errorArrived(_ report: SyncErrorReport, interval: Duration, at now: Duration) -> [Action] {
         let key = Key(partition: report.partition, error: report.foldingKey)
         var slot = slots[key] ?? Slot(interval: interval)
         if slot.held == nil { slot.since = now }
@@ -47,22 +47,22 @@ public struct ErrorHookScheduler: Sendable {
     }
 
     /// The run for `partition` ended (whatever its result).
-    public mutating func runFinished(partition: String, at now: Duration) -> [Action] {
+    package mutating func runFinished(partition: String, at now: Duration) -> [Action] {
         running.remove(partition)
         return evaluate(partition, at: now)
     }
 
     /// A wake asked for earlier is due.
-    public mutating func timerFired(at now: Duration) -> [Action] {
+    package mutating func timerFired(at now: Duration) -> [Action] {
         let partitions = Set(slots.filter { $0.value.held != nil }.map(\.key.partition))
         return partitions.sorted().flatMap { evaluate($0, at: now) }
     }
 
     /// Whether a run for `partition` is under way.
-    public func isRunning(_ partition: String) -> Bool { running.contains(partition) }
+    package func isRunning(_ partition: String) -> Bool { running.contains(partition) }
 
     /// How many errors of `partition` wait for a run.
-    public func heldCount(_ partition: String) -> Int {
+    package func heldCount(_ partition: String) -> Int {
         slots.filter { $0.key.partition == partition }.reduce(0) { $0 + ($1.value.held == nil ? 0 : $1.value.count) }
     }
 

@@ -64,7 +64,7 @@ struct ErrorHookService<C: Clock>: Sendable where C.Duration == Duration {
                         timerAt = at
                         let deadline = start.advanced(by: at)
                         group.addTask {
-                            try? await clock.sleep(until: deadline, tolerance: nil)
+                            try? await clock.sleep(until: deadline, tolerance: nil)  // cancelled: the service stops
                             continuation.yield(.timer)
                         }
                     }

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-public import TetherControl
+import TetherControl
 import TetherStore
 
 /// `state_dir/events.sqlite`: the agent's last events (``EventLog/historyLimit``), so that
@@ -13,12 +13,12 @@ import TetherStore
 /// the process loses none, a power cut may lose the last ones. The journal is a convenience,
 /// not state a reset depends on: when it cannot be opened or written the agent goes on with
 /// its events in memory, and says so once in the journal.
-public final class EventJournal: Sendable {
+package final class EventJournal: Sendable {
     private let queue: DatabaseQueue
-    public let path: String
+    package let path: String
 
     /// Opens or creates the journal at `path` (mode 0640); a symbolic link there is refused.
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         try NoFollow.createSQLiteFile(path, mode: 0o640, place: .eventJournal)
         var configuration = Configuration()
@@ -39,12 +39,13 @@ public final class EventJournal: Sendable {
 
     /// The last `limit` events, oldest first. An event of a kind this release does not know (a
     /// newer agent wrote it before a downgrade) is skipped, its number still counted by ``lastSeq``.
-    public func load(limit: Int) throws -> (events: [AgentEvent], lastSeq: UInt64) {
+    package func load(limit: Int) throws -> (events: [AgentEvent], lastSeq: UInt64) {
         try queue.read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT seq, json FROM event ORDER BY seq DESC LIMIT ?", arguments: [limit])
             let last = rows.first.map { UInt64(max(0, $0["seq"] as Int64)) } ?? 0
             let events = rows.reversed().compactMap { row -> AgentEvent? in
                 let json: String = row["json"]
+                // A kind this release does not know (see above), or a damaged line: skipped.
                 return try? JSONDecoder().decode(AgentEvent.self, from: Data(json.utf8))
             }
             return (events, last)
@@ -52,7 +53,7 @@ public final class EventJournal: Sendable {
     }
 
     /// Writes `event` (numbered already) and forgets the events `limit` or more before it.
-    public func append(_ event: AgentEvent, keeping limit: Int) throws {
+    package func append(_ event: AgentEvent, keeping limit: Int) throws {
         let seq = Int64(event.seq)
         let line = event.jsonLine
         try queue.write { db in

@@ -1,5 +1,5 @@
 import Foundation
-public import TetherControl
+import TetherControl
 
 /// The agent's recent events (the last ``historyLimit``, also in the ``EventJournal`` when
 /// there is one, so numbers and kept events outlive a restart) and the readers following them
@@ -9,10 +9,10 @@ public import TetherControl
 ///
 /// Readers run on threads of their own (they write to sockets with blocking calls), so the log
 /// waits with a condition variable; every field is guarded by `condition`.
-public final class EventLog: @unchecked Sendable {
-    public static let historyLimit = 1000
+package final class EventLog: @unchecked Sendable {
+    package static let historyLimit = 1000
     /// Events queued for one reader before it starts missing them.
-    public static let readerQueueLimit = 512
+    package static let readerQueueLimit = 512
 
     private let condition = NSCondition()
     private var history: [AgentEvent] = []
@@ -32,7 +32,7 @@ public final class EventLog: @unchecked Sendable {
     }
 
     /// A log in memory only (numbers start at 1), or one that goes on from `journal`'s events.
-    public init(journal: EventJournal? = nil, journalProblem: @escaping @Sendable (String) -> Void = { _ in }) {
+    package init(journal: EventJournal? = nil, journalProblem: @escaping @Sendable (String) -> Void = { _ in }) {
         self.journal = journal
         self.journalProblem = journalProblem
         guard let journal else { return }
@@ -47,7 +47,7 @@ public final class EventLog: @unchecked Sendable {
     }
 
     /// The number of the last event (0: none yet).
-    public var lastSeq: UInt64 {
+    package var lastSeq: UInt64 {
         condition.lock()
         defer { condition.unlock() }
         return nextSeq - 1
@@ -55,7 +55,7 @@ public final class EventLog: @unchecked Sendable {
 
     /// Numbers `event`, keeps it, and queues it for every following reader it concerns.
     @discardableResult
-    public func append(_ event: AgentEvent) -> AgentEvent {
+    package func append(_ event: AgentEvent) -> AgentEvent {
         condition.lock()
         defer { condition.unlock() }
         var event = event
@@ -81,14 +81,14 @@ public final class EventLog: @unchecked Sendable {
 
     /// The kept events `partition` concerns (all when nil) after event `after` (all when nil),
     /// oldest first; first a `dropped` event when some after `after` are no longer kept.
-    public func recent(partition: String? = nil, after: UInt64? = nil) -> [AgentEvent] {
+    package func recent(partition: String? = nil, after: UInt64? = nil) -> [AgentEvent] {
         condition.lock()
         defer { condition.unlock() }
         return backlog(partition: partition, after: after)
     }
 
     /// ``recent(partition:after:)``, and a subscription to every later one (nil once the log is closed).
-    public func follow(partition: String? = nil, after: UInt64? = nil) -> (backlog: [AgentEvent], subscription: EventSubscription?) {
+    package func follow(partition: String? = nil, after: UInt64? = nil) -> (backlog: [AgentEvent], subscription: EventSubscription?) {
         condition.lock()
         defer { condition.unlock() }
         let backlog = backlog(partition: partition, after: after)
@@ -118,14 +118,14 @@ public final class EventLog: @unchecked Sendable {
     }
 
     /// How many readers follow the log now.
-    public var readerCount: Int {
+    package var readerCount: Int {
         condition.lock()
         defer { condition.unlock() }
         return readers.count
     }
 
     /// Ends every subscription (the daemon is stopping): their readers get what is queued, then the end.
-    public func close() {
+    package func close() {
         condition.lock()
         closed = true
         condition.broadcast()
@@ -193,8 +193,8 @@ public final class EventLog: @unchecked Sendable {
 }
 
 /// One reader's place in the ``EventLog``: the events after the ones it was given at the start.
-public final class EventSubscription: Sendable {
-    public enum Next: Sendable, Equatable {
+package final class EventSubscription: Sendable {
+    package enum Next: Sendable, Equatable {
         case event(AgentEvent)
         /// Nothing new before the deadline.
         case timedOut
@@ -211,10 +211,10 @@ public final class EventSubscription: Sendable {
     }
 
     /// The next event, waiting until `deadline` at the most (blocks the calling thread).
-    public func next(until deadline: Date) -> Next { log.next(id, until: deadline) }
+    package func next(until deadline: Date) -> Next { log.next(id, until: deadline) }
 
     /// Stops queueing events for this reader.
-    public func cancel() { log.cancel(id) }
+    package func cancel() { log.cancel(id) }
 
     deinit { log.cancel(id) }
 }

@@ -1,20 +1,20 @@
 import TetherProtocol
 
 /// One run of a reset hook: what to execute and with exactly which environment (docs/contract.md: Reset hooks).
-public struct HookInvocation: Sendable, Hashable {
+package struct HookInvocation: Sendable, Hashable {
     /// The search path hooks get; nothing else is inherited from the daemon's environment.
-    public static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    package static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-    public var event: HookEvent
-    public var executable: String
-    public var environment: [String: String]
+    package var event: HookEvent
+    package var executable: String
+    package var environment: [String: String]
     /// `state_dir`.
-    public var workingDirectory: String
+    package var workingDirectory: String
     /// `hook_timeout_seconds`: then SIGTERM to the hook's process group, SIGKILL after `killGrace`.
-    public var timeout: Duration
-    public var killGrace: Duration
+    package var timeout: Duration
+    package var killGrace: Duration
 
-    public init(
+    package init(
         event: HookEvent, executable: String, environment: [String: String], workingDirectory: String,
         timeout: Duration, killGrace: Duration = .seconds(5)
     ) {
@@ -27,7 +27,7 @@ public struct HookInvocation: Sendable, Hashable {
     }
 
     /// The environment of docs/contract.md "Reset hooks" for `event` of the reset `record`: only these variables and PATH.
-    public static func environment(
+    package static func environment(
         for event: HookEvent, record: ResetRecord, storePath: String, serverURL: String, outcome: String?
     ) -> [String: String] {
         var env = [
@@ -53,7 +53,7 @@ public struct HookInvocation: Sendable, Hashable {
     /// PATH. `TETHER_ERROR_CODE` is empty for a transport failure, `TETHER_PARTITION` and
     /// `TETHER_STORE` for an error of the whole connection, `TETHER_RESET_ID` when the error
     /// started no reset.
-    public static func environment(forError report: SyncErrorReport, repeats: Int, serverURL: String) -> [String: String] {
+    package static func environment(forError report: SyncErrorReport, repeats: Int, serverURL: String) -> [String: String] {
         [
             "PATH": path,
             "TETHER_EVENT": HookEvent.syncError.rawValue,

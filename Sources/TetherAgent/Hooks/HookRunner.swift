@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 import Subprocess
 import Synchronization
 import SystemPackage
@@ -8,14 +8,14 @@ import Glibc
 /// directory `state_dir`, only the given environment, in a process group of its own; each
 /// output line goes to the log with the hook's event; on timeout the whole group gets SIGTERM
 /// and, `killGrace` later, SIGKILL.
-public struct HookRunner: Sendable {
+package struct HookRunner: Sendable {
     /// Lines longer than this are cut (and marked) before they are logged.
-    public var maxLineBytes = 4096
+    package var maxLineBytes = 4096
     /// After this many lines a run's further output is counted, not logged.
-    public var maxLoggedLines = 10_000
+    package var maxLoggedLines = 10_000
     private let clock: any Clock<Duration>
 
-    public init(clock: any Clock<Duration> = ContinuousClock()) {
+    package init(clock: any Clock<Duration> = ContinuousClock()) {
         self.clock = clock
     }
 
@@ -25,7 +25,7 @@ public struct HookRunner: Sendable {
     /// Hooks are checked at start, `--check-config` and reload; the file is checked again
     /// here, whoever runs it, because it may have changed since: one that is missing, not
     /// executable or writable by others is not started.
-    public func run(_ hook: HookInvocation, logger: Logger) async -> HookResult {
+    package func run(_ hook: HookInvocation, logger: Logger) async -> HookResult {
         if let problem = AgentConfiguration.hookProblem(hook.executable) { return .notStarted(reason: problem) }
         let logger = {
             var logger = logger
@@ -57,10 +57,11 @@ public struct HookRunner: Sendable {
                         if Self.hasExited(execution.processIdentifier) { return }
                         timedOut.set()
                         logger.warning("hook timed out after \(hook.timeout); sending SIGTERM to its process group")
+                        // The group may be gone already: nothing left to stop.
                         try? execution.send(signal: .terminate, toProcessGroup: true)
                         try await clock.sleep(for: hook.killGrace)
                         logger.warning("hook still running \(hook.killGrace) after SIGTERM; sending SIGKILL to its process group")
-                        try? execution.send(signal: .kill, toProcessGroup: true)
+                        try? execution.send(signal: .kill, toProcessGroup: true)  // as above
                     }
                     // The two readers end when the hook exits (what it printed is drained first); processes
                     // it left in the background are neither waited for nor signalled.

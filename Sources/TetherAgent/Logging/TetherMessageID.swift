@@ -1,6 +1,6 @@
 /// Fixed journald `MESSAGE_ID`s (docs/contract.md: Logging), explained in `systemd/catalog/tether.catalog`
 /// (`journalctl -x`). Never change a value: operators' alerts match on them.
-public enum TetherMessageID: String, Sendable, CaseIterable {
+package enum TetherMessageID: String, Sendable, CaseIterable {
     case resetStarted = "54dcdb0ebb1944ed837c0bce895b7de2"
     case resetCompleted = "b5fa6f03165345cf8e501cf99327e6b2"
     case resetFellBackToManual = "0321d8b6b17c47f08a85bff27db91f6e"
@@ -14,5 +14,5 @@ public enum TetherMessageID: String, Sendable, CaseIterable {
     case storeLineage = "9b1f4c2e7a5d4c83b06e2f8d1a7c5e49"
 
     /// The logger metadata key the journald handler turns into `MESSAGE_ID`.
-    public static let metadataKey = "message_id"
+    package static let metadataKey = "message_id"
 }

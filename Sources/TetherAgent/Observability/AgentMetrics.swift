@@ -13,7 +13,7 @@ import TetherSystemd
 ///
 /// Labels are partition names from the configuration, reset outcomes, hook events and hook
 /// results: never a token or row contents.
-public final class AgentMetrics: Sendable {
+package final class AgentMetrics: Sendable {
     private struct Connection {
         var connectedSince: Date?
         var reconnects = 0
@@ -28,7 +28,7 @@ public final class AgentMetrics: Sendable {
 
     private let state = Mutex(Connection())
 
-    public init() {}
+    package init() {}
 
     /// The WebSocket connection to the server is up.
     func connected(at time: Date) { state.withLock { $0.connectedSince = time } }
@@ -61,13 +61,13 @@ public final class AgentMetrics: Sendable {
     }
 
     /// What one exposition is made of.
-    public struct Inputs: Sendable {
-        public var statuses: [PartitionStatus]
-        public var resets: [ResetRecord]
-        public var now: Date
+    package struct Inputs: Sendable {
+        package var statuses: [PartitionStatus]
+        package var resets: [ResetRecord]
+        package var now: Date
         /// This process' `process_*` figures (nil: not shown).
-        public var process: ProcessStatistics?
-        public init(statuses: [PartitionStatus], resets: [ResetRecord], now: Date, process: ProcessStatistics? = ProcessStatistics.current()) {
+        package var process: ProcessStatistics?
+        package init(statuses: [PartitionStatus], resets: [ResetRecord], now: Date, process: ProcessStatistics? = ProcessStatistics.current()) {
             self.statuses = statuses
             self.resets = resets
             self.now = now
@@ -76,7 +76,7 @@ public final class AgentMetrics: Sendable {
     }
 
     /// The Prometheus text format of every agent metric.
-    public func exposition(_ inputs: Inputs) -> String {
+    package func exposition(_ inputs: Inputs) -> String {
         observe(inputs.statuses, at: inputs.now)
         let connection = state.withLock { $0 }
         let registry = PrometheusCollectorRegistry()

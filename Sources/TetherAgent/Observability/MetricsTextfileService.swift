@@ -1,14 +1,14 @@
 import Foundation
-public import Logging
-public import ServiceLifecycle
+import Logging
+import ServiceLifecycle
 
 /// `metrics_textfile`: writes the agent's metrics for node_exporter's textfile collector
 /// every `interval` (15 s) and once at start, atomically (a temporary file in the same
 /// directory, then rename), so the collector never reads half a file. A write that fails (or
 /// metrics that cannot be read) is logged once until one succeeds again, and the file is left
 /// as it was — stale, as its age shows, never made up; the service keeps trying.
-public struct MetricsTextfileService<C: Clock>: Service where C.Duration == Duration {
-    public static var defaultInterval: Duration { .seconds(15) }
+package struct MetricsTextfileService<C: Clock>: Service where C.Duration == Duration {
+    package static var defaultInterval: Duration { .seconds(15) }
 
     let path: String
     let interval: Duration
@@ -16,7 +16,7 @@ public struct MetricsTextfileService<C: Clock>: Service where C.Duration == Dura
     let render: @Sendable () async throws -> String
     let logger: Logger
 
-    public init(path: String, interval: Duration = Self.defaultInterval, clock: C, logger: Logger, render: @escaping @Sendable () async throws -> String) {
+    package init(path: String, interval: Duration = Self.defaultInterval, clock: C, logger: Logger, render: @escaping @Sendable () async throws -> String) {
         self.path = path
         self.interval = interval
         self.clock = clock
@@ -24,7 +24,7 @@ public struct MetricsTextfileService<C: Clock>: Service where C.Duration == Dura
         self.logger = logger
     }
 
-    public func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             var failing = false
             var deadline = clock.now

@@ -1,5 +1,5 @@
 /// The hooks of docs/contract.md "Reset hooks", and the error hook (docs/events.md).
-public enum HookEvent: String, Sendable, Hashable, Codable, CaseIterable {
+package enum HookEvent: String, Sendable, Hashable, Codable, CaseIterable {
     case beforeReset = "before-reset"
     case afterReset = "after-reset"
     case manualReset = "manual-reset"

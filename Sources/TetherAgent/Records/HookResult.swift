@@ -1,5 +1,5 @@
 /// How one hook run ended.
-public enum HookResult: Sendable, Hashable, Codable {
+package enum HookResult: Sendable, Hashable, Codable {
     case succeeded
     case failed(exitStatus: Int32)
     case killedBySignal(Int32)
@@ -7,9 +7,9 @@ public enum HookResult: Sendable, Hashable, Codable {
     /// The hook could not be started (missing, refused, exec failed).
     case notStarted(reason: String)
 
-    public var isSuccess: Bool { self == .succeeded }
+    package var isSuccess: Bool { self == .succeeded }
 
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .succeeded: "exit 0"
         case .failed(let status): "exit \(status)"

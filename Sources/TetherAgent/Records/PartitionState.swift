@@ -1,5 +1,5 @@
 /// A partition's state as `tetherctl status` shows it (docs/contract.md: tetherctl).
-public enum PartitionState: String, Sendable, Hashable, Codable, CaseIterable {
+package enum PartitionState: String, Sendable, Hashable, Codable, CaseIterable {
     case connecting
     case syncing
     case synced

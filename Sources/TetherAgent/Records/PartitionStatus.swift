@@ -1,50 +1,50 @@
 import Foundation
-public import TetherControl
-public import TetherProtocol
+import TetherControl
+import TetherProtocol
 
 /// One partition's live status: what `tetherctl status` prints and `STATUS=` summarises.
-public struct PartitionStatus: Sendable, Hashable {
+package struct PartitionStatus: Sendable, Hashable {
     /// A bootstrap's or a reset's download of the server's state, as far as it got.
-    public struct Progress: Sendable, Hashable {
-        public var rowsDone: Int64
-        public var rowsTotal: Int64
-        public var bytesDone: Int64
-        public var bytesTotal: Int64
+    package struct Progress: Sendable, Hashable {
+        package var rowsDone: Int64
+        package var rowsTotal: Int64
+        package var bytesDone: Int64
+        package var bytesTotal: Int64
         /// When the download started, seconds since the epoch.
-        public var startedAt: Double
+        package var startedAt: Double
         /// When the last chunk arrived.
-        public var updatedAt: Double
+        package var updatedAt: Double
 
         /// Rows and bytes per second since the start (0 before a second chunk).
-        public var rate: (rows: Double, bytes: Double) {
+        package var rate: (rows: Double, bytes: Double) {
             let elapsed = updatedAt - startedAt
             guard elapsed > 0 else { return (0, 0) }
             return (Double(rowsDone) / elapsed, Double(bytesDone) / elapsed)
         }
     }
 
-    public var name: PartitionName
-    public var state: PartitionState
-    public var serverVersion: Int64
+    package var name: PartitionName
+    package var state: PartitionState
+    package var serverVersion: Int64
     /// The newest version the server said it has.
-    public var latestServerVersion: Int64
-    public var unsyncedChanges: Int
-    public var lastError: PartitionStatusRow.LastError?
-    public var pendingReset: String?
+    package var latestServerVersion: Int64
+    package var unsyncedChanges: Int
+    package var lastError: PartitionStatusRow.LastError?
+    package var pendingReset: String?
     /// Why the pending reset waits for an operator (a manual mode, a fallback such as a reset
     /// loop, a delete-store action); nil when no reset is pending.
-    public var pendingResetReason: String?
+    package var pendingResetReason: String?
     /// While bootstrapping a store or fetching the server's state for a reset.
-    public var download: Progress?
+    package var download: Progress?
     /// The store's client file (its sync identity) as the server last confirmed it; 0 before.
-    public var clientFile: Int64 = 0
+    package var clientFile: Int64 = 0
     /// Since when changes have waited unsynced (seconds since the epoch): when the count last
     /// rose from 0, or when the agent started with some; nil with none unsynced.
-    public var unsyncedSince: Double?
+    package var unsyncedSince: Double?
     /// When the count of unsynced changes last fell (an upload acknowledged), in this run.
-    public var lastUploadAt: Double?
+    package var lastUploadAt: Double?
 
-    public init(name: PartitionName, state: PartitionState) {
+    package init(name: PartitionName, state: PartitionState) {
         self.name = name
         self.state = state
         self.serverVersion = 0
@@ -54,13 +54,13 @@ public struct PartitionStatus: Sendable, Hashable {
 
     /// Every local change uploaded and the store at the server's latest version (the controller
     /// promotes `syncing` to `synced` only once its session is ready: never while bootstrapping).
-    public var isSynced: Bool { state == .synced }
+    package var isSynced: Bool { state == .synced }
 
     /// The counts say caught up: nothing unsynced, the server's latest version integrated.
     var isCaughtUp: Bool { unsyncedChanges == 0 && serverVersion >= latestServerVersion }
 
     /// The partition's entry of `tetherctl status` (``PartitionReport``).
-    public var report: PartitionReport {
+    package var report: PartitionReport {
         PartitionReport(
             name: name.rawValue, state: state.rawValue, serverVersion: serverVersion, unsyncedChanges: unsyncedChanges,
             lastError: lastError.map { error in
@@ -86,7 +86,7 @@ public struct PartitionStatus: Sendable, Hashable {
     }
 
     /// `3 partitions: 2 synced, 1 offline` — the systemd `STATUS=` line.
-    public static func summary(_ statuses: [PartitionStatus]) -> String {
+    package static func summary(_ statuses: [PartitionStatus]) -> String {
         var counts: [PartitionState: Int] = [:]
         for status in statuses { counts[status.state, default: 0] += 1 }
         let parts = PartitionState.allCases.compactMap { state in counts[state].map { "\($0) \(state.rawValue)" } }

@@ -1,5 +1,5 @@
 /// How a reset ended, as `tetherctl resets` shows it (docs/contract.md: tetherctl).
-public enum ResetOutcome: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ResetOutcome: String, Sendable, Hashable, Codable, CaseIterable {
     case inProgress = "in-progress"
     case recovered
     case discarded

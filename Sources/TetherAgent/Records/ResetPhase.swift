@@ -1,6 +1,6 @@
 /// Where a client reset is. Each phase is persisted in the state database **before** its side
 /// effect starts, so a restart re-enters the phase and redoes its (idempotent) effect.
-public enum ResetPhase: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ResetPhase: String, Sendable, Hashable, Codable, CaseIterable {
     /// 1. Recorded (id, partition, error, mode); nothing done yet.
     case recorded
     /// Manual or delete-store: the manual hook runs (backup path already chosen).

@@ -1,4 +1,4 @@
-public import TetherControl
+import TetherControl
 import TetherProtocol
 
 extension ResetRecord {
@@ -10,7 +10,7 @@ extension ResetRecord {
     }
 
     /// The `tetherctl resets` entry (docs/contract.md: tetherctl).
-    public var report: ResetReport {
+    package var report: ResetReport {
         ResetReport(
             id: id, partition: partition.rawValue, errorCode: errorCode.rawValue, errorMessage: errorMessage, mode: mode.rawValue,
             strategy: strategy.rawValue, outcome: outcome.rawValue, phase: phase.rawValue, backupPath: backupPath,

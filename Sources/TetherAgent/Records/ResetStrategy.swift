@@ -1,5 +1,5 @@
 /// What the reset does to the store when it gets to rewrite it.
-public enum ResetStrategy: String, Sendable, Hashable, Codable {
+package enum ResetStrategy: String, Sendable, Hashable, Codable {
     /// Server state plus unsynced changes replayed by the recovery rules (docs/contract.md: Recovery rules).
     case recover
     /// Server state; unsynced changes stay only in the backup.

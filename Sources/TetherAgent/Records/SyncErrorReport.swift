@@ -2,25 +2,25 @@ import TetherProtocol
 
 /// One sync error the agent met, as the error hook and the event stream see it: a session
 /// error of a partition, a connection-level error, or a transport failure (no code).
-public struct SyncErrorReport: Sendable, Hashable {
+package struct SyncErrorReport: Sendable, Hashable {
     /// Empty for a connection-level error or a transport failure.
-    public var partition: String
+    package var partition: String
     /// The partition's store; empty with the partition.
-    public var store: String
+    package var store: String
     /// nil for a transport failure (refused, timed out, closed without an error).
-    public var code: Int?
+    package var code: Int?
     /// The code's snake_case name, or the kind of transport failure (`connection_refused`, …).
-    public var name: String
-    public var message: String
+    package var name: String
+    package var message: String
     /// `retry`, `reauth`, `client_reset`, `client_reset_no_recovery`, `delete_store`, `fatal`
     /// or `transient` (a transport failure).
-    public var action: String
+    package var action: String
     /// The reset this error started, if it started one.
-    public var resetID: String?
+    package var resetID: String?
     /// For a 209 or 210: whether the store regressed or is synced from two places.
-    public var cause: LineageCause?
+    package var cause: LineageCause?
 
-    public init(partition: String, store: String, code: Int?, name: String, message: String, action: String, resetID: String? = nil) {
+    package init(partition: String, store: String, code: Int?, name: String, message: String, action: String, resetID: String? = nil) {
         self.partition = partition
         self.store = store
         self.code = code
@@ -31,7 +31,7 @@ public struct SyncErrorReport: Sendable, Hashable {
     }
 
     /// A session or connection-level error the server sent.
-    public init(_ error: SyncError, partition: String, store: String, resetID: String? = nil) {
+    package init(_ error: SyncError, partition: String, store: String, resetID: String? = nil) {
         self.init(
             partition: partition, store: store, code: error.code.rawValue, name: error.code.name, message: error.message,
             action: error.action.rawValue, resetID: resetID)
@@ -39,5 +39,5 @@ public struct SyncErrorReport: Sendable, Hashable {
     }
 
     /// Identical errors are folded by this: the code, or the kind of transport failure.
-    public var foldingKey: String { code.map(String.init) ?? name }
+    package var foldingKey: String { code.map(String.init) ?? name }
 }

@@ -1,20 +1,20 @@
 import Foundation
 import GRDB
-public import TetherProtocol
+import TetherProtocol
 import TetherStore
 
 /// `state_dir/state.sqlite`: what the agent must remember across restarts — partition
 /// status (paused, stopped, last error) and every client reset with its phase and backup
 /// path. Writes are durable (`synchronous = FULL`) because a reset's phase must be on disk
 /// before the phase's side effect starts.
-public final class AgentStateDatabase: Sendable {
+package final class AgentStateDatabase: Sendable {
     private let queue: DatabaseQueue
-    public let path: String
+    package let path: String
 
     /// A symbolic link at `path` (or beside it: `-wal`, `-shm`, `-journal`) is refused with
     /// ``AgentStateError/symbolicLink(path:)``, never followed; the file gets mode 0640 through
     /// a descriptor (no `chmod(path)`).
-    public init(path: String) throws(AgentStateError) {
+    package init(path: String) throws(AgentStateError) {
         self.path = path
         do {
             let directory = (path as NSString).deletingLastPathComponent
@@ -70,14 +70,14 @@ public final class AgentStateDatabase: Sendable {
 
     /// The app-specific machine id recorded at the last start (nil: none recorded yet, or
     /// forgotten by `tetherd --forget-identities`).
-    public func recordedMachine() throws(AgentStateError) -> String? {
+    package func recordedMachine() throws(AgentStateError) -> String? {
         try read { db in try String.fetchOne(db, sql: "SELECT value FROM agent WHERE key = 'machine'") }
     }
 
     /// The device's id in the server's ledger (32 hex digits), made at the first call and kept
     /// until the machine's identity is forgotten (``recordMachine(_:)`` with nil, or a changed
     /// machine id), so that a cloned image reports as a device of its own.
-    public func deviceID() throws(AgentStateError) -> String {
+    package func deviceID() throws(AgentStateError) -> String {
         var id = ""
         try write { db in
             if let kept = try String.fetchOne(db, sql: "SELECT value FROM agent WHERE key = 'device'") {
@@ -95,7 +95,7 @@ public final class AgentStateDatabase: Sendable {
     }
 
     /// Records `machine` (nil forgets it). The device id goes with a change of machine.
-    public func recordMachine(_ machine: String?) throws(AgentStateError) {
+    package func recordMachine(_ machine: String?) throws(AgentStateError) {
         try write { db in
             let recorded = try String.fetchOne(db, sql: "SELECT value FROM agent WHERE key = 'machine'")
             if recorded != machine { try db.execute(sql: "DELETE FROM agent WHERE key = 'device'") }
@@ -112,7 +112,7 @@ public final class AgentStateDatabase: Sendable {
     // MARK: Resets
 
     /// Writes `record` durably; returns once it is on disk.
-    public func save(_ record: ResetRecord) throws(AgentStateError) {
+    package func save(_ record: ResetRecord) throws(AgentStateError) {
         let data: Data
         do { data = try JSONEncoder().encode(record) } catch { throw .corrupt(path: path, reason: "\(error)") }
         try write { db in
@@ -126,7 +126,7 @@ public final class AgentStateDatabase: Sendable {
     }
 
     /// Every reset, oldest first; only `partition`'s when given.
-    public func resets(partition: PartitionName? = nil) throws(AgentStateError) -> [ResetRecord] {
+    package func resets(partition: PartitionName? = nil) throws(AgentStateError) -> [ResetRecord] {
         let rows: [Data] = try read { db in
             if let partition {
                 return try Data.fetchAll(db, sql: "SELECT record FROM reset WHERE partition = ? ORDER BY startedAt, id", arguments: [partition.rawValue])
@@ -137,7 +137,7 @@ public final class AgentStateDatabase: Sendable {
     }
 
     /// The reset that holds `partition` now (not done), if any.
-    public func activeReset(partition: PartitionName) throws(AgentStateError) -> ResetRecord? {
+    package func activeReset(partition: PartitionName) throws(AgentStateError) -> ResetRecord? {
         let data: Data? = try read { db in
             try Data.fetchOne(
                 db, sql: "SELECT record FROM reset WHERE partition = ? AND phase != 'done' ORDER BY startedAt DESC LIMIT 1",
@@ -154,7 +154,7 @@ public final class AgentStateDatabase: Sendable {
 
     // MARK: Partitions
 
-    public func status(of partition: PartitionName) throws(AgentStateError) -> PartitionStatusRow {
+    package func status(of partition: PartitionName) throws(AgentStateError) -> PartitionStatusRow {
         let row: Row? = try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM partition WHERE name = ?", arguments: [partition.rawValue])
         }
@@ -166,7 +166,7 @@ public final class AgentStateDatabase: Sendable {
         return status
     }
 
-    public func update(_ status: PartitionStatusRow) throws(AgentStateError) {
+    package func update(_ status: PartitionStatusRow) throws(AgentStateError) {
         try write { db in
             try db.execute(
                 sql: """

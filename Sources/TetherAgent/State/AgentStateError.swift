@@ -1,13 +1,13 @@
 /// Errors of the state database. None is transient in the sense of "retry the same call":
 /// each needs an operator to look at disk space, permissions or the file.
-public enum AgentStateError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum AgentStateError: Error, Sendable, Hashable, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
     case writeFailed(path: String, reason: String)
     case corrupt(path: String, reason: String)
     /// The state database (or its `-wal`, `-shm`, `-journal`) is a symbolic link: refused, never followed.
     case symbolicLink(path: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cannotOpen(let path, let reason): "cannot open state database \(path): \(reason)"
         case .writeFailed(let path, let reason): "cannot write state database \(path): \(reason)"
@@ -16,7 +16,7 @@ public enum AgentStateError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    public var hint: String {
+    package var hint: String {
         switch self {
         case .cannotOpen: "check that state_dir exists and is writable by the tether user"
         case .writeFailed: "check free disk space and permissions of state_dir; the agent retries resets after a restart"

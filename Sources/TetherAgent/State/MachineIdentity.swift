@@ -6,10 +6,10 @@ import Foundation
 /// a different one at a start means the state directory came from another machine (a golden
 /// image's first boot regenerates the machine id), so the stores' sync identities are not
 /// this machine's to use (docs/client-reset.md, "Restored and cloned devices").
-public enum MachineIdentity {
+package enum MachineIdentity {
     /// The file the machine id is read from. `TETHER_MACHINE_ID_FILE` replaces it for tests and
     /// for containers whose machine id lives elsewhere.
-    public static var path: String {
+    package static var path: String {
         ProcessInfo.processInfo.environment["TETHER_MACHINE_ID_FILE"] ?? "/etc/machine-id"
     }
 
@@ -19,11 +19,11 @@ public enum MachineIdentity {
         0x5b, 0x2e, 0x91, 0xc4, 0x0d, 0x7a, 0x4f, 0x36, 0xa8, 0x13, 0x6c, 0xe2, 0x94, 0x51, 0xb7, 0x0f,
     ]
 
-    public enum Failure: Error, CustomStringConvertible {
+    package enum Failure: Error, CustomStringConvertible {
         case unreadable(path: String, reason: String)
         case malformed(path: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unreadable(let path, let reason): "cannot read the machine id from \(path): \(reason)"
             case .malformed(let path): "\(path) does not hold a machine id (32 hexadecimal digits)"
@@ -32,7 +32,7 @@ public enum MachineIdentity {
     }
 
     /// The app-specific id of the machine id in the file at `path`, as 32 lowercase hex digits.
-    public static func current(path: String = path) throws(Failure) -> String {
+    package static func current(path: String = path) throws(Failure) -> String {
         let text: String
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
             throw .unreadable(path: path, reason: "\(error)")

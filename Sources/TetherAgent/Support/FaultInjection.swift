@@ -14,7 +14,7 @@ enum FaultInjection {
     static func wedgeIfRequested() async {
         guard let wedgeFile else { return }
         while FileManager.default.fileExists(atPath: wedgeFile) && !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(50))
+            try? await Task.sleep(for: .milliseconds(50))  // cancelled: the loop checks and ends
         }
     }
 
@@ -29,6 +29,7 @@ enum FaultInjection {
     static let corruptOnApply = ProcessInfo.processInfo.environment["TETHER_FAULT_CORRUPT_ON_APPLY"]
 
     static func corruptionIfRequested(store path: String) throws(StoreError) {
+        // Removed: this apply fails, once; absent: no fault to inject.
         guard let corruptOnApply, (try? FileManager.default.removeItem(atPath: corruptOnApply)) != nil else { return }
         throw StoreError.sqlite(path: path, code: 11, message: "database disk image is malformed (injected by TETHER_FAULT_CORRUPT_ON_APPLY)")
     }
@@ -70,7 +71,7 @@ enum FaultInjection {
         guard FileManager.default.fileExists(atPath: gate) else { return }
         _ = FileManager.default.createFile(atPath: gate + ".reached", contents: nil)
         while FileManager.default.fileExists(atPath: gate) && !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: .milliseconds(20))  // cancelled: the loop checks and ends
         }
     }
 }

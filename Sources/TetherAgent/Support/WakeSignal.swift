@@ -39,7 +39,7 @@ struct WakeSignal: Sendable {
     /// Sleeps for `delay`, or less when signalled or cancelled.
     func sleep(for delay: Duration) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask { try? await Task.sleep(for: delay) }  // cancelled: the sleep ends early, as it may
             group.addTask { await self.wait() }
             await group.next()
             group.cancelAll()

@@ -87,6 +87,7 @@ struct ReadyFileDownload {
     /// Drops the part file and notes that the file with `writer`'s digest is refused.
     private func refuse(_ writer: ReadyFilePartWriter) {
         unlink(partPath)
+        // Best effort: the caller throws the error that counts; without the note the next bind takes a file again.
         try? writeNote(Note(digest: StateFileSlice.hex(writer.digest), size: writer.size, refused: true))
     }
 
@@ -119,7 +120,7 @@ struct ReadyFileDownload {
             refuse(writer)
             throw ReadyFileDownloadError.checksumMismatch(partition: partition)
         }
-        PartitionStore.removeFiles(at: stagingPath)
+        try PartitionStore.removeFilesBeforeReuse(at: stagingPath)
         guard rename(partPath, stagingPath) == 0 else {
             throw ReadyFileDownloadError.io(path: stagingPath, operation: "rename", errno: errno)
         }
@@ -134,7 +135,7 @@ struct ReadyFileDownload {
                 }
                 return staging
             } catch {
-                try? staging.close()
+                try? staging.close()  // cleanup: the check's error is the one thrown
                 throw error
             }
         } catch {
@@ -154,7 +155,7 @@ struct ReadyFileDownload {
         _ staging: PartitionStore, reply: BindReply, events: inout SessionEvents.AsyncIterator, partition: PartitionName,
         isolation: isolated (any Actor)? = #isolation
     ) async throws -> FetchedState {
-        defer { try? staging.close() }
+        defer { try? staging.close() }  // its writes committed: closing only releases the file
         var version = try await staging.metadata().serverVersion
         while version.version < reply.latestServerVersion.version {
             guard let event = await events.next(isolation: #isolation) else { throw SessionInterruption.disconnected(nil) }
@@ -174,6 +175,7 @@ struct ReadyFileDownload {
 
     private func readNote() -> Note? {
         guard let data = FileManager.default.contents(atPath: notePath) else { return nil }
+        // An unreadable note counts as none: the download starts over.
         return try? JSONDecoder().decode(Note.self, from: data)
     }
 

@@ -24,12 +24,12 @@ enum StateDownload {
         var written: Int64 = 0
         // A link at the staging path is refused, not removed: someone planted it (``NoFollow``).
         try NoFollow.refuseLinks(sqlite: stagingPath, place: .staging)
-        PartitionStore.removeFiles(at: stagingPath)
+        try PartitionStore.removeFilesBeforeReuse(at: stagingPath)
         try FileManager.default.createDirectory(
             atPath: (stagingPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o750])
         let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: reply.schema, place: .staging)
-        defer { try? staging.close() }
+        defer { try? staging.close() }  // its writes committed: closing only releases the file
         while let event = await events.next(isolation: #isolation) {
             switch event {
             case .state(let chunk):

@@ -1,24 +1,24 @@
 /// The server's answer to an accepted bind.
-public struct BindReply: Sendable, Hashable {
-    public var session: SessionID
+package struct BindReply: Sendable, Hashable {
+    package var session: SessionID
     /// The store's identity: newly assigned when ``isNewIdentity``, else the one it sent.
-    public var identity: ClientFileIdentity
-    public var isNewIdentity: Bool
+    package var identity: ClientFileIdentity
+    package var isNewIdentity: Bool
     /// When true, ``StateChunk``s follow (a new store or a reset), then downloads.
-    public var stateFollows: Bool
+    package var stateFollows: Bool
     /// With ``stateFollows``: the state comes as slices of a ready file (``StateFileSlice``),
     /// not as rows (protocol 5, only when the bind asked with ``BindRequest/readyFile``).
-    public var fileFollows: Bool
-    public var access: PartitionAccess
+    package var fileFollows: Bool
+    package var access: PartitionAccess
     /// The partition's latest version when the bind was accepted.
-    public var latestServerVersion: ServerVersion
+    package var latestServerVersion: ServerVersion
     /// The highest local seq of this store the server has integrated (0 for a new identity):
     /// the next upload's `afterSeq`.
-    public var integratedClientSeq: Int64
+    package var integratedClientSeq: Int64
     /// The server's current schema (its `version` is the schema version).
-    public var schema: Schema
+    package var schema: Schema
 
-    public init(
+    package init(
         session: SessionID, identity: ClientFileIdentity, isNewIdentity: Bool, stateFollows: Bool,
         access: PartitionAccess, latestServerVersion: ServerVersion, integratedClientSeq: Int64 = 0, schema: Schema,
         fileFollows: Bool = false

@@ -1,7 +1,7 @@
 extension ChangeRows {
     /// A value read in place: texts and blobs point into the rows' buffer and are valid only
     /// inside ``withCursor(_:)``.
-    public enum Value {
+    package enum Value {
         case null
         case integer(Int64)
         case real(Double)
@@ -12,14 +12,14 @@ extension ChangeRows {
     /// Reads the rows in order without copying them: ``nextChange()`` (or ``nextRow()`` for
     /// state rows), then ``nextField()`` as many times as the change's ``fieldsLeft``. The rows
     /// were checked when decoded, so reading cannot fail.
-    public struct Cursor {
+    package struct Cursor {
         private let base: UnsafeBufferPointer<UInt8>
         private var offset: Int
         private var rowsLeft: Int
         /// Fields of the current row not read yet.
-        public private(set) var fieldsLeft = 0
+        package private(set) var fieldsLeft = 0
         /// The current change's key as encoded (tag and value: ``RowKey/encoded``).
-        public private(set) var encodedKey = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+        package private(set) var encodedKey = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
 
         init(base: UnsafeBufferPointer<UInt8>, offset: Int, rows: Int) {
             self.base = base
@@ -29,7 +29,7 @@ extension ChangeRows {
 
         /// The next change's kind, table (an index into ``ChangeRows/tables``) and key (an
         /// integer or a text); nil after the last. Skips any field of the previous change not read.
-        public mutating func nextChange() -> (kind: RowChange.Kind, table: Int, key: Value)? {
+        package mutating func nextChange() -> (kind: RowChange.Kind, table: Int, key: Value)? {
             while fieldsLeft > 0 { _ = nextField() }
             guard rowsLeft > 0 else { return nil }
             rowsLeft -= 1
@@ -49,7 +49,7 @@ extension ChangeRows {
 
         /// The current change's next field: a column and its value as encoded (tag and value:
         /// what ``FieldValue/encode(into:)`` writes), to copy without reading it.
-        public mutating func nextEncodedField() -> (column: Int, value: UnsafeBufferPointer<UInt8>) {
+        package mutating func nextEncodedField() -> (column: Int, value: UnsafeBufferPointer<UInt8>) {
             precondition(fieldsLeft > 0, "no field left in this row")
             fieldsLeft -= 1
             let column = Int(varint())
@@ -59,12 +59,12 @@ extension ChangeRows {
         }
 
         /// The next state row's table and key (``nextChange()`` of rows that are all inserts).
-        public mutating func nextRow() -> (table: Int, key: Value)? {
+        package mutating func nextRow() -> (table: Int, key: Value)? {
             nextChange().map { ($0.table, $0.key) }
         }
 
         /// The current change's next field: a column (an index into ``ChangeRows/columns``) and its value.
-        public mutating func nextField() -> (column: Int, value: Value) {
+        package mutating func nextField() -> (column: Int, value: Value) {
             precondition(fieldsLeft > 0, "no field left in this row")
             fieldsLeft -= 1
             let column = Int(varint())
@@ -109,7 +109,7 @@ extension ChangeRows {
     }
 
     /// Calls `body` with a cursor at the first row.
-    public func withCursor<R, E: Error>(_ body: (inout Cursor) throws(E) -> R) throws(E) -> R {
+    package func withCursor<R, E: Error>(_ body: (inout Cursor) throws(E) -> R) throws(E) -> R {
         try buffer.withUnsafeBufferPointer { (base) throws(E) -> R in
             var cursor = Cursor(base: base, offset: rowsStart, rows: count)
             return try body(&cursor)
@@ -119,7 +119,7 @@ extension ChangeRows {
 
 extension ChangeRows.Value {
     /// The value as a ``FieldValue`` (tests, and checks that need one; the data path binds in place).
-    public var fieldValue: FieldValue {
+    package var fieldValue: FieldValue {
         switch self {
         case .null: .null
         case .integer(let v): .integer(v)
@@ -130,5 +130,5 @@ extension ChangeRows.Value {
     }
 
     /// The value's type name, for error messages (never the value itself).
-    public var typeName: String { fieldValue.typeName }
+    package var typeName: String { fieldValue.typeName }
 }

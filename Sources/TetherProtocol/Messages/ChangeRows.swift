@@ -4,7 +4,7 @@
 /// making a dictionary, a `String` or a ``FieldValue`` per row (``Cursor``), and the server
 /// builds state chunks from its stored rows without decoding their values
 /// (``StateRowsBuilder``).
-public struct ChangeRows: Sendable, Hashable {
+package struct ChangeRows: Sendable, Hashable {
     /// The buffer the rows are in (for a received message, the whole message, shared) and
     /// where in it they are.
     let buffer: [UInt8]
@@ -12,10 +12,10 @@ public struct ChangeRows: Sendable, Hashable {
     /// Where the first row starts in ``buffer``.
     let rowsStart: Int
     /// The table and column dictionaries: a row names its table, a field its column, by index.
-    public let tables: [String]
-    public let columns: [String]
+    package let tables: [String]
+    package let columns: [String]
     /// How many rows (changes).
-    public let count: Int
+    package let count: Int
 
     init(buffer: [UInt8], range: Range<Int>, rowsStart: Int, tables: [String], columns: [String], count: Int) {
         self.buffer = buffer
@@ -27,35 +27,35 @@ public struct ChangeRows: Sendable, Hashable {
     }
 
     /// The changes of a changeset (tests, and what a caller holding changes sends).
-    public init(_ changeset: Changeset) {
+    package init(_ changeset: Changeset) {
         let bytes = changeset.encoded
         // Valid by construction: the encoder writes what the decoder accepts.
         self = try! Self.decode(bytes)
     }
 
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
     /// Size of the encoded rows (what progress counts as bytes).
-    public var byteCount: Int { range.count }
+    package var byteCount: Int { range.count }
 
     /// The rows as a ``Changeset`` (tests, small tools, and a download's changes to rows with
     /// pending local changes; the data path reads them with a ``Cursor``).
-    public var changeset: Changeset {
+    package var changeset: Changeset {
         // Checked when decoded, by rules stricter than the changeset decoder's.
         try! Changeset.decode(Array(buffer[range]))
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.buffer[lhs.range] == rhs.buffer[rhs.range] }
-    public func hash(into hasher: inout Hasher) {
+    package static func == (lhs: Self, rhs: Self) -> Bool { lhs.buffer[lhs.range] == rhs.buffer[rhs.range] }
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(count)
         hasher.combine(range.count)
     }
 
-    public func encode(into writer: inout ByteWriter) { writer.raw(buffer[range]) }
+    package func encode(into writer: inout ByteWriter) { writer.raw(buffer[range]) }
 
     /// The changes' encoding, as received or built (what a server stores in its history).
-    public var encoded: [UInt8] { Array(buffer[range]) }
+    package var encoded: [UInt8] { Array(buffer[range]) }
 
-    public static func decode(_ bytes: [UInt8], insertsOnly: Bool = false) throws(WireDecodeError) -> ChangeRows {
+    package static func decode(_ bytes: [UInt8], insertsOnly: Bool = false) throws(WireDecodeError) -> ChangeRows {
         var reader = ByteReader(bytes)
         let rows = try decode(from: &reader, allowing: insertsOnly ? .insertsOnly : .any)
         try reader.expectEnd()
@@ -145,4 +145,4 @@ extension FieldValue {
 
 /// The rows of a state chunk: ``ChangeRows`` whose every change is a whole-row insert (decoded
 /// with `insertsOnly`).
-public typealias StateRows = ChangeRows
+package typealias StateRows = ChangeRows

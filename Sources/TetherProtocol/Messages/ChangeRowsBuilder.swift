@@ -4,23 +4,23 @@
 /// row). The result is what ``Changeset/encode(into:)`` would write for the same changes, up to
 /// the order of the dictionaries and of the fields within a change, which the protocol leaves
 /// free.
-public struct ChangeRowsBuilder: Sendable {
+package struct ChangeRowsBuilder: Sendable {
     private var tables: [String] = []
     private var tableIndex: [String: Int] = [:]
     private var columns: [String] = []
     private var columnIndex: [String: Int] = [:]
     private var body: ByteWriter
-    public private(set) var count = 0
+    package private(set) var count = 0
 
-    public init(capacity: Int = ProtocolLimits.targetBatchBytes + (64 << 10)) {
+    package init(capacity: Int = ProtocolLimits.targetBatchBytes + (64 << 10)) {
         body = ByteWriter(capacity: capacity)
     }
 
     /// Bytes of changes so far.
-    public var byteCount: Int { body.count }
+    package var byteCount: Int { body.count }
 
     /// The dictionary index of a table (added on first use).
-    public mutating func table(_ name: String) -> Int {
+    package mutating func table(_ name: String) -> Int {
         if let known = tableIndex[name] { return known }
         tables.append(name)
         tableIndex[name] = tables.count - 1
@@ -28,7 +28,7 @@ public struct ChangeRowsBuilder: Sendable {
     }
 
     /// The dictionary index of a column name (added on first use; tables share names).
-    public mutating func column(_ name: String) -> Int {
+    package mutating func column(_ name: String) -> Int {
         if let known = columnIndex[name] { return known }
         columns.append(name)
         columnIndex[name] = columns.count - 1
@@ -36,7 +36,7 @@ public struct ChangeRowsBuilder: Sendable {
     }
 
     /// Starts a change; an insert or an update is followed by exactly `fieldCount` fields.
-    public mutating func change(_ kind: RowChange.Kind, table: Int, key: RowKey, fieldCount: Int) {
+    package mutating func change(_ kind: RowChange.Kind, table: Int, key: RowKey, fieldCount: Int) {
         body.byte(kind.wireValue)
         body.varint(table)
         key.encode(into: &body)
@@ -45,18 +45,18 @@ public struct ChangeRowsBuilder: Sendable {
     }
 
     /// A field whose value is already in its wire form (``ValueWriter``).
-    public mutating func field(_ column: Int, encoded value: ArraySlice<UInt8>) {
+    package mutating func field(_ column: Int, encoded value: ArraySlice<UInt8>) {
         body.varint(column)
         body.raw(value)
     }
 
-    public mutating func field(_ column: Int, _ value: FieldValue) {
+    package mutating func field(_ column: Int, _ value: FieldValue) {
         body.varint(column)
         value.encode(into: &body)
     }
 
     /// The changes: the dictionaries, the count, then the changes appended.
-    public func build() -> ChangeRows { ChangeRows.assemble(tables: tables, columns: columns, count: count, body: body) }
+    package func build() -> ChangeRows { ChangeRows.assemble(tables: tables, columns: columns, count: count, body: body) }
 }
 
 extension ChangeRows {
@@ -76,29 +76,29 @@ extension ChangeRows {
 
 /// Writes field values in their wire form (tag, then the value) from what a database hands
 /// out — pointers into its row — without making a ``FieldValue`` or a `String` of each.
-public struct ValueWriter: Sendable {
+package struct ValueWriter: Sendable {
     private var writer = ByteWriter(capacity: 64 << 10)
 
-    public init() {}
+    package init() {}
 
-    public var count: Int { writer.count }
-    public subscript(range: Range<Int>) -> ArraySlice<UInt8> { writer.bytes[range] }
+    package var count: Int { writer.count }
+    package subscript(range: Range<Int>) -> ArraySlice<UInt8> { writer.bytes[range] }
 
-    public mutating func null() { writer.byte(ValueTag.null.rawValue) }
+    package mutating func null() { writer.byte(ValueTag.null.rawValue) }
 
-    public mutating func integer(_ value: Int64) {
+    package mutating func integer(_ value: Int64) {
         writer.byte(ValueTag.integer.rawValue)
         writer.signedVarint(value)
     }
 
-    public mutating func real(_ value: Double) {
+    package mutating func real(_ value: Double) {
         writer.byte(ValueTag.real.rawValue)
         writer.double(value)
     }
 
     /// A text: the bytes as they are when they are UTF-8 (as SQLite hands out what it was
     /// given), otherwise repaired as `String(decoding:as:)` does (what the protocol requires).
-    public mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) {
+    package mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) {
         writer.byte(ValueTag.text.rawValue)
         if UTF8Check.isValid(bytes) {
             writer.varint(bytes.count)
@@ -108,7 +108,7 @@ public struct ValueWriter: Sendable {
         }
     }
 
-    public mutating func blob(_ bytes: UnsafeBufferPointer<UInt8>) {
+    package mutating func blob(_ bytes: UnsafeBufferPointer<UInt8>) {
         writer.byte(ValueTag.blob.rawValue)
         writer.varint(bytes.count)
         writer.raw(bytes)

@@ -1,5 +1,5 @@
 /// Every message a client sends, one per binary WebSocket message.
-public enum ClientMessage: Sendable, Hashable {
+package enum ClientMessage: Sendable, Hashable {
     case hello(Hello)
     case bind(BindRequest)
     case upload(Upload)
@@ -16,7 +16,7 @@ public enum ClientMessage: Sendable, Hashable {
     case report(DeviceReport)
 
     /// The session a message concerns, nil for connection-level messages.
-    public var session: SessionID? {
+    package var session: SessionID? {
         switch self {
         case .hello, .ping, .report: nil
         case .bind(let bind): bind.session
@@ -27,7 +27,7 @@ public enum ClientMessage: Sendable, Hashable {
     }
 
     /// Name for logs (no contents).
-    public var name: String {
+    package var name: String {
         switch self {
         case .hello: "hello"
         case .bind: "bind"

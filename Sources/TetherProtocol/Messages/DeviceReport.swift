@@ -3,41 +3,41 @@
 /// Connection-level and fire-and-forget: the server answers nothing, and drops a report whose
 /// token it does not accept. Ages are in seconds as the device counts them, so that a device
 /// clock that is wrong does not move them; the server turns them into times on arrival.
-public struct DeviceReport: Sendable, Hashable {
+package struct DeviceReport: Sendable, Hashable {
     /// A sync error the device met: its code and how many seconds ago.
-    public struct LastError: Sendable, Hashable {
-        public var code: Int64
-        public var ago: Int64
-        public init(code: Int64, ago: Int64) {
+    package struct LastError: Sendable, Hashable {
+        package var code: Int64
+        package var ago: Int64
+        package init(code: Int64, ago: Int64) {
             self.code = code
             self.ago = ago
         }
     }
 
     /// One partition as the device sees it.
-    public struct Entry: Sendable, Hashable {
-        public var partition: String
+    package struct Entry: Sendable, Hashable {
+        package var partition: String
         /// The agent's state (`synced`, `reset-pending`, …; docs/operations.md).
-        public var state: String
+        package var state: String
         /// The server version the store integrated last.
-        public var serverVersion: Int64
+        package var serverVersion: Int64
         /// The store's client file, 0 before its first bind.
-        public var clientFile: Int64
-        public var unsyncedChanges: Int64
+        package var clientFile: Int64
+        package var unsyncedChanges: Int64
         /// Seconds since the oldest unsynced change, as far as the agent knows it (since the
         /// count last left 0, or since the agent started with changes pending); nil when none.
-        public var unsyncedFor: Int64?
+        package var unsyncedFor: Int64?
         /// Seconds since the server last acknowledged an upload of this store (in this run of
         /// the agent); nil when none was.
-        public var lastUploadAgo: Int64?
+        package var lastUploadAgo: Int64?
         /// The last sync error: its code and how many seconds ago.
-        public var lastError: LastError?
+        package var lastError: LastError?
         /// Resets run so far, by outcome (`recovered`, `discarded`, …).
-        public var resets: [String: Int64]
+        package var resets: [String: Int64]
         /// Why a reset waits (an operator's `reset initiate`, access denied, …); nil when none does.
-        public var pendingReset: String?
+        package var pendingReset: String?
 
-        public init(
+        package init(
             partition: String, state: String, serverVersion: Int64 = 0, clientFile: Int64 = 0, unsyncedChanges: Int64 = 0,
             unsyncedFor: Int64? = nil, lastUploadAgo: Int64? = nil, lastError: LastError? = nil,
             resets: [String: Int64] = [:], pendingReset: String? = nil
@@ -57,16 +57,16 @@ public struct DeviceReport: Sendable, Hashable {
 
     /// The access token the device binds with (never logged): the report is kept only when
     /// the server accepts it.
-    public var token: String
+    package var token: String
     /// The device's stable id (``DeviceReport/isValidDeviceID(_:)``).
-    public var deviceID: String
+    package var deviceID: String
     /// A name an operator knows the device by (the host name unless configured).
-    public var deviceName: String
+    package var deviceName: String
     /// The agent's release (`0.1.0`).
-    public var release: String
-    public var entries: [Entry]
+    package var release: String
+    package var entries: [Entry]
 
-    public init(token: String, deviceID: String, deviceName: String, release: String, entries: [Entry]) {
+    package init(token: String, deviceID: String, deviceName: String, release: String, entries: [Entry]) {
         self.token = token
         self.deviceID = deviceID
         self.deviceName = deviceName
@@ -75,7 +75,7 @@ public struct DeviceReport: Sendable, Hashable {
     }
 
     /// A device id: 1 to 64 characters of `[0-9A-Za-z._-]` (the agent makes 32 hex digits).
-    public static func isValidDeviceID(_ id: String) -> Bool {
+    package static func isValidDeviceID(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= ProtocolLimits.maxDeviceIDBytes
             && id.utf8.allSatisfy { byte in
                 (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || byte == 0x2e || byte == 0x5f
@@ -85,7 +85,7 @@ public struct DeviceReport: Sendable, Hashable {
 
     /// Text a device chose (its name, a state, an outcome, a reason) as the server shows it:
     /// without control characters, which are refused on the wire.
-    public static func isDisplayable(_ text: String) -> Bool {
+    package static func isDisplayable(_ text: String) -> Bool {
         text.unicodeScalars.allSatisfy { !$0.properties.generalCategory.isControl }
     }
 }

@@ -1,10 +1,10 @@
 /// An error sent by the server: for one session, or for the whole connection when
 /// ``session`` is nil (the server then closes the connection).
-public struct ErrorMessage: Sendable, Hashable {
-    public var session: SessionID?
-    public var error: SyncError
+package struct ErrorMessage: Sendable, Hashable {
+    package var session: SessionID?
+    package var error: SyncError
 
-    public init(session: SessionID?, error: SyncError) {
+    package init(session: SessionID?, error: SyncError) {
         self.session = session
         self.error = error
     }

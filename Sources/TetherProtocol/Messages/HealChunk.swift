@@ -12,25 +12,25 @@
 /// it is the offer, which the server answers `accepted` (send the rest) or `notWanted`.
 /// Every chunk is applied in its own transaction and may be sent again (after a cut, a crash
 /// of either side): applying a view's rows twice changes nothing.
-public struct HealChunk: Sendable, Hashable {
-    public var session: SessionID
+package struct HealChunk: Sendable, Hashable {
+    package var session: SessionID
     /// The contribution's id: the same for every chunk and for every re-send (the agent uses
     /// its reset id), so the server recognises its own earlier chunks.
-    public var contribution: UInt64
+    package var contribution: UInt64
     /// The server version and salt the device's store had synced to (its view).
-    public var view: ServerVersion
+    package var view: ServerVersion
     /// The server version of the state the rows were compared with (the reset's download).
-    public var base: Int64
+    package var base: Int64
     /// The last chunk: after it the view vouches for every row it did not list as unknown.
-    public var isFinal: Bool
+    package var isFinal: Bool
     /// Deletes naming rows whose synced value the device does not know (rows with unsynced
     /// changes: the store keeps their local value only). Their heal is left to other views.
-    public var unknown: ChangeRows
+    package var unknown: ChangeRows
     /// The view's rows that differ from the state at ``base``: an `insert` carrying every
     /// column for a row the view holds, a `delete` for a row it does not.
-    public var rows: ChangeRows
+    package var rows: ChangeRows
 
-    public init(
+    package init(
         session: SessionID, contribution: UInt64, view: ServerVersion, base: Int64, isFinal: Bool,
         unknown: ChangeRows, rows: ChangeRows
     ) {
@@ -44,7 +44,7 @@ public struct HealChunk: Sendable, Hashable {
     }
 
     /// The offer that opens a contribution: no rows, not final.
-    public static func offer(session: SessionID, contribution: UInt64, view: ServerVersion, base: Int64) -> HealChunk {
+    package static func offer(session: SessionID, contribution: UInt64, view: ServerVersion, base: Int64) -> HealChunk {
         HealChunk(
             session: session, contribution: contribution, view: view, base: base, isFinal: false,
             unknown: ChangeRows(Changeset()), rows: ChangeRows(Changeset()))
@@ -52,8 +52,8 @@ public struct HealChunk: Sendable, Hashable {
 }
 
 /// The server's answer to one ``HealChunk`` (protocol 4, `88` healed).
-public struct HealReply: Sendable, Hashable {
-    public enum Outcome: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package struct HealReply: Sendable, Hashable {
+    package enum Outcome: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// The chunk was applied (or the offer taken): send the next one.
         case accepted = 0
         /// The final chunk was applied: the contribution is complete.
@@ -72,7 +72,7 @@ public struct HealReply: Sendable, Hashable {
         /// device's view may still bring back.
         case covered = 4
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .accepted: "accepted"
             case .completed: "completed"
@@ -83,15 +83,15 @@ public struct HealReply: Sendable, Hashable {
         }
     }
 
-    public var session: SessionID
-    public var contribution: UInt64
-    public var outcome: Outcome
+    package var session: SessionID
+    package var contribution: UInt64
+    package var outcome: Outcome
     /// Rows this contribution changed on the server so far (all its chunks, re-sends counted once).
-    public var healedChanges: Int64
+    package var healedChanges: Int64
     /// Why, for `notWanted`, `covered` and `rebase` (for logs; never row contents).
-    public var reason: String
+    package var reason: String
 
-    public init(session: SessionID, contribution: UInt64, outcome: Outcome, healedChanges: Int64, reason: String = "") {
+    package init(session: SessionID, contribution: UInt64, outcome: Outcome, healedChanges: Int64, reason: String = "") {
         self.session = session
         self.contribution = contribution
         self.outcome = outcome

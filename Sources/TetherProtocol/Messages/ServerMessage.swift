@@ -1,5 +1,5 @@
 /// Every message the server sends, one per binary WebSocket message.
-public enum ServerMessage: Sendable, Hashable {
+package enum ServerMessage: Sendable, Hashable {
     case welcome(Welcome)
     case bound(BindReply)
     case state(StateChunk)
@@ -10,7 +10,7 @@ public enum ServerMessage: Sendable, Hashable {
     /// Healing (protocol 4): the answer to one `heal` chunk.
     case healed(HealReply)
 
-    public var session: SessionID? {
+    package var session: SessionID? {
         switch self {
         case .welcome, .pong: nil
         case .bound(let reply): reply.session
@@ -22,7 +22,7 @@ public enum ServerMessage: Sendable, Hashable {
         }
     }
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .welcome: "welcome"
         case .bound: "bound"

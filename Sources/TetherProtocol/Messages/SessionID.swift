@@ -1,3 +1,3 @@
 /// Identifies one partition's session on a connection. Chosen by the client; several
 /// sessions are multiplexed over one WebSocket connection.
-public typealias SessionID = UInt32
+package typealias SessionID = UInt32

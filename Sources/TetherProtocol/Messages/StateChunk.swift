@@ -1,38 +1,38 @@
 /// How far a state download has got.
-public struct DownloadProgress: Sendable, Hashable, Codable {
-    public var rowsDone: Int64
-    public var rowsTotal: Int64
-    public var bytesDone: Int64
-    public var bytesTotal: Int64
+package struct DownloadProgress: Sendable, Hashable, Codable {
+    package var rowsDone: Int64
+    package var rowsTotal: Int64
+    package var bytesDone: Int64
+    package var bytesTotal: Int64
 
-    public init(rowsDone: Int64, rowsTotal: Int64, bytesDone: Int64, bytesTotal: Int64) {
+    package init(rowsDone: Int64, rowsTotal: Int64, bytesDone: Int64, bytesTotal: Int64) {
         self.rowsDone = rowsDone
         self.rowsTotal = rowsTotal
         self.bytesDone = bytesDone
         self.bytesTotal = bytesTotal
     }
 
-    public static let none = DownloadProgress(rowsDone: 0, rowsTotal: 0, bytesDone: 0, bytesTotal: 0)
+    package static let none = DownloadProgress(rowsDone: 0, rowsTotal: 0, bytesDone: 0, bytesTotal: 0)
 }
 
 /// One chunk of a partition's whole state (server → client), for a new store or a client
 /// reset: rows (`insert` changes, ``StateRows``, read in place) or, on a session bound with
 /// ``BindReply/fileFollows``, a slice of a ready file. The last chunk has ``isLast`` set. The
 /// state is the partition at ``serverVersion``; downloads continue after it.
-public struct StateChunk: Sendable, Hashable {
+package struct StateChunk: Sendable, Hashable {
     /// What a chunk carries.
-    public enum Content: Sendable, Hashable {
+    package enum Content: Sendable, Hashable {
         case rows(StateRows)
         case file(StateFileSlice)
     }
 
-    public var session: SessionID
-    public var serverVersion: ServerVersion
-    public var progress: DownloadProgress
-    public var isLast: Bool
-    public var content: Content
+    package var session: SessionID
+    package var serverVersion: ServerVersion
+    package var progress: DownloadProgress
+    package var isLast: Bool
+    package var content: Content
 
-    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, content: Content) {
+    package init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, content: Content) {
         self.session = session
         self.serverVersion = serverVersion
         self.progress = progress
@@ -41,17 +41,17 @@ public struct StateChunk: Sendable, Hashable {
     }
 
     /// A chunk of rows.
-    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: StateRows) {
+    package init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: StateRows) {
         self.init(session: session, serverVersion: serverVersion, progress: progress, isLast: isLast, content: .rows(rows))
     }
 
     /// The rows of a rows chunk; none for a file slice.
-    public var rows: StateRows {
+    package var rows: StateRows {
         if case .rows(let rows) = content { rows } else { StateRows(Changeset()) }
     }
 
     /// The bytes this chunk moves toward the state: its rows' or its slice's.
-    public var byteCount: Int {
+    package var byteCount: Int {
         switch content {
         case .rows(let rows): rows.byteCount
         case .file(let slice): slice.fileBytes
@@ -59,7 +59,7 @@ public struct StateChunk: Sendable, Hashable {
     }
 
     /// A chunk of the given inserts.
-    public init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: Changeset) {
+    package init(session: SessionID, serverVersion: ServerVersion, progress: DownloadProgress, isLast: Bool, rows: Changeset) {
         self.init(session: session, serverVersion: serverVersion, progress: progress, isLast: isLast, rows: StateRows(rows))
     }
 }

@@ -4,26 +4,26 @@
 /// `offset ..< offset + fileBytes`, as they are (`raw`) or compressed with zlib (`deflate`,
 /// message `8a`): the server compresses each slice once, when it builds the file. A download
 /// resumed after a cut starts at the offset the client already holds.
-public struct StateFileSlice: Sendable, Hashable {
+package struct StateFileSlice: Sendable, Hashable {
     /// SHA-256 digests are 32 bytes.
-    public static let digestBytes = 32
+    package static let digestBytes = 32
 
     /// How a slice's `bytes` hold the file's.
-    public enum Encoding: Sendable, Hashable {
+    package enum Encoding: Sendable, Hashable {
         /// The file's bytes themselves.
         case raw
         /// A zlib stream (RFC 1950, with its Adler-32) that inflates to exactly `fileBytes` bytes.
         case deflate(fileBytes: Int)
     }
 
-    public var fileSize: Int64
-    public var offset: Int64
-    public var digest: [UInt8]
-    public var encoding: Encoding
+    package var fileSize: Int64
+    package var offset: Int64
+    package var digest: [UInt8]
+    package var encoding: Encoding
     /// As sent: the file's bytes, or their zlib stream.
-    public var bytes: [UInt8]
+    package var bytes: [UInt8]
 
-    public init(fileSize: Int64, offset: Int64, digest: [UInt8], encoding: Encoding = .raw, bytes: [UInt8]) {
+    package init(fileSize: Int64, offset: Int64, digest: [UInt8], encoding: Encoding = .raw, bytes: [UInt8]) {
         self.fileSize = fileSize
         self.offset = offset
         self.digest = digest
@@ -32,7 +32,7 @@ public struct StateFileSlice: Sendable, Hashable {
     }
 
     /// How many of the file's bytes this slice holds.
-    public var fileBytes: Int {
+    package var fileBytes: Int {
         switch encoding {
         case .raw: bytes.count
         case .deflate(let count): count
@@ -40,11 +40,11 @@ public struct StateFileSlice: Sendable, Hashable {
     }
 
     /// Whether this slice ends the file.
-    public var isLast: Bool { offset + Int64(fileBytes) == fileSize }
+    package var isLast: Bool { offset + Int64(fileBytes) == fileSize }
 
     /// A digest as lowercase hex (a ready file's name on the server, the agent's note of a
     /// download under way).
-    public static func hex(_ digest: [UInt8]) -> String {
+    package static func hex(_ digest: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(digest.count * 2)
@@ -56,7 +56,7 @@ public struct StateFileSlice: Sendable, Hashable {
     }
 
     /// The digest `text` spells in hex; nil unless it is exactly ``digestBytes`` bytes of hex.
-    public static func digest(hex text: String) -> [UInt8]? {
+    package static func digest(hex text: String) -> [UInt8]? {
         let characters = Array(text.utf8)
         guard characters.count == digestBytes * 2 else { return nil }
         var digest: [UInt8] = []
@@ -72,7 +72,7 @@ public struct StateFileSlice: Sendable, Hashable {
 }
 
 /// What a bind without identity says of ready files (protocol 5; nil: send rows).
-public enum ReadyFileRequest: Sendable, Hashable {
+package enum ReadyFileRequest: Sendable, Hashable {
     /// Send a ready file when one is ready at a version the history continues from.
     case accept
     /// The client holds the first `offset` bytes of the file with `digest`: continue it when the

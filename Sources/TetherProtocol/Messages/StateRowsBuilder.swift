@@ -2,7 +2,7 @@
 /// ``RowKey/encoded`` and its fields as ``FieldValue/encodedFields(_:)`` — copying keys and
 /// values byte for byte instead of decoding them and encoding them again. As the server always
 /// did, a nullable column of the schema the stored row lacks (added since) is sent as null.
-public struct StateRowsBuilder: Sendable {
+package struct StateRowsBuilder: Sendable {
     private let schema: Schema
     private var tables: [String] = []
     private var tableIndex: [String: Int] = [:]
@@ -17,18 +17,18 @@ public struct StateRowsBuilder: Sendable {
     private var lastSetIn: [Int] = []
     private var fields: [(column: Int, value: Range<Int>)] = []
     private var body: ByteWriter
-    public private(set) var count = 0
+    package private(set) var count = 0
 
-    public init(schema: Schema, capacity: Int = ProtocolLimits.targetBatchBytes + (64 << 10)) {
+    package init(schema: Schema, capacity: Int = ProtocolLimits.targetBatchBytes + (64 << 10)) {
         self.schema = schema
         body = ByteWriter(capacity: capacity)
     }
 
     /// Bytes of rows so far.
-    public var byteCount: Int { body.count }
+    package var byteCount: Int { body.count }
 
     /// Appends one stored row. Throws when the stored key or fields are not what the server writes.
-    public mutating func append(table: String, key: [UInt8], fields encodedFields: [UInt8]) throws(WireDecodeError) {
+    package mutating func append(table: String, key: [UInt8], fields encodedFields: [UInt8]) throws(WireDecodeError) {
         let table = index(ofTable: table)
         var keyReader = ByteReader(key)
         try RowKey.skip(&keyReader)
@@ -63,7 +63,7 @@ public struct StateRowsBuilder: Sendable {
     }
 
     /// The rows: the dictionaries, the count, then the rows appended.
-    public func build() -> StateRows { ChangeRows.assemble(tables: tables, columns: columns, count: count, body: body) }
+    package func build() -> StateRows { ChangeRows.assemble(tables: tables, columns: columns, count: count, body: body) }
 
     private mutating func index(ofTable name: String) -> Int {
         if let known = tableIndex[name] { return known }

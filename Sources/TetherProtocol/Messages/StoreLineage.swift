@@ -9,15 +9,15 @@
 /// may send (``SentRange``). A store whose history agrees with the server's can therefore
 /// always show the salt of the server's last integration in its records, unless the server
 /// integrated nothing it has not acknowledged.
-public struct StoreLineage: Sendable, Hashable {
+package struct StoreLineage: Sendable, Hashable {
     /// Uploads a session sent (or was about to send) and the server has not acknowledged yet:
     /// the seqs `firstSeq ... lastSeq` under the session's salt.
-    public struct SentRange: Sendable, Hashable {
-        public var salt: Int64
-        public var firstSeq: Int64
-        public var lastSeq: Int64
+    package struct SentRange: Sendable, Hashable {
+        package var salt: Int64
+        package var firstSeq: Int64
+        package var lastSeq: Int64
 
-        public init(salt: Int64, firstSeq: Int64, lastSeq: Int64) {
+        package init(salt: Int64, firstSeq: Int64, lastSeq: Int64) {
             self.salt = salt
             self.firstSeq = firstSeq
             self.lastSeq = lastSeq
@@ -25,15 +25,15 @@ public struct StoreLineage: Sendable, Hashable {
     }
 
     /// The salt this session's uploads are integrated under (never 0).
-    public var uploadSalt: Int64
+    package var uploadSalt: Int64
     /// The highest local seq the store knows the server integrated (its acknowledged seq).
-    public var integratedSeq: Int64
+    package var integratedSeq: Int64
     /// The highest local seq the store ever gave a change (seqs are never reused).
-    public var lastSeq: Int64
+    package var lastSeq: Int64
     /// The unacknowledged uploads the store recorded, oldest first.
-    public var sent: [SentRange]
+    package var sent: [SentRange]
 
-    public init(uploadSalt: Int64, integratedSeq: Int64, lastSeq: Int64, sent: [SentRange]) {
+    package init(uploadSalt: Int64, integratedSeq: Int64, lastSeq: Int64, sent: [SentRange]) {
         self.uploadSalt = uploadSalt
         self.integratedSeq = integratedSeq
         self.lastSeq = lastSeq
@@ -41,5 +41,5 @@ public struct StoreLineage: Sendable, Hashable {
     }
 
     /// A fresh salt for a session's uploads.
-    public static func freshSalt() -> Int64 { Int64.random(in: 1...Int64.max) }
+    package static func freshSalt() -> Int64 { Int64.random(in: 1...Int64.max) }
 }

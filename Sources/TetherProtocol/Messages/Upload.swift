@@ -3,17 +3,17 @@
 /// the batch when `afterSeq` is the seq it integrated last for the store, ignores it when
 /// `lastSeq` is at or below that seq (a re-send), and refuses anything else (a gap).
 /// One type from the store (`PartitionStore.pendingChanges(after:limit:)`) to the wire.
-public struct UploadChangeset: Sendable, Hashable {
+package struct UploadChangeset: Sendable, Hashable {
     /// The seq the batch was read after: the last seq of the previous batch.
-    public var afterSeq: Int64
+    package var afterSeq: Int64
     /// The first and last seq of the changes it covers, `afterSeq < firstSeq <= lastSeq`.
-    public var firstSeq: Int64
-    public var lastSeq: Int64
+    package var firstSeq: Int64
+    package var lastSeq: Int64
     /// The changes as read from the store or received, in their wire form (``ChangeRows``): a
     /// server stores them as they are.
-    public var changes: ChangeRows
+    package var changes: ChangeRows
 
-    public init(afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, changes: ChangeRows) {
+    package init(afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, changes: ChangeRows) {
         self.afterSeq = afterSeq
         self.firstSeq = firstSeq
         self.lastSeq = lastSeq
@@ -21,26 +21,26 @@ public struct UploadChangeset: Sendable, Hashable {
     }
 
     /// A batch of `changeset`'s changes (tests, tools).
-    public init(afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, changeset: Changeset) {
+    package init(afterSeq: Int64, firstSeq: Int64, lastSeq: Int64, changeset: Changeset) {
         self.init(afterSeq: afterSeq, firstSeq: firstSeq, lastSeq: lastSeq, changes: ChangeRows(changeset))
     }
 
     /// The changes decoded.
-    public var changeset: Changeset { changes.changeset }
+    package var changeset: Changeset { changes.changeset }
 
     /// A batch that directly follows the previous one (`afterSeq = firstSeq - 1`).
-    public init(firstSeq: Int64, lastSeq: Int64, changeset: Changeset) {
+    package init(firstSeq: Int64, lastSeq: Int64, changeset: Changeset) {
         self.init(afterSeq: firstSeq - 1, firstSeq: firstSeq, lastSeq: lastSeq, changeset: changeset)
     }
 }
 
 /// Uploads local changes (client → server). The server acknowledges them with a
 /// ``DownloadEntry`` without changes whose ``DownloadEntry/integratedClientSeq`` covers them.
-public struct Upload: Sendable, Hashable {
-    public var session: SessionID
-    public var changesets: [UploadChangeset]
+package struct Upload: Sendable, Hashable {
+    package var session: SessionID
+    package var changesets: [UploadChangeset]
 
-    public init(session: SessionID, changesets: [UploadChangeset]) {
+    package init(session: SessionID, changesets: [UploadChangeset]) {
         self.session = session
         self.changesets = changesets
     }

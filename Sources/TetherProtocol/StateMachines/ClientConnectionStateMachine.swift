@@ -1,16 +1,16 @@
 /// The client's side of one connection: hello sent on connect, the server's welcome or
 /// connection-level error, and routing of server messages to one ``ClientSessionStateMachine``
 /// per session id. Pure: events in, actions out.
-public struct ClientConnectionStateMachine: Sendable {
-    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package struct ClientConnectionStateMachine: Sendable {
+    package enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// Hello sent; binds may be pipelined before the welcome arrives.
         case awaitingWelcome
         case ready
         case closed
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         case send(ClientMessage)
         case deliver(SessionID, SessionEvent)
         case refuse(SessionID, ClientSessionStateMachine.RequestRefusal)
@@ -22,21 +22,21 @@ public struct ClientConnectionStateMachine: Sendable {
         case close(SyncError?)
     }
 
-    public private(set) var state: State = .awaitingWelcome
-    public private(set) var sessions: [SessionID: ClientSessionStateMachine] = [:]
+    package private(set) var state: State = .awaitingWelcome
+    package private(set) var sessions: [SessionID: ClientSessionStateMachine] = [:]
 
-    public init() {}
+    package init() {}
 
     /// For tests: a connection in any state.
-    public init(state: State) { self.state = state }
+    package init(state: State) { self.state = state }
 
     /// The hello to send first.
-    public static func hello(software: String) -> ClientMessage { .hello(Hello(software: software)) }
+    package static func hello(software: String) -> ClientMessage { .hello(Hello(software: software)) }
 
-    public func sessionState(_ session: SessionID) -> ClientSessionStateMachine.State? { sessions[session]?.state }
+    package func sessionState(_ session: SessionID) -> ClientSessionStateMachine.State? { sessions[session]?.state }
 
     /// A request of the owner for one session.
-    public mutating func request(_ session: SessionID, _ event: ClientSessionStateMachine.Event) -> [Action] {
+    package mutating func request(_ session: SessionID, _ event: ClientSessionStateMachine.Event) -> [Action] {
         guard state != .closed else {
             return [.refuse(session, .notActive(.closed))]
         }
@@ -48,7 +48,7 @@ public struct ClientConnectionStateMachine: Sendable {
     }
 
     /// A decoded message from the server.
-    public mutating func received(_ message: ServerMessage) -> [Action] {
+    package mutating func received(_ message: ServerMessage) -> [Action] {
         switch (state, message) {
         case (.closed, _):
             return []
@@ -82,13 +82,13 @@ public struct ClientConnectionStateMachine: Sendable {
     }
 
     /// A message from the server that could not be decoded: close.
-    public mutating func decodeFailed(_ error: WireDecodeError) -> [Action] {
+    package mutating func decodeFailed(_ error: WireDecodeError) -> [Action] {
         guard state != .closed else { return [] }
         return lost(error.syncError)
     }
 
     /// The connection ended without a connection-level error.
-    public mutating func connectionLost() -> [Action] {
+    package mutating func connectionLost() -> [Action] {
         guard state != .closed else { return [] }
         state = .closed
         return disconnectAll(nil)

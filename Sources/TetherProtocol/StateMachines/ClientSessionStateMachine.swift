@@ -12,13 +12,13 @@
 /// A server message the state does not allow is a protocol violation (109): the owner
 /// closes the connection. Requests the state does not allow (an upload before the session
 /// is active, or a heal chunk to a read-only partition) are refused locally.
-public struct ClientSessionStateMachine: Sendable {
-    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package struct ClientSessionStateMachine: Sendable {
+    package enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case idle, binding, bootstrapping, active, unbinding, closed
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         /// Requests from the owner.
         case bindRequested(BindRequest)
         case uploadRequested(Upload)
@@ -38,11 +38,11 @@ public struct ClientSessionStateMachine: Sendable {
         case connectionLost(SyncError?)
     }
 
-    public enum RequestRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum RequestRefusal: Error, Sendable, Hashable, CustomStringConvertible {
         case notActive(State)
         case readOnly
         case alreadyBound(State)
-        public var description: String {
+        package var description: String {
             switch self {
             case .notActive(let state): "the session is \(state), not active"
             case .readOnly: "the partition is read-only for this user"
@@ -51,7 +51,7 @@ public struct ClientSessionStateMachine: Sendable {
         }
     }
 
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         case send(ClientMessage)
         case deliver(SessionEvent)
         case refuse(RequestRefusal)
@@ -61,24 +61,24 @@ public struct ClientSessionStateMachine: Sendable {
         case forget
     }
 
-    public let session: SessionID
-    public private(set) var state: State
+    package let session: SessionID
+    package private(set) var state: State
     /// Access granted by the last bind reply.
-    public private(set) var access: PartitionAccess?
+    package private(set) var access: PartitionAccess?
 
-    public init(session: SessionID) {
+    package init(session: SessionID) {
         self.session = session
         self.state = .idle
     }
 
     /// For tests: a machine in any state.
-    public init(session: SessionID, state: State, access: PartitionAccess? = nil) {
+    package init(session: SessionID, state: State, access: PartitionAccess? = nil) {
         self.session = session
         self.state = state
         self.access = access
     }
 
-    public mutating func handle(_ event: Event) -> [Action] {
+    package mutating func handle(_ event: Event) -> [Action] {
         switch (state, event) {
         // Requests.
         case (.idle, .bindRequested(let request)):

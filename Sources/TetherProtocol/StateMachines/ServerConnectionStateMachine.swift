@@ -7,13 +7,13 @@
 /// welcomed in the version it announced (``negotiatedProtocolVersion``); any other gets 105.
 /// A message the negotiated version does not have (a `heal` on a protocol-3 connection, a
 /// `report` on a protocol-5 one) is a protocol violation too.
-public struct ServerConnectionStateMachine: Sendable {
-    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package struct ServerConnectionStateMachine: Sendable {
+    package enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case awaitingHello, ready, closed
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         case send(ServerMessage)
         /// Act for one session (see ``ServerSessionStateMachine/Action``).
         case session(SessionID, ServerSessionStateMachine.Action)
@@ -23,15 +23,15 @@ public struct ServerConnectionStateMachine: Sendable {
         case close
     }
 
-    public private(set) var state: State
-    public private(set) var sessions: [SessionID: ServerSessionStateMachine] = [:]
-    public let protocolVersion: Int
+    package private(set) var state: State
+    package private(set) var sessions: [SessionID: ServerSessionStateMachine] = [:]
+    package let protocolVersion: Int
     /// The version this connection speaks, once the hello was accepted: the client's.
-    public private(set) var negotiatedProtocolVersion: Int?
-    public let software: String
-    public let maxSessions: Int
+    package private(set) var negotiatedProtocolVersion: Int?
+    package let software: String
+    package let maxSessions: Int
 
-    public init(protocolVersion: Int = TetherVersion.syncProtocol, software: String, maxSessions: Int = 1024) {
+    package init(protocolVersion: Int = TetherVersion.syncProtocol, software: String, maxSessions: Int = 1024) {
         self.state = .awaitingHello
         self.protocolVersion = protocolVersion
         self.software = software
@@ -40,16 +40,16 @@ public struct ServerConnectionStateMachine: Sendable {
 
     /// For tests: a connection in any state; a ready one speaks `negotiated` (by default the
     /// server's own version).
-    public init(state: State, software: String = "test", maxSessions: Int = 1024, negotiated: Int = TetherVersion.syncProtocol) {
+    package init(state: State, software: String = "test", maxSessions: Int = 1024, negotiated: Int = TetherVersion.syncProtocol) {
         self.init(software: software, maxSessions: maxSessions)
         self.state = state
         if state == .ready { negotiatedProtocolVersion = negotiated }
     }
 
-    public func sessionState(_ session: SessionID) -> ServerSessionStateMachine.State? { sessions[session]?.state }
+    package func sessionState(_ session: SessionID) -> ServerSessionStateMachine.State? { sessions[session]?.state }
 
     /// A decoded message from the client.
-    public mutating func received(_ message: ClientMessage) -> [Action] {
+    package mutating func received(_ message: ClientMessage) -> [Action] {
         switch (state, message) {
         case (.closed, _):
             return []
@@ -98,13 +98,13 @@ public struct ServerConnectionStateMachine: Sendable {
     }
 
     /// A message that could not be decoded: 102/103/104, then close.
-    public mutating func decodeFailed(_ error: WireDecodeError) -> [Action] {
+    package mutating func decodeFailed(_ error: WireDecodeError) -> [Action] {
         guard state != .closed else { return [] }
         return fail(error.syncError)
     }
 
     /// A server-side event for one session (bind verdict, state progress, failure).
-    public mutating func sessionEvent(_ session: SessionID, _ event: ServerSessionStateMachine.Event) -> [Action] {
+    package mutating func sessionEvent(_ session: SessionID, _ event: ServerSessionStateMachine.Event) -> [Action] {
         guard sessions[session] != nil else {
             // The session is gone (connection closed while its bind was checked): undo the reservation.
             if case .bindAccepted = event { return [.session(session, .release)] }
@@ -114,7 +114,7 @@ public struct ServerConnectionStateMachine: Sendable {
     }
 
     /// The connection ended (closed by the peer, the network, or us).
-    public mutating func connectionClosed() -> [Action] {
+    package mutating func connectionClosed() -> [Action] {
         state = .closed
         var actions: [Action] = []
         for id in sessions.keys.sorted() {

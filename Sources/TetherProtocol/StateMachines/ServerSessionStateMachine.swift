@@ -11,13 +11,13 @@
 /// A message in a state that does not allow it is a protocol violation (109), which closes
 /// the whole connection. After the server sent a session error the client must unbind;
 /// uploads and heal chunks still in flight are ignored meanwhile (docs/protocol.md).
-public struct ServerSessionStateMachine: Sendable {
-    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package struct ServerSessionStateMachine: Sendable {
+    package enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case awaitingBind, binding, bootstrapping, active, closing, closed
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         /// From the network.
         case bindReceived(BindRequest)
         case uploadReceived(Upload)
@@ -40,7 +40,7 @@ public struct ServerSessionStateMachine: Sendable {
         case connectionClosed
     }
 
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Check token, grant and identity; reserve the client file; answer with bindAccepted/bindRejected.
         case authorizeBind(BindRequest)
         case send(ServerMessage)
@@ -63,21 +63,21 @@ public struct ServerSessionStateMachine: Sendable {
         case closeConnection(SyncError)
     }
 
-    public let session: SessionID
-    public private(set) var state: State
+    package let session: SessionID
+    package private(set) var state: State
 
-    public init(session: SessionID) {
+    package init(session: SessionID) {
         self.session = session
         self.state = .awaitingBind
     }
 
     /// For tests: a machine in any state.
-    public init(session: SessionID, state: State) {
+    package init(session: SessionID, state: State) {
         self.session = session
         self.state = state
     }
 
-    public mutating func handle(_ event: Event) -> [Action] {
+    package mutating func handle(_ event: Event) -> [Action] {
         switch (state, event) {
         // Network messages.
         case (.awaitingBind, .bindReceived(let request)):

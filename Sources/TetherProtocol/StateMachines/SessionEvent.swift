@@ -1,5 +1,5 @@
 /// What a client session reports to its owner (the agent).
-public enum SessionEvent: Sendable, Hashable {
+package enum SessionEvent: Sendable, Hashable {
     case bound(BindReply)
     case state(StateChunk)
     case download(Download)
@@ -15,7 +15,7 @@ public enum SessionEvent: Sendable, Hashable {
 
     /// True for the event that makes the session ready for uploads and downloads: bound
     /// without state to follow, or the last chunk of the state that followed.
-    public var makesSessionReady: Bool {
+    package var makesSessionReady: Bool {
         switch self {
         case .bound(let reply): !reply.stateFollows
         case .state(let chunk): chunk.isLast

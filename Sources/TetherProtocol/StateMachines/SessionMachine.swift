@@ -1,6 +1,6 @@
 /// A session's own machine, which a connection's machine keeps one of per bound session and
 /// routes that session's events to (``ClientSessionStateMachine``, ``ServerSessionStateMachine``).
-public protocol SessionMachine: Sendable {
+package protocol SessionMachine: Sendable {
     associatedtype Event
     associatedtype Action
     mutating func handle(_ event: Event) -> [Action]

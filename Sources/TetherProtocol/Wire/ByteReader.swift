@@ -1,25 +1,25 @@
 /// Reads the wire primitives of docs/protocol.md from a byte buffer with strict bounds
 /// checks: every read that would run past the end, overflow, or exceed a limit throws a
 /// ``WireDecodeError``; nothing traps and no allocation is sized by an unchecked length.
-public struct ByteReader: Sendable {
+package struct ByteReader: Sendable {
     private let bytes: [UInt8]
-    public private(set) var offset: Int
+    package private(set) var offset: Int
 
-    public init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
         self.offset = 0
     }
 
-    public var remaining: Int { bytes.count - offset }
-    public var isAtEnd: Bool { offset == bytes.count }
+    package var remaining: Int { bytes.count - offset }
+    package var isAtEnd: Bool { offset == bytes.count }
 
-    public mutating func byte(_ field: StaticString) throws(WireDecodeError) -> UInt8 {
+    package mutating func byte(_ field: StaticString) throws(WireDecodeError) -> UInt8 {
         guard offset < bytes.count else { throw .truncated(field: "\(field)") }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    public mutating func varint(_ field: StaticString) throws(WireDecodeError) -> UInt64 {
+    package mutating func varint(_ field: StaticString) throws(WireDecodeError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -36,14 +36,14 @@ public struct ByteReader: Sendable {
     }
 
     /// An unsigned varint that must fit a non-negative Int64.
-    public mutating func int64(_ field: StaticString) throws(WireDecodeError) -> Int64 {
+    package mutating func int64(_ field: StaticString) throws(WireDecodeError) -> Int64 {
         let value = try varint(field)
         guard value <= UInt64(Int64.max) else { throw .malformed(field: "\(field)", reason: "value exceeds Int64.max") }
         return Int64(value)
     }
 
     /// An unsigned varint within `range`.
-    public mutating func int(_ field: StaticString, in range: ClosedRange<Int>) throws(WireDecodeError) -> Int {
+    package mutating func int(_ field: StaticString, in range: ClosedRange<Int>) throws(WireDecodeError) -> Int {
         let value = try varint(field)
         guard value <= UInt64(Int.max), range.contains(Int(value)) else {
             throw .malformed(field: "\(field)", reason: "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
@@ -51,18 +51,18 @@ public struct ByteReader: Sendable {
         return Int(value)
     }
 
-    public mutating func uint32(_ field: StaticString) throws(WireDecodeError) -> UInt32 {
+    package mutating func uint32(_ field: StaticString) throws(WireDecodeError) -> UInt32 {
         let value = try varint(field)
         guard value <= UInt64(UInt32.max) else { throw .malformed(field: "\(field)", reason: "value exceeds UInt32.max") }
         return UInt32(value)
     }
 
-    public mutating func signedVarint(_ field: StaticString) throws(WireDecodeError) -> Int64 {
+    package mutating func signedVarint(_ field: StaticString) throws(WireDecodeError) -> Int64 {
         let raw = try varint(field)
         return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
     }
 
-    public mutating func double(_ field: StaticString) throws(WireDecodeError) -> Double {
+    package mutating func double(_ field: StaticString) throws(WireDecodeError) -> Double {
         guard remaining >= 8 else { throw .truncated(field: "\(field)") }
         var bits: UInt64 = 0
         for i in 0..<8 { bits |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
@@ -70,7 +70,7 @@ public struct ByteReader: Sendable {
         return Double(bitPattern: bits)
     }
 
-    public mutating func bool(_ field: StaticString) throws(WireDecodeError) -> Bool {
+    package mutating func bool(_ field: StaticString) throws(WireDecodeError) -> Bool {
         switch try byte(field) {
         case 0: return false
         case 1: return true
@@ -80,7 +80,7 @@ public struct ByteReader: Sendable {
 
     /// A count of elements that each take at least `minimumElementBytes`: bounded by what is
     /// left in the message (so a forged count cannot make the decoder allocate) and by `limit`.
-    public mutating func count(_ field: StaticString, minimumElementBytes: Int = 1, limit: Int) throws(WireDecodeError) -> Int {
+    package mutating func count(_ field: StaticString, minimumElementBytes: Int = 1, limit: Int) throws(WireDecodeError) -> Int {
         let value = try varint(field)
         guard value <= UInt64(limit) else { throw .limitExceeded(field: "\(field)", limit: limit) }
         guard Int(value) * minimumElementBytes <= remaining else { throw .truncated(field: "\(field)") }
@@ -88,7 +88,7 @@ public struct ByteReader: Sendable {
     }
 
     /// Length-prefixed bytes, at most `limit` long.
-    public mutating func lengthPrefixed(_ field: StaticString, limit: Int) throws(WireDecodeError) -> [UInt8] {
+    package mutating func lengthPrefixed(_ field: StaticString, limit: Int) throws(WireDecodeError) -> [UInt8] {
         let length = try varint(field)
         guard length <= UInt64(limit) else { throw .limitExceeded(field: "\(field)", limit: limit) }
         guard Int(length) <= remaining else { throw .truncated(field: "\(field)") }
@@ -97,14 +97,14 @@ public struct ByteReader: Sendable {
     }
 
     /// `count` bytes as they are (a digest).
-    public mutating func raw(_ field: StaticString, count: Int) throws(WireDecodeError) -> [UInt8] {
+    package mutating func raw(_ field: StaticString, count: Int) throws(WireDecodeError) -> [UInt8] {
         guard count <= remaining else { throw .truncated(field: "\(field)") }
         defer { offset += count }
         return Array(bytes[offset..<offset + count])
     }
 
     /// A length-prefixed UTF-8 string, at most `limit` bytes; invalid UTF-8 is an error.
-    public mutating func string(_ field: StaticString, limit: Int) throws(WireDecodeError) -> String {
+    package mutating func string(_ field: StaticString, limit: Int) throws(WireDecodeError) -> String {
         let length = try varint(field)
         guard length <= UInt64(limit) else { throw .limitExceeded(field: "\(field)", limit: limit) }
         guard Int(length) <= remaining else { throw .truncated(field: "\(field)") }
@@ -144,7 +144,7 @@ public struct ByteReader: Sendable {
     }
 
     /// Fails unless every byte was consumed.
-    public func expectEnd() throws(WireDecodeError) {
+    package func expectEnd() throws(WireDecodeError) {
         guard isAtEnd else { throw .trailingBytes(count: remaining) }
     }
 }

@@ -1,21 +1,21 @@
 /// Appends the wire primitives of docs/protocol.md to a byte array: LEB128 varints,
 /// zig-zag signed varints, little-endian doubles and length-prefixed strings and bytes.
-public struct ByteWriter: Sendable {
-    public private(set) var bytes: [UInt8]
+package struct ByteWriter: Sendable {
+    package private(set) var bytes: [UInt8]
 
-    public init(capacity: Int = 64) {
+    package init(capacity: Int = 64) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
-    public var count: Int { bytes.count }
+    package var count: Int { bytes.count }
 
-    public mutating func byte(_ value: UInt8) { bytes.append(value) }
+    package mutating func byte(_ value: UInt8) { bytes.append(value) }
 
-    public mutating func raw(_ value: some Sequence<UInt8>) { bytes.append(contentsOf: value) }
+    package mutating func raw(_ value: some Sequence<UInt8>) { bytes.append(contentsOf: value) }
 
     /// Unsigned LEB128: 7 bits per byte, least significant group first, high bit = more.
-    public mutating func varint(_ value: UInt64) {
+    package mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -25,21 +25,21 @@ public struct ByteWriter: Sendable {
     }
 
     /// A non-negative Int64 (versions, salts, ids, sequence numbers) as an unsigned varint.
-    public mutating func varint(_ value: Int64) {
+    package mutating func varint(_ value: Int64) {
         precondition(value >= 0, "negative value written as unsigned varint")
         varint(UInt64(value))
     }
 
-    public mutating func varint(_ value: Int) { varint(Int64(value)) }
+    package mutating func varint(_ value: Int) { varint(Int64(value)) }
 
-    public mutating func varint(_ value: UInt32) { varint(UInt64(value)) }
+    package mutating func varint(_ value: UInt32) { varint(UInt64(value)) }
 
     /// Any Int64, zig-zag encoded so small negative numbers stay short.
-    public mutating func signedVarint(_ value: Int64) {
+    package mutating func signedVarint(_ value: Int64) {
         varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
     }
 
-    public mutating func double(_ value: Double) {
+    package mutating func double(_ value: Double) {
         var bits = value.bitPattern
         for _ in 0..<8 {
             bytes.append(UInt8(truncatingIfNeeded: bits))
@@ -48,17 +48,17 @@ public struct ByteWriter: Sendable {
     }
 
     /// Varint length, then the UTF-8 bytes.
-    public mutating func string(_ value: String) {
+    package mutating func string(_ value: String) {
         let utf8 = value.utf8
         varint(utf8.count)
         bytes.append(contentsOf: utf8)
     }
 
     /// Varint length, then the bytes.
-    public mutating func lengthPrefixed(_ value: [UInt8]) {
+    package mutating func lengthPrefixed(_ value: [UInt8]) {
         varint(value.count)
         bytes.append(contentsOf: value)
     }
 
-    public mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+    package mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
 }

@@ -3,7 +3,7 @@ extension Changeset {
     /// keys, values (texts as UTF-8), kinds, no field set twice, nothing left over — without
     /// building the changes: for bytes a server passes on as it stored them. The same check as
     /// a received download's (``ChangeRows``).
-    public static func check(_ bytes: [UInt8]) throws(WireDecodeError) {
+    package static func check(_ bytes: [UInt8]) throws(WireDecodeError) {
         _ = try ChangeRows.decode(bytes)
     }
 }

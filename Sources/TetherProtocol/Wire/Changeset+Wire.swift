@@ -20,7 +20,7 @@ extension RowChange.Kind {
 extension Changeset {
     /// A table dictionary and a column dictionary (names in order of first use), then each
     /// change as kind, table index, key and (unless a delete) column-index/value pairs.
-    public func encode(into writer: inout ByteWriter) {
+    package func encode(into writer: inout ByteWriter) {
         var tables: [String] = []
         var tableIndex: [String: Int] = [:]
         var columns: [String] = []
@@ -54,7 +54,7 @@ extension Changeset {
         }
     }
 
-    public static func decode(from reader: inout ByteReader) throws(WireDecodeError) -> Changeset {
+    package static func decode(from reader: inout ByteReader) throws(WireDecodeError) -> Changeset {
         let tables = try names(&reader, "table", limit: ProtocolLimits.maxTables)
         let columns = try names(&reader, "column", limit: ProtocolLimits.maxColumns)
         // Smallest change: kind, table index, key tag, key value.
@@ -95,13 +95,13 @@ extension Changeset {
     }
 
     /// The encoded bytes, as stored in server history.
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var writer = ByteWriter()
         encode(into: &writer)
         return writer.bytes
     }
 
-    public static func decode(_ bytes: [UInt8]) throws(WireDecodeError) -> Changeset {
+    package static func decode(_ bytes: [UInt8]) throws(WireDecodeError) -> Changeset {
         var reader = ByteReader(bytes)
         let changeset = try decode(from: &reader)
         try reader.expectEnd()

@@ -1,6 +1,6 @@
 extension ClientMessage {
     /// The message's bytes: type byte, then the body of docs/protocol.md.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var w = ByteWriter()
         switch self {
         case .hello(let hello):
@@ -84,7 +84,7 @@ extension ClientMessage {
 
     /// Decodes one message. Throws ``WireDecodeError`` for anything malformed, truncated,
     /// oversized or unknown; never traps.
-    public static func decode(_ bytes: [UInt8], limit: Int = ProtocolLimits.maxMessageBytes) throws(WireDecodeError) -> ClientMessage {
+    package static func decode(_ bytes: [UInt8], limit: Int = ProtocolLimits.maxMessageBytes) throws(WireDecodeError) -> ClientMessage {
         guard bytes.count <= limit else { throw .messageTooLarge(size: bytes.count, limit: limit) }
         var r = ByteReader(bytes)
         guard !r.isAtEnd else { throw .emptyMessage }

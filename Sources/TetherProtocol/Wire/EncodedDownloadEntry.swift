@@ -1,25 +1,25 @@
 /// A ``DownloadEntry`` whose changeset is already encoded: what a server sends from the bytes
 /// it stored, without decoding and encoding each entry again for every session.
-public struct EncodedDownloadEntry: Sendable, Hashable {
-    public var serverVersion: ServerVersion
-    public var integratedClientSeq: Int64
+package struct EncodedDownloadEntry: Sendable, Hashable {
+    package var serverVersion: ServerVersion
+    package var integratedClientSeq: Int64
     /// The changeset's encoding (``Changeset/encoded``).
-    public var changeset: [UInt8]
+    package var changeset: [UInt8]
 
-    public init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: [UInt8]) {
+    package init(serverVersion: ServerVersion, integratedClientSeq: Int64, changeset: [UInt8]) {
         self.serverVersion = serverVersion
         self.integratedClientSeq = integratedClientSeq
         self.changeset = changeset
     }
 
     /// The encoding of an empty changeset (a store's own changes coming back as an acknowledgement).
-    public static let emptyChangeset = Changeset().encoded
+    package static let emptyChangeset = Changeset().encoded
 }
 
 extension ServerMessage {
     /// The bytes of a `download` message (the same as ``encoded()`` of ``download(_:)`` with
     /// these entries decoded), the changesets copied as they are.
-    public static func encodedDownload(session: SessionID, latestServerVersion: Int64, entries: [EncodedDownloadEntry]) -> [UInt8] {
+    package static func encodedDownload(session: SessionID, latestServerVersion: Int64, entries: [EncodedDownloadEntry]) -> [UInt8] {
         var w = ByteWriter(capacity: 32 + entries.reduce(0) { $0 + $1.changeset.count + 24 })
         w.byte(MessageType.download.rawValue)
         w.varint(session)

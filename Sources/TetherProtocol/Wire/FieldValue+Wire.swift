@@ -9,7 +9,7 @@ enum ValueTag: UInt8 {
 
 extension FieldValue {
     /// Tag byte, then the value: zig-zag varint, 8-byte little-endian double, or length-prefixed bytes.
-    public func encode(into writer: inout ByteWriter) {
+    package func encode(into writer: inout ByteWriter) {
         switch self {
         case .null:
             writer.byte(ValueTag.null.rawValue)
@@ -28,7 +28,7 @@ extension FieldValue {
         }
     }
 
-    public static func decode(from reader: inout ByteReader) throws(WireDecodeError) -> FieldValue {
+    package static func decode(from reader: inout ByteReader) throws(WireDecodeError) -> FieldValue {
         let tag = try reader.byte("value tag")
         switch ValueTag(rawValue: tag) {
         case .null: return .null
@@ -41,7 +41,7 @@ extension FieldValue {
     }
 
     /// Fields sorted by name (deterministic bytes): count, then name and value of each.
-    public static func encode(fields: [String: FieldValue], into writer: inout ByteWriter) {
+    package static func encode(fields: [String: FieldValue], into writer: inout ByteWriter) {
         writer.varint(fields.count)
         for name in fields.keys.sorted() {
             writer.string(name)
@@ -49,7 +49,7 @@ extension FieldValue {
         }
     }
 
-    public static func decodeFields(from reader: inout ByteReader) throws(WireDecodeError) -> [String: FieldValue] {
+    package static func decodeFields(from reader: inout ByteReader) throws(WireDecodeError) -> [String: FieldValue] {
         let count = try reader.count("field count", minimumElementBytes: 2, limit: ProtocolLimits.maxColumns)
         var fields: [String: FieldValue] = [:]
         for _ in 0..<count {
@@ -63,13 +63,13 @@ extension FieldValue {
     }
 
     /// Encoded form of a fields dictionary, as stored by server storage.
-    public static func encodedFields(_ fields: [String: FieldValue]) -> [UInt8] {
+    package static func encodedFields(_ fields: [String: FieldValue]) -> [UInt8] {
         var writer = ByteWriter()
         encode(fields: fields, into: &writer)
         return writer.bytes
     }
 
-    public static func decodeFields(_ bytes: [UInt8]) throws(WireDecodeError) -> [String: FieldValue] {
+    package static func decodeFields(_ bytes: [UInt8]) throws(WireDecodeError) -> [String: FieldValue] {
         var reader = ByteReader(bytes)
         let fields = try decodeFields(from: &reader)
         try reader.expectEnd()
@@ -78,7 +78,7 @@ extension FieldValue {
 }
 
 extension RowKey {
-    public func encode(into writer: inout ByteWriter) {
+    package func encode(into writer: inout ByteWriter) {
         switch self {
         case .integer(let v):
             writer.byte(ValueTag.integer.rawValue)
@@ -89,7 +89,7 @@ extension RowKey {
         }
     }
 
-    public static func decode(from reader: inout ByteReader) throws(WireDecodeError) -> RowKey {
+    package static func decode(from reader: inout ByteReader) throws(WireDecodeError) -> RowKey {
         let tag = try reader.byte("key tag")
         switch ValueTag(rawValue: tag) {
         case .integer: return .integer(try reader.signedVarint("integer key"))
@@ -99,13 +99,13 @@ extension RowKey {
     }
 
     /// Encoded form of a key, as stored by server storage (sorts integers before text).
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var writer = ByteWriter()
         encode(into: &writer)
         return writer.bytes
     }
 
-    public static func decode(_ bytes: [UInt8]) throws(WireDecodeError) -> RowKey {
+    package static func decode(_ bytes: [UInt8]) throws(WireDecodeError) -> RowKey {
         var reader = ByteReader(bytes)
         let key = try decode(from: &reader)
         try reader.expectEnd()

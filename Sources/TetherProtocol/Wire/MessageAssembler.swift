@@ -1,25 +1,25 @@
 /// Joins WebSocket frames into protocol messages, refusing text frames, stray
 /// continuations and messages over the size limit before buffering them.
-public struct MessageAssembler: Sendable {
-    public enum FrameKind: Sendable, Hashable {
+package struct MessageAssembler: Sendable {
+    package enum FrameKind: Sendable, Hashable {
         case binary, text, continuation
     }
 
-    public enum Output: Sendable, Hashable {
+    package enum Output: Sendable, Hashable {
         /// The frame was buffered; the message continues.
         case incomplete
         case message([UInt8])
         case failure(WireDecodeError)
     }
 
-    public let limit: Int
+    package let limit: Int
     private var buffer: [UInt8]? = nil
 
-    public init(limit: Int = ProtocolLimits.maxMessageBytes) {
+    package init(limit: Int = ProtocolLimits.maxMessageBytes) {
         self.limit = limit
     }
 
-    public mutating func append(_ kind: FrameKind, _ bytes: some Collection<UInt8>, fin: Bool) -> Output {
+    package mutating func append(_ kind: FrameKind, _ bytes: some Collection<UInt8>, fin: Bool) -> Output {
         switch kind {
         case .text:
             buffer = nil

@@ -1,6 +1,6 @@
 /// The first byte of every message. Client messages have the high bit clear, server
 /// messages set.
-public enum MessageType: UInt8, Sendable, CaseIterable {
+package enum MessageType: UInt8, Sendable, CaseIterable {
     case hello = 0x01
     case bind = 0x02
     case upload = 0x03

@@ -1,41 +1,41 @@
 /// Sizes the codec accepts. Anything larger is a 104 (limits exceeded) decode error.
-public enum ProtocolLimits {
+package enum ProtocolLimits {
     /// Largest message, after WebSocket fragments are joined.
-    public static let maxMessageBytes = 16 << 20
+    package static let maxMessageBytes = 16 << 20
     /// Largest single WebSocket frame both sides accept: a whole message fits one frame,
     /// so an oversized message reaches the codec and gets 104; frames beyond this are
     /// refused by the WebSocket layer itself (close code 1009).
-    public static let maxFrameBytes = maxMessageBytes + (64 << 10)
+    package static let maxFrameBytes = maxMessageBytes + (64 << 10)
     /// Table and column names (the schema allows 64).
-    public static let maxNameBytes = 256
+    package static let maxNameBytes = 256
     /// A partition name as sent (validated separately: illegal names get 204).
-    public static let maxPartitionBytes = 1024
-    public static let maxTokenBytes = 8192
+    package static let maxPartitionBytes = 1024
+    package static let maxTokenBytes = 8192
     /// Error messages, hints and software names.
-    public static let maxTextBytes = 65536
-    public static let maxTables = 4096
-    public static let maxColumns = 65536
+    package static let maxTextBytes = 65536
+    package static let maxTables = 4096
+    package static let maxColumns = 65536
     /// Target size of one download or state message the server sends.
-    public static let targetBatchBytes = 512 << 10
+    package static let targetBatchBytes = 512 << 10
     /// Target size of one ready-file slice the server sends (protocol 5).
-    public static let targetFileSliceBytes = 1 << 20
+    package static let targetFileSliceBytes = 1 << 20
     /// The largest ready-file slice a client accepts.
-    public static let maxFileSliceBytes = 4 << 20
+    package static let maxFileSliceBytes = 4 << 20
     /// Flow control (protocol 2): the state and download messages a session may receive
     /// after its `bound` before the client grants more — what one session can have buffered
     /// on the client is at most this many messages (about 2 MiB).
-    public static let initialSendWindow = 4
+    package static let initialSendWindow = 4
     /// The largest grant one `credit` message may carry.
-    public static let maxCreditGrant = 1024
+    package static let maxCreditGrant = 1024
     /// Unacknowledged upload ranges one bind may list (protocol 3, ``StoreLineage``); a store
     /// keeps at most this many, the newest.
-    public static let maxSentRanges = 1024
+    package static let maxSentRanges = 1024
     /// A device report (protocol 6): its device id, its name and release, the partitions it
     /// lists, the states, outcomes and reasons it names, and the outcomes per partition.
-    public static let maxDeviceIDBytes = 64
-    public static let maxDeviceNameBytes = 255
-    public static let maxReportEntries = 1024
-    public static let maxReportWordBytes = 64
-    public static let maxReportReasonBytes = 1024
-    public static let maxReportOutcomes = 16
+    package static let maxDeviceIDBytes = 64
+    package static let maxDeviceNameBytes = 255
+    package static let maxReportEntries = 1024
+    package static let maxReportWordBytes = 64
+    package static let maxReportReasonBytes = 1024
+    package static let maxReportOutcomes = 16
 }

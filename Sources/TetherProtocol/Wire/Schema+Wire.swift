@@ -23,7 +23,7 @@ extension ColumnType {
 
 extension Schema {
     /// Version, then each table: name, primary key, and each column: name, type byte, nullable byte.
-    public func encode(into writer: inout ByteWriter) {
+    package func encode(into writer: inout ByteWriter) {
         writer.varint(version)
         writer.varint(tables.count)
         for table in tables {
@@ -38,7 +38,7 @@ extension Schema {
         }
     }
 
-    public static func decode(from reader: inout ByteReader) throws(WireDecodeError) -> Schema {
+    package static func decode(from reader: inout ByteReader) throws(WireDecodeError) -> Schema {
         let version = try reader.int("schema version", in: 0...Int(Int32.max))
         let tableCount = try reader.count("table count", minimumElementBytes: 3, limit: ProtocolLimits.maxTables)
         var tables: [TableSchema] = []
@@ -58,13 +58,13 @@ extension Schema {
     }
 
     /// Encoded bytes, as stored in server schema history.
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var writer = ByteWriter()
         encode(into: &writer)
         return writer.bytes
     }
 
-    public static func decode(_ bytes: [UInt8]) throws(WireDecodeError) -> Schema {
+    package static func decode(_ bytes: [UInt8]) throws(WireDecodeError) -> Schema {
         var reader = ByteReader(bytes)
         let schema = try decode(from: &reader)
         try reader.expectEnd()

@@ -1,6 +1,6 @@
 extension ServerMessage {
     /// The message's bytes: type byte, then the body of docs/protocol.md.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var w = ByteWriter()
         switch self {
         case .welcome(let welcome):
@@ -74,7 +74,7 @@ extension ServerMessage {
 
     /// Decodes one message. Throws ``WireDecodeError`` for anything malformed, truncated,
     /// oversized or unknown; never traps.
-    public static func decode(_ bytes: [UInt8], limit: Int = ProtocolLimits.maxMessageBytes) throws(WireDecodeError) -> ServerMessage {
+    package static func decode(_ bytes: [UInt8], limit: Int = ProtocolLimits.maxMessageBytes) throws(WireDecodeError) -> ServerMessage {
         guard bytes.count <= limit else { throw .messageTooLarge(size: bytes.count, limit: limit) }
         var r = ByteReader(bytes)
         guard !r.isAtEnd else { throw .emptyMessage }
@@ -198,7 +198,7 @@ extension ServerMessage {
     /// The head of a `stateFile` or `stateFileDeflated` message (by `slice`'s encoding) whose
     /// `count` bytes the caller appends itself (the server reads them from its file straight
     /// into its send buffer).
-    public static func encodedStateFileHead(_ chunk: StateChunk, slice: StateFileSlice, count: Int) -> [UInt8] {
+    package static func encodedStateFileHead(_ chunk: StateChunk, slice: StateFileSlice, count: Int) -> [UInt8] {
         var w = ByteWriter()
         encodeStateHeader(chunk, type: slice.messageType, into: &w)
         encodeSliceHeader(slice, count: count, into: &w)

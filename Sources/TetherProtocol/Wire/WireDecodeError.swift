@@ -1,6 +1,6 @@
 /// Why a message could not be decoded. Each case maps to the protocol error the receiver
 /// answers with: 102 unknown message, 103 bad syntax, 104 limits exceeded.
-public enum WireDecodeError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum WireDecodeError: Error, Sendable, Hashable, CustomStringConvertible {
     case emptyMessage
     case unknownMessageType(UInt8)
     case truncated(field: String)
@@ -11,7 +11,7 @@ public enum WireDecodeError: Error, Sendable, Hashable, CustomStringConvertible 
     /// A text frame, or anything else that is not a binary protocol message.
     case notBinary
 
-    public var code: SyncErrorCode {
+    package var code: SyncErrorCode {
         switch self {
         case .unknownMessageType: .unknownMessage
         case .limitExceeded, .messageTooLarge: .limitsExceeded
@@ -19,7 +19,7 @@ public enum WireDecodeError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .emptyMessage: "empty message"
         case .unknownMessageType(let t): "unknown message type 0x\(String(t, radix: 16))"
@@ -33,5 +33,5 @@ public enum WireDecodeError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// The protocol error to send back (connection-level: the connection is then closed).
-    public var syncError: SyncError { SyncError(code, description) }
+    package var syncError: SyncError { SyncError(code, description) }
 }

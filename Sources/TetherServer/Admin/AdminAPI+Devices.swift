@@ -2,39 +2,39 @@ import Foundation
 
 extension AdminAPI {
     /// `GET /admin/devices`: the device ledger (docs/server.md, "Device ledger").
-    public struct Devices: Codable, Sendable, Hashable {
-        public var devices: [Device]
+    package struct Devices: Codable, Sendable, Hashable {
+        package var devices: [Device]
         /// When the server answered (RFC 3339, UTC): the ages below are counted to it.
-        public var at: String
+        package var at: String
         /// Whether the list was cut at the query's limit.
-        public var truncated: Bool
+        package var truncated: Bool
     }
 
     /// One device's last report for one partition. Times are RFC 3339, UTC; ages in seconds.
-    public struct Device: Codable, Sendable, Hashable {
-        public var deviceID: String
-        public var deviceName: String
-        public var user: String
-        public var release: String
-        public var partition: String
-        public var state: String
-        public var serverVersion: Int64
-        public var clientFile: Int64
-        public var unsyncedChanges: Int64
-        public var unsyncedSince: String?
-        public var lastUploadAt: String?
-        public var lastErrorCode: Int64?
-        public var lastErrorAt: String?
-        public var resets: [String: Int64]
-        public var pendingReset: String?
-        public var reportedAt: String
+    package struct Device: Codable, Sendable, Hashable {
+        package var deviceID: String
+        package var deviceName: String
+        package var user: String
+        package var release: String
+        package var partition: String
+        package var state: String
+        package var serverVersion: Int64
+        package var clientFile: Int64
+        package var unsyncedChanges: Int64
+        package var unsyncedSince: String?
+        package var lastUploadAt: String?
+        package var lastErrorCode: Int64?
+        package var lastErrorAt: String?
+        package var resets: [String: Int64]
+        package var pendingReset: String?
+        package var reportedAt: String
         /// Seconds from the last report to the answer.
-        public var reportedSecondsAgo: Int64
+        package var reportedSecondsAgo: Int64
         /// The report is older than `[devices] stale_after_seconds`.
-        public var stale: Bool
+        package var stale: Bool
         /// Its unsynced changes have waited longer than `[devices] wedged_after_seconds` with
         /// no upload acknowledged.
-        public var wedged: Bool
+        package var wedged: Bool
 
         enum CodingKeys: String, CodingKey {
             case user, release, partition, state, resets, stale, wedged
@@ -52,7 +52,7 @@ extension AdminAPI {
             case reportedSecondsAgo = "reported_seconds_ago"
         }
 
-        public init(_ entry: DeviceLedgerEntry, now: Date, staleBefore: Date, wedgedBefore: Date) {
+        package init(_ entry: DeviceLedgerEntry, now: Date, staleBefore: Date, wedgedBefore: Date) {
             deviceID = entry.deviceID
             deviceName = entry.deviceName
             user = entry.user
@@ -75,6 +75,6 @@ extension AdminAPI {
         }
 
         /// RFC 3339, UTC (as the heal records give times).
-        public static func timestamp(_ date: Date) -> String { date.formatted(.iso8601) }
+        package static func timestamp(_ date: Date) -> String { date.formatted(.iso8601) }
     }
 }

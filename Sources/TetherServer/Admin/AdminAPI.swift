@@ -1,18 +1,18 @@
 /// The admin HTTP API's JSON bodies (docs/server.md, "Admin API"), shared by the server's
 /// routes and ``AdminClient``. Keys are snake_case on the wire.
-public enum AdminAPI {
-    public struct Status: Codable, Sendable, Hashable {
-        public var server: Server
-        public var partitions: [Partition]
+package enum AdminAPI {
+    package struct Status: Codable, Sendable, Hashable {
+        package var server: Server
+        package var partitions: [Partition]
 
-        public struct Server: Codable, Sendable, Hashable {
-            public var release: String
-            public var syncProtocol: Int
-            public var syncTerminated: Bool
-            public var clientRecovery: Bool
-            public var schemaVersion: Int
-            public var connections: Int
-            public var sessions: Int
+        package struct Server: Codable, Sendable, Hashable {
+            package var release: String
+            package var syncProtocol: Int
+            package var syncTerminated: Bool
+            package var clientRecovery: Bool
+            package var schemaVersion: Int
+            package var connections: Int
+            package var sessions: Int
             enum CodingKeys: String, CodingKey {
                 case release, connections, sessions
                 case syncProtocol = "sync_protocol"
@@ -22,18 +22,18 @@ public enum AdminAPI {
             }
         }
 
-        public struct Partition: Codable, Sendable, Hashable {
-            public var name: String
-            public var serverVersion: Int64
-            public var compactedThrough: Int64
-            public var historyEntries: Int
-            public var historyBytes: Int64
-            public var rows: Int
-            public var clientFiles: Int
-            public var connectedClients: Int
+        package struct Partition: Codable, Sendable, Hashable {
+            package var name: String
+            package var serverVersion: Int64
+            package var compactedThrough: Int64
+            package var historyEntries: Int
+            package var historyBytes: Int64
+            package var rows: Int
+            package var clientFiles: Int
+            package var connectedClients: Int
             /// The window the partition's last restore lost and how far devices gave it back;
             /// nil when it was never restored (since healing exists).
-            public var heal: HealRecord?
+            package var heal: HealRecord?
             enum CodingKeys: String, CodingKey {
                 case name, rows, heal
                 case serverVersion = "server_version"
@@ -46,31 +46,31 @@ public enum AdminAPI {
         }
     }
 
-    public struct Snapshot: Codable, Sendable, Hashable {
-        public var partition: String
-        public var snapshot: String
-        public var serverVersion: Int64
+    package struct Snapshot: Codable, Sendable, Hashable {
+        package var partition: String
+        package var snapshot: String
+        package var serverVersion: Int64
         enum CodingKeys: String, CodingKey {
             case partition, snapshot
             case serverVersion = "server_version"
         }
     }
 
-    public struct RestoreRequest: Codable, Sendable, Hashable {
-        public var snapshot: String
+    package struct RestoreRequest: Codable, Sendable, Hashable {
+        package var snapshot: String
         /// `heal` or `rollback`; absent: the server's `[history] devices_ahead`.
-        public var mode: RestoreMode?
+        package var mode: RestoreMode?
     }
 
-    public struct Restored: Codable, Sendable, Hashable {
-        public var partition: String
-        public var snapshot: String
-        public var serverVersion: Int64
-        public var sessionsNotified: Int
+    package struct Restored: Codable, Sendable, Hashable {
+        package var partition: String
+        package var snapshot: String
+        package var serverVersion: Int64
+        package var sessionsNotified: Int
         /// How the lost window is handled.
-        public var mode: RestoreMode
+        package var mode: RestoreMode
         /// The window the restore dropped (nil when it dropped nothing).
-        public var heal: HealRecord?
+        package var heal: HealRecord?
         enum CodingKeys: String, CodingKey {
             case partition, snapshot, mode, heal
             case serverVersion = "server_version"
@@ -78,10 +78,10 @@ public enum AdminAPI {
         }
     }
 
-    public struct SyncState: Codable, Sendable, Hashable {
-        public var syncTerminated: Bool
-        public var clientFilesForgotten: Int
-        public var sessionsNotified: Int
+    package struct SyncState: Codable, Sendable, Hashable {
+        package var syncTerminated: Bool
+        package var clientFilesForgotten: Int
+        package var sessionsNotified: Int
         enum CodingKeys: String, CodingKey {
             case syncTerminated = "sync_terminated"
             case clientFilesForgotten = "client_files_forgotten"
@@ -89,15 +89,15 @@ public enum AdminAPI {
         }
     }
 
-    public struct Recovery: Codable, Sendable, Hashable {
-        public var enabled: Bool
+    package struct Recovery: Codable, Sendable, Hashable {
+        package var enabled: Bool
     }
 
-    public struct SchemaApplyRequest: Codable, Sendable, Hashable {
+    package struct SchemaApplyRequest: Codable, Sendable, Hashable {
         /// The new `schema.toml`'s text, and its name for error messages.
-        public var schemaToml: String
-        public var file: String
-        public var allowBreaking: Bool
+        package var schemaToml: String
+        package var file: String
+        package var allowBreaking: Bool
         enum CodingKeys: String, CodingKey {
             case file
             case schemaToml = "schema_toml"
@@ -105,13 +105,13 @@ public enum AdminAPI {
         }
     }
 
-    public struct SchemaApplied: Codable, Sendable, Hashable {
-        public var applied: Bool
-        public var breaking: Bool
-        public var version: Int
-        public var previousVersion: Int
-        public var differences: [String]
-        public var sessionsNotified: Int
+    package struct SchemaApplied: Codable, Sendable, Hashable {
+        package var applied: Bool
+        package var breaking: Bool
+        package var version: Int
+        package var previousVersion: Int
+        package var differences: [String]
+        package var sessionsNotified: Int
         enum CodingKeys: String, CodingKey {
             case applied, breaking, version, differences
             case previousVersion = "previous_version"
@@ -119,38 +119,38 @@ public enum AdminAPI {
         }
     }
 
-    public struct GrantRequest: Codable, Sendable, Hashable {
-        public var user: String
-        public var pattern: String
+    package struct GrantRequest: Codable, Sendable, Hashable {
+        package var user: String
+        package var pattern: String
         /// `read` or `readwrite`; absent for a revoke.
-        public var access: String?
+        package var access: String?
     }
 
-    public struct GrantChanged: Codable, Sendable, Hashable {
-        public var user: String
-        public var pattern: String
-        public var access: String?
-        public var sessionsNotified: Int
+    package struct GrantChanged: Codable, Sendable, Hashable {
+        package var user: String
+        package var pattern: String
+        package var access: String?
+        package var sessionsNotified: Int
         enum CodingKeys: String, CodingKey {
             case user, pattern, access
             case sessionsNotified = "sessions_notified"
         }
     }
 
-    public struct CompactRequest: Codable, Sendable, Hashable {
+    package struct CompactRequest: Codable, Sendable, Hashable {
         /// History older than this many seconds is dropped; absent: `history_horizon_days`.
-        public var horizonSeconds: Int?
+        package var horizonSeconds: Int?
         enum CodingKeys: String, CodingKey { case horizonSeconds = "horizon_seconds" }
     }
 
-    public struct Compacted: Codable, Sendable, Hashable {
-        public var removedEntries: [String: Int]
+    package struct Compacted: Codable, Sendable, Hashable {
+        package var removedEntries: [String: Int]
         enum CodingKeys: String, CodingKey { case removedEntries = "removed_entries" }
     }
 
     /// Every error response: a message and what an operator can do.
-    public struct Failure: Codable, Sendable, Hashable {
-        public var error: String
-        public var hint: String?
+    package struct Failure: Codable, Sendable, Hashable {
+        package var error: String
+        package var hint: String?
     }
 }

@@ -2,11 +2,11 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-public import NIOSSL
+import NIOSSL
 
 /// The client side of the admin API (`tether-server admin …`): one method per command.
-public struct AdminClient: Sendable {
-    public enum Failure: Error, CustomStringConvertible {
+package struct AdminClient: Sendable {
+    package enum Failure: Error, CustomStringConvertible {
         /// The server could not be reached (runtime error).
         case unreachable(String)
         /// The server answered with an error status.
@@ -15,7 +15,7 @@ public struct AdminClient: Sendable {
         /// The URL names the devices' listener (`listen`), which does not serve the admin API.
         case wrongListener(url: String, message: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .wrongListener(let url, let message):
                 "\(url) is the devices' listener: \(message) (hint: pass --url with the address of admin_listen)"
@@ -27,13 +27,13 @@ public struct AdminClient: Sendable {
         }
     }
 
-    public let baseURL: String
+    package let baseURL: String
     let token: String
     let tlsConfiguration: TLSConfiguration?
     let timeout: TimeAmount
 
     /// `baseURL` is `http(s)://host:port`; a trailing `/`, `/admin` or `/sync` is ignored.
-    public init(baseURL: String, token: String, tlsConfiguration: TLSConfiguration? = nil, timeout: TimeAmount = .seconds(60)) {
+    package init(baseURL: String, token: String, tlsConfiguration: TLSConfiguration? = nil, timeout: TimeAmount = .seconds(60)) {
         var url = baseURL
         for suffix in ["/", "/admin", "/sync", "/"] where url.hasSuffix(suffix) { url.removeLast(suffix.count) }
         self.baseURL = url
@@ -42,10 +42,10 @@ public struct AdminClient: Sendable {
         self.timeout = timeout
     }
 
-    public func status() async throws -> AdminAPI.Status { try await call(.GET, "status") }
+    package func status() async throws -> AdminAPI.Status { try await call(.GET, "status") }
 
     /// The device ledger; `staleSeconds` keeps the devices not reported for that long.
-    public func devices(partition: String? = nil, state: String? = nil, staleSeconds: Int? = nil) async throws -> AdminAPI.Devices {
+    package func devices(partition: String? = nil, state: String? = nil, staleSeconds: Int? = nil) async throws -> AdminAPI.Devices {
         var query: [String] = []
         if let partition { query.append("partition=\(Self.escape(partition))") }
         if let state { query.append("state=\(Self.escape(state))") }
@@ -53,44 +53,44 @@ public struct AdminClient: Sendable {
         return try await call(.GET, query.isEmpty ? "devices" : "devices?" + query.joined(separator: "&"))
     }
 
-    public func snapshot(_ partition: String) async throws -> AdminAPI.Snapshot {
+    package func snapshot(_ partition: String) async throws -> AdminAPI.Snapshot {
         try await call(.POST, "partitions/\(Self.escape(partition))/snapshot")
     }
 
     /// `mode` nil: the server's `[history] devices_ahead`.
-    public func restore(_ partition: String, snapshot: String, mode: RestoreMode? = nil) async throws -> AdminAPI.Restored {
+    package func restore(_ partition: String, snapshot: String, mode: RestoreMode? = nil) async throws -> AdminAPI.Restored {
         try await call(.POST, "partitions/\(Self.escape(partition))/restore", body: AdminAPI.RestoreRequest(snapshot: snapshot, mode: mode))
     }
 
-    public func healDone(_ partition: String) async throws -> HealRecord {
+    package func healDone(_ partition: String) async throws -> HealRecord {
         try await call(.POST, "partitions/\(Self.escape(partition))/heal-done")
     }
 
-    public func terminateSync() async throws -> AdminAPI.SyncState { try await call(.POST, "sync/terminate") }
-    public func enableSync() async throws -> AdminAPI.SyncState { try await call(.POST, "sync/enable") }
+    package func terminateSync() async throws -> AdminAPI.SyncState { try await call(.POST, "sync/terminate") }
+    package func enableSync() async throws -> AdminAPI.SyncState { try await call(.POST, "sync/enable") }
 
-    public func setRecovery(_ enabled: Bool) async throws -> AdminAPI.Recovery {
+    package func setRecovery(_ enabled: Bool) async throws -> AdminAPI.Recovery {
         try await call(.PUT, "recovery", body: AdminAPI.Recovery(enabled: enabled))
     }
 
-    public func applySchema(toml: String, file: String, allowBreaking: Bool) async throws -> AdminAPI.SchemaApplied {
+    package func applySchema(toml: String, file: String, allowBreaking: Bool) async throws -> AdminAPI.SchemaApplied {
         try await call(.POST, "schema", body: AdminAPI.SchemaApplyRequest(schemaToml: toml, file: file, allowBreaking: allowBreaking))
     }
 
-    public func grant(user: String, pattern: String, access: String) async throws -> AdminAPI.GrantChanged {
+    package func grant(user: String, pattern: String, access: String) async throws -> AdminAPI.GrantChanged {
         try await call(.POST, "grants", body: AdminAPI.GrantRequest(user: user, pattern: pattern, access: access))
     }
 
-    public func revoke(user: String, pattern: String) async throws -> AdminAPI.GrantChanged {
+    package func revoke(user: String, pattern: String) async throws -> AdminAPI.GrantChanged {
         try await call(.DELETE, "grants", body: AdminAPI.GrantRequest(user: user, pattern: pattern, access: nil))
     }
 
-    public func compact(horizonSeconds: Int?) async throws -> AdminAPI.Compacted {
+    package func compact(horizonSeconds: Int?) async throws -> AdminAPI.Compacted {
         try await call(.POST, "compact", body: AdminAPI.CompactRequest(horizonSeconds: horizonSeconds))
     }
 
     /// Streams a consistent copy of the server's database into `path`; returns its size.
-    public func backup(to path: String) async throws -> Int64 {
+    package func backup(to path: String) async throws -> Int64 {
         try await withClient { client in
             let response = try await execute(client, .POST, "backup", body: nil)
             guard response.status == .ok else { throw try await rejection(response) }
@@ -155,6 +155,7 @@ public struct AdminClient: Sendable {
         }
         let data = Data(bytes.readableBytesView)
         if response.status == .notFound, response.headers.first(name: "Tether-Listener") == "devices" {
+            // A body that is not the server's failure document: the message below says it.
             let message = (try? JSONDecoder().decode(AdminAPI.Failure.self, from: data))?.error
                 ?? "the admin API and console are served on admin_listen, not on the devices' listener; docs/server.md"
             return .wrongListener(url: baseURL, message: message)

@@ -1,24 +1,24 @@
 import Foundation
-public import HTTPTypes
-public import Hummingbird
+import HTTPTypes
+import Hummingbird
 
 /// An admin request that failed, rendered as ``AdminAPI/Failure`` JSON.
-public struct AdminError: HTTPResponseError, CustomStringConvertible {
-    public var status: HTTPResponse.Status
-    public var message: String
-    public var hint: String?
+package struct AdminError: HTTPResponseError, CustomStringConvertible {
+    package var status: HTTPResponse.Status
+    package var message: String
+    package var hint: String?
     /// A body to send instead of the plain failure (a refused breaking schema shows its diff).
     var body: Data?
 
-    public init(_ status: HTTPResponse.Status, _ message: String, hint: String? = nil) {
+    package init(_ status: HTTPResponse.Status, _ message: String, hint: String? = nil) {
         self.status = status
         self.message = message
         self.hint = hint
     }
 
-    public var description: String { message }
+    package var description: String { message }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         let data = try body ?? JSONEncoder().encode(AdminAPI.Failure(error: message, hint: hint))
         return Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],

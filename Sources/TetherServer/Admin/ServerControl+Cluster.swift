@@ -8,7 +8,7 @@ import TetherProtocol
 /// a change.
 extension ServerControl {
     /// Reacts to events announced by another instance.
-    public func apply(remote events: [ClusterEvent]) async {
+    package func apply(remote events: [ClusterEvent]) async {
         var needsResync = false
         for event in Set(events) {
             switch event {
@@ -40,7 +40,7 @@ extension ServerControl {
 
     /// Re-reads flags, schemas, grants and the heads of partitions with sessions here, and
     /// applies whatever differs from what this instance holds.
-    public func resynchronize() async throws {
+    package func resynchronize() async throws {
         try await resynchronizePolicy()
         summary.replace(with: try await storage.housekeeping.latestVersions())
         for partition in await hub.sessionCounts().keys {

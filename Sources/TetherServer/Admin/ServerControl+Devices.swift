@@ -3,7 +3,7 @@ import Foundation
 extension ServerControl {
     /// The device ledger, most recently reported first: `partition` and `state` filter,
     /// `staleSeconds` keeps the entries not reported for that long.
-    public func devices(partition: String?, state: String?, staleSeconds: Int?) async throws -> AdminAPI.Devices {
+    package func devices(partition: String?, state: String?, staleSeconds: Int?) async throws -> AdminAPI.Devices {
         let at = now()
         let limit = 10_000
         let entries = try await storage.ledger.devices(DeviceQuery(

@@ -1,5 +1,5 @@
 import Foundation
-public import Logging
+import Logging
 import HTTPTypes
 import TetherProtocol
 import TetherTOML
@@ -9,7 +9,7 @@ import TetherTOML
 /// 206 when access was revoked, 203 when their token is no longer accepted, and 201
 /// (retry: bind again) when the partition was restored, the schema changed, sync was
 /// terminated, or their access changed.
-public final class ServerControl: Sendable {
+package final class ServerControl: Sendable {
     let service: SyncService
     /// Tells sessions to bind again (``RebindFence``): the sync service's own.
     var fence: RebindFence { service.fence }
@@ -19,7 +19,7 @@ public final class ServerControl: Sendable {
     /// Heads this instance has seen, for ``resynchronize()`` (instances sharing a database).
     let headTracker = HeadTracker()
 
-    public init(
+    package init(
         service: SyncService, configuration: ServerConfiguration, now: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.service = service
@@ -38,7 +38,7 @@ public final class ServerControl: Sendable {
     /// `history_horizon_days` in seconds.
     var historyHorizon: TimeInterval { Double(configuration.historyHorizonDays) * 86400 }
 
-    public func status() async throws -> AdminAPI.Status {
+    package func status() async throws -> AdminAPI.Status {
         let snapshot = await policy.snapshot
         let sessions = await hub.sessionCounts()
         let heals = Dictionary(try await storage.heal.heals().map { ($0.partition, $0) }, uniquingKeysWith: { a, _ in a })
@@ -57,7 +57,7 @@ public final class ServerControl: Sendable {
             partitions: partitions)
     }
 
-    public func snapshot(_ name: String) async throws -> AdminAPI.Snapshot {
+    package func snapshot(_ name: String) async throws -> AdminAPI.Snapshot {
         let partition = try knownPartition(name)
         guard try await storage.history.head(of: partition) != nil else { throw AdminError.unknownPartition(name) }
         let record = try await storage.admin.snapshot(of: partition, now: now())
@@ -67,7 +67,7 @@ public final class ServerControl: Sendable {
 
     /// Restores the partition to `snapshot`. `mode` (default: `[history] devices_ahead`)
     /// says what becomes of the window it drops: healed from the devices, or rolled back.
-    public func restore(_ name: String, to snapshot: String, mode asked: RestoreMode? = nil) async throws -> AdminAPI.Restored {
+    package func restore(_ name: String, to snapshot: String, mode asked: RestoreMode? = nil) async throws -> AdminAPI.Restored {
         let partition = try knownPartition(name)
         let mode: RestoreMode
         if let asked { mode = asked } else { mode = await policy.snapshot.devicesAhead }
@@ -97,7 +97,7 @@ public final class ServerControl: Sendable {
     }
 
     /// Closes the partition's heal: devices that bind later reset as after a rollback.
-    public func healDone(_ name: String) async throws -> HealRecord {
+    package func healDone(_ name: String) async throws -> HealRecord {
         let partition = try knownPartition(name)
         let record: HealRecord
         do {
@@ -115,7 +115,7 @@ public final class ServerControl: Sendable {
         return record
     }
 
-    public func terminateSync() async throws -> AdminAPI.SyncState {
+    package func terminateSync() async throws -> AdminAPI.SyncState {
         let forgotten = try await storage.admin.terminateSync()
         var flags = await policy.snapshot.flags
         flags.syncTerminated = true
@@ -126,7 +126,7 @@ public final class ServerControl: Sendable {
         return AdminAPI.SyncState(syncTerminated: true, clientFilesForgotten: forgotten, sessionsNotified: notified)
     }
 
-    public func enableSync() async throws -> AdminAPI.SyncState {
+    package func enableSync() async throws -> AdminAPI.SyncState {
         var flags = await policy.snapshot.flags
         flags.syncTerminated = false
         try await storage.policy.setFlags(flags)
@@ -136,7 +136,7 @@ public final class ServerControl: Sendable {
         return AdminAPI.SyncState(syncTerminated: false, clientFilesForgotten: 0, sessionsNotified: 0)
     }
 
-    public func setRecovery(_ enabled: Bool) async throws -> AdminAPI.Recovery {
+    package func setRecovery(_ enabled: Bool) async throws -> AdminAPI.Recovery {
         let snapshot = await policy.snapshot
         var flags = snapshot.flags
         flags.recoveryOverride = enabled
@@ -148,7 +148,7 @@ public final class ServerControl: Sendable {
         return AdminAPI.Recovery(enabled: enabled)
     }
 
-    public func applySchema(_ request: AdminAPI.SchemaApplyRequest) async throws -> AdminAPI.SchemaApplied {
+    package func applySchema(_ request: AdminAPI.SchemaApplyRequest) async throws -> AdminAPI.SchemaApplied {
         let schema: Schema
         do {
             schema = try Schema.parse(toml: request.schemaToml, file: request.file)
@@ -182,7 +182,7 @@ public final class ServerControl: Sendable {
         return result
     }
 
-    public func grant(user: String, pattern text: String, access: PartitionAccess?) async throws -> AdminAPI.GrantChanged {
+    package func grant(user: String, pattern text: String, access: PartitionAccess?) async throws -> AdminAPI.GrantChanged {
         let snapshot = await policy.snapshot
         guard snapshot.users.contains(user: user) else {
             throw AdminError(.notFound, "no [[user]] is named \(user.debugDescription)", hint: "users are defined in the server's config file")
@@ -210,7 +210,7 @@ public final class ServerControl: Sendable {
     /// that long, and of binds whose device never came back); those of open sessions are
     /// marked seen first, so a session that stays bound never loses its identity.
     @discardableResult
-    public func expireClientFiles() async throws -> Int {
+    package func expireClientFiles() async throws -> Int {
         let bound = await hub.bound().map(\.clientFile)
         let at = now()
         let removed = try await storage.housekeeping.expireClientFiles(lastSeenBefore: at.addingTimeInterval(-historyHorizon), bound: bound, now: at)
@@ -230,7 +230,7 @@ public final class ServerControl: Sendable {
         return removed
     }
 
-    public func compact(horizonSeconds: Int?) async throws -> AdminAPI.Compacted {
+    package func compact(horizonSeconds: Int?) async throws -> AdminAPI.Compacted {
         let horizon = horizonSeconds.map(Double.init) ?? historyHorizon
         let report = try await storage.housekeeping.compact(olderThan: now().addingTimeInterval(-horizon))
         logger.info("history compacted", metadata: ["removed_entries": "\(report.removedEntries)"])
@@ -239,7 +239,7 @@ public final class ServerControl: Sendable {
 
     /// Re-checks every bound session against the current users and grants.
     @discardableResult
-    public func recheckSessions(_ snapshot: PolicySnapshot) async -> Int {
+    package func recheckSessions(_ snapshot: PolicySnapshot) async -> Int {
         var failures: [(BoundSession, SyncError)] = []
         for session in await hub.bound() {
             if let error = BindRules.revalidate(session, against: snapshot) { failures.append((session, error)) }

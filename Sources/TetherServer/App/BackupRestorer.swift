@@ -5,31 +5,31 @@ import TetherProtocol
 /// `tether-server restore-backup --from FILE --data-dir DIR`: replaces a stopped server's
 /// database with a backup made by `admin backup`. The previous database is kept next to it
 /// as `server.sqlite.before-restore-<time>`.
-public enum BackupRestorer {
-    public enum Failure: Error, CustomStringConvertible {
+package enum BackupRestorer {
+    package enum Failure: Error, CustomStringConvertible {
         /// The backup file is missing or not a Tether server database (a usage error).
         case badBackup(String)
         /// The data directory is in use or cannot be written.
         case runtime(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .badBackup(let message), .runtime(let message): message
             }
         }
     }
 
-    public struct Summary: Sendable {
-        public var partitions: Int
-        public var previousDatabase: String?
+    package struct Summary: Sendable {
+        package var partitions: Int
+        package var previousDatabase: String?
         /// The records written for the partitions whose history the restore lost (the previous
         /// database was past the backup), in `mode`.
-        public var heals: [HealRecord] = []
+        package var heals: [HealRecord] = []
     }
 
     /// `mode`: whether devices give the lost history back (``RestoreMode/heal``) or it stays
     /// lost (``RestoreMode/rollback``); either way a record says what was lost.
-    public static func restore(from backup: String, dataDirectory: String, now: Date = Date(), mode: RestoreMode = .heal) throws -> Summary {
+    package static func restore(from backup: String, dataDirectory: String, now: Date = Date(), mode: RestoreMode = .heal) throws -> Summary {
         guard FileManager.default.isReadableFile(atPath: backup) else {
             throw Failure.badBackup("--from: cannot read \(backup)")
         }
@@ -129,7 +129,7 @@ public enum BackupRestorer {
         configuration.readonly = true
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            defer { try? queue.close() }
+            defer { try? queue.close() }  // read only: nothing to lose
             return try queue.read { db in
                 guard try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" else {
                     throw Failure.badBackup("--from: \(path) fails SQLite's integrity check")

@@ -7,15 +7,15 @@ import Darwin
 
 /// An exclusive `flock` on `data_dir/server.lock`, held while a server (or
 /// `restore-backup`) uses the directory, so two never share it.
-public final class DataDirectoryLock: Sendable {
-    public static let fileName = "server.lock"
+package final class DataDirectoryLock: Sendable {
+    package static let fileName = "server.lock"
     private let descriptor: Int32
 
-    public struct Busy: Error, CustomStringConvertible {
-        public var description: String
+    package struct Busy: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    public init(directory: String) throws {
+    package init(directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = (directory as NSString).appendingPathComponent(Self.fileName)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)

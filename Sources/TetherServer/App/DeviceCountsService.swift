@@ -16,13 +16,18 @@ struct DeviceCountsService<C: Clock>: Service where C.Duration == Duration {
             try await cancelWhenGracefulShutdown {
                 var failing = false
                 while true {
-                    if let counts = await service.deviceCounts() {
+                    do {
+                        let counts = try await service.deviceCounts()
                         service.ledgerCounts.withLock { $0 = counts }
                         if failing { logger.notice("the device ledger is counted again") }
                         failing = false
-                    } else if !failing {
+                    } catch {
+                        if !failing, !Task.isCancelled {
+                            logger.warning(
+                                "cannot count the device ledger; /metrics shows the last counts until the storage answers",
+                                metadata: ["error": "\(SyncService.oneLine(error))"])
+                        }
                         failing = true
-                        logger.warning("cannot count the device ledger; /metrics shows the last counts until the storage answers")
                     }
                     try await clock.sleep(for: interval)
                 }

@@ -1,18 +1,18 @@
 import Foundation
-public import TetherProtocol
-public import TetherTOML
+import TetherProtocol
+import TetherTOML
 
 /// Everything read from disk at start and on reload: the config file, the token files and
 /// the schema file. Every problem names the file, key and line.
-public struct LoadedConfiguration: Sendable {
-    public var configuration: ServerConfiguration
-    public var users: UserDirectory
-    public var adminToken: TokenDigest
-    public var schema: Schema
+package struct LoadedConfiguration: Sendable {
+    package var configuration: ServerConfiguration
+    package var users: UserDirectory
+    package var adminToken: TokenDigest
+    package var schema: Schema
     /// `[storage] password_file`'s content when PostgreSQL is used with one.
-    public var storagePassword: Secret?
+    package var storagePassword: Secret?
 
-    public static func load(path: String) throws(ConfigError) -> LoadedConfiguration {
+    package static func load(path: String) throws(ConfigError) -> LoadedConfiguration {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)

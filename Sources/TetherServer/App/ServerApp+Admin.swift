@@ -7,9 +7,9 @@ import TetherProtocol
 extension ServerApp {
     /// The addresses the devices' listener (`listen`) and the admin listener (`admin_listen`)
     /// bound (port 0 picks a free one).
-    public struct BoundListeners: Sendable, Hashable {
-        public var listen: ListenAddress
-        public var admin: ListenAddress
+    package struct BoundListeners: Sendable, Hashable {
+        package var listen: ListenAddress
+        package var admin: ListenAddress
     }
 
     /// The admin listener (`admin_listen`): `/admin`, `/console`, `/healthz` (with its reason

@@ -3,38 +3,38 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
-public import Logging
+import Logging
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
 import TetherProtocol
-public import TetherSystemd
+import TetherSystemd
 import UnixSignals
-public import TetherTOML
+import TetherTOML
 
 /// The running server: storage, policy, the sync endpoint on the devices' listener (`listen`),
 /// the admin API and console on the admin listener (`admin_listen`), plus compaction and
 /// SIGHUP reload, as one swift-service-lifecycle `ServiceGroup` that shuts
 /// down gracefully on SIGTERM/SIGINT (in-flight uploads commit, sessions are closed).
-public enum ServerApp {
-    public struct Options: Sendable {
-        public var configPath: String
-        public var allowBreakingSchema: Bool
-        public var compactionInterval: Duration
+package enum ServerApp {
+    package struct Options: Sendable {
+        package var configPath: String
+        package var allowBreakingSchema: Bool
+        package var compactionInterval: Duration
         /// How often an instance sharing a PostgreSQL database re-reads everything (besides notifications).
-        public var resyncInterval: Duration = .seconds(5)
-        public var now: @Sendable () -> Date
+        package var resyncInterval: Duration = .seconds(5)
+        package var now: @Sendable () -> Date
         /// Where watchdog pings go (systemd's `NOTIFY_SOCKET`).
-        public var notifier: SystemdNotifier
+        package var notifier: SystemdNotifier
         /// The watchdog timeout (`WATCHDOG_USEC`); nil: no watchdog pings.
-        public var watchdogInterval: Duration?
+        package var watchdogInterval: Duration?
         /// Called with the address `metrics_listen` bound (port 0 picks a free one).
-        public var onMetricsReady: @Sendable (ListenAddress) async -> Void
+        package var onMetricsReady: @Sendable (ListenAddress) async -> Void
         /// Called with `true` when a SIGHUP reload starts and `false` when it is over (applied
         /// or refused): the executable tells systemd `RELOADING=1` and `READY=1`.
-        public var reloading: @Sendable (Bool) -> Void
+        package var reloading: @Sendable (Bool) -> Void
 
-        public init(
+        package init(
             configPath: String, allowBreakingSchema: Bool = false, compactionInterval: Duration = .seconds(3600),
             now: @escaping @Sendable () -> Date = { Date() }, reloading: @escaping @Sendable (Bool) -> Void = { _ in },
             notifier: SystemdNotifier = SystemdNotifier(), watchdogInterval: Duration? = WatchdogConfiguration.current(),
@@ -52,11 +52,11 @@ public enum ServerApp {
     }
 
     /// Why the server could not start: a configuration problem (exit 2) or anything else (exit 1).
-    public enum StartError: Error, CustomStringConvertible {
+    package enum StartError: Error, CustomStringConvertible {
         case configuration(ConfigError)
         case runtime(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .configuration(let error): error.description
             case .runtime(let message): message
@@ -66,7 +66,7 @@ public enum ServerApp {
 
     /// Runs until a graceful shutdown completes. `onReady` is called once both listeners are
     /// bound, with the addresses actually bound (the one place for readiness notification).
-    public static func run(
+    package static func run(
         _ loaded: LoadedConfiguration, options: Options, logger: Logger,
         onReady: @escaping @Sendable (BoundListeners) async -> Void = { _ in }
     ) async throws {

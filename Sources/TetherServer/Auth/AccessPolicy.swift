@@ -1,13 +1,13 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// A grant changed at run time (`tether-server admin grant|revoke`), stored in the server's
 /// database. `access == nil` records a revocation, which also hides a grant of the config file.
-public struct RuntimeGrant: Sendable, Hashable, Codable {
-    public var user: String
-    public var pattern: GrantPattern
-    public var access: PartitionAccess?
+package struct RuntimeGrant: Sendable, Hashable, Codable {
+    package var user: String
+    package var pattern: GrantPattern
+    package var access: PartitionAccess?
 
-    public init(user: String, pattern: GrantPattern, access: PartitionAccess?) {
+    package init(user: String, pattern: GrantPattern, access: PartitionAccess?) {
         self.user = user
         self.pattern = pattern
         self.access = access
@@ -16,17 +16,17 @@ public struct RuntimeGrant: Sendable, Hashable, Codable {
 
 /// Who may use which partition: the `[[grant]]`s of the config file, overlaid by the
 /// grants and revocations made at run time.
-public struct AccessPolicy: Sendable, Hashable {
-    public struct Key: Sendable, Hashable, Comparable {
-        public var user: String
-        public var pattern: GrantPattern
-        public static func < (a: Key, b: Key) -> Bool { (a.user, a.pattern.text) < (b.user, b.pattern.text) }
+package struct AccessPolicy: Sendable, Hashable {
+    package struct Key: Sendable, Hashable, Comparable {
+        package var user: String
+        package var pattern: GrantPattern
+        package static func < (a: Key, b: Key) -> Bool { (a.user, a.pattern.text) < (b.user, b.pattern.text) }
     }
 
     /// Effective grants, one access per (user, pattern).
-    public private(set) var grants: [Key: PartitionAccess]
+    package private(set) var grants: [Key: PartitionAccess]
 
-    public init(configured: [ServerConfiguration.Grant], runtime: [RuntimeGrant]) {
+    package init(configured: [ServerConfiguration.Grant], runtime: [RuntimeGrant]) {
         var grants: [Key: PartitionAccess] = [:]
         for grant in configured {
             for pattern in grant.patterns {
@@ -41,7 +41,7 @@ public struct AccessPolicy: Sendable, Hashable {
     }
 
     /// The best access any of the user's grants gives to `partition`, nil when none does.
-    public func access(user: String, partition: PartitionName) -> PartitionAccess? {
+    package func access(user: String, partition: PartitionName) -> PartitionAccess? {
         var best: PartitionAccess? = nil
         for (key, access) in grants where key.user == user && key.pattern.matches(partition.rawValue) {
             best = Self.higher(best, access)

@@ -5,7 +5,7 @@ import Synchronization
 /// connection guard checks an `/admin` request head on the event loop, before any of its body
 /// is read (``ConnectionGuardEvent/requestHead(authenticated:)``). ``ServerPolicy`` keeps it
 /// current across reloads.
-public final class AdminTokenGate: Sendable {
+package final class AdminTokenGate: Sendable {
     private let digest: Mutex<TokenDigest>
 
     init(_ digest: TokenDigest) { self.digest = Mutex(digest) }

@@ -12,8 +12,8 @@ import Synchronization
 /// The connection guard asks ``isSignedIn(cookieHeader:)`` on the event loop, so a console
 /// request with a live session counts as authenticated (its connection is not held to the
 /// limits of connections that have not authenticated).
-public final class ConsoleSessions: Sendable {
-    public static let cookieName = "tether_console"
+package final class ConsoleSessions: Sendable {
+    package static let cookieName = "tether_console"
     static let idleLimit: Duration = .seconds(30 * 60)
     static let lifetime: Duration = .seconds(12 * 3600)
     static let capacity = 64
@@ -26,7 +26,7 @@ public final class ConsoleSessions: Sendable {
 
     private let sessions = Mutex<[TokenDigest: Session]>([:])
 
-    public init() {}
+    package init() {}
 
     /// A new session: its id (for the cookie) and its CSRF token.
     func open(now: ContinuousClock.Instant = .now) -> (id: String, csrf: String) {

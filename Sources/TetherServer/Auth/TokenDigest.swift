@@ -2,20 +2,20 @@ import Crypto
 
 /// The SHA-256 of a token. Tokens are kept in memory only as digests and compared in
 /// constant time; the token itself is never stored or logged.
-public struct TokenDigest: Sendable, Hashable, CustomStringConvertible {
+package struct TokenDigest: Sendable, Hashable, CustomStringConvertible {
     let bytes: [UInt8]
 
-    public init(token: String) {
+    package init(token: String) {
         bytes = Array(SHA256.hash(data: Array(token.utf8)))
     }
 
     /// Compares every byte whatever the first difference.
-    public func constantTimeEquals(_ other: TokenDigest) -> Bool {
+    package func constantTimeEquals(_ other: TokenDigest) -> Bool {
         guard bytes.count == other.bytes.count else { return false }
         var difference: UInt8 = 0
         for i in bytes.indices { difference |= bytes[i] ^ other.bytes[i] }
         return difference == 0
     }
 
-    public var description: String { "token digest" }
+    package var description: String { "token digest" }
 }

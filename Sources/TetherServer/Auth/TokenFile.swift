@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 
 /// Reads a token file: its content without surrounding whitespace.
-public enum TokenFile {
-    public static func read(_ path: String) -> Result<String, TokenFileError> {
+package enum TokenFile {
+    package static func read(_ path: String) -> Result<String, TokenFileError> {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -20,7 +20,7 @@ public enum TokenFile {
 
     /// Why a token file must not be used although it can be read: readable by group or others
     /// (the server refuses it at start and reload, as tetherd does), or nil.
-    public static func permissionProblem(_ path: String) -> String? {
+    package static func permissionProblem(_ path: String) -> String? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
             let mode = attributes[.posixPermissions] as? Int
         else { return nil }  // reading it reported the problem already
@@ -41,6 +41,6 @@ public enum TokenFile {
     }
 }
 
-public struct TokenFileError: Error, Sendable, CustomStringConvertible {
-    public var description: String
+package struct TokenFileError: Error, Sendable, CustomStringConvertible {
+    package var description: String
 }

@@ -4,9 +4,9 @@ import Glibc
 /// Makes device and admin tokens: 32 bytes from the system's cryptographic random source
 /// (`getrandom(2)` through `SystemRandomNumberGenerator`), written as 64 hex digits to a file
 /// of mode 0600 that only its owner can read. The token itself is never logged.
-public enum TokenMinter {
+package enum TokenMinter {
     /// A new token: 256 random bits as lower-case hex.
-    public static func newToken() -> String {
+    package static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<32).map { _ in
             let byte = UInt8.random(in: .min ... .max, using: &generator)
@@ -14,17 +14,17 @@ public enum TokenMinter {
         }.joined()
     }
 
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package var description: String
         /// True when the file exists and replacing it was not asked for.
-        public var exists: Bool
+        package var exists: Bool
     }
 
     /// Writes `token` to `path` as a new file of mode 0600 (the whole file at once: a temporary
     /// file in the same directory, renamed over it), owned by `owner` (uid, gid) when given.
     /// An existing file is replaced only when `replace` is true. A missing directory is made,
     /// mode 0700, for the same owner (`/etc/tether/users`).
-    public static func write(_ token: String, to path: String, owner: (uid: uid_t, gid: gid_t)?, replace: Bool) throws(Failure) {
+    package static func write(_ token: String, to path: String, owner: (uid: uid_t, gid: gid_t)?, replace: Bool) throws(Failure) {
         if !replace, FileManager.default.fileExists(atPath: path) {
             throw Failure(description: "\(path) exists; give --force to replace it (the old token stops working at the server's next reload)", exists: true)
         }
@@ -60,7 +60,7 @@ public enum TokenMinter {
     }
 
     /// The uid and gid of the account `name`, if it exists.
-    public static func account(_ name: String) -> (uid: uid_t, gid: gid_t)? {
+    package static func account(_ name: String) -> (uid: uid_t, gid: gid_t)? {
         guard let entry = getpwnam(name) else { return nil }
         return (entry.pointee.pw_uid, entry.pointee.pw_gid)
     }

@@ -1,22 +1,22 @@
 import Foundation
-public import TetherTOML
+import TetherTOML
 
 /// The users of `[[user]]` with the digests of their tokens, read from their token files
 /// at start and on reload.
-public struct UserDirectory: Sendable {
-    public struct Entry: Sendable {
-        public var name: String
+package struct UserDirectory: Sendable {
+    package struct Entry: Sendable {
+        package var name: String
         var digest: TokenDigest
     }
 
-    public private(set) var entries: [Entry]
+    package private(set) var entries: [Entry]
 
-    public init(entries: [(name: String, token: String)]) {
+    package init(entries: [(name: String, token: String)]) {
         self.entries = entries.map { Entry(name: $0.name, digest: TokenDigest(token: $0.token)) }
     }
 
     /// Reads every user's token file; unreadable or empty files are problems naming the key.
-    public static func load(_ configuration: ServerConfiguration) throws(ConfigError) -> UserDirectory {
+    package static func load(_ configuration: ServerConfiguration) throws(ConfigError) -> UserDirectory {
         var problems: [ConfigProblem] = []
         var entries: [(name: String, token: String)] = []
         for (i, user) in configuration.users.enumerated() {
@@ -32,11 +32,11 @@ public struct UserDirectory: Sendable {
 
     /// The user whose token this is. Compares against every user's digest in constant time,
     /// so the time taken does not depend on which user (if any) matched.
-    public func authenticate(_ token: String) -> String? {
+    package func authenticate(_ token: String) -> String? {
         authenticate(digest: TokenDigest(token: token))
     }
 
-    public func authenticate(digest: TokenDigest) -> String? {
+    package func authenticate(digest: TokenDigest) -> String? {
         var match: String? = nil
         for entry in entries where entry.digest.constantTimeEquals(digest) && match == nil {
             match = entry.name
@@ -44,5 +44,5 @@ public struct UserDirectory: Sendable {
         return match
     }
 
-    public func contains(user: String) -> Bool { entries.contains { $0.name == user } }
+    package func contains(user: String) -> Bool { entries.contains { $0.name == user } }
 }

@@ -1,9 +1,9 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// A change one server instance tells the others about when several share a database
 /// (PostgreSQL). Each is announced after its transaction committed; a lost one only delays
 /// the others, which also re-read everything after a reconnect and on a slow timer.
-public enum ClusterEvent: Sendable, Hashable {
+package enum ClusterEvent: Sendable, Hashable {
     /// The partition has a new version: wake its sessions.
     case newVersion(PartitionName)
     /// The partition was restored: its sessions must bind again.
@@ -16,7 +16,7 @@ public enum ClusterEvent: Sendable, Hashable {
     case grantsChanged
 
     /// One line of a notification's payload: `v store-17`, `r store-17`, `f`, `s`, `g`.
-    public var line: String {
+    package var line: String {
         switch self {
         case .newVersion(let p): "v \(p.rawValue)"
         case .restored(let p): "r \(p.rawValue)"
@@ -26,7 +26,7 @@ public enum ClusterEvent: Sendable, Hashable {
         }
     }
 
-    public init?(line: Substring) {
+    package init?(line: Substring) {
         let parts = line.split(separator: " ", maxSplits: 1)
         switch (parts.first, parts.count) {
         case ("v", 2): guard let p = PartitionName(String(parts[1])) else { return nil }; self = .newVersion(p)
@@ -40,7 +40,7 @@ public enum ClusterEvent: Sendable, Hashable {
 
     /// Payloads of at most `limit` bytes (PostgreSQL's NOTIFY takes fewer than 8000), each
     /// starting with the sender's id so an instance can skip its own.
-    public static func payloads(_ events: [ClusterEvent], sender: String, limit: Int = 7900) -> [String] {
+    package static func payloads(_ events: [ClusterEvent], sender: String, limit: Int = 7900) -> [String] {
         var payloads: [String] = []
         var current = sender
         for event in events {
@@ -56,7 +56,7 @@ public enum ClusterEvent: Sendable, Hashable {
     }
 
     /// The sender and the events of a payload (unknown lines are skipped).
-    public static func parse(payload: String) -> (sender: String, events: [ClusterEvent]) {
+    package static func parse(payload: String) -> (sender: String, events: [ClusterEvent]) {
         let lines = payload.split(separator: "\n")
         guard let sender = lines.first else { return ("", []) }
         return (String(sender), lines.dropFirst().compactMap { ClusterEvent(line: $0) })
@@ -65,7 +65,7 @@ public enum ClusterEvent: Sendable, Hashable {
 
 /// How an instance tells the others sharing its storage about changes. nil for SQLite: one
 /// process owns the database.
-public protocol ClusterBus: Sendable {
+package protocol ClusterBus: Sendable {
     /// Tells every other instance, after the change committed (coalesced with others pending).
     func announce(_ event: ClusterEvent) async
     /// Takes the lease on a client file for this instance's session; false when a session of

@@ -6,11 +6,11 @@ import PostgresNIO
 /// connection for as long as it runs; a lease whose holder's lock is gone (the instance died or
 /// lost its connection) is free, so a device that fails over to another instance binds at once.
 extension PostgresNotifier {
-    public func acquire(clientFile: Int64) async throws -> Bool {
+    package func acquire(clientFile: Int64) async throws -> Bool {
         try await storage.acquireLease(clientFile: clientFile, instance: sender, holderKey: holderKey)
     }
 
-    public func release(clientFiles: [Int64]) async {
+    package func release(clientFiles: [Int64]) async {
         do {
             try await storage.releaseLeases(clientFiles: clientFiles, instance: sender)
         } catch {

@@ -4,25 +4,25 @@ import PostgresNIO
 /// ``ClusterBus`` over PostgreSQL's NOTIFY on the channel ``channel``. Announcements made
 /// while a NOTIFY is in flight are coalesced into the next one (one payload per batch, each
 /// under 8000 bytes), so a burst of uploads costs a few notifications, not one each.
-public actor PostgresNotifier: ClusterBus {
-    public static let channel = "tether_events"
+package actor PostgresNotifier: ClusterBus {
+    package static let channel = "tether_events"
 
     let storage: PostgresServerStorage
     /// This instance's id, the first line of its payloads (listeners skip their own).
-    public nonisolated let sender: String
+    package nonisolated let sender: String
     /// The second key of this instance's liveness lock (see ``acquire(clientFile:)``).
-    public nonisolated let holderKey = Int32.random(in: 1...Int32.max)
+    package nonisolated let holderKey = Int32.random(in: 1...Int32.max)
     let logger: Logger
     private var pending: [ClusterEvent] = []
     private var flushing = false
 
-    public init(storage: PostgresServerStorage, sender: String, logger: Logger) {
+    package init(storage: PostgresServerStorage, sender: String, logger: Logger) {
         self.storage = storage
         self.sender = sender
         self.logger = logger
     }
 
-    public func announce(_ event: ClusterEvent) async {
+    package func announce(_ event: ClusterEvent) async {
         if !pending.contains(event) { pending.append(event) }
         // A caller is already sending: it sends this one too when its NOTIFY returns.
         guard !flushing else { return }

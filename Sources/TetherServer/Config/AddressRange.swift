@@ -1,11 +1,11 @@
 /// One entry of `[limits] trusted_proxies`: an address (`127.0.0.2`, `::1`) or a CIDR range
 /// (`10.0.0.0/8`, `fd00::/8`). IPv4-mapped IPv6 ranges (`::ffff:10.0.0.0/104`) are IPv4 ranges.
-public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
+package struct AddressRange: Sendable, Hashable, CustomStringConvertible {
     /// The network, bits past `prefixLength` cleared.
-    public let network: IPAddress
-    public let prefixLength: Int
+    package let network: IPAddress
+    package let prefixLength: Int
 
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let first = parts.first, let address = IPAddress(first) else { return nil }
         let full = address.bytes.count * 8
@@ -21,11 +21,11 @@ public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
         prefixLength = bits
     }
 
-    public func contains(_ address: IPAddress) -> Bool {
+    package func contains(_ address: IPAddress) -> Bool {
         address.bytes.count == network.bytes.count && address.masked(prefixLength) == network
     }
 
-    public var description: String { "\(network)/\(prefixLength)" }
+    package var description: String { "\(network)/\(prefixLength)" }
 }
 
 extension [AddressRange] {

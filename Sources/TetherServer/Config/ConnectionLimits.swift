@@ -3,49 +3,49 @@ import TetherTOML
 /// `[limits]` of `tether-server.toml` (docs/server.md, "Limits"): what a connection may cost the
 /// server before it proves who it is, and how long it may take to. Each limit that closes a
 /// connection is counted in `tether_server_connections_limited_total{limit}` under its key.
-public struct ConnectionLimits: Sendable, Hashable {
+package struct ConnectionLimits: Sendable, Hashable {
     /// `unauthenticated_bytes`: bytes one connection may send before it authenticates (a bind
     /// whose token names a user, or an admin request with the admin token). HTTP requests
     /// without a token (`/healthz`, `/metrics`) count until answered.
-    public var unauthenticatedBytes = 64 * 1024
+    package var unauthenticatedBytes = 64 * 1024
     /// `unauthenticated_bytes_total`: the same, summed over every unauthenticated connection.
     /// When it is full, a new read closes connections of the peer group holding the most
     /// (``AdmissionLedger``), so one peer cannot lock the others out.
-    public var unauthenticatedBytesTotal = 16 * 1024 * 1024
+    package var unauthenticatedBytesTotal = 16 * 1024 * 1024
     /// `unauthenticated_bytes_per_peer`: the same, summed over one peer group's connections;
     /// nil (absent): a sixteenth of `unauthenticated_bytes_total`.
-    public var unauthenticatedBytesPerPeerSetting: Int?
+    package var unauthenticatedBytesPerPeerSetting: Int?
     /// `unauthenticated_body_bytes`: the largest request body an HTTP request without the
     /// admin token (or a signed-in console session) may carry; a larger one is answered 413.
-    public var unauthenticatedBodyBytes = 4096
+    package var unauthenticatedBodyBytes = 4096
     /// `connections_per_peer`: open connections from one peer group.
-    public var connectionsPerPeer = 256
+    package var connectionsPerPeer = 256
     /// `ipv6_prefix_length`: IPv6 peers are grouped by this prefix (a /64 is one host's
     /// network); IPv4 peers are grouped by address.
-    public var ipv6PrefixLength = 64
+    package var ipv6PrefixLength = 64
     /// `trusted_proxies`: the load balancers whose `X-Forwarded-For` (and PROXY protocol
     /// header, with `proxy_protocol`) name the client a connection is counted for.
-    public var trustedProxies: [AddressRange] = []
+    package var trustedProxies: [AddressRange] = []
     /// `proxy_protocol`: connections from `trusted_proxies` begin with a PROXY protocol v2 header.
-    public var proxyProtocol = false
+    package var proxyProtocol = false
     /// `header_timeout_seconds`: time to send a complete HTTP request head, from connecting
     /// or from the first byte after an answered request.
-    public var headerTimeout: Duration = .seconds(10)
+    package var headerTimeout: Duration = .seconds(10)
     /// `request_timeout_seconds`: time from an unauthenticated HTTP request's head to the end
     /// of its answer (its body included).
-    public var requestTimeout: Duration = .seconds(10)
+    package var requestTimeout: Duration = .seconds(10)
     /// `idle_timeout_seconds`: time an HTTP connection may wait between requests.
-    public var idleTimeout: Duration = .seconds(60)
+    package var idleTimeout: Duration = .seconds(60)
     /// `auth_timeout_seconds`: time from the WebSocket upgrade to the first authenticated bind.
-    public var authTimeout: Duration = .seconds(10)
+    package var authTimeout: Duration = .seconds(10)
     /// `glob_partitions_per_user`: partitions a user may have created through glob grants
     /// (binds to new partitions past it are refused with 206).
-    public var globPartitionsPerUser = 1000
+    package var globPartitionsPerUser = 1000
 
-    public init() {}
+    package init() {}
 
     /// What one peer group may hold: `unauthenticated_bytes_per_peer`, at most the total.
-    public var unauthenticatedBytesPerPeer: Int {
+    package var unauthenticatedBytesPerPeer: Int {
         min(unauthenticatedBytesPerPeerSetting ?? unauthenticatedBytesTotal / 16, unauthenticatedBytesTotal)
     }
 

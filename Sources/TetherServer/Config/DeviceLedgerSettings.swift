@@ -3,23 +3,23 @@ import TetherTOML
 /// `[devices]` of `tether-server.toml` (docs/server.md, "Device ledger"): when a device counts
 /// as stale or wedged in the metrics, how many ledger entries are kept, and how many device
 /// ids one user may hold.
-public struct DeviceLedgerSettings: Sendable, Hashable {
+package struct DeviceLedgerSettings: Sendable, Hashable {
     /// `stale_after_seconds`: a device whose last report is older counts in
     /// `tether_server_devices_stale` (default one day).
-    public var staleAfterSeconds = 86_400
+    package var staleAfterSeconds = 86_400
     /// `wedged_after_seconds`: an entry whose unsynced changes have waited longer, with no
     /// upload acknowledged meanwhile, counts in `tether_server_devices_wedged` (default 15 min).
-    public var wedgedAfterSeconds = 900
+    package var wedgedAfterSeconds = 900
     /// `max_entries`: ledger entries (user, device and partition) kept at most; when the ledger
     /// holds this many, reports adding new entries are refused (default 100,000).
-    public var maxEntries = 100_000
+    package var maxEntries = 100_000
     /// `max_devices_per_user`: device ids one user may hold in the ledger; a report of one
     /// more is refused (default 1,000, at most `max_entries`).
-    public var maxDevicesPerUser = Self.defaultMaxDevicesPerUser
+    package var maxDevicesPerUser = Self.defaultMaxDevicesPerUser
 
     static let defaultMaxDevicesPerUser = 1_000
 
-    public init() {}
+    package init() {}
 
     /// Reads `[devices]`; absent keys keep their defaults.
     static func parse(_ table: ConfigTable?) -> DeviceLedgerSettings {

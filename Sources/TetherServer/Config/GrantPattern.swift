@@ -1,13 +1,13 @@
 /// A partition name or glob of a grant (`store-17`, `catalog-*`, `pos-??`): `*` matches any
 /// run of characters, `?` exactly one. Everything else must be a partition-name character.
-public struct GrantPattern: Sendable, Hashable, CustomStringConvertible, Codable {
-    public let text: String
+package struct GrantPattern: Sendable, Hashable, CustomStringConvertible, Codable {
+    package let text: String
 
-    public struct Invalid: Error, Sendable, Hashable, CustomStringConvertible {
-        public var description: String
+    package struct Invalid: Error, Sendable, Hashable, CustomStringConvertible {
+        package var description: String
     }
 
-    public static func parse(_ text: String) -> Result<GrantPattern, Invalid> {
+    package static func parse(_ text: String) -> Result<GrantPattern, Invalid> {
         let bytes = Array(text.utf8)
         guard (1...256).contains(bytes.count) else {
             return .failure(Invalid(description: "pattern must be 1 to 256 characters"))
@@ -25,7 +25,7 @@ public struct GrantPattern: Sendable, Hashable, CustomStringConvertible, Codable
 
     private init(text: String) { self.text = text }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let raw = try decoder.singleValueContainer().decode(String.self)
         switch Self.parse(raw) {
         case .success(let pattern): self = pattern
@@ -33,17 +33,17 @@ public struct GrantPattern: Sendable, Hashable, CustomStringConvertible, Codable
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(text)
     }
 
-    public var isGlob: Bool { text.utf8.contains(0x2A) || text.utf8.contains(0x3F) }
+    package var isGlob: Bool { text.utf8.contains(0x2A) || text.utf8.contains(0x3F) }
 
-    public var description: String { text }
+    package var description: String { text }
 
     /// Iterative glob match with backtracking to the last `*`: linear in practice, no recursion.
-    public func matches(_ name: String) -> Bool {
+    package func matches(_ name: String) -> Bool {
         let p = Array(text.utf8)
         let s = Array(name.utf8)
         var pi = 0, si = 0

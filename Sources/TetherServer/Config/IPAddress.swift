@@ -5,11 +5,11 @@ import Glibc
 /// An IP address as its bytes: 4 for IPv4, 16 for IPv6. An IPv4-mapped IPv6 address
 /// (`::ffff:192.0.2.7`, as a dual-stack listener reports IPv4 peers) is its IPv4 address, so
 /// both spellings of one host are one peer.
-public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
-    public let bytes: [UInt8]
+package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    package let bytes: [UInt8]
 
     /// 4 or 16 bytes; nil for any other count.
-    public init?(bytes: [UInt8]) {
+    package init?(bytes: [UInt8]) {
         switch bytes.count {
         case 4: self.bytes = bytes
         case 16 where bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF:
@@ -20,7 +20,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `192.0.2.7`, `2001:db8::1`, `[2001:db8::1]`, `fe80::1%eth0` (the zone is dropped).
-    public init?(_ text: some StringProtocol) {
+    package init?(_ text: some StringProtocol) {
         var text = String(text)
         if text.hasPrefix("[") && text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
         if let zone = text.firstIndex(of: "%") { text = String(text[..<zone]) }
@@ -35,10 +35,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         self.init(bytes: withUnsafeBytes(of: &v6) { Array($0) })
     }
 
-    public var isIPv4: Bool { bytes.count == 4 }
+    package var isIPv4: Bool { bytes.count == 4 }
 
     /// The address with every bit past the first `bits` cleared.
-    public func masked(_ bits: Int) -> IPAddress {
+    package func masked(_ bits: Int) -> IPAddress {
         var out = bytes
         for index in out.indices {
             let keep = max(0, min(8, bits - index * 8))
@@ -49,7 +49,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     private init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 
-    public var description: String {
+    package var description: String {
         var text = [CChar](repeating: 0, count: 64)
         var copy = bytes
         let family = isIPv4 ? AF_INET : AF_INET6

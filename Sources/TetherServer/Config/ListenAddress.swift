@@ -1,15 +1,15 @@
 /// `listen = "host:port"`; port 0 picks a free port (the bound address is logged).
-public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
+package struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
 
-    public init(host: String, port: Int) {
+    package init(host: String, port: Int) {
         self.host = host
         self.port = port
     }
 
     /// Parses `127.0.0.1:7800`, `[::1]:7800`, `localhost:0`.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard let colon = text.lastIndex(of: ":") else { return nil }
         var host = String(text[..<colon])
         guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
@@ -19,5 +19,5 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

@@ -3,21 +3,21 @@ import TetherTOML
 /// `[ready_files]` of `tether-server.toml` (docs/server.md, "Ready files"): whether new stores
 /// and resets take a partition's state as a store file built once per version, where those
 /// files are kept and how much disk they may take.
-public struct ReadyFileSettings: Sendable, Hashable {
+package struct ReadyFileSettings: Sendable, Hashable {
     /// `enabled`: serve ready files (default true); false sends every state as rows.
-    public var enabled = true
+    package var enabled = true
     /// `cache_dir`: where the files are kept (default `<data_dir>/ready-files`). With several
     /// instances, each keeps its own.
-    public var cacheDirectory: String
+    package var cacheDirectory: String
     /// `max_cache_bytes`: the files' total size; the least recently served go first.
-    public var maxCacheBytes: Int64 = 4 << 30
+    package var maxCacheBytes: Int64 = 4 << 30
     /// `min_rows`: a partition with fewer rows is sent as rows (a file is not worth building).
-    public var minRows = 1000
+    package var minRows = 1000
     /// `compress`: keep each file's slices compressed too (zlib, built once with the file) and
     /// send those (default true); false sends the file's bytes as they are.
-    public var compress = true
+    package var compress = true
 
-    public init(dataDirectory: String) {
+    package init(dataDirectory: String) {
         cacheDirectory = dataDirectory + "/ready-files"
     }
 

@@ -1,4 +1,4 @@
 /// Log levels as every Tether program names them (docs/contract.md: Agent configuration, Logging).
-public enum ServerLogLevel: String, Sendable, Hashable, CaseIterable {
+package enum ServerLogLevel: String, Sendable, Hashable, CaseIterable {
     case fatal, error, warn, info, detail, debug, trace
 }

@@ -5,45 +5,45 @@ import Foundation
 /// `kind = "sqlite"` (the default) keeps everything in `data_dir/server.sqlite` and allows one
 /// server process; `kind = "postgresql"` keeps it in a PostgreSQL database that any number of
 /// server instances share (docs/server.md, "PostgreSQL").
-public struct StorageConfiguration: Sendable, Hashable {
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
+package struct StorageConfiguration: Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
         case sqlite
         case postgresql
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// Set when ``kind`` is `.postgresql`.
-    public var postgres: PostgresLocation?
+    package var postgres: PostgresLocation?
     /// PostgreSQL: state downloads an instance reads at once (`max_state_downloads`); more wait.
-    public var maxStateDownloads: Int
+    package var maxStateDownloads: Int
 
-    public static let defaultMaxStateDownloads = 32
-    public static let maxStateDownloadsRange = 1...1000
+    package static let defaultMaxStateDownloads = 32
+    package static let maxStateDownloadsRange = 1...1000
 
-    public init(kind: Kind = .sqlite, postgres: PostgresLocation? = nil, maxStateDownloads: Int = Self.defaultMaxStateDownloads) {
+    package init(kind: Kind = .sqlite, postgres: PostgresLocation? = nil, maxStateDownloads: Int = Self.defaultMaxStateDownloads) {
         self.kind = kind
         self.postgres = postgres
         self.maxStateDownloads = maxStateDownloads
     }
 
-    public static let sqlite = StorageConfiguration()
+    package static let sqlite = StorageConfiguration()
 }
 
 /// A PostgreSQL database named by `url = "postgresql://user@host:port/database?sslmode=…"`,
 /// with the password in `password_file` (never in the URL, never logged).
-public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
-    public enum TLSMode: String, Sendable, Hashable, CaseIterable {
+package struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
+    package enum TLSMode: String, Sendable, Hashable, CaseIterable {
         case disable, prefer, require
     }
 
-    public var host: String
-    public var port: Int
-    public var user: String
-    public var database: String
-    public var tls: TLSMode
-    public var passwordFile: String?
+    package var host: String
+    package var port: Int
+    package var user: String
+    package var database: String
+    package var tls: TLSMode
+    package var passwordFile: String?
 
-    public init(host: String, port: Int = 5432, user: String, database: String, tls: TLSMode = .prefer, passwordFile: String? = nil) {
+    package init(host: String, port: Int = 5432, user: String, database: String, tls: TLSMode = .prefer, passwordFile: String? = nil) {
         self.host = host
         self.port = port
         self.user = user
@@ -53,14 +53,14 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The URL without any secret, for logs and messages.
-    public var description: String {
+    package var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "postgresql://\(user)@\(shownHost):\(port)/\(database)"
     }
 
     /// Parses `postgresql://user@host[:port][/database][?sslmode=disable|prefer|require]`
     /// (also `postgres://`); the reason when it is not one.
-    public static func parse(url text: String) -> Result<PostgresLocation, URLProblem> {
+    package static func parse(url text: String) -> Result<PostgresLocation, URLProblem> {
         let schemes = ["postgresql://", "postgres://"]
         guard let scheme = schemes.first(where: { text.hasPrefix($0) }) else {
             // Not echoed: a mistyped URL may carry a password.
@@ -127,8 +127,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         return .success(PostgresLocation(host: String(host), port: port, user: user, database: database, tls: tls))
     }
 
-    public struct URLProblem: Error, Sendable, Hashable, CustomStringConvertible {
-        public var description: String
+    package struct URLProblem: Error, Sendable, Hashable, CustomStringConvertible {
+        package var description: String
         init(_ description: String) { self.description = description }
     }
 }

@@ -191,6 +191,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func authenticate(_ context: ChannelHandlerContext) {
+        // Read sizing only, as in start(_:).
         if !authenticated { try? context.channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.authenticatedReads) }
         authenticated = true
         admission.release(id)

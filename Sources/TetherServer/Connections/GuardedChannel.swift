@@ -39,7 +39,8 @@ struct GuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
         }.flatMap {
             base.setup(channel: channel, logger: logger)
         }.flatMapThrowing { value in
-            // A WebSocket upgrade's head passes only the decoder and the upgrade handler.
+            // A WebSocket upgrade's head passes only the decoder and the upgrade handler. Without
+            // the decoder (a channel closed meanwhile) there is no head to read.
             if trusted, let decoder = try? channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) {
                 try channel.pipeline.syncOperations.addHandler(UpgradeHeadReader(), position: .after(decoder))
             }

@@ -25,12 +25,12 @@ struct TetherRequestContext: RequestContext, WebSocketRequestContext {
 
 /// How the sync endpoint reports a connection's progress to its guard (a no-op in tests that
 /// drive the endpoint without a network).
-public struct ConnectionGate: Sendable {
+package struct ConnectionGate: Sendable {
     let report: @Sendable (ConnectionGuardEvent) -> Void
 
     init(_ report: @escaping @Sendable (ConnectionGuardEvent) -> Void) { self.report = report }
 
-    public static let none = ConnectionGate { _ in }
+    package static let none = ConnectionGate { _ in }
 
     func upgraded() { report(.upgraded) }
     func authenticated() { report(.authenticated) }

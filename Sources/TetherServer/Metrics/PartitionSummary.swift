@@ -3,10 +3,10 @@ import Synchronization
 /// Every partition's latest server version, kept in memory by the server as it commits,
 /// restores and hears of other instances' commits: `/metrics` reads it (a scrape costs the
 /// same whatever the history holds) and the glob-grant cap counts partitions from it.
-public final class PartitionSummary: Sendable {
+package final class PartitionSummary: Sendable {
     private let versions = Mutex<[String: Int64]>([:])
 
-    public init() {}
+    package init() {}
 
     /// Replaces everything (at start, and on every resynchronization with the storage).
     func replace(with all: [String: Int64]) { versions.withLock { $0 = all } }

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-public import Prometheus
+import Prometheus
 import TetherProtocol
 import TetherSystemd
 
@@ -13,8 +13,8 @@ import TetherSystemd
 ///
 /// No metric or label carries a token, a user's secret or row contents: labels are error
 /// codes and partition names.
-public final class ServerMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
+package final class ServerMetrics: Sendable {
+    package let registry: PrometheusCollectorRegistry
     private let changesIntegrated: Prometheus.Counter
     private let uploadBytes: Prometheus.Counter
     private let downloadBytes: Prometheus.Counter
@@ -28,7 +28,7 @@ public final class ServerMetrics: Sendable {
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
     ]
 
-    public init() {
+    package init() {
         registry = PrometheusCollectorRegistry()
         changesIntegrated = registry.makeCounter(descriptor: Self.descriptor("tether_server_changes_integrated_total"))
         uploadBytes = registry.makeCounter(descriptor: Self.descriptor("tether_server_upload_bytes_total"))
@@ -118,16 +118,16 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The values read at scrape time.
-    public struct Snapshot: Sendable {
-        public var connectedDevices: Int
-        public var boundSessions: Int
-        public var syncEnabled: Bool
-        public var partitionVersions: [String: Int64]
+    package struct Snapshot: Sendable {
+        package var connectedDevices: Int
+        package var boundSessions: Int
+        package var syncEnabled: Bool
+        package var partitionVersions: [String: Int64]
         /// PostgreSQL: state downloads reading and waiting for a slot (nil on SQLite).
-        public var stateDownloads: (reading: Int, waiting: Int)?
+        package var stateDownloads: (reading: Int, waiting: Int)?
         /// The device ledger's counts (nil when the storage could not answer).
-        public var devices: DeviceCounts?
-        public init(
+        package var devices: DeviceCounts?
+        package init(
             connectedDevices: Int, boundSessions: Int, syncEnabled: Bool, partitionVersions: [String: Int64],
             stateDownloads: (reading: Int, waiting: Int)? = nil, devices: DeviceCounts? = nil
         ) {
@@ -141,7 +141,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The Prometheus text exposition after setting the gauges from `snapshot`.
-    public func exposition(_ snapshot: Snapshot) -> String {
+    package func exposition(_ snapshot: Snapshot) -> String {
         gauge("tether_server_connected_devices").set(to: Double(snapshot.connectedDevices))
         gauge("tether_server_bound_sessions").set(to: Double(snapshot.boundSessions))
         gauge("tether_server_sync_enabled").set(to: snapshot.syncEnabled ? 1.0 : 0.0)

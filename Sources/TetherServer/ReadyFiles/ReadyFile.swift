@@ -1,21 +1,21 @@
 import Glibc
-public import TetherProtocol
+import TetherProtocol
 
 /// One ready file in the cache: a partition's state at a version as a complete store file, with
 /// what its name records (version, salt, schema version, rows) and its SHA-256.
-public struct ReadyFile: Sendable, Hashable {
-    public var partition: PartitionName
-    public var version: ServerVersion
-    public var schemaVersion: Int
-    public var rows: Int64
-    public var size: Int64
-    public var digest: [UInt8]
-    public var path: String
+package struct ReadyFile: Sendable, Hashable {
+    package var partition: PartitionName
+    package var version: ServerVersion
+    package var schemaVersion: Int
+    package var rows: Int64
+    package var size: Int64
+    package var digest: [UInt8]
+    package var path: String
     /// Its slices compressed, when the cache keeps them (`compress`).
-    public var slices: ReadyFileSlices?
+    package var slices: ReadyFileSlices?
 
     /// The bytes the file and its slices take on disk.
-    public var diskBytes: Int64 { size + (slices?.size ?? 0) }
+    package var diskBytes: Int64 { size + (slices?.size ?? 0) }
 
     /// Removes the file and its slices.
     func remove() {

@@ -69,7 +69,7 @@ struct ReadyFileBuilder: Sendable {
                 try await store.completeState(serverVersion: reader.version, clientFile: nil)
                 try store.close()
             } catch {
-                try? store.close()
+                try? store.close()  // cleanup: the build's error is the one reported; the file is removed
                 throw error
             }
             let file = try finish(building, partition: partition, version: reader.version, schemaVersion: schema.version, rows: done, previous: nil)
@@ -109,7 +109,7 @@ struct ReadyFileBuilder: Sendable {
                     building, partition: current.partition, version: version, schemaVersion: schema.version, rows: rows, previous: current)
                 return .built(file, fromRows: false, entries: entries)
             } catch {
-                try? store.close()
+                try? store.close()  // cleanup: the build's error is the one reported; the file is removed
                 throw error
             }
         } catch {

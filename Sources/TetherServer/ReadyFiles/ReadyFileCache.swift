@@ -8,7 +8,7 @@ import TetherProtocol
 /// queue of builds and checks that ``ReadyFileService`` works through. A bind asks it for a
 /// file; when none is ready it asks for a build and the device gets rows: no device waits for
 /// a build.
-public actor ReadyFileCache {
+package actor ReadyFileCache {
     /// Work for ``ReadyFileService``.
     enum Work: Sendable, Hashable {
         /// Build or bring up to date the partition's file.
@@ -37,7 +37,7 @@ public actor ReadyFileCache {
     /// False until ``load()`` has checked the files a previous run left.
     private(set) var isLoaded = false
 
-    public init(settings: ReadyFileSettings, logger: Logger) {
+    package init(settings: ReadyFileSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
         (work, workContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
@@ -170,20 +170,22 @@ public actor ReadyFileCache {
     private static func scan(_ settings: ReadyFileSettings, logger: Logger) -> [ReadyFile] {
         let manager = FileManager.default
         guard settings.enabled else { return [] }
+        let names: [String]
         do {
             try manager.createDirectory(atPath: settings.cacheDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+            names = try manager.contentsOfDirectory(atPath: settings.cacheDirectory)
         } catch {
-            logger.error("cannot create the ready-file directory; states are sent as rows", metadata: [
+            logger.error("cannot create or read the ready-file directory; states are sent as rows", metadata: [
                 "directory": "\(settings.cacheDirectory)", "error": "\(error)",
             ])
             return []
         }
         var found: [ReadyFile] = []
-        for name in (try? manager.contentsOfDirectory(atPath: settings.cacheDirectory)) ?? [] {
+        for name in names {
             guard let partition = PartitionName(name) else { continue }
             let directory = settings.cacheDirectory + "/" + name
             var newest: ReadyFile? = nil
-            for entry in (try? manager.contentsOfDirectory(atPath: directory)) ?? [] {
+            for entry in (try? manager.contentsOfDirectory(atPath: directory)) ?? [] {  // not a folder: skipped
                 let path = directory + "/" + entry
                 if entry.hasPrefix(".building-") { unlink(path); continue }
                 if entry.hasSuffix(".slices") {
@@ -191,7 +193,7 @@ public actor ReadyFileCache {
                     if !manager.fileExists(atPath: String(path.dropLast(".slices".count)) + ".db") { unlink(path) }
                     continue
                 }
-                let size = (try? manager.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
+                let size = (try? manager.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil  // gone meanwhile: skipped
                 guard let size, let file = ReadyFile.parse(name: entry, partition: partition, directory: directory, size: size) else { continue }
                 if let best = newest, best.version.version >= file.version.version {
                     file.remove()
@@ -201,7 +203,7 @@ public actor ReadyFileCache {
                 newest = file
             }
             guard var file = newest else { continue }
-            if (try? ReadyFileDigest.of(path: file.path)) == file.digest {
+            if (try? ReadyFileDigest.of(path: file.path)) == file.digest {  // unreadable: as not matching, removed below
                 file.slices = slices(of: file, settings, logger: logger)
                 found.append(file)
             } else {

@@ -5,19 +5,21 @@ import TetherProtocol
 /// newer file replacing it in the cache (or an eviction) does not cut a download under way —
 /// the unlinked file lives until its last handle closes. With the file's compressed slices
 /// (``ReadyFileSlices``) when the cache keeps them.
-public final class ReadyFileHandle: Sendable {
-    public let file: ReadyFile
+package final class ReadyFileHandle: Sendable {
+    package let file: ReadyFile
     /// Where the session's download starts (a resumed download: the bytes the device holds).
     let startOffset: Int64
     private let content: ReadOnlyFile
     private let slices: (index: ReadyFileSlices, file: ReadOnlyFile)?
 
     init?(file: ReadyFile, startOffset: Int64) {
+        // Gone or replaced meanwhile: nil, and the device gets rows.
         guard let content = try? ReadOnlyFile(file.path), content.size == file.size else { return nil }
         self.file = file
         self.startOffset = startOffset
         self.content = content
         self.slices = file.slices.flatMap { index in
+            // Slices that do not open: the file's bytes go out as they are.
             (try? ReadOnlyFile(index.path)).flatMap { $0.size == index.size ? (index, $0) : nil }
         }
     }

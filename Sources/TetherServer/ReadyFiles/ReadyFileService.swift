@@ -50,18 +50,25 @@ struct ReadyFileService: Service {
             }
         case .check(let partition, let digest):
             guard let file = await cache.current(partition), file.digest == digest else { return }
-            let actual = try? ReadyFileDigest.of(path: file.path)
+            let actual = try? ReadyFileDigest.of(path: file.path)  // unreadable: as not matching, built again
             if actual != digest {
                 await cache.discard(file, reason: "a device found it does not match its digest; it is built again")
                 await cache.wantBuild(partition, head: file.version.version)
             } else if let slices = file.slices, !slices.matches(filePath: file.path, fileSize: file.size) {
                 // The file is sound, its compressed slices are not: they are written again.
-                let rewritten = try? ReadyFileSlices.build(for: file, previous: nil).slices
-                if rewritten == nil { unlink(slices.path) }
-                await cache.replaceSlices(of: file, with: rewritten)
-                logger.warning("a ready file's compressed slices did not match it; written again", metadata: [
-                    "partition": "\(partition)", "version": "\(file.version.version)",
-                ])
+                do {
+                    let rewritten = try ReadyFileSlices.build(for: file, previous: nil).slices
+                    await cache.replaceSlices(of: file, with: rewritten)
+                    logger.warning("a ready file's compressed slices did not match it; written again", metadata: [
+                        "partition": "\(partition)", "version": "\(file.version.version)",
+                    ])
+                } catch {
+                    unlink(slices.path)
+                    await cache.replaceSlices(of: file, with: nil)
+                    logger.warning(
+                        "a ready file's compressed slices did not match it and cannot be written again; it is sent as it is",
+                        metadata: ["partition": "\(partition)", "version": "\(file.version.version)", "error": "\(error)"])
+                }
             } else {
                 logger.notice("a device refused a ready file that matches its digest here", metadata: [
                     "partition": "\(partition)", "version": "\(file.version.version)",

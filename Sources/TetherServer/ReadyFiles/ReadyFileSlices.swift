@@ -10,18 +10,18 @@ import TetherStore
 /// Layout: the zlib streams one after the other; then the index, per slice its offset (8 bytes)
 /// and length (4 bytes; 0: not kept); then the footer: slice size (4), slice count (4), the
 /// index's offset (8) and the magic `TTHRSLC1`. Integers little-endian.
-public struct ReadyFileSlices: Sendable, Hashable {
-    public struct Entry: Sendable, Hashable {
-        public var offset: Int64
+package struct ReadyFileSlices: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
+        package var offset: Int64
         /// 0: the slice is sent as the file's bytes.
-        public var length: Int
+        package var length: Int
     }
 
-    public var path: String
-    public var sliceBytes: Int
-    public var entries: [Entry]
+    package var path: String
+    package var sliceBytes: Int
+    package var entries: [Entry]
     /// The `.slices` file's own size.
-    public var size: Int64
+    package var size: Int64
 
     static let magic: [UInt8] = Array("TTHRSLC1".utf8)
     static let footerBytes = 24
@@ -111,8 +111,9 @@ public struct ReadyFileSlices: Sendable, Hashable {
     /// The index of the slices kept at `path` for a file of `fileSize` bytes; nil when there
     /// are none or they do not fit that file.
     static func read(path: String, fileSize: Int64) -> ReadyFileSlices? {
-        guard let file = try? ReadOnlyFile(path) else { return nil }
+        guard let file = try? ReadOnlyFile(path) else { return nil }  // none, or unreadable: written again
         let size = file.size
+        // A footer or index that does not read: they do not fit, and are written again.
         guard size >= Int64(footerBytes), let footer = try? file.read(at: size - Int64(footerBytes), count: footerBytes),
             Array(footer[16..<24]) == magic
         else { return nil }
@@ -120,7 +121,7 @@ public struct ReadyFileSlices: Sendable, Hashable {
         guard sliceBytes > 0, sliceBytes <= ProtocolLimits.maxFileSliceBytes,
             Int64(count) == (fileSize + Int64(sliceBytes) - 1) / Int64(sliceBytes),
             indexOffset + Int64(count * entryBytes + footerBytes) == size,
-            let index = try? file.read(at: indexOffset, count: count * entryBytes)
+            let index = try? file.read(at: indexOffset, count: count * entryBytes)  // as above
         else { return nil }
         var entries: [Entry] = []
         entries.reserveCapacity(count)
@@ -135,12 +136,13 @@ public struct ReadyFileSlices: Sendable, Hashable {
     /// Whether every kept slice inflates to the file's bytes at its place (a device refused the
     /// file: the slices are checked with it).
     func matches(filePath: String, fileSize: Int64) -> Bool {
+        // What cannot be read does not match: the slices are written again.
         guard let file = try? ReadOnlyFile(filePath), let kept = try? ReadOnlyFile(path) else { return false }
         for (index, entry) in entries.enumerated() where entry.length > 0 {
             let range = range(of: index, fileSize: fileSize)
-            guard let stream = try? kept.read(at: entry.offset, count: entry.length),
+            guard let stream = try? kept.read(at: entry.offset, count: entry.length),  // as above
                 let bytes = ReadyFileSliceCodec.inflate(stream, fileBytes: Int(range.count)),
-                (try? file.read(at: range.lowerBound, count: Int(range.count))) == bytes
+                (try? file.read(at: range.lowerBound, count: Int(range.count))) == bytes  // as above
             else { return false }
         }
         return true
@@ -161,6 +163,7 @@ private struct Earlier {
     /// Nil without a previous file, without its slices, or with slices of another size.
     init?(_ previous: ReadyFile?) {
         guard let previous, let slices = previous.slices, slices.sliceBytes == ProtocolLimits.targetFileSliceBytes,
+            // Files that do not open: every slice is compressed afresh.
             let file = try? ReadOnlyFile(previous.path), let kept = try? ReadOnlyFile(slices.path)
         else { return nil }
         (self.slices, self.fileSize, self.file, self.kept) = (slices, previous.size, file, kept)

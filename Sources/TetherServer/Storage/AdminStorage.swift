@@ -1,9 +1,9 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// The operator's commands on partitions (the admin API and the console, through
 /// ``ServerControl``): status, snapshots, restores, terminate-sync and online backups.
-public protocol AdminStorage: Sendable {
+package protocol AdminStorage: Sendable {
     func partitions() async throws -> [PartitionStatistics]
     func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord
     /// The partition's snapshots, newest first (the console lists them beside the restore form).
@@ -21,7 +21,7 @@ public protocol AdminStorage: Sendable {
 
 extension AdminStorage {
     /// ``restore(_:to:mode:now:)`` as a rollback: the window it drops stays lost.
-    public func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {
+    package func restore(_ partition: PartitionName, to snapshot: String) async throws -> PartitionHead {
         try await restore(partition, to: snapshot, mode: .rollback, now: Date()).0
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// The device ledger (docs/server.md, "Device ledger"): the last report of every device for
 /// every partition it syncs, keyed by (user, device id, partition), kept by both storages,
 /// shared by the instances of one PostgreSQL, bounded and expiring with the client files.
-public protocol DeviceLedgerStorage: Sendable {
+package protocol DeviceLedgerStorage: Sendable {
     /// Keeps `entries` as they are, each replacing the entry of its user, device and partition,
     /// with no check (the intake's write; tests).
     func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws
@@ -26,31 +26,31 @@ public protocol DeviceLedgerStorage: Sendable {
 }
 
 /// One device's last report for one partition, with the server's times.
-public struct DeviceLedgerEntry: Sendable, Hashable, Codable {
-    public var deviceID: String
-    public var deviceName: String
+package struct DeviceLedgerEntry: Sendable, Hashable, Codable {
+    package var deviceID: String
+    package var deviceName: String
     /// The user whose token the report came with.
-    public var user: String
-    public var release: String
-    public var partition: String
-    public var state: String
-    public var serverVersion: Int64
-    public var clientFile: Int64
-    public var unsyncedChanges: Int64
+    package var user: String
+    package var release: String
+    package var partition: String
+    package var state: String
+    package var serverVersion: Int64
+    package var clientFile: Int64
+    package var unsyncedChanges: Int64
     /// Since when the oldest unsynced change has waited (nil: none unsynced).
-    public var unsyncedSince: Date?
+    package var unsyncedSince: Date?
     /// When the server last acknowledged one of its uploads, as the device counted.
-    public var lastUploadAt: Date?
-    public var lastErrorCode: Int64?
-    public var lastErrorAt: Date?
+    package var lastUploadAt: Date?
+    package var lastErrorCode: Int64?
+    package var lastErrorAt: Date?
     /// Resets so far, by outcome.
-    public var resets: [String: Int64]
+    package var resets: [String: Int64]
     /// Why a reset waits for an operator or for access; nil when none does.
-    public var pendingReset: String?
+    package var pendingReset: String?
     /// When the server received the report.
-    public var reportedAt: Date
+    package var reportedAt: Date
 
-    public init(
+    package init(
         deviceID: String, deviceName: String, user: String, release: String, partition: String, state: String,
         serverVersion: Int64 = 0, clientFile: Int64 = 0, unsyncedChanges: Int64 = 0, unsyncedSince: Date? = nil,
         lastUploadAt: Date? = nil, lastErrorCode: Int64? = nil, lastErrorAt: Date? = nil, resets: [String: Int64] = [:],
@@ -76,7 +76,7 @@ public struct DeviceLedgerEntry: Sendable, Hashable, Codable {
 
     /// The entries of `report` as received at `now` from `user`: the device's ages become times,
     /// a state the server does not know becomes ``otherState``.
-    public static func entries(of report: DeviceReport, user: String, receivedAt now: Date) -> [DeviceLedgerEntry] {
+    package static func entries(of report: DeviceReport, user: String, receivedAt now: Date) -> [DeviceLedgerEntry] {
         report.entries.map { entry in
             DeviceLedgerEntry(
                 deviceID: report.deviceID, deviceName: report.deviceName, user: user, release: report.release,
@@ -89,15 +89,15 @@ public struct DeviceLedgerEntry: Sendable, Hashable, Codable {
     }
 
     /// The states an agent reports (docs/operations.md, "Partition states").
-    public static let agentStates = ["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
+    package static let agentStates = ["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
     /// What the ledger keeps of a state it does not know (a newer agent's, or anything else a
     /// device sends), so that the states shown and counted are a fixed set.
-    public static let otherState = "other"
+    package static let otherState = "other"
     /// Every state an entry may have: ``agentStates`` and ``otherState``.
-    public static let states = agentStates + [otherState]
+    package static let states = agentStates + [otherState]
 
     /// `reported` if an agent has that state, else ``otherState``.
-    public static func ledgerState(_ reported: String) -> String {
+    package static func ledgerState(_ reported: String) -> String {
         agentStates.contains(reported) ? reported : otherState
     }
 
@@ -126,7 +126,7 @@ public struct DeviceLedgerEntry: Sendable, Hashable, Codable {
 
     /// Whether it counts as wedged at `cutoff`: changes unsynced since before it, and no upload
     /// acknowledged since then either.
-    public func isWedged(before cutoff: Date) -> Bool {
+    package func isWedged(before cutoff: Date) -> Bool {
         guard unsyncedChanges > 0, let since = unsyncedSince, since < cutoff else { return false }
         return (lastUploadAt ?? .distantPast) < cutoff
     }
@@ -135,23 +135,29 @@ public struct DeviceLedgerEntry: Sendable, Hashable, Codable {
     var resetsJSON: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
+        // A [String: Int64] always encodes.
         return (try? encoder.encode(resets)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
-    static func resets(fromJSON text: String) -> [String: Int64] {
-        (try? JSONDecoder().decode([String: Int64].self, from: Data(text.utf8))) ?? [:]
+    /// ``resetsJSON`` read back: text that does not decode is corrupt, not "no resets".
+    static func resets(fromJSON text: String) throws(StorageError) -> [String: Int64] {
+        do {
+            return try JSONDecoder().decode([String: Int64].self, from: Data(text.utf8))
+        } catch {
+            throw .corrupt("device_reports")
+        }
     }
 }
 
 /// Which ledger entries `admin devices` lists.
-public struct DeviceQuery: Sendable, Hashable {
-    public var partition: String?
-    public var state: String?
+package struct DeviceQuery: Sendable, Hashable {
+    package var partition: String?
+    package var state: String?
     /// Only entries reported before this (`--stale`).
-    public var reportedBefore: Date?
-    public var limit: Int
+    package var reportedBefore: Date?
+    package var limit: Int
 
-    public init(partition: String? = nil, state: String? = nil, reportedBefore: Date? = nil, limit: Int = 10_000) {
+    package init(partition: String? = nil, state: String? = nil, reportedBefore: Date? = nil, limit: Int = 10_000) {
         self.partition = partition
         self.state = state
         self.reportedBefore = reportedBefore
@@ -160,15 +166,15 @@ public struct DeviceQuery: Sendable, Hashable {
 }
 
 /// What the metrics show of the ledger: no device names, only counts.
-public struct DeviceCounts: Sendable, Hashable {
+package struct DeviceCounts: Sendable, Hashable {
     /// Entries (device and partition) by the state last reported.
-    public var byState: [String: Int]
+    package var byState: [String: Int]
     /// Devices whose last report is older than the stale age.
-    public var staleDevices: Int
+    package var staleDevices: Int
     /// Entries whose unsynced changes have waited longer than the wedged age without an upload.
-    public var wedged: Int
+    package var wedged: Int
 
-    public init(byState: [String: Int] = [:], staleDevices: Int = 0, wedged: Int = 0) {
+    package init(byState: [String: Int] = [:], staleDevices: Int = 0, wedged: Int = 0) {
         self.byState = byState
         self.staleDevices = staleDevices
         self.wedged = wedged

@@ -11,42 +11,42 @@
 ///    already, is refused (`quota`);
 /// 5. a new entry when the ledger holds `maxEntries` is refused (`full`): a report never
 ///    evicts anything.
-public enum DeviceLedgerIntake {
+package enum DeviceLedgerIntake {
     /// Why an entry of a report was not kept: a fixed set, the label values of
     /// `tether_server_device_reports_refused_total{reason}`.
-    public enum Refusal: String, Sendable, Hashable, CaseIterable, Comparable {
+    package enum Refusal: String, Sendable, Hashable, CaseIterable, Comparable {
         case notGranted = "not_granted"
         case unknownPartition = "unknown_partition"
         case quota
         case full
 
-        public static func < (a: Refusal, b: Refusal) -> Bool {
+        package static func < (a: Refusal, b: Refusal) -> Bool {
             allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
         }
     }
 
     /// `[devices] max_entries` and `max_devices_per_user`.
-    public struct Limits: Sendable, Hashable {
-        public var maxEntries: Int
-        public var maxDevicesPerUser: Int
-        public init(maxEntries: Int, maxDevicesPerUser: Int) {
+    package struct Limits: Sendable, Hashable {
+        package var maxEntries: Int
+        package var maxDevicesPerUser: Int
+        package init(maxEntries: Int, maxDevicesPerUser: Int) {
             self.maxEntries = maxEntries
             self.maxDevicesPerUser = maxDevicesPerUser
         }
     }
 
     /// What the storage knows when the report arrives.
-    public struct Facts: Sendable, Hashable {
+    package struct Facts: Sendable, Hashable {
         /// The partitions this user's device already has entries for.
-        public var heldPartitions: Set<String>
+        package var heldPartitions: Set<String>
         /// Of the report's partitions, those the server has.
-        public var knownPartitions: Set<String>
+        package var knownPartitions: Set<String>
         /// Device ids the user holds in the ledger (read only when the device holds none).
-        public var userDevices: Int
+        package var userDevices: Int
         /// Entries in the whole ledger (read only when some entry is new).
-        public var totalEntries: Int
+        package var totalEntries: Int
 
-        public init(heldPartitions: Set<String>, knownPartitions: Set<String>, userDevices: Int = 0, totalEntries: Int = 0) {
+        package init(heldPartitions: Set<String>, knownPartitions: Set<String>, userDevices: Int = 0, totalEntries: Int = 0) {
             self.heldPartitions = heldPartitions
             self.knownPartitions = knownPartitions
             self.userDevices = userDevices
@@ -55,18 +55,18 @@ public enum DeviceLedgerIntake {
     }
 
     /// What is kept and how many entries were refused, by reason.
-    public struct Outcome: Sendable, Hashable {
-        public var kept: [DeviceLedgerEntry] = []
-        public var refused: [Refusal: Int] = [:]
-        public init(kept: [DeviceLedgerEntry] = [], refused: [Refusal: Int] = [:]) {
+    package struct Outcome: Sendable, Hashable {
+        package var kept: [DeviceLedgerEntry] = []
+        package var refused: [Refusal: Int] = [:]
+        package init(kept: [DeviceLedgerEntry] = [], refused: [Refusal: Int] = [:]) {
             self.kept = kept
             self.refused = refused
         }
-        public var refusedCount: Int { refused.values.reduce(0, +) }
+        package var refusedCount: Int { refused.values.reduce(0, +) }
     }
 
     /// The report's entries with one per partition (the last one a report names wins).
-    public static func distinct(_ entries: [DeviceLedgerEntry]) -> [DeviceLedgerEntry] {
+    package static func distinct(_ entries: [DeviceLedgerEntry]) -> [DeviceLedgerEntry] {
         var index: [String: Int] = [:]
         var result: [DeviceLedgerEntry] = []
         for entry in entries {
@@ -81,13 +81,13 @@ public enum DeviceLedgerIntake {
     }
 
     /// Whether ``Facts/totalEntries`` is needed: some entry would be new.
-    public static func addsEntries(_ entries: [DeviceLedgerEntry], held: Set<String>) -> Bool {
+    package static func addsEntries(_ entries: [DeviceLedgerEntry], held: Set<String>) -> Bool {
         entries.contains { !held.contains($0.partition) }
     }
 
     /// Decides one report: `entries` (one user and device, one per partition: ``distinct(_:)``),
     /// `granted` the partitions of them the user has a grant on.
-    public static func decide(_ entries: [DeviceLedgerEntry], granted: Set<String>, facts: Facts, limits: Limits) -> Outcome {
+    package static func decide(_ entries: [DeviceLedgerEntry], granted: Set<String>, facts: Facts, limits: Limits) -> Outcome {
         var outcome = Outcome()
         let newDevice = facts.heldPartitions.isEmpty
         var room = max(0, limits.maxEntries - facts.totalEntries)

@@ -1,5 +1,5 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// The decisions of healing a restored partition from the fleet (docs/client-reset.md,
 /// "Healing a restored server"), written once for both storages, which keep only their SQL.
@@ -9,16 +9,16 @@ public import TetherProtocol
 /// contribution that vouched for it (its current value when none did), with every change
 /// devices made to it since the restore (its *post-restore ops*) folded over that view by the
 /// server-order row rules (``RowChange/write(rowExists:)``).
-public enum HealPlan {
+package enum HealPlan {
     /// A contribution as the storage keeps it (`heal_contributions`).
-    public struct Contribution: Sendable, Hashable {
-        public var viewVersion: Int64
+    package struct Contribution: Sendable, Hashable {
+        package var viewVersion: Int64
         /// The server version of its last heal entry, 0 when it wrote none.
-        public var lastVersion: Int64
-        public var healedChanges: Int64
-        public var isCompleted: Bool
+        package var lastVersion: Int64
+        package var healedChanges: Int64
+        package var isCompleted: Bool
 
-        public init(viewVersion: Int64, lastVersion: Int64, healedChanges: Int64, isCompleted: Bool) {
+        package init(viewVersion: Int64, lastVersion: Int64, healedChanges: Int64, isCompleted: Bool) {
             self.viewVersion = viewVersion
             self.lastVersion = lastVersion
             self.healedChanges = healedChanges
@@ -27,23 +27,23 @@ public enum HealPlan {
     }
 
     /// What the storage read to admit a chunk.
-    public struct Facts: Sendable, Hashable {
+    package struct Facts: Sendable, Hashable {
         /// The partition's record (nil: none).
-        public var record: HealRecord?
+        package var record: HealRecord?
         /// The salt `heal_window` holds for the view's version (nil: none).
-        public var windowSalt: Int64?
+        package var windowSalt: Int64?
         /// This contribution's row, when an earlier chunk made one.
-        public var contribution: Contribution?
+        package var contribution: Contribution?
         /// Whether some row was vouched for by a view older than this one (`heal_rows`
         /// holds a version below the view's).
-        public var hasOlderVouchedRows: Bool
+        package var hasOlderVouchedRows: Bool
         /// The highest `last_version` of the partition's other contributions (0: none).
-        public var otherContributionsHealedUntil: Int64
+        package var otherContributionsHealedUntil: Int64
         /// The salt the partition's current history has at the view's version (nil: none, the
         /// version is past the head or its entry was compacted).
-        public var historySalt: Int64?
+        package var historySalt: Int64?
 
-        public init(
+        package init(
             record: HealRecord?, windowSalt: Int64?, contribution: Contribution?, hasOlderVouchedRows: Bool,
             otherContributionsHealedUntil: Int64, historySalt: Int64? = nil
         ) {
@@ -57,7 +57,7 @@ public enum HealPlan {
     }
 
     /// What to do with a chunk before looking at its rows.
-    public enum Decision: Sendable, Hashable {
+    package enum Decision: Sendable, Hashable {
         /// Answer `notWanted` with this reason (no heal open, or a view outside the window);
         /// nothing is written.
         case notWanted(String)
@@ -74,15 +74,15 @@ public enum HealPlan {
 
     /// A chunk's admission: the decision, and a lost version to note first when the server
     /// does not know the window (``HealRecord/lostUntil`` raised to it), whatever the decision.
-    public struct Admission: Sendable, Hashable {
-        public var decision: Decision
+    package struct Admission: Sendable, Hashable {
+        package var decision: Decision
         /// The record's new ``HealRecord/lostUntil`` (nil: unchanged).
-        public var lostUntil: Int64?
+        package var lostUntil: Int64?
     }
 
     /// The answer a chunk gets without being applied, nil when it is to be applied;
     /// `healedSoFar` is what the contribution's earlier chunks healed.
-    public static func answer(_ decision: Decision, to chunk: HealChunk, healedSoFar: Int64) -> HealReply? {
+    package static func answer(_ decision: Decision, to chunk: HealChunk, healedSoFar: Int64) -> HealReply? {
         func reply(_ outcome: HealReply.Outcome, _ count: Int64, _ reason: String = "") -> HealReply {
             HealReply(session: chunk.session, contribution: chunk.contribution, outcome: outcome, healedChanges: count, reason: reason)
         }
@@ -96,7 +96,7 @@ public enum HealPlan {
     }
 
     /// Steps 1–4 of a chunk's admission.
-    public static func admit(_ chunk: HealChunk, _ facts: Facts) -> Admission {
+    package static func admit(_ chunk: HealChunk, _ facts: Facts) -> Admission {
         guard let record = facts.record else { return Admission(decision: .notWanted("no heal is open"), lostUntil: nil) }
         guard record.isHealing else {
             return Admission(decision: .notWanted(record.mode == .rollback ? "the restore was a rollback" : "the heal is closed"), lostUntil: nil)
@@ -141,7 +141,7 @@ public enum HealPlan {
     }
 
     /// What a chunk's row does (step 6).
-    public enum RowDecision: Sendable, Hashable {
+    package enum RowDecision: Sendable, Hashable {
         /// A view at least as new vouched for it already (or the row is unknown): nothing.
         case skip
         /// The view now vouches for the row (`heal_rows` gets the view's version), and the
@@ -154,7 +154,7 @@ public enum HealPlan {
     /// that vouched for the row so far (`heal_rows`, else ``HealRecord/healedTo``),
     /// `postRestoreOps` the row's changes since the restore in version order, `current` the
     /// row in the state now (nil: absent).
-    public static func row(
+    package static func row(
         _ change: RowChange, view: Int64, vouched: Int64, postRestoreOps: [RowChange], current: [String: FieldValue]?
     ) -> RowDecision {
         guard vouched < view else { return .skip }
@@ -164,18 +164,18 @@ public enum HealPlan {
     }
 
     /// What a chunk's rows do (step 6 for each).
-    public struct ChunkWrites: Sendable, Hashable {
+    package struct ChunkWrites: Sendable, Hashable {
         /// The rows the view now vouches for: `heal_rows` gets the view's version.
-        public var vouched: [RowID] = []
+        package var vouched: [RowID] = []
         /// The writes that put the view back: one history entry (none when empty).
-        public var writes: [RowChange] = []
+        package var writes: [RowChange] = []
     }
 
     /// Step 6 for a chunk of view `view`: its `rows` (skipping keys in `unknown`, this
     /// contribution's unknown keys), with `vouched` (`heal_rows` of the rows; a row missing
     /// from it was vouched by `healedTo`), the rows' `postRestoreOps` and `current` state
     /// (present rows only). A key listed twice counts once.
-    public static func chunk(
+    package static func chunk(
         _ rows: Changeset, view: Int64, unknown: Set<RowID>, vouched: [RowID: Int64], healedTo: Int64,
         postRestoreOps: [RowID: [RowChange]], current: [RowID: [String: FieldValue]]
     ) -> ChunkWrites {
@@ -194,11 +194,11 @@ public enum HealPlan {
     }
 
     /// A row of the state: its table and key.
-    public struct RowID: Sendable, Hashable {
-        public var table: String
-        public var key: RowKey
+    package struct RowID: Sendable, Hashable {
+        package var table: String
+        package var key: RowKey
 
-        public init(table: String, key: RowKey) {
+        package init(table: String, key: RowKey) {
             self.table = table
             self.key = key
         }
@@ -206,7 +206,7 @@ public enum HealPlan {
 
     /// The post-restore ops of `rows`: their changes in `entries` (the history entries after
     /// the restored version that devices uploaded, oldest first), in order.
-    public static func postRestoreOps(of rows: Set<RowID>, in entries: [Changeset]) -> [RowID: [RowChange]] {
+    package static func postRestoreOps(of rows: Set<RowID>, in entries: [Changeset]) -> [RowID: [RowChange]] {
         var ops: [RowID: [RowChange]] = [:]
         for entry in entries {
             for change in entry.changes {
@@ -218,14 +218,14 @@ public enum HealPlan {
     }
 
     /// `ops` applied in order to `row` by the row rules (nil: absent).
-    public static func fold(_ ops: [RowChange], over row: [String: FieldValue]?) -> [String: FieldValue]? {
+    package static func fold(_ ops: [RowChange], over row: [String: FieldValue]?) -> [String: FieldValue]? {
         ops.reduce(row) { row, op in op.write(rowExists: row != nil).applied(to: row) }
     }
 
     /// The change that turns `current` into `target` (nil: none needed): an insert carrying
     /// every column of a row that is absent now, an update of the fields that differ (a column
     /// left out of a row is null), a delete.
-    public static func write(table: String, key: RowKey, from current: [String: FieldValue]?, to target: [String: FieldValue]?) -> RowChange? {
+    package static func write(table: String, key: RowKey, from current: [String: FieldValue]?, to target: [String: FieldValue]?) -> RowChange? {
         switch (current, target) {
         case (nil, nil): return nil
         case (nil, let target?): return .insert(table, key, target)
@@ -241,7 +241,7 @@ public enum HealPlan {
     }
 
     /// How `heal_rows` and the record change when a contribution of view `view` completes (step 7).
-    public enum Completion: Sendable, Hashable {
+    package enum Completion: Sendable, Hashable {
         /// The view is the newest (or as new as the newest): rows it did not vouch for (its
         /// unknown ones) keep `previousHealedTo` explicitly; rows vouched below it are now
         /// implicitly vouched by it (their `heal_rows` go); ``HealRecord/healedTo`` becomes
@@ -254,12 +254,12 @@ public enum HealPlan {
 
     /// Step 7's case for a view (a view as new as ``HealRecord/healedTo`` raises: its rows
     /// vouched below it go, as for a newer one).
-    public static func completion(view: Int64, healedTo: Int64) -> Completion {
+    package static func completion(view: Int64, healedTo: Int64) -> Completion {
         view >= healedTo ? .raise(previousHealedTo: healedTo) : .lower
     }
 
     /// The record after a contribution of view `view` completed.
-    public static func completed(_ record: HealRecord, view: Int64) -> HealRecord {
+    package static func completed(_ record: HealRecord, view: Int64) -> HealRecord {
         var record = record
         record.healedTo = max(record.healedTo, view)
         record.devices += 1
@@ -268,7 +268,7 @@ public enum HealPlan {
 
     /// The record a restore (or a device ahead, or a restored backup) leaves for `window`.
     /// A rollback's record is closed at once.
-    public static func record(
+    package static func record(
         _ partition: PartitionName, window: LostWindow, mode: RestoreMode, origin: HealRecord.Origin, now: Date
     ) -> HealRecord {
         HealRecord(
@@ -278,7 +278,7 @@ public enum HealPlan {
     }
 
     /// Whether a restore from `before` to `snapshot` lost versions (then it leaves a record).
-    public static func losesWindow(before: PartitionHead, snapshot: ServerVersion) -> Bool {
+    package static func losesWindow(before: PartitionHead, snapshot: ServerVersion) -> Bool {
         before.latest.version > snapshot.version
     }
 
@@ -287,7 +287,7 @@ public enum HealPlan {
     /// a rollback when it is not (a snapshot taken before an earlier restore went back past it,
     /// or whose history was compacted). The devices then hold another line than the snapshot's,
     /// and the server cannot tell what they give back from what the snapshot replaces.
-    public static func effectiveMode(_ asked: RestoreMode, keepsHistory: Bool) -> RestoreMode {
+    package static func effectiveMode(_ asked: RestoreMode, keepsHistory: Bool) -> RestoreMode {
         keepsHistory ? asked : .rollback
     }
 }

@@ -14,11 +14,11 @@ extension HealRecord {
         case closedAt = "closed_at"
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         func date(_ key: CodingKeys) throws -> Date? {
             guard let text = try c.decodeIfPresent(String.self, forKey: key) else { return nil }
-            guard let date = try? Date(text, strategy: .iso8601) else {
+            guard let date = try? Date(text, strategy: .iso8601) else {  // the error thrown below names the key
                 throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "\(text.debugDescription) is not an RFC 3339 time")
             }
             return date
@@ -32,7 +32,7 @@ extension HealRecord {
             closedAt: try date(.closedAt))
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(partition, forKey: .partition)
         try c.encode(mode, forKey: .mode)

@@ -3,12 +3,12 @@ import Foundation
 /// What the server knows about the window of history a restore lost in one partition, and
 /// how far devices have given it back (docs/client-reset.md, "Healing a restored server").
 /// One per partition: a later restore replaces it.
-public struct HealRecord: Sendable, Hashable, Codable {
+package struct HealRecord: Sendable, Hashable, Codable {
     /// How the lost window is handled (``RestoreMode``).
-    public typealias Mode = RestoreMode
+    package typealias Mode = RestoreMode
 
     /// How the server learned of the lost window.
-    public enum Origin: String, Sendable, Hashable, Codable, CaseIterable {
+    package enum Origin: String, Sendable, Hashable, Codable, CaseIterable {
         /// `tether-server admin restore PARTITION SNAPSHOT`.
         case snapshotRestore = "restore"
         /// `tether-server restore-backup`.
@@ -17,27 +17,27 @@ public struct HealRecord: Sendable, Hashable, Codable {
         case devicesAhead = "devices-ahead"
     }
 
-    public var partition: String
-    public var mode: Mode
-    public var origin: Origin
+    package var partition: String
+    package var mode: Mode
+    package var origin: Origin
     /// The version the partition was restored to (A): history after it is the window.
-    public var restoredTo: Int64
+    package var restoredTo: Int64
     /// The highest version known lost (B): the history's end before the restore when the
     /// server knew it, else the highest version a device reported.
-    public var lostUntil: Int64
+    package var lostUntil: Int64
     /// The highest view put back so far (``restoredTo`` until a device contributed).
-    public var healedTo: Int64
+    package var healedTo: Int64
     /// Contributions completed (one per device reset that contributed).
-    public var devices: Int
+    package var devices: Int
     /// Rows changed on the server by heals.
-    public var healedChanges: Int64
+    package var healedChanges: Int64
     /// Whether the server knows the salts of the lost versions (then a view must match one).
-    public var windowKnown: Bool
-    public var openedAt: Date
+    package var windowKnown: Bool
+    package var openedAt: Date
     /// When an operator closed it (`admin heal-done`) or a later restore replaced it; nil while open.
-    public var closedAt: Date?
+    package var closedAt: Date?
 
-    public init(
+    package init(
         partition: String, mode: Mode, origin: Origin, restoredTo: Int64, lostUntil: Int64, healedTo: Int64,
         devices: Int, healedChanges: Int64, windowKnown: Bool, openedAt: Date, closedAt: Date?
     ) {
@@ -55,17 +55,17 @@ public struct HealRecord: Sendable, Hashable, Codable {
     }
 
     /// Devices' views are wanted: a heal, not closed.
-    public var isHealing: Bool { mode == .heal && closedAt == nil }
+    package var isHealing: Bool { mode == .heal && closedAt == nil }
 }
 
 /// A lost window as a restore found it: the history's end before the restore, and the salts
 /// of the lost versions it still had (empty when none were retained).
-public struct LostWindow: Sendable, Hashable {
-    public var restoredTo: Int64
-    public var lostUntil: Int64
-    public var salts: [Int64: Int64]
+package struct LostWindow: Sendable, Hashable {
+    package var restoredTo: Int64
+    package var lostUntil: Int64
+    package var salts: [Int64: Int64]
 
-    public init(restoredTo: Int64, lostUntil: Int64, salts: [Int64: Int64]) {
+    package init(restoredTo: Int64, lostUntil: Int64, salts: [Int64: Int64]) {
         self.restoredTo = restoredTo
         self.lostUntil = lostUntil
         self.salts = salts

@@ -1,11 +1,11 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// Healing from the fleet (docs/client-reset.md, "Healing a restored server"): the heal
 /// records a restore (``AdminStorage/restore(_:to:mode:now:)``) or a device bound ahead of the
 /// history opens, the devices' contributions, and the operator's `heal-done`. ``SyncService``
 /// (devices ahead, heal chunks) and ``ServerControl`` (status, heal-done) hold it.
-public protocol HealStorage: Sendable {
+package protocol HealStorage: Sendable {
     /// Opens (or replaces) the partition's heal record for `window`; used when a device binds
     /// ahead of the history. Returns the record now stored.
     func openHeal(_ partition: PartitionName, window: LostWindow, mode: RestoreMode, origin: HealRecord.Origin, now: Date) async throws -> HealRecord

@@ -1,4 +1,4 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// The one rule that ties a partition's head to its retained history, and the only place
 /// that decides how an operation that moves the head keeps it (docs/server.md, "History").
@@ -15,14 +15,14 @@ public import TetherProtocol
 /// store at that version carries. Integration appends `latest + 1` and compaction moves
 /// `base` to a retained entry, so both keep it by construction; a restore is the operation
 /// that needs a decision, made by ``restore(current:snapshot:saltInRetainedHistory:)``.
-public enum HistoryInvariant {
+package enum HistoryInvariant {
     /// What a restore to a snapshot leaves.
-    public struct RestorePlan: Sendable, Hashable {
+    package struct RestorePlan: Sendable, Hashable {
         /// The partition's new head: always `latest == snapshot`.
-        public var head: PartitionHead
+        package var head: PartitionHead
         /// True: entries up to the snapshot's version stay (they are the snapshot's own
         /// lineage). False: every entry goes and the snapshot's version becomes the base.
-        public var keepsHistory: Bool
+        package var keepsHistory: Bool
     }
 
     /// A restore to a snapshot taken at `snapshot`.
@@ -35,7 +35,7 @@ public enum HistoryInvariant {
     /// the snapshot's version becomes the base: devices at that exact version bind, devices
     /// before it are told their history was compacted (222), devices elsewhere that their
     /// history diverged (211). Either way one reset brings a device to a version that binds.
-    public static func restore(current: PartitionHead, snapshot: ServerVersion, saltInRetainedHistory: Int64?) -> RestorePlan {
+    package static func restore(current: PartitionHead, snapshot: ServerVersion, saltInRetainedHistory: Int64?) -> RestorePlan {
         let sameLineage = snapshot.version >= current.base.version && saltInRetainedHistory == snapshot.salt
         if sameLineage {
             return RestorePlan(head: PartitionHead(latest: snapshot, base: current.base), keepsHistory: true)
@@ -45,7 +45,7 @@ public enum HistoryInvariant {
 
     /// What is wrong with `head` and the retained `history` (versions oldest first); empty
     /// when the invariant holds.
-    public static func violations(head: PartitionHead, history: [ServerVersion]) -> [String] {
+    package static func violations(head: PartitionHead, history: [ServerVersion]) -> [String] {
         var problems: [String] = []
         let (latest, base) = (head.latest, head.base)
         if base.version > latest.version {
@@ -68,14 +68,14 @@ public enum HistoryInvariant {
     /// The head of a partition whose history broke the invariant (a database written by a
     /// version that restored forward without it): the history is dropped and the latest
     /// version becomes the base, so the state a device downloads binds again.
-    public static func repaired(_ head: PartitionHead) -> PartitionHead {
+    package static func repaired(_ head: PartitionHead) -> PartitionHead {
         PartitionHead(latest: head.latest, base: head.latest)
     }
 
     /// What repairing partition `name` means, with `head` and its retained `history`: nil when
     /// the invariant holds; else the problems found and the ``repaired(_:)`` head, which a
     /// storage writes after dropping the partition's history.
-    public static func repair(_ name: String, head: PartitionHead, history: [ServerVersion]) -> HistoryRepair? {
+    package static func repair(_ name: String, head: PartitionHead, history: [ServerVersion]) -> HistoryRepair? {
         let problems = violations(head: head, history: history)
         guard !problems.isEmpty else { return nil }
         return HistoryRepair(partition: name, problems: problems, head: repaired(head))

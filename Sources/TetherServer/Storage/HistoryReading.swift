@@ -1,12 +1,12 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// What a download reads of a partition: its head, the salt of a retained version, its epoch,
 /// its whole state, its history after a version, and how much of a device's uploads that
 /// history holds. ``SessionStreamer`` (a session's state and downloads) and
 /// ``ReadyFileBuilder`` (a ready file, built as a download reads) hold it; a bind reads the
 /// head, salts and epoch through it.
-public protocol HistoryReading: Sendable {
+package protocol HistoryReading: Sendable {
     /// nil when the partition has never been bound.
     func head(of partition: PartitionName) async throws -> PartitionHead?
     /// The salt of `version` when it is in the retained history (or is the base or zero).

@@ -1,10 +1,10 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// The storage's chores: the histories checked and repaired at start, every partition's
 /// latest version for ``PartitionSummary``, compaction and the expiry of client files (the
 /// app at start, ``CompactionService`` and the admin API through ``ServerControl``).
-public protocol HousekeepingStorage: Sendable {
+package protocol HousekeepingStorage: Sendable {
     /// Checks every partition's head against its retained history (``HistoryInvariant``) and
     /// repairs one that breaks it (written by a version that restored forward without the
     /// invariant): its history is dropped and its latest version becomes the base.

@@ -35,7 +35,7 @@ final class IdleDownloadConnections: Sendable {
             }
             return (idle.popLast()?.connection, stale)
         }
-        for connection in stale { try? await connection.close() }
+        for connection in stale { try? await connection.close() }  // idle, outside a transaction: nothing to lose
         return connection
     }
 
@@ -47,7 +47,7 @@ final class IdleDownloadConnections: Sendable {
             idle.append(Idle(connection: connection, since: .now))
             return true
         }
-        if !kept { try? await connection.close() }
+        if !kept { try? await connection.close() }  // its transaction ended: nothing to lose
     }
 
     /// Closes every waiting connection (shutdown).
@@ -56,6 +56,6 @@ final class IdleDownloadConnections: Sendable {
             defer { idle.removeAll() }
             return idle.map(\.connection)
         }
-        for connection in all { try? await connection.close() }
+        for connection in all { try? await connection.close() }  // idle, at shutdown: nothing to lose
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// What a bind and an upload write: the client files (read, registered, touched) and the
 /// integration of uploads into state and history. ``SyncService`` holds it.
-public protocol IntegrationStorage: Sendable {
+package protocol IntegrationStorage: Sendable {
     func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord?
     /// Creates the partition when needed and a new client file with a fresh id and salt.
     func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead)
@@ -31,19 +31,19 @@ public protocol IntegrationStorage: Sendable {
 
 /// Uploads without a session salt (tests and tools; an agent older than protocol 3).
 extension IntegrationStorage {
-    public func integrate(
+    package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date
     ) async throws -> IntegrationOutcome {
         try await integrate(uploads, from: clientFile, uploadSalt: 0, into: partition, now: now)
     }
 
-    public func integrate(
+    package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date, epoch: Int64
     ) async throws -> IntegrationOutcome {
         try await integrate(uploads, from: clientFile, uploadSalt: 0, into: partition, now: now, epoch: epoch)
     }
 
-    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
+    package func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date) async throws {
         try await touchClientFile(id, of: partition, now: now, confirmedVersion: 0)
     }
 }

@@ -3,7 +3,7 @@
 /// writes it (and re-reads it when another instance changed it), a bind re-reads the flags
 /// where other instances share the storage, and `/healthz` and the watchdog read the flags to
 /// know the storage answers.
-public protocol PolicyStorage: Sendable {
+package protocol PolicyStorage: Sendable {
     func flags() async throws -> ServerFlags
     func setFlags(_ flags: ServerFlags) async throws
     func schemaHistory() async throws -> [SchemaRecord]

@@ -1,14 +1,14 @@
 import Foundation
 import Logging
 import PostgresNIO
-public import TetherProtocol
+import TetherProtocol
 
 extension PostgresServerStorage {
     /// Also increments every partition's epoch under its row lock (in id order, as compaction
     /// takes them): an upload or history read of a session bound before this, on any instance,
     /// is refused with ``StorageError/fenced`` from the commit on — also one whose bind raced
     /// this command and registered a client file after the client files were forgotten.
-    public func terminateSync() async throws -> Int {
+    package func terminateSync() async throws -> Int {
         try await transaction { connection in
             try await connection.guardedQuery("SELECT id FROM partitions ORDER BY id FOR UPDATE", logger: self.logger)
             try await connection.guardedQuery("UPDATE partitions SET epoch = epoch + 1", logger: self.logger)
@@ -25,7 +25,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord {
+    package func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord {
         try await transaction { connection in
             let logger = self.logger
             // The partition's lock: no upload commits between the copies of state and client files.
@@ -49,7 +49,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func restore(
+    package func restore(
         _ partition: PartitionName, to snapshot: String, mode: RestoreMode, now: Date
     ) async throws -> (PartitionHead, HealRecord?) {
         try await transaction { connection in
@@ -109,7 +109,7 @@ extension PostgresServerStorage {
     }
 
     /// One instance compacts at a time (an advisory lock); each partition under its row lock.
-    public func compact(olderThan cutoff: Date) async throws -> CompactionReport {
+    package func compact(olderThan cutoff: Date) async throws -> CompactionReport {
         try await transaction { connection in
             let logger = self.logger
             try await connection.guardedQuery("SELECT pg_advisory_xact_lock(\(Self.compactionLock))", logger: logger)
@@ -159,7 +159,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func partitions() async throws -> [PartitionStatistics] {
+    package func partitions() async throws -> [PartitionStatistics] {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 var result: [PartitionStatistics] = []
@@ -188,7 +188,7 @@ extension PostgresServerStorage {
 }
 
 extension PostgresServerStorage {
-    public func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord] {
+    package func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord] {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 let rows = try await connection.guardedQuery(

@@ -2,12 +2,12 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
-public import TetherProtocol
+import TetherProtocol
 
 /// Healing from the fleet in the PostgreSQL storage: the SQL around ``HealPlan``'s decisions.
 /// Every change takes the partition's row lock first, as integration does.
 extension PostgresServerStorage {
-    public func openHeal(
+    package func openHeal(
         _ partition: PartitionName, window: LostWindow, mode: RestoreMode, origin: HealRecord.Origin, now: Date
     ) async throws -> HealRecord {
         try await transaction { connection in
@@ -18,14 +18,14 @@ extension PostgresServerStorage {
         }
     }
 
-    public func noteLostVersion(_ version: Int64, of partition: PartitionName) async throws {
+    package func noteLostVersion(_ version: Int64, of partition: PartitionName) async throws {
         try await transaction { connection in
             guard let p = try await Self.partitionRow(partition, lock: true, connection, self.logger) else { return }
             try await Self.noteLostVersion(version, partitionID: p.id, connection, self.logger)
         }
     }
 
-    public func heal(of partition: PartitionName) async throws -> HealRecord? {
+    package func heal(of partition: PartitionName) async throws -> HealRecord? {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 try await Self.heals(where: "p.name = $1", partition.rawValue, connection, logger).first
@@ -33,7 +33,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? {
+    package func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 for try await salt in try await connection.guardedQuery(
@@ -49,13 +49,13 @@ extension PostgresServerStorage {
         }
     }
 
-    public func heals() async throws -> [HealRecord] {
+    package func heals() async throws -> [HealRecord] {
         try await withStorageErrors {
             try await client.withConnection { connection in try await Self.heals(where: nil, nil, connection, logger) }
         }
     }
 
-    public func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord {
+    package func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord {
         try await transaction { connection in
             guard let p = try await Self.partitionRow(partition, lock: true, connection, self.logger),
                 var record = try await Self.heal(partitionID: p.id, connection, self.logger), record.closedAt == nil
@@ -66,7 +66,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func contributeHeal(_ chunk: HealChunk, into partition: PartitionName, now: Date, epoch: Int64) async throws -> HealReply {
+    package func contributeHeal(_ chunk: HealChunk, into partition: PartitionName, now: Date, epoch: Int64) async throws -> HealReply {
         try await transaction { connection in
             let logger = self.logger
             func reply(_ outcome: HealReply.Outcome, _ count: Int64, _ reason: String = "") -> HealReply {

@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-public import TetherProtocol
+import TetherProtocol
 
 /// The history invariant (``HistoryInvariant``) in the PostgreSQL storage, as in the SQLite one:
 /// checked inside every transaction that moves a head other than by appending (restore,
@@ -39,7 +39,7 @@ extension PostgresServerStorage {
         guard problems.isEmpty else { throw StorageError.corrupt("partition history: \(problems.joined(separator: "; "))") }
     }
 
-    public func repairHistories() async throws -> [HistoryRepair] {
+    package func repairHistories() async throws -> [HistoryRepair] {
         try await transaction { connection in
             let logger = self.logger
             var names: [String] = []
@@ -66,7 +66,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func historyProblems(of partition: PartitionName) async throws -> [String] {
+    package func historyProblems(of partition: PartitionName) async throws -> [String] {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 guard let p = try await Self.partitionRow(partition, connection, logger) else { return [] }

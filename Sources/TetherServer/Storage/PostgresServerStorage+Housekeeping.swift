@@ -2,7 +2,7 @@ import Foundation
 import PostgresNIO
 
 extension PostgresServerStorage {
-    public func latestVersions() async throws -> [String: Int64] {
+    package func latestVersions() async throws -> [String: Int64] {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 var versions: [String: Int64] = [:]
@@ -13,7 +13,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func expireClientFiles(lastSeenBefore cutoff: Date, bound: [Int64], now: Date) async throws -> Int {
+    package func expireClientFiles(lastSeenBefore cutoff: Date, bound: [Int64], now: Date) async throws -> Int {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 if !bound.isEmpty {

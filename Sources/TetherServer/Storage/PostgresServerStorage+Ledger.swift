@@ -4,12 +4,12 @@ import PostgresNIO
 import TetherProtocol
 
 extension PostgresServerStorage {
-    public func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws {
+    package func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws {
         guard !entries.isEmpty else { return }
         try await transaction { connection in try await Self.upsert(entries, connection, self.logger) }
     }
 
-    public func admitDeviceReport(
+    package func admitDeviceReport(
         _ entries: [DeviceLedgerEntry], granted: Set<String>, limits: DeviceLedgerIntake.Limits
     ) async throws -> DeviceLedgerIntake.Outcome {
         let entries = DeviceLedgerIntake.distinct(entries)
@@ -70,7 +70,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry] {
+    package func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry] {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 let before = query.reportedBefore?.timeIntervalSince1970
@@ -90,7 +90,7 @@ extension PostgresServerStorage {
                     (String, String, String, String, String, String, Int64, Int64, Int64, Double?, Double?, Int64?, Double?, String,
                      String?, Double).self)
                 {
-                    entries.append(DeviceLedgerEntry(
+                    try entries.append(DeviceLedgerEntry(
                         deviceID: row.0, deviceName: row.2, user: row.3, release: row.4, partition: row.1, state: row.5,
                         serverVersion: row.6, clientFile: row.7, unsyncedChanges: row.8,
                         unsyncedSince: row.9.map(Date.init(timeIntervalSince1970:)), lastUploadAt: row.10.map(Date.init(timeIntervalSince1970:)),
@@ -103,7 +103,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts {
+    package func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 var counts = DeviceCounts()
@@ -129,7 +129,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int {
+    package func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int {
         try await transaction { connection in
             var removed = 0
             let aged = try await connection.guardedQuery(

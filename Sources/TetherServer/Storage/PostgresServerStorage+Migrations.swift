@@ -182,7 +182,7 @@ extension PostgresServerStorage {
 
     /// Brings the database to the newest layout; returns the versions applied now.
     @discardableResult
-    public func migrate() async throws -> [Int] {
+    package func migrate() async throws -> [Int] {
         try await transaction { connection in
             try await connection.guardedQuery("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
             try await connection.guardedQuery(

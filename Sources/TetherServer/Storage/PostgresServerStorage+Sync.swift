@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
-public import TetherProtocol
+import TetherProtocol
 
 extension PostgresServerStorage {
     /// The partition's row; `lock` takes the row lock every change to the partition takes first.
@@ -37,13 +37,13 @@ extension PostgresServerStorage {
         return row
     }
 
-    public func head(of partition: PartitionName) async throws -> PartitionHead? {
+    package func head(of partition: PartitionName) async throws -> PartitionHead? {
         try await withStorageErrors {
             try await client.withConnection { connection in try await Self.partitionRow(partition, connection, logger)?.head }
         }
     }
 
-    public func salt(of partition: PartitionName, version: Int64) async throws -> Int64? {
+    package func salt(of partition: PartitionName, version: Int64) async throws -> Int64? {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 try await Self.retainedSalt(of: version, in: try await Self.partitionRow(partition, connection, logger), connection, logger)
@@ -51,7 +51,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord? {
+    package func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord? {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 let rows = try await connection.guardedQuery(
@@ -72,14 +72,14 @@ extension PostgresServerStorage {
         }
     }
 
-    public func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
+    package func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
         let (identity, head, _) = try await registerClientFileWithEpoch(in: partition, now: now)
         return (identity, head)
     }
 
     /// The partition's row (and so its epoch) is read in the registration's transaction: a new
     /// device's bind makes one round trip for both.
-    public func registerClientFileWithEpoch(in partition: PartitionName, now: Date) async throws -> (
+    package func registerClientFileWithEpoch(in partition: PartitionName, now: Date) async throws -> (
         ClientFileIdentity, PartitionHead, epoch: Int64
     ) {
         try await transaction { connection in
@@ -95,7 +95,7 @@ extension PostgresServerStorage {
         }
     }
 
-    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
+    package func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 try await connection.guardedQuery(
@@ -110,19 +110,19 @@ extension PostgresServerStorage {
     /// Integrates under the lock on the partition's row: versions follow each other in commit
     /// order on every instance. Rows are read and written in batches (`unnest`), whatever the
     /// upload's size: a handful of round trips per upload.
-    public func integrate(
+    package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
     ) async throws -> IntegrationOutcome {
         try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: nil)
     }
 
-    public func integrate(
+    package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
     ) async throws -> IntegrationOutcome {
         try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: epoch)
     }
 
-    public func epoch(of partition: PartitionName) async throws -> Int64 {
+    package func epoch(of partition: PartitionName) async throws -> Int64 {
         try await withStorageErrors {
             try await client.withConnection { connection in try await Self.partitionRow(partition, connection, logger)?.epoch ?? 0 }
         }
@@ -255,11 +255,11 @@ extension PostgresServerStorage {
         }
     }
 
-    public func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
+    package func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
         try await history(of: partition, after: version, maxEntries: maxEntries, maxBytes: maxBytes, fence: nil)
     }
 
-    public func history(
+    package func history(
         of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int, epoch: Int64
     ) async throws -> [HistoryEntry] {
         try await history(of: partition, after: version, maxEntries: maxEntries, maxBytes: maxBytes, fence: epoch)
@@ -318,7 +318,7 @@ extension PostgresServerStorage {
         return entries
     }
 
-    public func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64 {
+    package func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64 {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 guard let p = try await Self.partitionRow(partition, connection, logger) else { return 0 }
@@ -345,13 +345,13 @@ extension PostgresServerStorage {
         }
     }
 
-    public var stateDownloads: (reading: Int, waiting: Int)? {
+    package var stateDownloads: (reading: Int, waiting: Int)? {
         (downloadSlots.inUse, downloadSlots.waitingCount)
     }
 
     /// Waits for one of the instance's download slots first (``DownloadSlots``); the reader
     /// gives it back when it is closed or dropped.
-    public func openState(of partition: PartitionName) async throws -> any StateReader {
+    package func openState(of partition: PartitionName) async throws -> any StateReader {
         try await downloadSlots.acquire()
         do {
             return try await PostgresStateReader.open(self, partition: partition, slots: downloadSlots)

@@ -1,9 +1,9 @@
 import Foundation
-public import Logging
+import Logging
 import NIOCore
 import NIOSSL
 import PostgresNIO
-public import ServiceLifecycle
+import ServiceLifecycle
 import Synchronization
 import TetherProtocol
 
@@ -18,14 +18,14 @@ import TetherProtocol
 ///
 /// The connection pool (`PostgresClient`) does its work in ``run()``: run it as a Service (or in
 /// a task) before calling anything else. Every method that returns has committed.
-public final class PostgresServerStorage: ServerStorage, Service {
+package final class PostgresServerStorage: ServerStorage, Service {
     let client: PostgresClient
     let connectionConfiguration: PostgresConnection.Configuration
     /// Bounds the state downloads in progress (each holds a connection of its own).
     let downloadSlots: DownloadSlots
     /// Download connections between downloads, for the next one.
     let idleDownloadConnections: IdleDownloadConnections
-    public let location: PostgresLocation
+    package let location: PostgresLocation
     let logger: Logger
 
     /// - Parameters:
@@ -34,7 +34,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
     ///     notifications).
     ///   - maximumStateDownloads: state downloads read at once; more wait for a slot
     ///     (`[storage] max_state_downloads`).
-    public init(
+    package init(
         location: PostgresLocation, password: Secret?, maximumConnections: Int = 16,
         maximumStateDownloads: Int = StorageConfiguration.defaultMaxStateDownloads, logger: Logger
     ) throws {
@@ -76,16 +76,16 @@ public final class PostgresServerStorage: ServerStorage, Service {
 
     /// Runs the connection pool until the task is cancelled or a graceful shutdown, then closes
     /// the download connections kept between downloads.
-    public func run() async {
+    package func run() async {
         await client.run()
         await idleDownloadConnections.closeAll()
     }
 
     /// The pool closes when ``run()`` ends; nothing to do here.
-    public func close() async throws {}
+    package func close() async throws {}
 
     /// Connects once and asks the server for its version (`tether-server --check-config`).
-    public static func check(_ location: PostgresLocation, password: Secret?, logger: Logger) async throws -> String {
+    package static func check(_ location: PostgresLocation, password: Secret?, logger: Logger) async throws -> String {
         let storage = try PostgresServerStorage(location: location, password: password, maximumConnections: 1, logger: logger)
         let connection = try await storage.connect()
         do {
@@ -94,23 +94,23 @@ public final class PostgresServerStorage: ServerStorage, Service {
                 for try await version in rows.decode(String.self) { return version }
                 return "unknown version"
             }
-            try? await connection.close()
+            try? await connection.close()  // the version is read: a failed close loses nothing
             return version
         } catch {
-            try? await connection.close()
+            try? await connection.close()  // cleanup: the query's error is the one reported
             throw error
         }
     }
 
     /// `pg_dump` is the backup of a PostgreSQL deployment; `admin backup` cannot copy it.
-    public func backup(to path: String) async throws {
+    package func backup(to path: String) async throws {
         throw StorageError.unavailable(
             "admin backup copies SQLite storage only; back up PostgreSQL with pg_dump or base backups (docs/server.md)")
     }
 
     // MARK: Flags
 
-    public func flags() async throws -> ServerFlags {
+    package func flags() async throws -> ServerFlags {
         try await withStorageErrors {
             try await client.withConnection { connection in try await Self.readFlags(connection, logger) }
         }
@@ -124,7 +124,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
         return ServerFlags(meta: values)
     }
 
-    public func setFlags(_ flags: ServerFlags) async throws {
+    package func setFlags(_ flags: ServerFlags) async throws {
         try await transaction { connection in try await Self.write(flags, connection, self.logger) }
     }
 
@@ -138,13 +138,14 @@ public final class PostgresServerStorage: ServerStorage, Service {
 
     // MARK: Schemas
 
-    public func schemaHistory() async throws -> [SchemaRecord] {
+    package func schemaHistory() async throws -> [SchemaRecord] {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 var records: [SchemaRecord] = []
                 let rows = try await connection.guardedQuery("SELECT schema, breaking, applied_at FROM schemas ORDER BY version", logger: logger)
                 for try await (bytes, breaking, appliedAt) in rows.decode((ByteBuffer, Bool, Double).self) {
-                    guard let schema = try? Schema.decode(bytes.bytes) else { throw StorageError.corrupt("schemas") }
+                    let schema: Schema
+                    do { schema = try Schema.decode(bytes.bytes) } catch { throw StorageError.corrupt("schemas") }
                     records.append(SchemaRecord(schema: schema, isBreaking: breaking, appliedAt: Date(timeIntervalSince1970: appliedAt)))
                 }
                 return records
@@ -152,7 +153,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
         }
     }
 
-    public func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws {
+    package func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws {
         try await transaction { connection in
             let encoded = ByteBuffer(bytes: record.schema.encoded)
             try await connection.guardedQuery(
@@ -174,7 +175,11 @@ public final class PostgresServerStorage: ServerStorage, Service {
         let rows = try await connection.guardedQuery(
             PostgresQuery(unsafeSQL: "SELECT \(owner)::text, tbl, key, fields FROM \(table)"), logger: logger)
         for try await (ownerValue, tbl, keyBytes, fieldBytes) in rows.decode((String, String, ByteBuffer, ByteBuffer).self) {
-            guard let key = try? RowKey.decode(keyBytes.bytes), let decoded = try? FieldValue.decodeFields(fieldBytes.bytes) else {
+            let key: RowKey, decoded: [String: FieldValue]
+            do {
+                key = try RowKey.decode(keyBytes.bytes)
+                decoded = try FieldValue.decodeFields(fieldBytes.bytes)
+            } catch {
                 throw StorageError.corrupt(table)
             }
             owners.append(ownerValue)
@@ -211,7 +216,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
 
     // MARK: Grants changed at run time
 
-    public func runtimeGrants() async throws -> [RuntimeGrant] {
+    package func runtimeGrants() async throws -> [RuntimeGrant] {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 var grants: [RuntimeGrant] = []
@@ -226,7 +231,7 @@ public final class PostgresServerStorage: ServerStorage, Service {
         }
     }
 
-    public func setRuntimeGrant(_ grant: RuntimeGrant) async throws {
+    package func setRuntimeGrant(_ grant: RuntimeGrant) async throws {
         try await transaction { connection in
             try await connection.guardedQuery(
                 """

@@ -41,6 +41,7 @@ actor PostgresStateReader: StateReader {
     /// meanwhile fails its `BEGIN`: a new one is opened then).
     static func open(_ storage: PostgresServerStorage, partition: PartitionName, slots: DownloadSlots) async throws -> PostgresStateReader {
         if let kept = await storage.idleDownloadConnections.take() {
+            // One PostgreSQL ended meanwhile fails its BEGIN and is closed: a new one is opened below.
             if (try? await begin(kept, storage)) != nil { return try await read(partition, connection: kept, storage: storage, slots: slots) }
         }
         let connection = try await storage.connect()
@@ -55,7 +56,7 @@ actor PostgresStateReader: StateReader {
                 try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: storage.logger)
             }
         } catch {
-            try? await connection.close()
+            try? await connection.close()  // cleanup: the BEGIN's error is the one reported
             throw error
         }
     }
@@ -84,7 +85,7 @@ actor PostgresStateReader: StateReader {
                     slots: slots, idle: storage.idleDownloadConnections, logger: logger)
             }
         } catch {
-            try? await connection.close()
+            try? await connection.close()  // cleanup: the read's error is the one reported
             throw error
         }
     }
@@ -133,7 +134,7 @@ actor PostgresStateReader: StateReader {
         if (try? await connection.guardedQuery("COMMIT", logger: logger)) != nil {
             await idle.give(connection)
         } else {
-            try? await connection.close()
+            try? await connection.close()  // read only, and dropped either way: nothing to lose
         }
         slots.release()
     }

@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
-public import TetherProtocol
+import TetherProtocol
 
 extension SQLiteServerStorage {
-    public func terminateSync() async throws -> Int {
+    package func terminateSync() async throws -> Int {
         try await pool.write { db in
             var flags = try Self.readFlags(db)
             flags.syncTerminated = true
@@ -21,7 +21,7 @@ extension SQLiteServerStorage {
             }))
     }
 
-    public func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord {
+    package func snapshot(of partition: PartitionName, now: Date) async throws -> SnapshotRecord {
         try await pool.write { db in
             let p = try Self.createPartitionIfNeeded(partition, now: now, db)
             let id = PartitionRules.snapshotID()
@@ -45,7 +45,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func restore(
+    package func restore(
         _ partition: PartitionName, to snapshot: String, mode: RestoreMode, now: Date
     ) async throws -> (PartitionHead, HealRecord?) {
         try await pool.write { db in
@@ -90,7 +90,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func compact(olderThan cutoff: Date) async throws -> CompactionReport {
+    package func compact(olderThan cutoff: Date) async throws -> CompactionReport {
         try await pool.write { db in
             var removed: [String: Int] = [:]
             // A partition with an open heal keeps its post-restore history: healing folds it.
@@ -120,7 +120,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func partitions() async throws -> [PartitionStatistics] {
+    package func partitions() async throws -> [PartitionStatistics] {
         try await pool.read { db in
             try Row.fetchAll(
                 db,
@@ -156,7 +156,7 @@ extension SQLiteServerStorage {
 }
 
 extension SQLiteServerStorage {
-    public func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord] {
+    package func snapshots(of partition: PartitionName) async throws -> [SnapshotRecord] {
         try await pool.read { db in
             try Row.fetchAll(
                 db,

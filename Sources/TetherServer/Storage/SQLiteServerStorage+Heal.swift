@@ -1,10 +1,10 @@
 import Foundation
 import GRDB
-public import TetherProtocol
+import TetherProtocol
 
 /// Healing from the fleet in the SQLite storage: the SQL around ``HealPlan``'s decisions.
 extension SQLiteServerStorage {
-    public func openHeal(
+    package func openHeal(
         _ partition: PartitionName, window: LostWindow, mode: RestoreMode, origin: HealRecord.Origin, now: Date
     ) async throws -> HealRecord {
         try await pool.write { db in
@@ -15,21 +15,21 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func noteLostVersion(_ version: Int64, of partition: PartitionName) async throws {
+    package func noteLostVersion(_ version: Int64, of partition: PartitionName) async throws {
         try await pool.write { db in
             guard let p = try Self.partitionRow(partition, db) else { return }
             try Self.noteLostVersion(version, partitionID: p.id, db)
         }
     }
 
-    public func heal(of partition: PartitionName) async throws -> HealRecord? {
+    package func heal(of partition: PartitionName) async throws -> HealRecord? {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db) else { return nil }
             return try Self.heal(partitionID: p.id, db)
         }
     }
 
-    public func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? {
+    package func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db) else { return nil }
             return try Self.lostSalt(of: version, partitionID: p.id, db)
@@ -41,14 +41,14 @@ extension SQLiteServerStorage {
         try Int64.fetchOne(db, sql: "SELECT salt FROM heal_window WHERE partition_id = ? AND version = ?", arguments: [partitionID, version])
     }
 
-    public func heals() async throws -> [HealRecord] {
+    package func heals() async throws -> [HealRecord] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT p.name, h.* FROM heals h JOIN partitions p ON p.id = h.partition_id ORDER BY p.name")
                 .map { try Self.healRecord($0) }
         }
     }
 
-    public func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord {
+    package func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord {
         try await pool.write { db in
             guard let p = try Self.partitionRow(partition, db), var record = try Self.heal(partitionID: p.id, db), record.closedAt == nil
             else { throw StorageError.notFound("open heal of partition \(partition)") }
@@ -58,7 +58,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func contributeHeal(_ chunk: HealChunk, into partition: PartitionName, now: Date, epoch: Int64) async throws -> HealReply {
+    package func contributeHeal(_ chunk: HealChunk, into partition: PartitionName, now: Date, epoch: Int64) async throws -> HealReply {
         try await pool.write { db in
             func reply(_ outcome: HealReply.Outcome, _ count: Int64, _ reason: String = "") -> HealReply {
                 HealReply(session: chunk.session, contribution: chunk.contribution, outcome: outcome, healedChanges: count, reason: reason)

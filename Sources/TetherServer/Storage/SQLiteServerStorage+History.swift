@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-public import TetherProtocol
+import TetherProtocol
 
 /// The history invariant (``HistoryInvariant``) in the SQLite storage: checked inside every
 /// transaction that moves a head other than by appending (restore, compaction), and at open,
@@ -36,7 +36,7 @@ extension SQLiteServerStorage {
         guard problems.isEmpty else { throw StorageError.corrupt("partition history: \(problems.joined(separator: "; "))") }
     }
 
-    public func repairHistories() async throws -> [HistoryRepair] {
+    package func repairHistories() async throws -> [HistoryRepair] {
         try await pool.write { db in
             var repairs: [HistoryRepair] = []
             for name in try String.fetchAll(db, sql: "SELECT name FROM partitions ORDER BY name") {
@@ -55,7 +55,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func historyProblems(of partition: PartitionName) async throws -> [String] {
+    package func historyProblems(of partition: PartitionName) async throws -> [String] {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db) else { return [] }
             return HistoryInvariant.violations(head: p.head, history: try Self.retainedVersions(of: p.id, db))

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension SQLiteServerStorage {
-    public func latestVersions() async throws -> [String: Int64] {
+    package func latestVersions() async throws -> [String: Int64] {
         try await pool.read { db in
             var versions: [String: Int64] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, latest_version FROM partitions") {
@@ -12,7 +12,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func expireClientFiles(lastSeenBefore cutoff: Date, bound: [Int64], now: Date) async throws -> Int {
+    package func expireClientFiles(lastSeenBefore cutoff: Date, bound: [Int64], now: Date) async throws -> Int {
         try await pool.write { db in
             for id in bound {
                 try db.execute(sql: "UPDATE client_files SET last_seen = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, id])

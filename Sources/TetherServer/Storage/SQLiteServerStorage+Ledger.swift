@@ -3,12 +3,12 @@ import GRDB
 import TetherProtocol
 
 extension SQLiteServerStorage {
-    public func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws {
+    package func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws {
         guard !entries.isEmpty else { return }
         try await pool.write { db in try Self.upsert(entries, db) }
     }
 
-    public func admitDeviceReport(
+    package func admitDeviceReport(
         _ entries: [DeviceLedgerEntry], granted: Set<String>, limits: DeviceLedgerIntake.Limits
     ) async throws -> DeviceLedgerIntake.Outcome {
         let entries = DeviceLedgerIntake.distinct(entries)
@@ -46,7 +46,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry] {
+    package func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry] {
         try await pool.read { db in
             var conditions: [String] = []
             var arguments: [(any DatabaseValueConvertible)?] = []
@@ -71,7 +71,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts {
+    package func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts {
         try await pool.read { db in
             var counts = DeviceCounts()
             for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM device_reports GROUP BY state") {
@@ -89,7 +89,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int {
+    package func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM device_reports WHERE reported_at < ?", arguments: [cutoff.timeIntervalSince1970])
             var removed = db.changesCount
@@ -116,8 +116,8 @@ extension SQLiteServerStorage {
             pending_reset = excluded.pending_reset, reported_at = excluded.reported_at
         """
 
-    static func deviceEntry(_ row: Row) -> DeviceLedgerEntry {
-        DeviceLedgerEntry(
+    static func deviceEntry(_ row: Row) throws -> DeviceLedgerEntry {
+        try DeviceLedgerEntry(
             deviceID: row["device_id"], deviceName: row["device_name"], user: row["user_name"], release: row["release"],
             partition: row["partition"], state: row["state"], serverVersion: row["server_version"], clientFile: row["client_file"],
             unsyncedChanges: row["unsynced"], unsyncedSince: (row["unsynced_since"] as Double?).map(Date.init(timeIntervalSince1970:)),

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-public import TetherProtocol
+import TetherProtocol
 
 extension SQLiteServerStorage {
     static func partitionRow(_ name: PartitionName, _ db: Database) throws -> StoredPartition? {
@@ -15,17 +15,17 @@ extension SQLiteServerStorage {
                 base: ServerVersion(version: row["base_version"], salt: row["base_salt"])))
     }
 
-    public func head(of partition: PartitionName) async throws -> PartitionHead? {
+    package func head(of partition: PartitionName) async throws -> PartitionHead? {
         try await pool.read { db in try Self.partitionRow(partition, db)?.head }
     }
 
-    public func salt(of partition: PartitionName, version: Int64) async throws -> Int64? {
+    package func salt(of partition: PartitionName, version: Int64) async throws -> Int64? {
         try await pool.read { db in
             try Self.retainedSalt(of: version, in: try Self.partitionRow(partition, db), db)
         }
     }
 
-    public func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord? {
+    package func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord? {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db),
                 let row = try Row.fetchOne(
@@ -39,7 +39,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
+    package func registerClientFile(in partition: PartitionName, now: Date) async throws -> (ClientFileIdentity, PartitionHead) {
         try await pool.write { db in
             let p = try Self.createPartitionIfNeeded(partition, now: now, db)
             let salt = PartitionRules.freshSalt()
@@ -64,7 +64,7 @@ extension SQLiteServerStorage {
         return StoredPartition(id: db.lastInsertedRowID, head: head)
     }
 
-    public func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
+    package func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
         try await pool.write { db in
             try db.execute(
                 sql: "UPDATE client_files SET last_seen = ?, confirmed_version = max(confirmed_version, ?) WHERE id = ?",
@@ -72,7 +72,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func integrate(
+    package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
     ) async throws -> IntegrationOutcome {
         try await pool.write { db in
@@ -149,7 +149,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
+    package func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db) else { return [] }
             let rows = try Row.fetchCursor(
@@ -175,7 +175,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64 {
+    package func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64 {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db),
                 let row = try Row.fetchOne(
@@ -192,7 +192,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    public func openState(of partition: PartitionName) async throws -> any StateReader {
+    package func openState(of partition: PartitionName) async throws -> any StateReader {
         try await SQLiteStateReader.open(pool: pool, partition: partition)
     }
 }

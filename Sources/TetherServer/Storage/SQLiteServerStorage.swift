@@ -5,14 +5,14 @@ import TetherProtocol
 /// ``ServerStorage`` in one SQLite database, `data_dir/server.sqlite` (WAL,
 /// `synchronous=FULL`: a commit that returned survives a crash or `kill -9`), so that a
 /// backup is a single SQLite online backup.
-public final class SQLiteServerStorage: ServerStorage {
-    public static let fileName = "server.sqlite"
+package final class SQLiteServerStorage: ServerStorage {
+    package static let fileName = "server.sqlite"
 
     let pool: DatabasePool
-    public let path: String
+    package let path: String
 
     /// Opens (creating when needed) the database in `directory`.
-    public init(directory: String) throws {
+    package init(directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         path = (directory as NSString).appendingPathComponent(Self.fileName)
         var configuration = Configuration()
@@ -29,11 +29,11 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    public func close() async throws {
+    package func close() async throws {
         try pool.close()
     }
 
-    public func backup(to path: String) async throws {
+    package func backup(to path: String) async throws {
         let destination = try DatabaseQueue(path: path)
         try pool.backup(to: destination)
         try destination.close()
@@ -41,11 +41,11 @@ public final class SQLiteServerStorage: ServerStorage {
 
     // MARK: Flags
 
-    public func flags() async throws -> ServerFlags {
+    package func flags() async throws -> ServerFlags {
         try await pool.read { db in try Self.readFlags(db) }
     }
 
-    public func setFlags(_ flags: ServerFlags) async throws {
+    package func setFlags(_ flags: ServerFlags) async throws {
         try await pool.write { db in try Self.write(flags, db) }
     }
 
@@ -59,11 +59,12 @@ public final class SQLiteServerStorage: ServerStorage {
 
     // MARK: Schemas
 
-    public func schemaHistory() async throws -> [SchemaRecord] {
+    package func schemaHistory() async throws -> [SchemaRecord] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT schema, breaking, applied_at FROM schemas ORDER BY version").map { row in
                 let bytes: Data = row["schema"]
-                guard let schema = try? Schema.decode([UInt8](bytes)) else { throw StorageError.corrupt("schemas") }
+                let schema: Schema
+                do { schema = try Schema.decode([UInt8](bytes)) } catch { throw StorageError.corrupt("schemas") }
                 return SchemaRecord(
                     schema: schema, isBreaking: row["breaking"] as Bool,
                     appliedAt: Date(timeIntervalSince1970: row["applied_at"]))
@@ -71,7 +72,7 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    public func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws {
+    package func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws {
         try await pool.write { db in
             try db.execute(
                 sql: "INSERT INTO schemas(version, schema, breaking, applied_at) VALUES (?, ?, ?, ?)",
@@ -89,9 +90,13 @@ public final class SQLiteServerStorage: ServerStorage {
         while let row = try rows.next() {
             let keyBytes: Data = row["key"]
             let fieldBytes: Data = row["fields"]
-            guard let key = try? RowKey.decode([UInt8](keyBytes)),
-                let fields = try? FieldValue.decodeFields([UInt8](fieldBytes))
-            else { throw StorageError.corrupt(table) }
+            let key: RowKey, fields: [String: FieldValue]
+            do {
+                key = try RowKey.decode([UInt8](keyBytes))
+                fields = try FieldValue.decodeFields([UInt8](fieldBytes))
+            } catch {
+                throw StorageError.corrupt(table)
+            }
             let migrated = migration.migrate(table: row["tbl"], key: key, fields: fields)
             updates.append((row["owner"], row["tbl"], keyBytes, migrated.map { Data(FieldValue.encodedFields($0)) }))
         }
@@ -111,7 +116,7 @@ public final class SQLiteServerStorage: ServerStorage {
 
     // MARK: Grants changed at run time
 
-    public func runtimeGrants() async throws -> [RuntimeGrant] {
+    package func runtimeGrants() async throws -> [RuntimeGrant] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT user, pattern, access FROM runtime_grants ORDER BY user, pattern").compactMap { row in
                 guard case .success(let pattern) = GrantPattern.parse(row["pattern"]) else { return nil }
@@ -121,7 +126,7 @@ public final class SQLiteServerStorage: ServerStorage {
         }
     }
 
-    public func setRuntimeGrant(_ grant: RuntimeGrant) async throws {
+    package func setRuntimeGrant(_ grant: RuntimeGrant) async throws {
         try await pool.write { db in
             try db.execute(
                 sql: """

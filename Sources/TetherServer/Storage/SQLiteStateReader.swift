@@ -72,6 +72,6 @@ final class SQLiteStateReader: StateReader {
     }
 
     func close() async {
-        try? snapshot.close()
+        try? snapshot.close()  // read only: closing only releases the snapshot
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// Everything the sync server keeps durably, implemented by ``SQLiteServerStorage`` and
 /// ``PostgresServerStorage``: the composition of the roles its callers hold (``PolicyStorage``,
@@ -9,14 +9,14 @@ public import TetherProtocol
 /// implementations share are written once (``UploadSequencing``, ``HistoryInvariant``,
 /// ``PartitionRules``, ``ServerFlags/metaRows``), so each keeps only its SQL. Every method that
 /// returns has committed (and fsynced) its changes.
-public protocol ServerStorage:
+package protocol ServerStorage:
     PolicyStorage, HistoryReading, IntegrationStorage, HealStorage, AdminStorage, HousekeepingStorage, DeviceLedgerStorage
 {
     func close() async throws
 }
 
 /// Reads a partition's state in chunks, all from one consistent point (``version``).
-public protocol StateReader: Sendable {
+package protocol StateReader: Sendable {
     var version: ServerVersion { get }
     var totalRows: Int64 { get }
     var totalBytes: Int64 { get }
@@ -28,28 +28,31 @@ public protocol StateReader: Sendable {
 extension StateReader {
     /// The next rows decoded as `insert` changes (tests and tools; a download passes the
     /// stored bytes through, ``StateRowsBuilder``).
-    public func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange] {
+    package func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange] {
         try await nextStored(maxRows: maxRows, maxBytes: maxBytes).map { try $0.change() }
     }
 }
 
 /// One row of a partition's state as storage keeps it: its table, its key as
 /// ``RowKey/encoded`` and its fields as ``FieldValue/encodedFields(_:)``.
-public struct StoredStateRow: Sendable {
-    public var table: String
-    public var key: [UInt8]
-    public var fields: [UInt8]
+package struct StoredStateRow: Sendable {
+    package var table: String
+    package var key: [UInt8]
+    package var fields: [UInt8]
 
-    public init(table: String, key: [UInt8], fields: [UInt8]) {
+    package init(table: String, key: [UInt8], fields: [UInt8]) {
         self.table = table
         self.key = key
         self.fields = fields
     }
 
     /// The row decoded as an insert.
-    public func change() throws(StorageError) -> RowChange {
-        guard let key = try? RowKey.decode(key), let fields = try? FieldValue.decodeFields(fields) else { throw .corrupt("state") }
-        return .insert(table, key, fields)
+    package func change() throws(StorageError) -> RowChange {
+        do {
+            return try RowChange.insert(table, RowKey.decode(key), FieldValue.decodeFields(fields))
+        } catch {
+            throw .corrupt("state")
+        }
     }
 }
 
@@ -61,7 +64,7 @@ extension StoredFields.Change {
 }
 
 /// Storage failures, with whether retrying may help.
-public enum StorageError: Error, Sendable, CustomStringConvertible {
+package enum StorageError: Error, Sendable, CustomStringConvertible {
     case notFound(String)
     case corrupt(String)
     case unavailable(String)
@@ -71,12 +74,12 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     /// changed): bind again.
     case fenced(String)
 
-    public var isTransient: Bool {
+    package var isTransient: Bool {
         if case .unavailable = self { return true }
         return false
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notFound(let what): "\(what) not found"
         case .corrupt(let what): "stored data is corrupt: \(what)"

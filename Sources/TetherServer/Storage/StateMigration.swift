@@ -1,4 +1,4 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// Rewrites state rows made under one schema so they fit another (a breaking `schema
 /// apply`). Devices reset to this state, so it must be valid under the new schema:
@@ -8,17 +8,17 @@ public import TetherProtocol
 /// - a value that no longer fits its column's type becomes null (nullable) or the type's
 ///   zero value (`0`, `0.0`, `""`, empty blob, `false`);
 /// - a new non-nullable column gets the type's zero value.
-public struct StateMigration: Sendable, Hashable {
-    public var from: Schema
-    public var to: Schema
+package struct StateMigration: Sendable, Hashable {
+    package var from: Schema
+    package var to: Schema
 
-    public init(from: Schema, to: Schema) {
+    package init(from: Schema, to: Schema) {
         self.from = from
         self.to = to
     }
 
     /// The row's new fields, or nil when the row must be dropped.
-    public func migrate(table: String, key: RowKey, fields: [String: FieldValue]) -> [String: FieldValue]? {
+    package func migrate(table: String, key: RowKey, fields: [String: FieldValue]) -> [String: FieldValue]? {
         guard let newTable = to.table(table), let keyColumn = newTable.primaryKeyColumn else { return nil }
         if let oldTable = from.table(table), oldTable.primaryKey != newTable.primaryKey { return nil }
         guard key.fieldValue.fits(keyColumn.type) else { return nil }

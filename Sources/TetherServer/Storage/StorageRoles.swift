@@ -3,17 +3,17 @@
 /// ``ServerControl`` (admin, heal, housekeeping, policy, ledger), ``SessionStreamer`` and
 /// ``ReadyFileBuilder`` (history reading). ``init(_:)`` gives every role to one storage (the
 /// app's wiring); a test replaces one role with a double of that role.
-public struct StorageRoles: Sendable {
-    public var policy: any PolicyStorage
-    public var history: any HistoryReading
-    public var integration: any IntegrationStorage
-    public var heal: any HealStorage
-    public var admin: any AdminStorage
-    public var housekeeping: any HousekeepingStorage
-    public var ledger: any DeviceLedgerStorage
+package struct StorageRoles: Sendable {
+    package var policy: any PolicyStorage
+    package var history: any HistoryReading
+    package var integration: any IntegrationStorage
+    package var heal: any HealStorage
+    package var admin: any AdminStorage
+    package var housekeeping: any HousekeepingStorage
+    package var ledger: any DeviceLedgerStorage
 
     /// Every role played by `storage`.
-    public init(_ storage: any ServerStorage) {
+    package init(_ storage: any ServerStorage) {
         policy = storage
         history = storage
         integration = storage

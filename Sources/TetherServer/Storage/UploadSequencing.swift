@@ -1,19 +1,19 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// Which changesets of an upload a storage integrates (docs/sync-model.md): one rule for every
 /// backend. Per changeset in order: one whose `lastSeq` is at or below the store's integrated
 /// seq is a re-send and is skipped; one whose `afterSeq` is that seq follows it and is taken;
 /// anything else is a gap, and the rest of the upload is not read.
-public enum UploadSequencing {
-    public struct Plan: Sendable, Hashable {
-        public var accepted: [UploadChangeset]
-        public var ignored: Int
+package enum UploadSequencing {
+    package struct Plan: Sendable, Hashable {
+        package var accepted: [UploadChangeset]
+        package var ignored: Int
         /// The store's integrated seq once the accepted changesets are in.
-        public var integratedSeq: Int64
-        public var gap: UploadGap?
+        package var integratedSeq: Int64
+        package var gap: UploadGap?
     }
 
-    public static func plan(_ uploads: [UploadChangeset], integratedSeq: Int64) -> Plan {
+    package static func plan(_ uploads: [UploadChangeset], integratedSeq: Int64) -> Plan {
         var plan = Plan(accepted: [], ignored: 0, integratedSeq: integratedSeq, gap: nil)
         for upload in uploads {
             guard upload.lastSeq > plan.integratedSeq else {

@@ -1,4 +1,4 @@
-public import TetherProtocol
+import TetherProtocol
 
 extension BindRules {
     /// Whether a known store's own history agrees with what the server recorded for its
@@ -13,7 +13,7 @@ extension BindRules {
     ///   store uploaded them (a clone), which the store's own seqs tell apart as well as they can.
     /// - 209 when the store binds at a server version older than one it reported at an earlier
     ///   bind: the store file went back in time.
-    public static func verifyLineage(_ request: BindRequest, clientFile: ClientFileRecord) -> SyncError? {
+    package static func verifyLineage(_ request: BindRequest, clientFile: ClientFileRecord) -> SyncError? {
         guard let lineage = request.lineage else { return nil }
         let integrated = clientFile.integratedSeq
         // Salt 0: integrated from an agent that did not record salts (before protocol 3).

@@ -1,19 +1,19 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// The checks a bind goes through, as pure functions over facts the server gathered
 /// (docs/protocol.md, "Bind"). In order: partition name (204), token (203), sync
 /// terminated (201), grant (206), schema version (235), then the store's identity:
 /// unknown client file (208), bound elsewhere (108), version ahead of the history or with
 /// another salt (211), version older than the compacted history (222).
-public enum BindRules {
+package enum BindRules {
     /// Who is binding what, once name, token, termination, grant and schema passed.
-    public struct Authorized: Sendable, Hashable {
-        public var partition: PartitionName
-        public var user: String
-        public var access: PartitionAccess
+    package struct Authorized: Sendable, Hashable {
+        package var partition: PartitionName
+        package var user: String
+        package var access: PartitionAccess
     }
 
-    public static func authorize(
+    package static func authorize(
         _ request: BindRequest, users: UserDirectory, policy: AccessPolicy, flags: ServerFlags, schemas: SchemaRegistry
     ) -> Result<Authorized, SyncError> {
         guard let partition = PartitionName(request.partition) else {
@@ -35,7 +35,7 @@ public enum BindRules {
     }
 
     /// The refusal of every bind while sync is terminated (201 class, retried with backoff).
-    public static var syncTerminated: SyncError {
+    package static var syncTerminated: SyncError {
         SyncError(
             .otherSessionError, "sync is terminated on the server; an operator must run `tether-server admin enable-sync`",
             hint: "sync was terminated on the server; binds are retried with backoff until it is enabled again",
@@ -45,7 +45,7 @@ public enum BindRules {
     /// Checks a known store's identity and position against the partition's history.
     /// `saltAtVersion` is the salt the server has for the store's last version (nil when
     /// that version is not in the retained history).
-    public static func verify(
+    package static func verify(
         _ request: BindRequest, clientFile: ClientFileRecord?, head: PartitionHead, saltAtVersion: Int64?
     ) -> SyncError? {
         guard let identity = request.identity else { return nil }
@@ -76,7 +76,7 @@ public enum BindRules {
     /// Why a bound session may no longer sync as it bound (token withdrawn, grant revoked or
     /// changed), or nil. Run on every session after a grant or reload changes the policy, and
     /// on each bind once its session is registered.
-    public static func revalidate(_ session: BoundSession, against snapshot: PolicySnapshot) -> SyncError? {
+    package static func revalidate(_ session: BoundSession, against snapshot: PolicySnapshot) -> SyncError? {
         if snapshot.users.authenticate(digest: session.tokenDigest) != session.user {
             return SyncError(.badUserAuthentication, "the access token of user \(session.user) is no longer accepted")
         }
@@ -91,7 +91,7 @@ public enum BindRules {
 
     /// Ends a session whose grounds changed (grant, schema, restore, terminate-sync): the agent
     /// binds again at once.
-    public static func rebind(_ reason: String) -> SyncError {
+    package static func rebind(_ reason: String) -> SyncError {
         SyncError(
             .otherSessionError, "\(reason); bind again",
             hint: "the server changed something this session depends on; the agent binds again at once",
@@ -99,7 +99,7 @@ public enum BindRules {
     }
 
     /// With client recovery disabled every reset becomes a reset without recovery.
-    public static func applyRecoveryPolicy(_ error: SyncError, recoveryEnabled: Bool) -> SyncError {
+    package static func applyRecoveryPolicy(_ error: SyncError, recoveryEnabled: Bool) -> SyncError {
         guard !recoveryEnabled, error.action == .clientReset else { return error }
         var adjusted = error
         adjusted.action = .clientResetNoRecovery

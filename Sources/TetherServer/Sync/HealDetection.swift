@@ -1,6 +1,6 @@
 import Synchronization
 import Foundation
-public import TetherProtocol
+import TetherProtocol
 
 /// What the server does when a device binds at a version its history does not hold (211) or
 /// with an identity it does not know (208): evidence that the storage went back in time.
@@ -14,8 +14,8 @@ public import TetherProtocol
 /// they bind). A version at or before that end with another salt is also what every restore
 /// leaves behind (the devices of a rollback come back for days), so it only raises the known
 /// end of a window already open.
-public enum HealDetection {
-    public enum Verdict: Sendable, Hashable {
+package enum HealDetection {
+    package enum Verdict: Sendable, Hashable {
         case nothing
         /// Open a heal record: the window is (`restoredTo`, `lostUntil`].
         case open(LostWindow)
@@ -41,7 +41,7 @@ public enum HealDetection {
     ///     database's history after the record opened was on the line written since that
     ///     restore: a version of it the history lacks now was lost again — the database was put
     ///     back once more — and is neither part of that record's window nor its leftover.
-    public static func verdict(
+    package static func verdict(
         reported: Int64, inHistory: Bool, head: PartitionHead, record: HealRecord?, lostByRecord: Bool = false, headAtStart: Int64?,
         startedAt: Date, clientFileLastSeen: Date? = nil
     ) -> Verdict {
@@ -71,20 +71,20 @@ public enum HealDetection {
 /// the restored head when a restore rewrites a partition's history while the process runs (on
 /// this instance or another sharing its database): versions the history held before it are
 /// then the restore's to account for, not evidence of a database put back.
-public final class HeadsAtStart: Sendable {
+package final class HeadsAtStart: Sendable {
     private let state = Mutex<(versions: [String: Int64], at: Date)>(([:], Date()))
 
-    public init() {}
+    package init() {}
 
-    public func record(_ versions: [String: Int64], at date: Date = Date()) {
+    package func record(_ versions: [String: Int64], at date: Date = Date()) {
         state.withLock { $0 = (versions, date) }
     }
 
     /// `partition` was restored in this process's life; its history now ends at `version`.
-    public func restored(_ partition: PartitionName, to version: Int64) {
+    package func restored(_ partition: PartitionName, to version: Int64) {
         state.withLock { $0.versions[partition.rawValue] = version }
     }
 
-    public func version(of partition: PartitionName) -> Int64? { state.withLock { $0.versions[partition.rawValue] } }
-    public var startedAt: Date { state.withLock { $0.at } }
+    package func version(of partition: PartitionName) -> Int64? { state.withLock { $0.versions[partition.rawValue] } }
+    package var startedAt: Date { state.withLock { $0.at } }
 }

@@ -1,23 +1,23 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// The schemas the server has used, newest last, and the rules derived from them: which
 /// store schema versions may still sync (235) and which uploads fit the schema (225).
-public struct SchemaRegistry: Sendable, Hashable {
-    public private(set) var history: [SchemaRecord]
+package struct SchemaRegistry: Sendable, Hashable {
+    package private(set) var history: [SchemaRecord]
 
-    public init(history: [SchemaRecord]) {
+    package init(history: [SchemaRecord]) {
         precondition(!history.isEmpty, "a schema registry needs at least one schema")
         self.history = history.sorted { $0.version < $1.version }
     }
 
-    public var current: Schema { history[history.count - 1].schema }
+    package var current: Schema { history[history.count - 1].schema }
 
-    public mutating func append(_ record: SchemaRecord) { history.append(record) }
+    package mutating func append(_ record: SchemaRecord) { history.append(record) }
 
     /// Why a store made with `schemaVersion` can no longer sync (235), or nil when it can.
     /// Version 0 is a new store. Non-breaking changes since the store's version are fine:
     /// the bind reply carries the new schema.
-    public func problem(storeSchemaVersion version: Int) -> SyncError? {
+    package func problem(storeSchemaVersion version: Int) -> SyncError? {
         if version == 0 { return nil }
         let newest = current.version
         if version > newest {
@@ -38,7 +38,7 @@ public struct SchemaRegistry: Sendable, Hashable {
 
     /// What applying `schema` would do: the differences, whether they break stores, and
     /// any reason it cannot be applied at all.
-    public func plan(_ schema: Schema) -> SchemaPlan {
+    package func plan(_ schema: Schema) -> SchemaPlan {
         var refusal: String? = nil
         let problems = schema.problems()
         if !problems.isEmpty {
@@ -53,7 +53,7 @@ public struct SchemaRegistry: Sendable, Hashable {
     /// every agent applies downloads with (``SchemaFit``), so nothing accepted here is refused
     /// there (an insert without a value for a non-nullable column, say).
     /// The changes are checked where they are in the received message (``SchemaFit/check(_:in:)``).
-    public func problem(upload changes: ChangeRows) -> SyncError? {
+    package func problem(upload changes: ChangeRows) -> SyncError? {
         do {
             try SchemaFit.check(changes, in: current)
             return nil
@@ -63,7 +63,7 @@ public struct SchemaRegistry: Sendable, Hashable {
     }
 
     /// ``problem(upload:)-(ChangeRows)`` of a changeset's changes (tests, tools).
-    public func problem(upload changeset: Changeset) -> SyncError? { problem(upload: ChangeRows(changeset)) }
+    package func problem(upload changeset: Changeset) -> SyncError? { problem(upload: ChangeRows(changeset)) }
 
     private func invalid(_ message: String) -> SyncError {
         SyncError(.invalidSchemaChange, "upload does not fit the server's schema: \(message)")
@@ -71,11 +71,11 @@ public struct SchemaRegistry: Sendable, Hashable {
 }
 
 /// The outcome of checking a new schema (`admin schema apply`).
-public struct SchemaPlan: Sendable, Hashable {
-    public var schema: Schema
-    public var diff: SchemaDiff
+package struct SchemaPlan: Sendable, Hashable {
+    package var schema: Schema
+    package var diff: SchemaDiff
     /// Why it cannot be applied, whatever the flags.
-    public var refusal: String?
+    package var refusal: String?
 
-    public var isBreaking: Bool { diff.isBreaking }
+    package var isBreaking: Bool { diff.isBreaking }
 }

@@ -1,22 +1,22 @@
 import TetherProtocol
 
 /// Everything a bind decision reads, as one consistent value.
-public struct PolicySnapshot: Sendable {
-    public var users: UserDirectory
+package struct PolicySnapshot: Sendable {
+    package var users: UserDirectory
     /// The admin API's token (`admin_token_file`).
-    public var adminToken: TokenDigest
-    public var configuredGrants: [ServerConfiguration.Grant]
-    public var runtimeGrants: [RuntimeGrant]
-    public var access: AccessPolicy
-    public var flags: ServerFlags
+    package var adminToken: TokenDigest
+    package var configuredGrants: [ServerConfiguration.Grant]
+    package var runtimeGrants: [RuntimeGrant]
+    package var access: AccessPolicy
+    package var flags: ServerFlags
     /// `client_recovery` from the config file.
-    public var configuredRecovery: Bool
-    public var schemas: SchemaRegistry
+    package var configuredRecovery: Bool
+    package var schemas: SchemaRegistry
     /// `[history] devices_ahead`: heal or roll back a window lost by a restore the server was
     /// not told of, and the default of `admin restore`.
-    public var devicesAhead: RestoreMode = .heal
+    package var devicesAhead: RestoreMode = .heal
 
-    public init(
+    package init(
         users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], runtimeGrants: [RuntimeGrant],
         access: AccessPolicy, flags: ServerFlags, configuredRecovery: Bool, schemas: SchemaRegistry
     ) {
@@ -32,7 +32,7 @@ public struct PolicySnapshot: Sendable {
 
     /// Whether resets may recover unsynced changes: `admin recovery on|off` wins until the
     /// config file's `client_recovery` itself changes.
-    public var recoveryEnabled: Bool {
+    package var recoveryEnabled: Bool {
         if let override = flags.recoveryOverride, flags.recoveryOverrideConfigValue == configuredRecovery { return override }
         return configuredRecovery
     }
@@ -40,14 +40,14 @@ public struct PolicySnapshot: Sendable {
 
 /// The server's changeable rules: users and tokens, grants, flags and schemas. Changed by
 /// reloads (SIGHUP) and admin commands; read as a ``PolicySnapshot`` by every bind.
-public actor ServerPolicy {
-    public private(set) var snapshot: PolicySnapshot
+package actor ServerPolicy {
+    package private(set) var snapshot: PolicySnapshot
     /// The admin token for the connection guard, kept equal to `snapshot.adminToken`.
-    public nonisolated let adminGate: AdminTokenGate
+    package nonisolated let adminGate: AdminTokenGate
     /// The web console's sessions: signed in with the admin token, ended when it changes.
-    public nonisolated let consoleSessions = ConsoleSessions()
+    package nonisolated let consoleSessions = ConsoleSessions()
 
-    public init(
+    package init(
         users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], runtimeGrants: [RuntimeGrant],
         flags: ServerFlags, configuredRecovery: Bool, schemas: SchemaRegistry, devicesAhead: RestoreMode = .heal
     ) {
@@ -59,7 +59,7 @@ public actor ServerPolicy {
         snapshot.devicesAhead = devicesAhead
     }
 
-    public func reload(
+    package func reload(
         users: UserDirectory, adminToken: TokenDigest, configuredGrants: [ServerConfiguration.Grant], configuredRecovery: Bool,
         devicesAhead: RestoreMode = .heal
     ) -> PolicySnapshot {
@@ -74,19 +74,19 @@ public actor ServerPolicy {
         return snapshot
     }
 
-    public func setRuntimeGrant(_ grant: RuntimeGrant) -> PolicySnapshot {
+    package func setRuntimeGrant(_ grant: RuntimeGrant) -> PolicySnapshot {
         snapshot.runtimeGrants.removeAll { $0.user == grant.user && $0.pattern == grant.pattern }
         snapshot.runtimeGrants.append(grant)
         snapshot.access = AccessPolicy(configured: snapshot.configuredGrants, runtime: snapshot.runtimeGrants)
         return snapshot
     }
 
-    public func setFlags(_ flags: ServerFlags) -> PolicySnapshot {
+    package func setFlags(_ flags: ServerFlags) -> PolicySnapshot {
         snapshot.flags = flags
         return snapshot
     }
 
-    public func appendSchema(_ record: SchemaRecord) -> PolicySnapshot {
+    package func appendSchema(_ record: SchemaRecord) -> PolicySnapshot {
         snapshot.schemas.append(record)
         return snapshot
     }

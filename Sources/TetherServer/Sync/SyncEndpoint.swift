@@ -1,21 +1,21 @@
 import Logging
 import NIOCore
 import TetherProtocol
-public import WSCore
+import WSCore
 
 /// The `/sync` WebSocket endpoint: one reader per connection that joins frames into
 /// messages, feeds them to the connection's state machine, runs binds, uploads and heal
 /// chunks in order (each is committed before the next message is read), and starts a
 /// streamer per bound session. Streamers end when their session is released or the
 /// connection closes.
-public struct SyncEndpoint: Sendable {
-    public let service: SyncService
+package struct SyncEndpoint: Sendable {
+    package let service: SyncService
 
-    public init(service: SyncService) {
+    package init(service: SyncService) {
         self.service = service
     }
 
-    public func handle(
+    package func handle(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, gate: ConnectionGate = .none, logger baseLogger: Logger
     ) async {
         gate.upgraded()

@@ -1,33 +1,33 @@
-public import TetherProtocol
+import TetherProtocol
 
 /// Identifies one session on one connection.
-public struct SessionKey: Sendable, Hashable, CustomStringConvertible {
-    public var connection: UInt64
-    public var session: SessionID
-    public init(connection: UInt64, session: SessionID) {
+package struct SessionKey: Sendable, Hashable, CustomStringConvertible {
+    package var connection: UInt64
+    package var session: SessionID
+    package init(connection: UInt64, session: SessionID) {
         self.connection = connection
         self.session = session
     }
-    public var description: String { "connection \(connection) session \(session)" }
+    package var description: String { "connection \(connection) session \(session)" }
 }
 
 /// A bound session as the rest of the server sees it.
-public struct BoundSession: Sendable {
-    public var key: SessionKey
-    public var partition: PartitionName
-    public var clientFile: Int64
-    public var user: String
-    public var tokenDigest: TokenDigest
-    public var access: PartitionAccess
+package struct BoundSession: Sendable {
+    package var key: SessionKey
+    package var partition: PartitionName
+    package var clientFile: Int64
+    package var user: String
+    package var tokenDigest: TokenDigest
+    package var access: PartitionAccess
     /// The partition's epoch when the session bound (``ServerStorage/epoch(of:)``).
-    public var epoch: Int64
+    package var epoch: Int64
     /// The salt the session's uploads are integrated under (``StoreLineage``; 0 for an agent
     /// older than protocol 3).
-    public var uploadSalt: Int64
+    package var uploadSalt: Int64
     /// Ends the session with a session-level error (pushed to the device).
-    public var fail: @Sendable (SyncError) async -> Void
+    package var fail: @Sendable (SyncError) async -> Void
 
-    public init(
+    package init(
         key: SessionKey, partition: PartitionName, clientFile: Int64, user: String, tokenDigest: TokenDigest,
         access: PartitionAccess, epoch: Int64 = 0, uploadSalt: Int64 = 0, fail: @escaping @Sendable (SyncError) async -> Void
     ) {
@@ -45,7 +45,7 @@ public struct BoundSession: Sendable {
 
 /// The server's live sessions: which client files are bound where (108), who to wake when
 /// a partition gets a new version, and whom to notify when grants, flags or history change.
-public actor SyncHub {
+package actor SyncHub {
     private struct ClientFileKey: Hashable {
         var partition: PartitionName
         var id: Int64
@@ -57,18 +57,18 @@ public actor SyncHub {
     private var connections: Set<UInt64> = []
     private var nextConnection: UInt64 = 1
 
-    public init() {}
+    package init() {}
 
-    public func openConnection() -> UInt64 {
+    package func openConnection() -> UInt64 {
         defer { nextConnection += 1 }
         connections.insert(nextConnection)
         return nextConnection
     }
 
-    public func closeConnection(_ id: UInt64) { connections.remove(id) }
+    package func closeConnection(_ id: UInt64) { connections.remove(id) }
 
     /// Reserves a client file for a session; false when another session holds it (108).
-    public func reserve(_ clientFile: Int64, of partition: PartitionName, for key: SessionKey) -> Bool {
+    package func reserve(_ clientFile: Int64, of partition: PartitionName, for key: SessionKey) -> Bool {
         let fileKey = ClientFileKey(partition: partition, id: clientFile)
         if let owner = owners[fileKey], owner != key { return false }
         owners[fileKey] = key
@@ -77,7 +77,7 @@ public actor SyncHub {
 
     /// Records an accepted bind and returns the stream that wakes its downloads (it yields
     /// once at once, then whenever the partition gets a new version).
-    public func register(_ session: BoundSession) -> AsyncStream<Void> {
+    package func register(_ session: BoundSession) -> AsyncStream<Void> {
         sessions[session.key] = session
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         listeners[session.partition, default: [:]][session.key] = continuation
@@ -88,7 +88,7 @@ public actor SyncHub {
     /// Ends a session's registration: frees its client file and stops its downloads. Returns
     /// the client files it freed.
     @discardableResult
-    public func release(_ key: SessionKey) -> [Int64] {
+    package func release(_ key: SessionKey) -> [Int64] {
         var freed: [Int64] = []
         for (fileKey, owner) in owners where owner == key {
             owners[fileKey] = nil
@@ -101,17 +101,17 @@ public actor SyncHub {
     }
 
     /// Wakes every session of the partition (a new version was committed).
-    public func publish(_ partition: PartitionName) {
+    package func publish(_ partition: PartitionName) {
         for continuation in listeners[partition, default: [:]].values { continuation.yield() }
     }
 
-    public func bound(where predicate: (BoundSession) -> Bool = { _ in true }) -> [BoundSession] {
+    package func bound(where predicate: (BoundSession) -> Bool = { _ in true }) -> [BoundSession] {
         sessions.values.filter(predicate).sorted { ($0.key.connection, $0.key.session) < ($1.key.connection, $1.key.session) }
     }
 
-    public var connectionCount: Int { connections.count }
+    package var connectionCount: Int { connections.count }
 
-    public func sessionCounts() -> [PartitionName: Int] {
+    package func sessionCounts() -> [PartitionName: Int] {
         sessions.values.reduce(into: [:]) { $0[$1.partition, default: 0] += 1 }
     }
 }

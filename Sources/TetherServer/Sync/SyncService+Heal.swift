@@ -1,5 +1,5 @@
 import Logging
-public import TetherProtocol
+import TetherProtocol
 
 extension SyncService {
     /// The answer a heal chunk gets without reaching the storage: the session may not write.
@@ -10,7 +10,7 @@ extension SyncService {
     /// be allowed to write (else the chunk is not wanted: the device resets without healing),
     /// its rows must fit the schema (225), and what it heals is published like an upload's
     /// changes. Returns the answer to send, or the session error to end the session with.
-    public func heal(_ chunk: HealChunk, for session: BoundSession) async -> Result<HealReply, SyncError> {
+    package func heal(_ chunk: HealChunk, for session: BoundSession) async -> Result<HealReply, SyncError> {
         guard session.access.canWrite else {
             metrics.healChunk(.notWanted)
             return .success(HealReply(

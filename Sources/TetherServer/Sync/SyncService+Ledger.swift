@@ -43,11 +43,11 @@ extension SyncService {
         }
     }
 
-    /// The ledger's counts now (nil when the storage cannot answer); ``DeviceCountsService``
-    /// keeps the last ones for `/metrics`.
-    func deviceCounts() async -> DeviceCounts? {
+    /// The ledger's counts now; ``DeviceCountsService`` keeps the last ones for `/metrics`
+    /// (and logs why when the storage cannot answer).
+    func deviceCounts() async throws -> DeviceCounts {
         let now = now()
-        return try? await storage.ledger.deviceCounts(
+        return try await storage.ledger.deviceCounts(
             staleBefore: now - TimeInterval(devices.staleAfterSeconds), wedgedBefore: now - TimeInterval(devices.wedgedAfterSeconds))
     }
 }

@@ -1,40 +1,40 @@
 import Foundation
 import Synchronization
-public import Logging
-public import TetherProtocol
+import Logging
+import TetherProtocol
 
 /// The server half of docs/sync-model.md: decides binds and integrates uploads, using the
 /// storage, the live-session hub and the current policy. Connections call it; it holds no
 /// per-connection state.
-public final class SyncService: Sendable {
+package final class SyncService: Sendable {
     /// The storage by role: a bind and an upload use ``StorageRoles/history``,
     /// ``StorageRoles/integration`` and ``StorageRoles/policy``; heal chunks and devices ahead
     /// ``StorageRoles/heal``; device reports ``StorageRoles/ledger``.
-    public let storage: StorageRoles
-    public let hub: SyncHub
+    package let storage: StorageRoles
+    package let hub: SyncHub
     /// Turns a storage's fence into the rebind the session gets (``RebindFence``).
-    public let fence: RebindFence
-    public let policy: ServerPolicy
+    package let fence: RebindFence
+    package let policy: ServerPolicy
     /// Tells other instances sharing the storage about new versions (nil: one instance).
-    public let bus: (any ClusterBus)?
+    package let bus: (any ClusterBus)?
     let now: @Sendable () -> Date
     let logger: Logger
     /// What `/metrics` exposes (docs/server.md).
-    public let metrics: ServerMetrics
+    package let metrics: ServerMetrics
     /// Every partition's latest version, kept current here (``PartitionSummary``).
-    public let summary = PartitionSummary()
+    package let summary = PartitionSummary()
     /// `[limits] glob_partitions_per_user`.
     let globPartitionsPerUser: Int
     /// Where each partition's history ended when the process started (``HealDetection``).
-    public let headsAtStart = HeadsAtStart()
+    package let headsAtStart = HeadsAtStart()
     /// This instance's ready files (nil: states go as rows).
-    public let readyFiles: ReadyFileCache?
+    package let readyFiles: ReadyFileCache?
     /// `[devices]`: the ledger's ages for the metrics.
-    public let devices: DeviceLedgerSettings
+    package let devices: DeviceLedgerSettings
     /// The ledger's last counts (``DeviceCountsService``), for `/metrics`; nil before the first.
     let ledgerCounts = Mutex<DeviceCounts?>(nil)
 
-    public init(
+    package init(
         storage: StorageRoles, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
         now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics(),
         globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser, readyFiles: ReadyFileCache? = nil,
@@ -53,14 +53,14 @@ public final class SyncService: Sendable {
         self.metrics = metrics
     }
 
-    public enum BindOutcome: Sendable {
+    package enum BindOutcome: Sendable {
         /// `file`: the ready file its state comes as (nil: rows, or no state).
         case accepted(BindReply, downloadAfter: ServerVersion, session: BoundSession, wakeups: AsyncStream<Void>, file: ReadyFileHandle?)
         case rejected(SyncError)
 
         /// Whether the bind's token named a user (accepted, or refused for another reason):
         /// the connection is authenticated from then on (``ConnectionGuard``).
-        public var tokenAccepted: Bool {
+        package var tokenAccepted: Bool {
             switch self {
             case .accepted: true
             case .rejected(let error): error.code != .illegalPartitionName && error.code != .badUserAuthentication
@@ -69,7 +69,7 @@ public final class SyncService: Sendable {
     }
 
     /// Runs every bind check (``BindRules``), reserves the client file and registers the session.
-    public func bind(_ request: BindRequest, key: SessionKey, fail: @escaping @Sendable (SyncError) async -> Void) async -> BindOutcome {
+    package func bind(_ request: BindRequest, key: SessionKey, fail: @escaping @Sendable (SyncError) async -> Void) async -> BindOutcome {
         let snapshot = await policy.snapshot
         let outcome = await decide(request, key: key, snapshot: snapshot, fail: fail)
         if case .rejected(let error) = outcome {
@@ -176,13 +176,13 @@ public final class SyncService: Sendable {
     }
 
     /// Ends a session: frees its client file here and, with other instances, its lease.
-    public func release(_ key: SessionKey) async {
+    package func release(_ key: SessionKey) async {
         let freed = await hub.release(key)
         if let bus, !freed.isEmpty { await bus.release(clientFiles: freed) }
     }
 
     /// Validates and commits an upload; nil when committed (the download stream acknowledges it).
-    public func integrate(_ upload: Upload, for session: BoundSession) async -> SyncError? {
+    package func integrate(_ upload: Upload, for session: BoundSession) async -> SyncError? {
         let snapshot = await policy.snapshot
         guard session.access.canWrite else {
             return SyncError(.permissionDenied, "partition \(session.partition) is read-only for user \(session.user)")
