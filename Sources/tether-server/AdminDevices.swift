@@ -7,7 +7,12 @@ import TetherServer
 struct AdminDevices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "Devices and what each last reported of its partitions (state, unsynced changes, errors, resets).")
+        abstract: "Identities (enrolled devices and [[user]]s) and what each device last reported of its partitions.",
+        discussion: """
+            Without a filter the identities come first: source config or enrolled, active or \
+            revoked, tags, the enrollment key, when it enrolled, its credential's age and when it \
+            was last seen. Then the ledger: one line per device and partition.
+            """)
     @ParentCommand var admin: AdminCommand
 
     @Option(name: .long, help: "Only this partition.")
@@ -32,9 +37,37 @@ struct AdminDevices: AsyncParsableCommand {
 
     func run() async throws {
         let staleSeconds = stale.flatMap(DurationText.seconds)
-        try await admin.perform({ try await $0.devices(partition: partition, state: state, staleSeconds: staleSeconds) }) { list in
-            Self.table(list)
+        let filtered = partition != nil || state != nil || stale != nil
+        try await admin.perform({ (client: AdminClient) async throws -> AdminAPI.Devices in
+            var list = try await client.devices(partition: partition, state: state, staleSeconds: staleSeconds)
+            if !filtered { list.identities = try await Self.identities(client) }
+            return list
+        }) { list in
+            (list.identities.map { Self.identityTable($0) + "\n\n" } ?? "") + Self.table(list)
         }
+    }
+
+    /// Every identity; nil from a server that keeps none (an older release: 404, or a storage
+    /// without them: 503), so the ledger still shows.
+    static func identities(_ client: AdminClient) async throws -> [AdminAPI.Identity]? {
+        do {
+            return try await client.allIdentities()
+        } catch AdminClient.Failure.rejected(let status, _, _, _) where status == 404 || status == 503 {
+            return nil
+        }
+    }
+
+    /// One line per identity: where it comes from, whether it may sync, its enrollment and credential.
+    static func identityTable(_ identities: [AdminAPI.Identity]) -> String {
+        guard !identities.isEmpty else { return "no identities: no [[user]] and no enrolled device" }
+        let rows = identities.map { i -> [String] in
+            [
+                i.name, i.source, i.state + (i.rotationPending ? ", rotating" : ""), TagEdit.describe(i.tags), i.enrolledWithKey ?? "-",
+                i.createdAt ?? "-", i.credentialAgeSeconds.map { age(Double($0)) } ?? "-",
+                i.lastSeenSecondsAgo.map { age(Double($0)) + " ago" } ?? "-",
+            ]
+        }
+        return AdminTable.render(["IDENTITY", "SOURCE", "STATE", "TAGS", "KEY", "CREATED", "CREDENTIAL_AGE", "LAST_SEEN"], rows)
     }
 
     /// The states an entry may have: the agent's and `other` (a state the server does not know).

@@ -174,11 +174,20 @@ struct AdminSchemaApply: AsyncParsableCommand {
 }
 
 struct AdminGrant: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "grant", abstract: "Grant a user access to partitions (exact name or glob).")
+    static let configuration = CommandConfiguration(
+        commandName: "grant", abstract: "Grant a user, a device, the devices of a tag or every device access to partitions (name, glob or template).")
     @ParentCommand var admin: AdminCommand
-    @Argument(help: "User name.") var user: String
-    @Argument(help: "Partition name or glob (*, ?).") var pattern: String
+    @Argument(help: "Subject: a user or device name, tag:K=V (every device with that tag), or device:* (every enrolled device).") var user: String
+    @Argument(help: "Partition name, glob (*, ?) or template ({name}, {id}, {tag:K}).") var pattern: String
     @Argument(help: "read or readwrite.") var access: PartitionAccess
+
+    func validate() throws {
+        do throws(GrantSubjectProblem) {
+            _ = try GrantSubject.parse(user)
+        } catch {
+            throw ValidationError("\(error.description) (\(error.hint))")
+        }
+    }
 
     func run() async throws {
         try await admin.perform({ try await $0.grant(user: user, pattern: pattern, access: access.rawValue) }) { r in
@@ -192,7 +201,7 @@ extension PartitionAccess: ExpressibleByArgument {}
 struct AdminRevoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "revoke", abstract: "Revoke a grant; bound sessions that lose access get 206.")
     @ParentCommand var admin: AdminCommand
-    @Argument(help: "User name.") var user: String
+    @Argument(help: "The grant's subject: a user or device name, tag:K=V or device:*.") var user: String
     @Argument(help: "The grant's exact pattern.") var pattern: String
 
     func run() async throws {

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-/// The web console in a real browser (issue 37): this test starts the server (SQLite, with a
-/// partition the agent will bind) and prepares an agent, then runs `Tests/Browser` with pytest
+/// The web console in a real browser (issue 37; its enrollment pages, issue 48): this test starts
+/// the server (SQLite, with a partition the agent will bind) and prepares an agent, then runs `Tests/Browser` with pytest
 /// and Playwright from the venv `scripts/python-venv` makes, driving Debian's headless
 /// Chromium. The screenshots of every page land in `.build/console-screenshots/`.
 @Suite(.timeLimit(.minutes(6)))
@@ -23,7 +23,7 @@ struct ConsoleBrowserEndToEndTests {
                 "a", partitions: ["p"], extra: "[device]\nname = \"till-7 (shop 3)\"\nreport_interval_seconds = 1")
             let environment: [String: String] = [
                 "TETHER_CONSOLE_URL": cluster.adminURL(), "TETHER_ADMIN_TOKEN_FILE": cluster.dir.appending("admin.token"),
-                "TETHER_SCREENSHOTS": screenshots,
+                "TETHER_SCREENSHOTS": screenshots, "TETHER_DEVICES_URL": "http://127.0.0.1:\(cluster.port)",
                 "TETHER_AGENT_ARGV": try Self.json([try BuiltProducts.executable("tetherd"), "--config", agent.configPath, "--log-destination", "stderr"]),
                 "TETHER_AGENT_STORE": agent.store("p"), "TETHER_AGENT_SOCKET": agent.socket,
                 "TETHER_TETHERCTL": try BuiltProducts.executable("tetherctl"),
@@ -32,8 +32,11 @@ struct ConsoleBrowserEndToEndTests {
                 python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", Self.root.appendingPathComponent("Tests/Browser").path],
                 environment: ChildProcess.inheritedEnvironment(adding: environment), timeout: .seconds(300))
             #expect(result.status == 0, "pytest:\n\(result.standardOutput)\n\(result.standardError)")
-            #expect(result.standardOutput.contains("8 passed"), "\(result.standardOutput)")
-            for page in ["sign-in", "partitions-empty", "devices", "device", "snapshot-done", "partition", "refused"] {
+            #expect(result.standardOutput.contains("12 passed"), "\(result.standardOutput)")
+            for page in [
+                "sign-in", "partitions-empty", "devices", "device", "snapshot-done", "partition", "refused",
+                "enroll-key-created", "enrollment", "device-enrolled", "device-revoked",
+            ] {
                 #expect(FileManager.default.fileExists(atPath: screenshots + "/\(page).png"), "no screenshot of \(page)")
             }
         }

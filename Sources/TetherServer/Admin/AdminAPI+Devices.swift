@@ -8,6 +8,9 @@ extension AdminAPI {
         package var at: String
         /// Whether the list was cut at the query's limit.
         package var truncated: Bool
+        /// Every identity (enrolled devices and `[[user]]`s), in name order: added by
+        /// `tether-server admin devices` from `GET /admin/identities`; the route leaves it out.
+        package var identities: [Identity]? = nil
     }
 
     /// One device's last report for one partition. Times are RFC 3339, UTC; ages in seconds.

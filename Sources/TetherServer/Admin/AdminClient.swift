@@ -117,7 +117,7 @@ package struct AdminClient: Sendable {
         }
     }
 
-    private func call<Response: Decodable>(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Response {
+    func call<Response: Decodable>(_ method: HTTPMethod, _ path: String, body: (some Encodable)? = Optional<Int>.none) async throws -> Response {
         try await withClient { client in
             let response = try await execute(client, method, path, body: try body.map { try JSONEncoder().encode($0) })
             guard response.status == .ok else { throw try await rejection(response) }

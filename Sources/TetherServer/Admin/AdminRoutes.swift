@@ -78,6 +78,7 @@ struct AdminRoutes<Context: RequestContext> {
             return try await control.compact(horizonSeconds: body?.horizonSeconds)
         }
         admin.post("backup") { _, _ in try await backup() }
+        registerIdentities(on: admin)
     }
 
     /// Backs up into a temporary file next to the database, then streams it and removes it.

@@ -27,6 +27,12 @@ extension ServerControl {
                 logger.notice("partition restored on another instance", metadata: ["partition": "\(partition)", "sessions_notified": "\(notified)"])
             case .flagsChanged, .schemaChanged, .grantsChanged:
                 needsResync = true
+            case .deviceChanged(let name):
+                let notified = await fence.rebind(where: { $0.user == name }, because: "the tags of device \(name) changed")
+                logger.notice("device tags changed on another instance", metadata: ["device": "\(name)", "sessions_notified": "\(notified)"])
+            case .deviceRevoked(let name):
+                let ended = await endSessions(of: name, because: "device \(name) was revoked or removed")
+                logger.notice("device revoked on another instance", metadata: ["device": "\(name)", "sessions_ended": "\(ended)"])
             }
         }
         if needsResync {

@@ -182,10 +182,20 @@ package final class ServerControl: Sendable {
         return result
     }
 
+    /// Grants (or, `access` nil, revokes) `pattern` to `user`: a subject (``GrantSubject``) —
+    /// a `[[user]]` or enrolled device by name, `tag:K=V`, or `device:*`.
     package func grant(user: String, pattern text: String, access: PartitionAccess?) async throws -> AdminAPI.GrantChanged {
         let snapshot = await policy.snapshot
-        guard snapshot.users.contains(user: user) else {
-            throw AdminError(.notFound, "no [[user]] is named \(user.debugDescription)", hint: "users are defined in the server's config file")
+        let subject: GrantSubject
+        do throws(GrantSubjectProblem) {
+            subject = try GrantSubject.parse(user)
+        } catch {
+            throw AdminError(.badRequest, error.description, hint: error.hint)
+        }
+        if case .user(let name) = subject, !snapshot.users.contains(user: name), !(try await isEnrolledName(name)) {
+            throw AdminError(
+                .notFound, "no [[user]] or enrolled device is named \(name.debugDescription)",
+                hint: "users are defined in the server's config file; `tether-server admin devices` lists the identities")
         }
         let pattern: GrantPattern
         switch GrantPattern.parse(text) {

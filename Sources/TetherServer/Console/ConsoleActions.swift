@@ -3,7 +3,8 @@ import HTTPTypes
 import Logging
 import TetherProtocol
 
-/// The console's admin actions (snapshot, restore, terminate and enable sync, grant, revoke):
+/// The console's admin actions (snapshot, restore, terminate and enable sync, grant, revoke;
+/// enrollment keys and devices, ``ConsoleActions+Identities``):
 /// a first POST shows what the action will do and asks for confirmation; the confirming POST
 /// (`confirmed=yes`) carries it out through ``ServerControl``, as the admin API would, and
 /// shows the outcome.
@@ -15,7 +16,7 @@ struct ConsoleActions {
         guard let description = Self.describe(action, form) else {
             return ConsolePages.outcome(title: "Refused", message: "Unknown action or missing fields.", error: true, back: "/console/partitions")
         }
-        let back = form["partition"].map { "/console/partitions/\(H.segment($0))" } ?? "/console/partitions"
+        let back = Self.back(action, form)
         guard form["confirmed"] == "yes" else {
             let hidden = form.filter { $0.key != "csrf" && $0.key != "confirmed" }.sorted { $0.key < $1.key }
                 .map { "<input type=\"hidden\" name=\"\(H.escape($0.key))\" value=\"\(H.escape($0.value))\">" }.joined()
@@ -28,6 +29,11 @@ struct ConsoleActions {
                     """)
         }
         do {
+            if action == "create-enroll-key" {
+                let created = try await createEnrollmentKey(form)
+                control.logger.notice("console action done", metadata: ["action": "\(action)"])
+                return ConsolePages.keyCreated(created)
+            }
             let message = try await perform(action, form)
             control.logger.notice("console action done", metadata: ["action": "\(action)"])
             return ConsolePages.outcome(title: "Done", message: message, back: back)
@@ -38,7 +44,15 @@ struct ConsoleActions {
         }
     }
 
-    static let destructive: Set<String> = ["restore", "terminate-sync", "revoke"]
+    static let destructive: Set<String> = ["restore", "terminate-sync", "revoke", "revoke-enroll-key", "revoke-device", "remove-device"]
+
+    /// Where the outcome's "Back" leads: the partition, the device, or the page of the action.
+    static func back(_ action: String, _ form: [String: String]) -> String {
+        if let partition = form["partition"] { return "/console/partitions/\(H.segment(partition))" }
+        if let id = form["device-id"], !id.isEmpty, action != "remove-device" { return "/console/devices/\(H.segment(id))" }
+        if identityActions.contains(action) { return "/console/enrollment" }
+        return "/console/partitions"
+    }
 
     /// What the action will do, in words; nil for an unknown action or missing fields.
     static func describe(_ action: String, _ form: [String: String]) -> String? {
@@ -61,7 +75,7 @@ struct ConsoleActions {
             guard let u = field("user"), let p = field("pattern") else { return nil }
             return "Revoke user \(u)'s grant \(p); bound sessions that lose access get error 206."
         default:
-            return nil
+            return describeIdentity(action, field)
         }
     }
 
@@ -87,7 +101,7 @@ struct ConsoleActions {
             let g = try await control.grant(user: value("user"), pattern: value("pattern"), access: nil)
             return "User \(g.user)'s grant \(g.pattern) revoked; \(g.sessionsNotified) sessions told."
         default:
-            throw AdminError(.badRequest, "unknown action \(action)")
+            return try await performIdentity(action, form)
         }
     }
 }

@@ -34,7 +34,10 @@ enum ConsoleHTML {
 
     /// A whole page: `title`, the navigation (`current` marked), and `body` (already markup).
     static func page(title: String, current: String?, signedIn: Bool, body: String) -> String {
-        let links = [("partitions", "/console/partitions", "Partitions"), ("devices", "/console/devices", "Devices")]
+        let links = [
+            ("partitions", "/console/partitions", "Partitions"), ("devices", "/console/devices", "Devices"),
+            ("enrollment", "/console/enrollment", "Enrollment"),
+        ]
         let nav = signedIn
             ? """
             <nav aria-label="Console"><ul>\(links.map { key, href, label in

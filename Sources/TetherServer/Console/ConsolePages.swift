@@ -119,8 +119,15 @@ enum ConsolePages {
                 """)
     }
 
-    static func device(_ entries: [AdminAPI.Device], id: String) -> String {
+    /// A device's ledger entries and, when it enrolled, its identity with its actions.
+    static func device(_ entries: [AdminAPI.Device], id: String, identity: AdminAPI.Identity? = nil, csrf: String = "") -> String {
+        let enrolled = identity.map { identitySection($0, csrf: csrf) } ?? ""
         guard let first = entries.first else {
+            if let identity {
+                return H.page(
+                    title: "Device \(identity.name)", current: "devices", signedIn: true,
+                    body: enrolled + "<h2>Partitions</h2><p>The device has not reported yet.</p>")
+            }
             return H.page(title: "Device", current: "devices", signedIn: true, body: "<p class=\"error\">No device has the id <code>\(H.escape(id))</code>.</p>")
         }
         // The ledger's key is (user, device id, partition): another user's device reporting the
@@ -138,6 +145,7 @@ enum ConsolePages {
             body: """
                 <dl><dt>Id</dt><dd><code>\(H.escape(first.deviceID))</code></dd><dt>Release</dt><dd>\(H.escape(first.release))</dd>
                 <dt>User</dt><dd>\(H.escape(users.sorted().joined(separator: ", ")))</dd><dt>Last report</dt><dd>\(H.escape(first.reportedAt)) (\(first.reportedSecondsAgo) s ago)\(first.stale ? " <span class=\"flag\">stale</span>" : "")</dd></dl>
+                \(enrolled)
                 \(H.table(
                     caption: "Partitions of \(first.deviceName)",
                     headers: (users.count > 1 ? ["User"] : []) + ["Partition", "State", "Version", "Client file", "Unsynced", "Waiting since", "Last upload", "Last error", "Resets", "Pending reset"],

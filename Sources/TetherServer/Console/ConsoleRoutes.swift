@@ -6,7 +6,8 @@ import NIOCore
 import TetherProtocol
 
 /// The web console at `/console` on the admin listener (docs/server.md, "Web console"):
-/// sign-in with the admin token (``ConsoleSignIn``: throttled per peer), then pages for partitions, devices and one device, and the
+/// sign-in with the admin token (``ConsoleSignIn``: throttled per peer), then pages for partitions, devices and one device
+/// (with its enrollment), enrollment keys and enrolled devices, and the
 /// admin actions behind a confirmation. A request without a live session is sent to the
 /// sign-in page (GET) or refused (POST, 403); every POST must carry the session's CSRF token
 /// and must not come from another site (its `Origin`, or `Sec-Fetch-Site: cross-site`).
@@ -84,9 +85,19 @@ struct ConsoleRoutes {
         }
         router.get("console/devices/:device") { request, context in
             let id = try context.parameters.require("device")
-            return try await page(request) { _ in
+            return try await page(request) { session in
                 let all = try await control.devices(partition: nil, state: nil, staleSeconds: nil)
-                return ConsolePages.device(all.devices.filter { $0.deviceID == id }.sorted { $0.partition < $1.partition }, id: id)
+                let identity = try await control.enrolledDevice(id: id).map { AdminAPI.Identity($0, now: control.now()) }
+                return ConsolePages.device(
+                    all.devices.filter { $0.deviceID == id }.sorted { $0.partition < $1.partition }, id: id, identity: identity, csrf: session.csrf)
+            }
+        }
+        router.get("console/enrollment") { request, _ in
+            try await page(request) { session in
+                let after = request.uri.queryParameters["after"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+                async let keys = control.enrollmentKeys()
+                async let identities = control.identities(after: after, limit: 200)
+                return ConsolePages.enrollment(try await keys, identities: try await identities, after: after, csrf: session.csrf)
             }
         }
         router.post("console/actions/:action") { request, context in

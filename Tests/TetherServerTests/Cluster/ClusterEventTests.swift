@@ -6,9 +6,11 @@ import TetherServer
     let store = PartitionName("store-17")!
 
     @Test func eventsRoundTripThroughAPayload() {
-        let events: [ClusterEvent] = [.newVersion(store), .restored(store), .flagsChanged, .schemaChanged, .grantsChanged]
+        let events: [ClusterEvent] = [
+            .newVersion(store), .restored(store), .flagsChanged, .schemaChanged, .grantsChanged, .deviceChanged("till-1"), .deviceRevoked("till-2"),
+        ]
         let payloads = ClusterEvent.payloads(events, sender: "instance-1")
-        #expect(payloads == ["instance-1\nv store-17\nr store-17\nf\ns\ng"])
+        #expect(payloads == ["instance-1\nv store-17\nr store-17\nf\ns\ng\nd till-1\nk till-2"])
         let parsed = ClusterEvent.parse(payload: payloads[0])
         #expect(parsed.sender == "instance-1" && parsed.events == events)
     }
@@ -26,5 +28,6 @@ import TetherServer
         let parsed = ClusterEvent.parse(payload: "x\nv store-17\nzzz\nv not a name\nr\nf")
         #expect(parsed.sender == "x" && parsed.events == [.newVersion(store), .flagsChanged])
         #expect(ClusterEvent.parse(payload: "").events.isEmpty)
+        #expect(ClusterEvent.parse(payload: "x\nd bad name\nk\nk -x\nd till-1").events == [.deviceChanged("till-1")])
     }
 }
