@@ -51,8 +51,11 @@ struct EnrollmentEndToEndTests {
                 environment: ChildProcess.inheritedEnvironment(adding: ["TETHER_MACHINE_ID_FILE": machineFile].merging(extra) { _, new in new }))
         }
 
+        /// `tetherctl …`; the state directory made first, as the package makes it (run as root,
+        /// `tetherctl enroll` refuses to create it).
         func ctl(_ arguments: [String]) async throws -> ChildProcess.Result {
-            try await ChildProcess.run(
+            try FileManager.default.createDirectory(atPath: dir.appending("state"), withIntermediateDirectories: true)
+            return try await ChildProcess.run(
                 try BuiltProducts.executable("tetherctl"), arguments,
                 environment: ChildProcess.inheritedEnvironment(adding: ["TETHER_MACHINE_ID_FILE": machineFile]))
         }
