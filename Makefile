@@ -41,11 +41,12 @@ RELEASE_DATE := $(shell sed -n 's/^## \[$(VERSION)\] - \([0-9-]*\).*/\1/p' CHANG
 # argument definitions, through tether-manual).
 MAN_tetherd = 8 --exit 0=success --exit "1=runtime error" --exit "2=usage or configuration error (--check-config: invalid)" \
     --file "/etc/tether/tetherd.toml=configuration" \
-    --file "/etc/tether/token=this device's token (owner tether, mode 0600; [server] token_file). tetherd.service is not started until it exists and is not empty (ConditionFileNotEmpty=): a start before, at boot or at a package installation, is skipped, not failed; write it, then systemctl start tetherd" \
+    --file "/etc/tether/token=this device's token (owner tether, mode 0600; [server] token_file). tetherd.service is not started until it, /var/lib/tether/token or /etc/tether/enroll.key exists and is not empty (ConditionFileNotEmpty=|): a start before, at boot or at a package installation, is skipped, not failed; write it, then systemctl start tetherd" \
+    --file "/etc/tether/enroll.key=an enrollment key (owner tether, mode 0600; [server] enrollment_key_file): with it tetherd enrolls itself at start while it has no credential, and writes the one it receives to token_file (/var/lib/tether/token: /etc is read-only to the service)" \
     --file "/run/tether/tetherd.sock=control socket" \
     --file "/var/lib/tether=state database, stores, backups" \
     --see-also "tetherctl(1)" --see-also "tetherd.toml(5)" --see-also "tether-hooks(7)" --see-also "tether-server(8)" --see-also "systemd.service(5)"
-MAN_tetherctl = 1 --exit 0=success --exit "1=runtime error or timeout" --exit "2=usage error" --exit "3=the daemon cannot be reached" --exit "4=permission denied (a user the daemon refuses, or a reader sending a command that changes the agent)" \
+MAN_tetherctl = 1 --exit 0=success --exit "1=runtime error or timeout (enroll: the server refused)" --exit "2=usage error" --exit "3=the daemon cannot be reached" --exit "4=permission denied (a user the daemon refuses, or a reader sending a command that changes the agent)" --exit "5=enroll: the server cannot enroll now (unreachable, rate-limited, unavailable); the same command may succeed later" \
     --see-also "tetherd(8)" --see-also "tetherd.toml(5)"
 MAN_tether-server = 8 --exit 0=success --exit "1=runtime error (also: the server refused an admin command)" --exit "2=usage or configuration error" \
     --file "/etc/tether/tether-server.toml=configuration" --file "/etc/tether/schema.toml=the tables of every partition" \

@@ -123,7 +123,7 @@ let package = Package(
         // Helpers for test targets and `tether-bench` (never for the shipped programs): temp dirs,
         // free ports, journald, child processes, a NOTIFY_SOCKET listener, a manual clock,
         // poll-with-deadline, PostgreSQL, and the cluster harness (server and agents as processes).
-        .target(name: "TetherTestSupport", dependencies: ["TetherControl"], swiftSettings: settings),
+        .target(name: "TetherTestSupport", dependencies: ["TetherControl", "TetherProtocol"], swiftSettings: settings),
         // Swift Testing traits for test targets (a suite's PostgreSQL). Apart from
         // TetherTestSupport: the static release build compiles every non-test target, and the
         // toolchain has no static Testing library (the sources are empty without Testing).
@@ -150,6 +150,8 @@ let package = Package(
             name: "tetherctl",
             dependencies: [
                 "TetherProtocol", "TetherControl", "TetherCommandLine", "TetherTOML",
+                // `tetherctl enroll`: the agent's configuration, state database and enrollment client.
+                "TetherAgent", "TetherSyncClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: settings),

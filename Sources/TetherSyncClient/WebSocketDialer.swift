@@ -16,30 +16,6 @@ import NIOWebSocket
 /// closes on EOF), and an answer that never comes fails it at the deadline. NIO's typed
 /// upgrade handler alone waits for ever in both cases (docs/reliability.md, seed 23097527).
 struct WebSocketDialer: Sendable {
-    struct Target: Sendable, Hashable {
-        var host: String
-        var port: Int
-        var path: String
-        var secure: Bool
-
-        init(url: String) throws(SyncClientError) {
-            guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "ws" || scheme == "wss",
-                let host = parsed.host, !host.isEmpty
-            else { throw SyncClientError.unreachable("\(url) is not a ws:// or wss:// URL") }
-            self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-            secure = scheme == "wss"
-            port = parsed.port ?? (secure ? 443 : 80)
-            let pathPart = parsed.path.isEmpty ? "/" : parsed.path
-            path = pathPart + (parsed.query.map { "?\($0)" } ?? "")
-        }
-
-        /// The `Host` header: the port only when it is not the scheme's default.
-        var hostHeader: String {
-            let name = host.contains(":") ? "[\(host)]" : host
-            return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
-        }
-    }
-
     enum UpgradeResult: Sendable {
         case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
         case notUpgraded
@@ -63,7 +39,7 @@ struct WebSocketDialer: Sendable {
     /// WebSocket is closed. Throws ``SyncClientError/unreachable(_:cause:)`` when no WebSocket could
     /// be opened (refused, timed out, closed during the upgrade, upgrade declined).
     func run(url: String, logger: Logger, handler: @escaping WebSocketDataHandler<Context>) async throws {
-        let target = try Target(url: url)
+        let target = try ServerTarget(url: url, plain: "ws", secure: "wss")
         let sslContext = try target.secure ? NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()) : nil
         var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(TimeAmount(connectTimeout))
@@ -105,7 +81,7 @@ struct WebSocketDialer: Sendable {
 
     /// Sets up TLS and the HTTP upgrade on a new channel; the returned future completes once,
     /// with the upgrade's result, or fails when the channel closes first or the deadline passes.
-    private func configureUpgrade(_ channel: any Channel, target: Target, sslContext: NIOSSLContext?) throws
+    private func configureUpgrade(_ channel: any Channel, target: ServerTarget, sslContext: NIOSSLContext?) throws
         -> EventLoopFuture<UpgradeResult>
     {
         let upgrader = NIOTypedWebSocketClientUpgrader<UpgradeResult>(

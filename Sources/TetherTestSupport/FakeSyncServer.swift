@@ -42,87 +42,26 @@ package final class FakeSyncServer: Sendable {
         case silence
     }
 
-    package let port: UInt16
-    private let listener: Int32
     private let behaviour: Behaviour
-    private let state = Mutex(State())
+    /// Set once, right after the listener starts (the handler needs `self`).
+    private let listener = Mutex<LoopbackListener?>(nil)
 
-    private struct State {
-        var connections = 0
-        var stopped = false
-        var clients: [Int32] = []
-    }
-
+    package var port: UInt16 { listener.withLock { $0?.port ?? 0 } }
     package var url: String { "ws://127.0.0.1:\(port)/sync" }
-    package var connections: Int { state.withLock { $0.connections } }
+    package var connections: Int { listener.withLock { $0?.connections ?? 0 } }
 
     package init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            close(fd)
-            throw TestSupportError("bind/listen: \(String(cString: strerror(errno)))")
-        }
-        listener = fd
-        port = UInt16(bigEndian: address.sin_port)
-        let server = self
-        Thread.detachNewThread { server.acceptLoop() }
+        let started = try LoopbackListener { client in self.serve(client) }
+        listener.withLock { $0 = started }
     }
 
-    package func stop() {
-        let clients = state.withLock { state -> [Int32] in
-            state.stopped = true
-            return state.clients
-        }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for client in clients { shutdown(client, Int32(SHUT_RDWR)) }
-    }
-
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 { return }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            let stopped = state.withLock { state -> Bool in
-                if !state.stopped {
-                    state.connections += 1
-                    state.clients.append(client)
-                }
-                return state.stopped
-            }
-            if stopped {
-                close(client)
-                return
-            }
-            let server = self
-            Thread.detachNewThread { server.serve(client) }
-        }
-    }
+    package func stop() { listener.withLock { $0 }?.stop() }
 
     private func serve(_ client: Int32) {
-        defer {
-            state.withLock { $0.clients.removeAll { $0 == client } }
-            close(client)
-        }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var chunk = [UInt8](repeating: 0, count: 4096)
         // The HTTP upgrade request, up to its blank line.
         var request: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
         while !request.ends(with: Array("\r\n\r\n".utf8)) {
             let n = read(client, &chunk, chunk.count)
             if n <= 0 { return }
@@ -186,15 +125,7 @@ package final class FakeSyncServer: Sendable {
         return (payload, offset + length)
     }
 
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return false }
-            offset += n
-        }
-        return true
-    }
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool { LoopbackPort.writeAll(fd, bytes) }
 
     // MARK: Frames and messages
 

@@ -24,4 +24,38 @@ package enum LoopbackPort {
         guard named == 0 else { throw TestSupportError("getsockname: \(String(cString: strerror(errno)))") }
         return UInt16(bigEndian: address.sin_port)
     }
+
+    /// A listening TCP socket on 127.0.0.1, on a port the kernel picks (the fake servers').
+    package static func listen(backlog: Int32 = 16) throws -> (descriptor: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
+            close(fd)
+            throw TestSupportError("bind/listen: \(String(cString: strerror(errno)))")
+        }
+        return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Writes all of `bytes` to the socket `fd`; false when the peer is gone.
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
+    }
 }

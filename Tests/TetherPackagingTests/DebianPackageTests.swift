@@ -42,12 +42,19 @@ import TetherTestSupport
         // No token yet: the agent's start is skipped, not failed (systemd's own evaluation of
         // the installed unit's conditions), and the post-install says what to write.
         let unit = try root.read("/usr/lib/systemd/system/tetherd.service")
-        #expect(unit.contains("\nConditionFileNotEmpty=/etc/tether/token\n"), "\(unit)")
+        for condition in ["|/etc/tether/token", "|/var/lib/tether/token", "|/etc/tether/enroll.key"] {
+            #expect(unit.contains("\nConditionFileNotEmpty=\(condition)\n"), "\(unit)")
+        }
         let skipped = try await root.run("systemd-analyze", "condition", "--unit=tetherd.service")
         #expect(
-            !skipped.succeeded && skipped.standardError.contains("ConditionFileNotEmpty=/etc/tether/token failed"),
+            !skipped.succeeded && skipped.standardError.contains("ConditionFileNotEmpty=|/etc/tether/token failed"),
             "tetherd.service would start without a token: \(skipped)")
-        for line in ["does not start until this device has its token", "/etc/tether/token", "systemctl start tetherd"] {
+        // An enrollment key alone lets it start (it enrolls itself); removed again for the token steps.
+        try root.write("/etc/tether/enroll.key", "tek1.0123456789abcdef.\(String(repeating: "A", count: 43))\n")
+        let enrollable = try await root.run("systemd-analyze", "condition", "--unit=tetherd.service")
+        #expect(enrollable.succeeded, "tetherd.service would not start with an enrollment key: \(enrollable)")
+        _ = try await root.run("rm", "/etc/tether/enroll.key")
+        for line in ["does not start until this device has its token", "/etc/tether/token", "systemctl start tetherd", "/etc/tether/enroll.key"] {
             #expect(install.standardOutput.contains(line), "the post-install does not say \(line): \(install)")
         }
         let conffiles = try await root.run("dpkg-query", "-W", "-f=${Conffiles}\n", "tether-agent", "tether-server")

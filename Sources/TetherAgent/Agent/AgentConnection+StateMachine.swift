@@ -8,14 +8,19 @@ extension AgentConnection {
     ///
     /// ```text
     /// idle ─attemptDue─▶ connecting ─connected─▶ connected
-    ///                     │   ▲                      │
-    ///       attemptEnded  │   │ attemptDue            │ attemptEnded (closed, cut, reconnect)
-    ///                     ▼   │                      ▼
+    ///                     │   ▲  │ credentialChecked   │
+    ///       attemptEnded  │   │  ├─enroll─▶ enrolling ─enrolled─▶ connecting
+    ///                     │   │  │            │ refused (transient: back off; else ─▶ enrollment stopped)
+    ///                     │   │  └─stop (a cloned credential, no key) ─▶ enrollment stopped ─reloaded─▶ idle
+    ///                     ▼   │ attemptDue            │ attemptEnded (closed, cut, reconnect)
     ///                    backing off (until; a stop an error asked for) ◀──┘
     ///                          │ attemptDue with a stop
     ///                          ▼
     ///                        stopped (105) ─reloaded─▶ idle
     /// ```
+    ///
+    /// Each attempt starts with the credential check (``CredentialDecision``): a missing,
+    /// empty or cloned credential with an enrollment key set enrolls first (issue 48).
     ///
     /// The loop is sequential: `attemptDue` comes only when no attempt runs, `connected` and
     /// `attemptEnded` only while one does; those pairs are programming errors and trap.
@@ -30,6 +35,16 @@ extension AgentConnection {
             case backingOff(until: ContinuousClock.Instant, stop: SyncError?)
             /// Syncing stops until the configuration is reloaded (105).
             case stopped(SyncError)
+            /// An enrollment is under way (the credential check asked for one).
+            case enrolling(Enrolling)
+            /// The device has no credential it may use and enrolling cannot give it one without an
+            /// operator (a refused key, a cloned credential without a key): until a reload.
+            case enrollmentStopped(EnrollmentError)
+        }
+
+        struct Enrolling: Sendable {
+            var since: ContinuousClock.Instant
+            var reason: EnrollmentReason
         }
 
         /// An attempt that has not completed its WebSocket upgrade yet.
@@ -84,6 +99,27 @@ extension AgentConnection {
             case ignore
         }
 
+        enum CredentialStep: Sendable, Equatable {
+            /// Bind with the token file as it is.
+            case connect
+            /// Enroll first, then (``enrollmentEnded(_:at:cancelled:using:)``) connect.
+            case enroll(EnrollmentReason)
+            /// No attempt until a reload; `log`: not logged yet.
+            case stop(EnrollmentError, log: Bool)
+        }
+
+        enum EnrollmentEnd: Sendable, Equatable {
+            /// The credential is written: connect now.
+            case connect
+            /// Wait `delay` (at least the server's `Retry-After`) before the next attempt; `log`:
+            /// the first failure of its kind in a row (a repeat is not logged again).
+            case backOff(Duration, log: Bool)
+            /// No attempt until a reload; `log` as for a backoff.
+            case stop(log: Bool)
+            /// The loop was cancelled.
+            case finish
+        }
+
         enum WatchdogVerdict: Sendable, Equatable {
             case healthy
             /// The attempt hung; `report`: the first time this attempt is found so (log it).
@@ -94,6 +130,9 @@ extension AgentConnection {
         private(set) var backoff: Backoff
         /// READY=1 went out (the first attempt's outcome, or a stop).
         private(set) var started = false
+        /// The code of the last enrollment failure logged, so that a repeat is not logged again
+        /// (cleared by an enrollment that succeeded and by a reload).
+        private(set) var loggedEnrollmentFailure: String? = nil
         /// How long a connection must have stayed up for the next failure to start a new series.
         static var healthyConnection: Duration { .seconds(30) }
 
@@ -115,11 +154,60 @@ extension AgentConnection {
             case .backingOff(until: _, stop: let stop?):
                 phase = .stopped(stop)
                 return .waitForReload
-            case .stopped:
+            case .stopped, .enrollmentStopped:
                 return .waitForReload
-            case .connecting, .connected:
+            case .connecting, .connected, .enrolling:
                 preconditionFailure("a connection attempt is due while one runs")
             }
+        }
+
+        /// The attempt's credential check (``CredentialDecision``) decided.
+        mutating func credentialChecked(_ decision: CredentialDecision, at now: ContinuousClock.Instant) -> CredentialStep {
+            guard case .connecting = phase else { preconditionFailure("a credential check without an attempt") }
+            switch decision {
+            case .useToken:
+                return .connect
+            case .enroll(let reason):
+                phase = .enrolling(Enrolling(since: now, reason: reason))
+                return .enroll(reason)
+            case .stop(let error):
+                phase = .enrollmentStopped(error)
+                return .stop(error, log: noteLogged(error))
+            }
+        }
+
+        /// The enrollment ended: enrolled (the credential written), or failed.
+        mutating func enrollmentEnded(
+            _ outcome: Result<Void, EnrollmentError>, at now: ContinuousClock.Instant, cancelled: Bool,
+            using random: inout some RandomNumberGenerator
+        ) -> EnrollmentEnd {
+            guard case .enrolling = phase else { preconditionFailure("an enrollment ended that did not run") }
+            if cancelled {
+                phase = .idle
+                return .finish
+            }
+            switch outcome {
+            case .success:
+                loggedEnrollmentFailure = nil
+                backoff.reset()
+                phase = .connecting(Connecting(since: now))
+                return .connect
+            case .failure(let error) where error.isTransient:
+                let log = noteLogged(error)
+                let delay = backoff.next(floor: error.retryAfter ?? .zero, using: &random)
+                phase = .backingOff(until: now + delay, stop: nil)
+                return .backOff(delay, log: log)
+            case .failure(let error):
+                let log = noteLogged(error)
+                phase = .enrollmentStopped(error)
+                return .stop(log: log)
+            }
+        }
+
+        /// Whether `error` is to be logged (not the same as the last one logged); notes it.
+        private mutating func noteLogged(_ error: EnrollmentError) -> Bool {
+            defer { loggedEnrollmentFailure = error.code }
+            return loggedEnrollmentFailure != error.code
         }
 
         /// The WebSocket is open and the hello sent.
@@ -152,6 +240,9 @@ extension AgentConnection {
         mutating func connectionFailed(_ error: SyncError) -> FailureAction {
             guard error.action == .fatal else { return .ignore }
             switch phase {
+            case .enrolling, .enrollmentStopped:
+                // No connection: no connection-level error can come (and a stop is one already).
+                return .ignore
             case .idle:
                 phase = .stopped(error)
             case .connecting(var attempt) where attempt.stop == nil:
@@ -170,7 +261,15 @@ extension AgentConnection {
 
         /// The configuration was reloaded: a changed server, or a stop, makes the agent connect anew.
         mutating func reloaded(serverChanged: Bool) -> ReloadAction {
+            // A refusal is logged again after a reload: the operator changed something.
+            loggedEnrollmentFailure = nil
             switch phase {
+            case .enrolling:
+                // The post cannot be recalled; the wake is kept for the wait after a failure.
+                return serverChanged ? .wake : .none
+            case .enrollmentStopped:
+                phase = .idle
+                return .wake
             case .idle:
                 return serverChanged ? .wake : .none
             case .connecting(var attempt):
@@ -206,7 +305,7 @@ extension AgentConnection {
             case .connected(let connected):
                 if now - connected.since > Self.healthyConnection { backoff.reset() }
                 stop = connected.stop
-            case .idle, .backingOff, .stopped:
+            case .idle, .backingOff, .stopped, .enrolling, .enrollmentStopped:
                 preconditionFailure("an attempt ended that did not run")
             }
             if cancelled {

@@ -49,6 +49,8 @@ actor AgentConnection {
                 break
             }
             let configuration = await partitions.configuration()
+            // A missing, empty or cloned credential: enroll first (or stop) when the key says so.
+            guard await credentialReady(configuration, partitions: partitions, hooks: hooks) else { continue }
             // Trust as `[server]` says: ca_file's CAs only, pin_sha256, tls_min_version.
             let client = configuration.server.clientConfiguration(software: "tetherd \(TetherVersion.release)")
             let logger = self.logger
@@ -128,6 +130,75 @@ actor AgentConnection {
         if let violation = await connection.protocolViolation, violation.code == .wrongProtocolVersion {
             connectionFailed(violation, serverURL: url)
         }
+    }
+
+    /// The attempt's credential check (``CredentialDecision``) and, when it asks, the
+    /// enrollment (``DeviceEnrollment``): true when the attempt goes on to connect; false when
+    /// the loop takes its next turn (after a backoff, into a stop, or cancelled).
+    private func credentialReady(_ configuration: AgentConfiguration, partitions: PartitionRegistry, hooks: Hooks) async -> Bool {
+        let server = configuration.server
+        let deviceID: String
+        do {
+            deviceID = try partitions.stateDatabase.deviceID()
+        } catch {
+            // Without an id there is nothing to compare or enroll with; the bind's report says the rest.
+            logger.error("cannot read the device id from the state database: \(error); the token file is used as it is")
+            return machine.credentialChecked(.useToken, at: .now) == .connect
+        }
+        switch machine.credentialChecked(DeviceEnrollment.decision(server, deviceID: deviceID), at: .now) {
+        case .connect:
+            return true
+        case .stop(let error, let log):
+            if log { await logEnrollment(error, then: "syncing stops until the configuration is reloaded", partitions: partitions, stops: true) }
+            return false
+        case .enroll(let reason):
+            // The decision enrolls only with a key set.
+            let enrollment = DeviceEnrollment(server: server, keyFile: server.enrollmentKeyFile ?? "", device: configuration.device, deviceID: deviceID)
+            logger.notice("enrolling device \(deviceID) with \(enrollment.enrollURL ?? server.url): \(reason)")
+            let outcome: Result<Void, EnrollmentError>
+            do {
+                let enrolled = try await enrollment.run()
+                let tags = enrolled.tags.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+                logger.notice(
+                    "enrolled as device \(enrolled.name) (\(enrolled.deviceID))\(tags.isEmpty ? "" : ", tags \(tags)"); the credential is in \(server.tokenFile)")
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            var random = SystemRandomNumberGenerator()
+            switch machine.enrollmentEnded(outcome, at: .now, cancelled: Task.isCancelled, using: &random) {
+            case .connect:
+                return true
+            case .finish:
+                return false
+            case .backOff(let delay, let log):
+                if case .failure(let error) = outcome {
+                    if log {
+                        await logEnrollment(error, then: "enrolling again in \(delay) (this failure again is logged at debug level)", partitions: partitions, stops: false)
+                    } else {
+                        logger.debug("enrollment failed again (\(error.code)); enrolling again in \(delay)")
+                    }
+                }
+                await started(hooks)
+                await wake.sleep(for: delay)
+                return false
+            case .stop(let log):
+                if log, case .failure(let error) = outcome {
+                    await logEnrollment(error, then: "tetherd does not enroll or sync until the configuration is reloaded", partitions: partitions, stops: true)
+                }
+                return false
+            }
+        }
+    }
+
+    /// An enrollment failure: one log line with its code and hint (never the key or the
+    /// credential), a `sync-error` event named `enrollment_<code>`, and the error hook.
+    private func logEnrollment(_ error: EnrollmentError, then: String, partitions: PartitionRegistry, stops: Bool) async {
+        let line = "enrollment failed: \(error.message) (\(error.code)\(error.httpStatus.map { ", HTTP \($0)" } ?? "")); \(then); hint: \(error.hint)"
+        if stops { logger.error("\(line)") } else { logger.warning("\(line)") }
+        let report = SyncErrorReport(
+            partition: "", store: "", code: nil, name: "enrollment_\(error.code)", message: error.message, action: stops ? "fatal" : "transient")
+        await announce(report, partitions: partitions)
     }
 
     /// READY=1, the first time.

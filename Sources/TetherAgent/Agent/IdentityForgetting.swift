@@ -47,7 +47,7 @@ package enum IdentityForgetting {
         let recorded = try stateDatabase.recordedMachine()
         guard recorded != current else { return }
         if recorded != nil {
-            let forgotten = try forget(configuration.partitions)
+            let forgotten = try adopt(current, configuration: configuration, stateDatabase: stateDatabase)
             let cause = LineageCause.machineChanged
             for name in forgotten {
                 logger.warning(
@@ -60,7 +60,21 @@ package enum IdentityForgetting {
                 metrics.identityForgotten(name)
             }
             if forgotten.isEmpty { logger.notice("the machine id changed since the last start; no store had a sync identity to forget") }
+            return
         }
         try stateDatabase.recordMachine(current)
+    }
+
+    /// Makes `machine` the recorded one, forgetting the stores' identities first when another
+    /// was recorded (the device id goes with it); the stores that had one. What
+    /// ``checkMachine(configuration:stateDatabase:logger:events:metrics:)`` does at start, and
+    /// `tetherctl enroll` before it reads the device id on a machine tetherd has not started on yet.
+    @discardableResult
+    package static func adopt(_ machine: String, configuration: AgentConfiguration, stateDatabase: AgentStateDatabase) throws -> [PartitionName] {
+        let recorded = try stateDatabase.recordedMachine()
+        guard recorded != machine else { return [] }
+        let forgotten = recorded == nil ? [] : try forget(configuration.partitions)
+        try stateDatabase.recordMachine(machine)
+        return forgotten
     }
 }

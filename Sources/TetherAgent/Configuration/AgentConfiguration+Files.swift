@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import TetherTOML
 
@@ -6,9 +7,7 @@ extension AgentConfiguration {
     /// or others, and every hook must exist, be executable and be writable only by root or
     /// the daemon's own user (docs/contract.md: Reset hooks, Agent configuration). Run at start and at every reload.
     func validateFiles(_ parser: ConfigParser) {
-        if let problem = Self.tokenFileProblem(server.tokenFile) {
-            parser.problem("server.token_file", problem)
-        }
+        validateCredentialFiles(parser)
         var checked: Set<String> = []
         func checkHooks(_ reset: ResetSettings, prefix: String) {
             for (key, path) in reset.hooks where checked.insert(path).inserted {
@@ -28,6 +27,38 @@ extension AgentConfiguration {
             checkHooks(partition.reset, prefix: "partition[\(index)].reset.")
             checkErrorHook(partition.events, key: "partition[\(index)].events.error_hook")
         }
+    }
+
+    /// `token_file` and `enrollment_key_file`. Without a key the token file must be there (as
+    /// always). With one, a missing token file is what enrollment writes: its directory must be
+    /// writable by this user; the key file is checked when it exists, and must exist while the
+    /// token file is missing or empty (the agent enrolls at start).
+    private func validateCredentialFiles(_ parser: ConfigParser) {
+        guard let keyFile = server.enrollmentKeyFile else {
+            if let problem = Self.tokenFileProblem(server.tokenFile) { parser.problem("server.token_file", problem) }
+            return
+        }
+        let token = TokenFile.inspect(server.tokenFile)
+        if token != .missing, let problem = Self.tokenFileProblem(server.tokenFile) { parser.problem("server.token_file", problem) }
+        if let problem = Self.credentialDirectoryProblem(server.tokenFile) { parser.problem("server.token_file", problem) }
+        let needsEnrollment = token.isMissingOrEmpty
+        do {
+            _ = try EnrollmentKeyFile.read(keyFile)
+        } catch .missing where !needsEnrollment {
+            // Not needed while the token is there (a one-off key removed after enrollment);
+            // a clone that needs it says so when it tries.
+        } catch {
+            parser.problem("server.enrollment_key_file", "\(error)")
+        }
+    }
+
+    /// Why enrollment could not write `tokenFile` (temp file and rename in its directory), or nil.
+    static func credentialDirectoryProblem(_ tokenFile: String) -> String? {
+        let directory = (tokenFile as NSString).deletingLastPathComponent
+        guard access(directory.isEmpty ? "/" : directory, W_OK | X_OK) == 0 else {
+            return "enrollment writes the credential to \(tokenFile), but its directory \(directory) is not writable by this user (\(String(cString: strerror(errno)))); put token_file where tetherd may write, such as /var/lib/tether/token"
+        }
+        return nil
     }
 
     /// Why the token file cannot be used, or nil.

@@ -40,7 +40,9 @@ package struct AgentConfiguration: Sendable, Hashable {
     }
 
     /// Reads, parses and validates `path`; a missing or unreadable file is a problem too.
-    package static func load(path: String) throws(ConfigError) -> AgentConfiguration {
+    /// `checkFiles` false skips the token, key and hook file checks (`tetherctl enroll`, which
+    /// writes the token and is given its key).
+    package static func load(path: String, checkFiles: Bool = true) throws(ConfigError) -> AgentConfiguration {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -48,15 +50,15 @@ package struct AgentConfiguration: Sendable, Hashable {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
             throw ConfigError(file: path, "configuration file \(reason)")
         }
-        return try parse(text: text, file: path)
+        return try parse(text: text, file: path, checkFiles: checkFiles)
     }
 
     /// Parses and validates configuration text; `file` names it in problems and resolves nothing.
     /// Validation includes the file system checks: token file permissions, hooks.
-    package static func parse(text: String, file: String) throws(ConfigError) -> AgentConfiguration {
+    package static func parse(text: String, file: String, checkFiles: Bool = true) throws(ConfigError) -> AgentConfiguration {
         let parser = try ConfigParser(text: text, file: file)
         var config = build(parser.root)
-        config?.validateFiles(parser)
+        if checkFiles { config?.validateFiles(parser) }
         config?.loadCertificateAuthorities(parser)
         try parser.finish()
         guard var config else { throw ConfigError(file: file, "invalid configuration") }
@@ -131,8 +133,12 @@ package struct AgentConfiguration: Sendable, Hashable {
             table.problem("ca_file", "\(caFile) is set but the server url is not wss://")
         }
         let trust = ServerSettings.parseTrust(table, url: url)
+        let enrollmentKeyFile = table.absolutePath("enrollment_key_file")
+        if let enrollmentKeyFile, enrollmentKeyFile == tokenFile {
+            table.problem("enrollment_key_file", "\(enrollmentKeyFile) is also token_file; the key and the credential are two files")
+        }
         guard let url, let tokenFile else { return nil }
-        return ServerSettings(url: url, tokenFile: tokenFile, caFile: caFile, trust: trust)
+        return ServerSettings(url: url, tokenFile: tokenFile, caFile: caFile, trust: trust, enrollmentKeyFile: enrollmentKeyFile)
     }
 
     private static func buildEvents(_ table: ConfigTable, inheriting base: EventSettings) -> EventSettings {

@@ -10,6 +10,9 @@ package struct DeviceSettings: Sendable, Hashable {
     /// `report_interval_seconds`: at most one report of changed partitions this often
     /// (default 10); every partition is reported again at least every 10 minutes.
     package var reportIntervalSeconds = 10
+    /// `name` when the file sets it: the name enrollment asks for (nil: the server picks one,
+    /// so that clones of one image, which share a host name, do not ask for the same).
+    package var configuredName: String? = nil
 
     package init(name: String = DeviceSettings.hostName) {
         self.name = name
@@ -30,6 +33,7 @@ package struct DeviceSettings: Sendable, Hashable {
                 table.problem("name", "a device name must be 1 to 255 bytes without control characters")
             } else {
                 settings.name = name
+                settings.configuredName = name
             }
         }
         if let seconds = table.integer("report_interval_seconds", range: 1...3600) { settings.reportIntervalSeconds = seconds }

@@ -6,6 +6,11 @@ package struct ServerSettings: Sendable, Hashable {
     /// `ws://` or `wss://` URL of the server's `/sync` endpoint.
     package var url: String
     package var tokenFile: String
+    /// `enrollment_key_file`: the file holding an enrollment key (`tek1.…`). When set, the
+    /// agent enrolls itself (`POST /enroll`) while `token_file` is missing or empty, or holds
+    /// the credential of another device (a clone), and writes the credential it receives to
+    /// `token_file`. nil: the token is installed by hand or with `tetherctl enroll`.
+    package var enrollmentKeyFile: String?
     /// `ca_file`: the PEM file of the only CAs a `wss://` server's chain may lead to; nil: the
     /// system's CAs.
     package var caFile: String?
@@ -14,9 +19,12 @@ package struct ServerSettings: Sendable, Hashable {
     /// is read again at the next reload, and a changed trust reconnects).
     package var trust: ServerTrust
 
-    package init(url: String, tokenFile: String, caFile: String? = nil, trust: ServerTrust = ServerTrust()) {
+    package init(
+        url: String, tokenFile: String, caFile: String? = nil, trust: ServerTrust = ServerTrust(), enrollmentKeyFile: String? = nil
+    ) {
         self.url = url
         self.tokenFile = tokenFile
+        self.enrollmentKeyFile = enrollmentKeyFile
         self.caFile = caFile
         self.trust = trust
     }

@@ -65,6 +65,19 @@ enum FaultInjection {
     /// bootstrap, measured beside the ready file's).
     static let noReadyFiles = ProcessInfo.processInfo.environment["TETHER_FAULT_NO_READY_FILES"] == "1"
 
+    /// `TETHER_FAULT_ENROLL_GATE=<path>`: once the server answered an enrollment and before
+    /// the credential is written, the agent creates `<path>.reached` and waits while `<path>`
+    /// exists — so a test can kill it between the answer and the write.
+    static let enrollGate = ProcessInfo.processInfo.environment["TETHER_FAULT_ENROLL_GATE"]
+
+    static func enrollGateIfRequested() async {
+        guard let enrollGate, FileManager.default.fileExists(atPath: enrollGate) else { return }
+        _ = FileManager.default.createFile(atPath: enrollGate + ".reached", contents: nil)
+        while FileManager.default.fileExists(atPath: enrollGate) && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))  // cancelled: the loop checks and ends
+        }
+    }
+
     static func resetGate(_ phase: String) async {
         guard let resetGate else { return }
         let gate = resetGate + "/" + phase

@@ -130,6 +130,7 @@ import TetherTestSupport
             case .connecting(let attempt): #expect(attempt.stop != nil)
             case .connected(let connected): #expect(connected.stop != nil)
             case .backingOff(_, let stop): #expect(stop != nil)
+            case .enrolling, .enrollmentStopped: Issue.record("\(phase): an enrollment phase after a fatal error")
             }
         }
     }

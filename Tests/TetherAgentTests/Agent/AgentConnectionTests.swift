@@ -25,10 +25,13 @@ import TetherTestSupport
     /// Runs the connection of a registry for `url` while `body` watches it.
     func withConnection(
         url: String, backoff: Backoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(200)),
-        _ body: (PartitionRegistry, AgentConnection, Seen) async throws -> Void
+        enrollmentKey: String? = nil, _ body: (PartitionRegistry, AgentConnection, Seen) async throws -> Void
     ) async throws {
         try await withTemporaryDirectory { dir in
-            let registry = try PartitionRegistryTests.registry(dir, partitions: ["a"], url: url, backoff: backoff)
+            if let enrollmentKey { chmod(try dir.write("enroll.key", enrollmentKey), 0o600) }
+            let registry = try PartitionRegistryTests.registry(
+                dir, partitions: ["a"], url: url, backoff: backoff, token: enrollmentKey == nil ? "t0ken\n" : nil,
+                serverKeys: enrollmentKey == nil ? "" : "enrollment_key_file = \"\(dir.appending("enroll.key"))\"")
             await registry.startControllers()
             let seen = Seen()
             let connection = registry.connection
@@ -102,6 +105,78 @@ import TetherTestSupport
             #expect(seen.ready.withLock { $0 } == 1)
             await connection.reloaded(serverChanged: false)
             try await eventually("a reload connects again") { fake.connections >= 2 }
+        }
+    }
+
+    // MARK: Enrollment (issue 48)
+
+    /// The token file's path of a registry made by ``withConnection(url:backoff:enrollmentKey:_:)``.
+    func tokenFile(_ registry: PartitionRegistry) async -> String { await registry.configuration().server.tokenFile }
+
+    @Test func withoutATokenTheAgentEnrollsWritesTheCredentialThenConnects() async throws {
+        let server = try FakeEnrollmentServer()
+        defer { server.stop() }
+        let key = server.addKey(tags: ["store": "17"])
+        // The fake serves no /sync: after enrolling, the attempts are refused upgrades.
+        try await withConnection(url: server.syncURL, enrollmentKey: key) { registry, connection, seen in
+            let path = await tokenFile(registry)
+            try await eventually("enrolled") { TokenFile.inspect(path) != .missing }
+            let deviceID = try registry.stateDatabase.deviceID()
+            #expect(TokenFile.inspect(path) == .credential(deviceID: deviceID))
+            #expect(server.devices[deviceID]?.tags == ["store": "17"])
+            try await eventually("then it connects") { syncErrors(registry).contains { $0.name == "upgrade_failed" } }
+            #expect(server.devices[deviceID]?.enrollments == 1, "a credential of this device is used, not enrolled again")
+            #expect(seen.ready.withLock { $0 } == 1)
+        }
+    }
+
+    @Test func aRefusedKeyIsLoggedOnceAndWaitsForAReload() async throws {
+        let server = try FakeEnrollmentServer()
+        defer { server.stop() }
+        try await withConnection(url: server.syncURL, enrollmentKey: "tek1.0123456789abcdef.\(String(repeating: "A", count: 43))") {
+            registry, connection, seen in
+            try await eventually("stopped") {
+                if case .enrollmentStopped(let error) = await connection.phase { return error.code == "unknown_key" }
+                return false
+            }
+            let refusals = syncErrors(registry).filter { $0.name == "enrollment_unknown_key" }
+            #expect(refusals.count == 1 && refusals.first?.action == "fatal")
+            #expect(server.requestCount == 1, "no attempt while stopped")
+            #expect(seen.ready.withLock { $0 } == 1, "READY=1: the service is up, waiting")
+            #expect(TokenFile.inspect(await tokenFile(registry)) == .missing)
+            await connection.reloaded(serverChanged: false)
+            try await eventually("a reload enrolls again") { server.requestCount == 2 }
+        }
+    }
+
+    @Test func transientRefusalsAreRetriedWithTheBackoff() async throws {
+        let server = try FakeEnrollmentServer()
+        defer { server.stop() }
+        let key = server.addKey()
+        server.script([.refusal(.unavailable), .refusal(.unavailable), .refusal(.rateLimited, retryAfter: 0)])
+        try await withConnection(url: server.syncURL, enrollmentKey: key) { registry, _, _ in
+            let path = await tokenFile(registry)
+            try await eventually("enrolled after three refusals") { TokenFile.inspect(path) != .missing }
+            #expect(server.requestCount == 4)
+            #expect(syncErrors(registry).compactMap(\.name).filter { $0.hasPrefix("enrollment_") } == ["enrollment_unavailable", "enrollment_rate_limited"], "a repeat is not announced again")
+        }
+    }
+
+    @Test func aClonedCredentialEnrollsAgainAsThisDevice() async throws {
+        let server = try FakeEnrollmentServer()
+        defer { server.stop() }
+        let key = server.addKey()
+        try await withConnection(url: server.syncURL, backoff: Backoff(initial: .seconds(600), maximum: .seconds(600)), enrollmentKey: key) {
+            registry, connection, _ in
+            let path = await tokenFile(registry)
+            try await eventually("enrolled") { TokenFile.inspect(path) != .missing }
+            let me = try registry.stateDatabase.deviceID()
+            let golden = String(repeating: "0f", count: 16)
+            try CredentialWriter.write("tdc1.\(golden).\(String(repeating: "g", count: 43))", to: path)
+            // The next attempt (a reload ends the backoff) finds another device's credential.
+            await connection.reloaded(serverChanged: true)
+            try await eventually("enrolled again") { server.devices[me]?.enrollments == 2 }
+            try await eventually("its own credential") { TokenFile.inspect(path) == .credential(deviceID: me) }
         }
     }
 }

@@ -16,11 +16,13 @@ import TetherTestSupport
     /// A registry over `partitions` (names) in `dir`, its connection never started.
     static func registry(
         _ dir: TemporaryDirectory, partitions: [String], url: String = "ws://127.0.0.1:1/sync", backoff: Backoff = Backoff(),
-        statusChanges: Counter? = nil
+        statusChanges: Counter? = nil, token: String? = "t0ken\n", serverKeys: String = ""
     ) throws -> PartitionRegistry {
-        let tokenFile = try dir.write("token", "t0ken\n")
-        chmod(tokenFile, 0o600)
-        let configuration = try configuration(dir, partitions: partitions, url: url)
+        if let token {
+            let tokenFile = try dir.write("token", token)
+            chmod(tokenFile, 0o600)
+        }
+        let configuration = try configuration(dir, partitions: partitions, url: url, serverKeys: serverKeys)
         let logger = Logger(label: "test")
         let events = AgentEvents()
         return PartitionRegistry(
@@ -29,13 +31,16 @@ import TetherTestSupport
             onStatusChange: { statusChanges?.count.withLock { $0 += 1 } })
     }
 
-    static func configuration(_ dir: TemporaryDirectory, partitions: [String], url: String = "ws://127.0.0.1:1/sync") throws -> AgentConfiguration {
+    static func configuration(
+        _ dir: TemporaryDirectory, partitions: [String], url: String = "ws://127.0.0.1:1/sync", serverKeys: String = ""
+    ) throws -> AgentConfiguration {
         try AgentConfiguration.parse(
             text: """
                 state_dir = "\(dir.path)"
                 [server]
                 url = "\(url)"
                 token_file = "\(dir.appending("token"))"
+                \(serverKeys)
                 """ + partitions.map { "\n[[partition]]\nname = \"\($0)\"\nstore = \"\(dir.appending($0 + ".db"))\"\n" }.joined(),
             file: dir.appending("tetherd.toml"))
     }

@@ -8,6 +8,7 @@ import TetherTestSupport
     let layering = try SourceLayering(module: "TetherAgent")
     let (violations, unplaced) = layering.violations(layers: [
         ["Agent"],
+        ["Enrollment"],
         ["Control"],
         ["Sync"],
         ["ClientReset"],
