@@ -29,13 +29,15 @@ struct Enroll: AsyncParsableCommand {
     @Option(name: .long, help: "The server: its sync URL (ws://, wss://) or http(s):// base. Default: [server] url of --config.")
     var server: String?
 
-    @Option(name: .long, help: "The file holding the enrollment key (mode 0600). Default: [server] enrollment_key_file of --config.")
+    @Option(
+        name: .long, help: "The file holding the enrollment key (mode 0600). Default: [server] enrollment_key_file of --config.",
+        completion: .file())
     var keyFile: String?
 
     @Option(name: .long, help: "The device name to ask for (1 to 64 of A-Z a-z 0-9 . _ -). Default: [device] name of --config, else the server picks one.")
     var name: String?
 
-    @Option(name: .long, help: "Where to write the credential. Default: [server] token_file of --config.")
+    @Option(name: .long, help: "Where to write the credential. Default: [server] token_file of --config.", completion: .file())
     var tokenFile: String?
 
     func validate() throws {
