@@ -27,6 +27,8 @@ extension ServerControl {
                 logger.notice("partition restored on another instance", metadata: ["partition": "\(partition)", "sessions_notified": "\(notified)"])
             case .flagsChanged, .schemaChanged, .grantsChanged:
                 needsResync = true
+            case .deviceChanged(let id):
+                await service.deviceChanged(id)
             }
         }
         if needsResync {
@@ -42,6 +44,7 @@ extension ServerControl {
     /// applies whatever differs from what this instance holds.
     package func resynchronize() async throws {
         try await resynchronizePolicy()
+        await service.recheckDevices()
         summary.replace(with: try await storage.housekeeping.latestVersions())
         for partition in await hub.sessionCounts().keys {
             guard let head = try await storage.history.head(of: partition) else { continue }

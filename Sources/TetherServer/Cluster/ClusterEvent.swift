@@ -14,8 +14,11 @@ package enum ClusterEvent: Sendable, Hashable {
     case schemaChanged
     /// A grant was added or revoked at run time: re-read the grants, re-check every session.
     case grantsChanged
+    /// An enrolled device was revoked, removed, tagged, renamed or rotated (its id): drop its
+    /// cached credential, re-check its sessions.
+    case deviceChanged(String)
 
-    /// One line of a notification's payload: `v store-17`, `r store-17`, `f`, `s`, `g`.
+    /// One line of a notification's payload: `v store-17`, `r store-17`, `f`, `s`, `g`, `d <device id>`.
     package var line: String {
         switch self {
         case .newVersion(let p): "v \(p.rawValue)"
@@ -23,6 +26,7 @@ package enum ClusterEvent: Sendable, Hashable {
         case .flagsChanged: "f"
         case .schemaChanged: "s"
         case .grantsChanged: "g"
+        case .deviceChanged(let id): "d \(id)"
         }
     }
 
@@ -34,6 +38,7 @@ package enum ClusterEvent: Sendable, Hashable {
         case ("f", 1): self = .flagsChanged
         case ("s", 1): self = .schemaChanged
         case ("g", 1): self = .grantsChanged
+        case ("d", 2): guard DeviceReport.isValidDeviceID(String(parts[1])) else { return nil }; self = .deviceChanged(String(parts[1]))
         default: return nil
         }
     }

@@ -1,7 +1,8 @@
 /// The storage by role, as the server's services hold it: ``SyncService`` keeps it and uses the
 /// roles a bind, an upload, a heal chunk and a device report need, and gives it to
-/// ``ServerControl`` (admin, heal, housekeeping, policy, ledger), ``SessionStreamer`` and
-/// ``ReadyFileBuilder`` (history reading). ``init(_:)`` gives every role to one storage (the
+/// ``ServerControl`` (admin, heal, housekeeping, policy, ledger, identities), ``SessionStreamer`` and
+/// ``ReadyFileBuilder`` (history reading); enrollment and device credentials use
+/// ``identity``. ``init(_:)`` gives every role to one storage (the
 /// app's wiring); a test replaces one role with a double of that role.
 package struct StorageRoles: Sendable {
     package var policy: any PolicyStorage
@@ -11,6 +12,7 @@ package struct StorageRoles: Sendable {
     package var admin: any AdminStorage
     package var housekeeping: any HousekeepingStorage
     package var ledger: any DeviceLedgerStorage
+    package var identity: any IdentityStorage
 
     /// Every role played by `storage`.
     package init(_ storage: any ServerStorage) {
@@ -21,5 +23,6 @@ package struct StorageRoles: Sendable {
         admin = storage
         housekeeping = storage
         ledger = storage
+        identity = storage
     }
 }

@@ -6,9 +6,11 @@ import TetherServer
     let store = PartitionName("store-17")!
 
     @Test func eventsRoundTripThroughAPayload() {
-        let events: [ClusterEvent] = [.newVersion(store), .restored(store), .flagsChanged, .schemaChanged, .grantsChanged]
+        let events: [ClusterEvent] = [
+            .newVersion(store), .restored(store), .flagsChanged, .schemaChanged, .grantsChanged, .deviceChanged("0123456789abcdef"),
+        ]
         let payloads = ClusterEvent.payloads(events, sender: "instance-1")
-        #expect(payloads == ["instance-1\nv store-17\nr store-17\nf\ns\ng"])
+        #expect(payloads == ["instance-1\nv store-17\nr store-17\nf\ns\ng\nd 0123456789abcdef"])
         let parsed = ClusterEvent.parse(payload: payloads[0])
         #expect(parsed.sender == "instance-1" && parsed.events == events)
     }
@@ -23,7 +25,7 @@ import TetherServer
     }
 
     @Test func unknownLinesAreSkipped() {
-        let parsed = ClusterEvent.parse(payload: "x\nv store-17\nzzz\nv not a name\nr\nf")
+        let parsed = ClusterEvent.parse(payload: "x\nv store-17\nzzz\nv not a name\nr\nd not/an id\nd\nf")
         #expect(parsed.sender == "x" && parsed.events == [.newVersion(store), .flagsChanged])
         #expect(ClusterEvent.parse(payload: "").events.isEmpty)
     }
