@@ -31,7 +31,8 @@ package struct AccessPolicy: Sendable, Hashable {
         package init(user: String, pattern: GrantPattern) {
             self.user = user
             self.pattern = pattern
-            self.subject = GrantSubject(user)
+            // A text no subject has matches no one: it gives nothing, as before.
+            self.subject = try? GrantSubject.parse(user)
         }
 
         package static func == (a: Key, b: Key) -> Bool { a.user == b.user && a.pattern == b.pattern }

@@ -31,9 +31,9 @@ extension GrantSubject {
     /// tag grant for a device with that tag, `device:*` for every device.
     package func covers(_ subject: AccessSubject) -> Bool {
         switch self {
-        case .named(let name): subject.name == name
+        case .user(let name): subject.name == name
         case .tag(let key, let value): subject.isDevice && subject.tags[key] == value
-        case .allDevices: subject.isDevice
+        case .everyDevice: subject.isDevice
         }
     }
 }

@@ -84,13 +84,11 @@ extension ServerConfiguration {
             let access = table.enumeration("access", PartitionAccess.self, required: true)
             // `tag:K=V` and `device:*` name enrolled devices (docs/server.md "Grants by subject and template").
             if let user {
-                switch GrantSubject(user) {
-                case .named(let name)? where !users.contains(where: { $0.name == name }):
-                    table.problem("user", "no [[user]] is named \(name.debugDescription)")
-                case nil:
-                    table.problem("user", "\(user.debugDescription) is neither a [[user]], tag:KEY=VALUE nor device:*")
-                default:
-                    break
+                if user.hasPrefix("tag:") || user.hasPrefix("device:") {
+                    let valid = user == "device:*" || (user.hasPrefix("tag:") && DeviceIdentityRules.parseTag(String(user.dropFirst(4))) != nil)
+                    if !valid { table.problem("user", "\(user.debugDescription) is neither a [[user]], tag:KEY=VALUE nor device:*") }
+                } else if !users.contains(where: { $0.name == user }) {
+                    table.problem("user", "no [[user]] is named \(user.debugDescription)")
                 }
             }
             var parsed: [GrantPattern] = []

@@ -148,16 +148,6 @@ import TetherProtocol
         #expect(policy.explain(.user("nobody")).isEmpty)
     }
 
-    @Test func grantSubjectsParse() {
-        #expect(GrantSubject("pos") == .named("pos"))
-        #expect(GrantSubject("tag:store=17") == .tag(key: "store", value: "17"))
-        #expect(GrantSubject("device:*") == .allDevices)
-        for bad in ["", "tag:", "tag:store", "tag:Store=17", "tag:store=", "tag:store=a b", "device:", "device:till-1"] {
-            #expect(GrantSubject(bad) == nil, "\(bad)")
-        }
-        for subject in ["pos", "tag:store=17", "device:*"] { #expect(GrantSubject(subject)?.description == subject) }
-    }
-
     @Test func grantPatternsAcceptTheTemplatesOnly() {
         for good in ["store-{tag:store}", "{name}", "device-{id}", "a-{name}-{tag:zone_1}-*"] {
             #expect((try? GrantPattern.parse(good).get())?.isTemplate == true, "\(good)")
