@@ -27,8 +27,8 @@ extension ServerControl {
                 logger.notice("partition restored on another instance", metadata: ["partition": "\(partition)", "sessions_notified": "\(notified)"])
             case .flagsChanged, .schemaChanged, .grantsChanged:
                 needsResync = true
-            case .deviceChanged(let id):
-                await service.deviceChanged(id)
+            case .deviceChanged(let name), .deviceRevoked(let name):
+                await service.deviceChanged(named: name)
             }
         }
         if needsResync {

@@ -210,9 +210,9 @@ package enum ServerApp {
         let admission = ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
         let enrollment = EnrollmentRoute(service: EnrollmentService(
             identity: service.storage.identity, policy: service.policy, now: options.now, logger: logger,
-            changed: { id in
-                await service.deviceChanged(id)
-                await service.bus?.announce(.deviceChanged(id))
+            changed: { device in
+                await service.deviceChanged(device.id)
+                await service.bus?.announce(.deviceChanged(device.name))
             }))
         router.post("enroll") { request, context in
             await enrollment.handle(request, peer: context.client(admission))

@@ -14,11 +14,13 @@ package enum ClusterEvent: Sendable, Hashable {
     case schemaChanged
     /// A grant was added or revoked at run time: re-read the grants, re-check every session.
     case grantsChanged
-    /// An enrolled device was revoked, removed, tagged, renamed or rotated (its id): drop its
-    /// cached credential, re-check its sessions.
+    /// An enrolled device's tags changed: its sessions bind again (its name; `[A-Za-z0-9._-]`).
     case deviceChanged(String)
+    /// An enrolled device was revoked or removed: its sessions end (203).
+    case deviceRevoked(String)
 
-    /// One line of a notification's payload: `v store-17`, `r store-17`, `f`, `s`, `g`, `d <device id>`.
+    /// One line of a notification's payload: `v store-17`, `r store-17`, `f`, `s`, `g`,
+    /// `d till-17`, `k till-17`.
     package var line: String {
         switch self {
         case .newVersion(let p): "v \(p.rawValue)"
@@ -26,7 +28,8 @@ package enum ClusterEvent: Sendable, Hashable {
         case .flagsChanged: "f"
         case .schemaChanged: "s"
         case .grantsChanged: "g"
-        case .deviceChanged(let id): "d \(id)"
+        case .deviceChanged(let name): "d \(name)"
+        case .deviceRevoked(let name): "k \(name)"
         }
     }
 
@@ -38,7 +41,8 @@ package enum ClusterEvent: Sendable, Hashable {
         case ("f", 1): self = .flagsChanged
         case ("s", 1): self = .schemaChanged
         case ("g", 1): self = .grantsChanged
-        case ("d", 2): guard DeviceReport.isValidDeviceID(String(parts[1])) else { return nil }; self = .deviceChanged(String(parts[1]))
+        case ("d", 2): guard DeviceIdentityRules.isValidName(String(parts[1])) else { return nil }; self = .deviceChanged(String(parts[1]))
+        case ("k", 2): guard DeviceIdentityRules.isValidName(String(parts[1])) else { return nil }; self = .deviceRevoked(String(parts[1]))
         default: return nil
         }
     }

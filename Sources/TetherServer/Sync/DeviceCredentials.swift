@@ -75,6 +75,15 @@ package final class DeviceCredentials: Sendable {
         }
     }
 
+    /// Forgets what is cached of the device named `name` (another instance announced a change
+    /// by name).
+    package func invalidate(named name: String) {
+        state.withLock { state in
+            for (id, record) in state.records where record.name == name { state.records[id] = nil }
+            state.generation &+= 1
+        }
+    }
+
     /// Forgets every cached device (after a reconnect of the cluster bus: changes may be missed).
     package func invalidateAll() {
         state.withLock { state in

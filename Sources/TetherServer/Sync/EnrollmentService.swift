@@ -35,12 +35,13 @@ package final class EnrollmentService: Sendable {
     let now: @Sendable () -> Date
     let logger: Logger
     private let throttle: Mutex<SignInThrottle>
-    /// Notified after each enrollment that changed a device (its sessions, its cached credential).
-    let changed: @Sendable (String) async -> Void
+    /// Notified after each re-enrollment (the device's credential changed: its cached record,
+    /// here and on other instances).
+    let changed: @Sendable (DeviceIdentityRecord) async -> Void
 
     package init(
         identity: any IdentityStorage, policy: ServerPolicy, now: @escaping @Sendable () -> Date, logger: Logger,
-        changed: @escaping @Sendable (String) async -> Void = { _ in }
+        changed: @escaping @Sendable (DeviceIdentityRecord) async -> Void = { _ in }
     ) {
         self.identity = identity
         self.policy = policy
@@ -98,7 +99,7 @@ package final class EnrollmentService: Sendable {
         case .enroll(let record, _), .reenroll(let record, _):
             let isNew = if case .enroll = decision { true } else { false }
             throttle.withLock { $0.succeeded(peer) }
-            if !isNew { await changed(record.id) }
+            if !isNew { await changed(record) }
             logger.notice(isNew ? "device enrolled" : "device enrolled again", metadata: [
                 "device": "\(record.name)", "device_id": "\(record.id)", "key": "\(key.keyID)", "release": "\(request.release.prefix(64))",
                 "peer": "\(peer)",

@@ -15,21 +15,40 @@ extension SyncService {
         return .device(id: record.id, name: record.name, tags: record.tags)
     }
 
-    /// A device changed (revoked, removed, tagged, renamed, rotated), here or on another
-    /// instance: its cached record goes, and its sessions bound here are re-checked — a revoked
-    /// or removed device's end with 203 at once, one whose tags or name changed binds again.
-    /// Returns how many sessions were told.
+    /// A device changed (revoked, removed, tagged, renamed, rotated, enrolled again) here: its
+    /// cached record goes, and its sessions bound here are re-checked — a revoked or removed
+    /// device's end with 203 at once, one whose tags or name changed binds again. Returns how
+    /// many sessions were told.
     @discardableResult
     package func deviceChanged(_ deviceID: String) async -> Int {
         deviceCredentials.invalidate(deviceID: deviceID)
-        let sessions = await hub.bound { $0.subject.deviceID == deviceID }
+        return await recheck(sessions: await hub.bound { $0.subject.deviceID == deviceID }, device: deviceID) {
+            try await self.storage.identity.device(id: deviceID)
+        }
+    }
+
+    /// ``deviceChanged(_:)`` for a change another instance announced by the device's name
+    /// (``ClusterEvent/deviceChanged(_:)``, ``ClusterEvent/deviceRevoked(_:)``).
+    @discardableResult
+    package func deviceChanged(named name: String) async -> Int {
+        deviceCredentials.invalidate(named: name)
+        return await recheck(sessions: await hub.bound { $0.subject.isDevice && $0.user == name }, device: name) {
+            try await self.storage.identity.device(named: name)
+        }
+    }
+
+    /// Tells each of `sessions` (all of one device) why it may no longer sync as it bound, by
+    /// the device's record as `read` gives it now.
+    private func recheck(
+        sessions: [BoundSession], device: String, read: () async throws -> DeviceIdentityRecord?
+    ) async -> Int {
         guard !sessions.isEmpty else { return 0 }
         let record: DeviceIdentityRecord?
         do {
-            record = try await storage.identity.device(id: deviceID)
+            record = try await read()
         } catch {
             logger.error("cannot re-read a changed device; its sessions are checked at their next bind", metadata: [
-                "device": "\(deviceID)", "error": "\(Self.oneLine(error))",
+                "device": "\(device)", "error": "\(Self.oneLine(error))",
             ])
             return 0
         }
@@ -39,7 +58,7 @@ extension SyncService {
         }
         await fence.push(failures)
         if !failures.isEmpty {
-            logger.notice("sessions of a changed device told", metadata: ["device": "\(deviceID)", "sessions": "\(failures.count)"])
+            logger.notice("sessions of a changed device told", metadata: ["device": "\(device)", "sessions": "\(failures.count)"])
         }
         return failures.count
     }

@@ -7,10 +7,10 @@ import TetherServer
 
     @Test func eventsRoundTripThroughAPayload() {
         let events: [ClusterEvent] = [
-            .newVersion(store), .restored(store), .flagsChanged, .schemaChanged, .grantsChanged, .deviceChanged("0123456789abcdef"),
+            .newVersion(store), .restored(store), .flagsChanged, .schemaChanged, .grantsChanged, .deviceChanged("till-1"), .deviceRevoked("till-2"),
         ]
         let payloads = ClusterEvent.payloads(events, sender: "instance-1")
-        #expect(payloads == ["instance-1\nv store-17\nr store-17\nf\ns\ng\nd 0123456789abcdef"])
+        #expect(payloads == ["instance-1\nv store-17\nr store-17\nf\ns\ng\nd till-1\nk till-2"])
         let parsed = ClusterEvent.parse(payload: payloads[0])
         #expect(parsed.sender == "instance-1" && parsed.events == events)
     }
@@ -25,8 +25,9 @@ import TetherServer
     }
 
     @Test func unknownLinesAreSkipped() {
-        let parsed = ClusterEvent.parse(payload: "x\nv store-17\nzzz\nv not a name\nr\nd not/an id\nd\nf")
+        let parsed = ClusterEvent.parse(payload: "x\nv store-17\nzzz\nv not a name\nr\nf")
         #expect(parsed.sender == "x" && parsed.events == [.newVersion(store), .flagsChanged])
         #expect(ClusterEvent.parse(payload: "").events.isEmpty)
+        #expect(ClusterEvent.parse(payload: "x\nd bad name\nk\nk -x\nd till-1").events == [.deviceChanged("till-1")])
     }
 }

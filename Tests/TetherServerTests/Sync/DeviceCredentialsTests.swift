@@ -57,7 +57,9 @@ import TetherTestSupport
             try await storage.revokeDevice(id: Self.id, at: Date(), audit: Self.audit("device.revoke"))
             // Cached: the change is not known until it is announced (locally, or by the cluster bus).
             #expect(try await credentials.authenticate(Self.credential("one")) != nil)
-            credentials.invalidate(deviceID: Self.id)
+            credentials.invalidate(named: "till-2")
+            #expect(try await credentials.authenticate(Self.credential("one")) != nil)
+            credentials.invalidate(named: "till-1")
             #expect(try await credentials.authenticate(Self.credential("one")) == nil)
         }
     }
