@@ -110,6 +110,19 @@ final class PlainSocket: @unchecked Sendable {
         return (status, body)
     }
 
+    /// `POST path` of a JSON body with `Connection: close`: the status, the head and the body.
+    static func post(port: Int, path: String, json: String) throws -> (status: Int, head: String, body: String) {
+        let socket = try PlainSocket(port: port)
+        let body = Array(json.utf8)
+        _ = socket.send(
+            "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n")
+        _ = socket.send(body)
+        let response = socket.receive(until: "\u{0}")  // until the server closes
+        let status = Int(response.split(separator: " ").dropFirst().first ?? "") ?? 0
+        guard let end = response.range(of: "\r\n\r\n") else { return (status, response, "") }
+        return (status, String(response[..<end.lowerBound]), String(response[end.upperBound...]))
+    }
+
     /// The resident set size of process `pid`, in bytes.
     static func residentBytes(of pid: Int32) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),

@@ -27,12 +27,8 @@ extension ServerControl {
                 logger.notice("partition restored on another instance", metadata: ["partition": "\(partition)", "sessions_notified": "\(notified)"])
             case .flagsChanged, .schemaChanged, .grantsChanged:
                 needsResync = true
-            case .deviceChanged(let name):
-                let notified = await fence.rebind(where: { $0.user == name }, because: "the tags of device \(name) changed")
-                logger.notice("device tags changed on another instance", metadata: ["device": "\(name)", "sessions_notified": "\(notified)"])
-            case .deviceRevoked(let name):
-                let ended = await endSessions(of: name, because: "device \(name) was revoked or removed")
-                logger.notice("device revoked on another instance", metadata: ["device": "\(name)", "sessions_ended": "\(ended)"])
+            case .deviceChanged(let name), .deviceRevoked(let name):
+                await service.deviceChanged(named: name)
             }
         }
         if needsResync {
@@ -48,6 +44,7 @@ extension ServerControl {
     /// applies whatever differs from what this instance holds.
     package func resynchronize() async throws {
         try await resynchronizePolicy()
+        await service.recheckDevices()
         summary.replace(with: try await storage.housekeeping.latestVersions())
         for partition in await hub.sessionCounts().keys {
             guard let head = try await storage.history.head(of: partition) else { continue }

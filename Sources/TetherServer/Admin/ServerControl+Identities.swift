@@ -129,7 +129,8 @@ extension ServerControl {
         logger.notice("device tags changed", metadata: ["device": "\(name)", "tags": "\(TagEdit.describe(tags))", "actor": "\(actor)"])
         device.tags = tags
         await bus?.announce(.deviceChanged(name))
-        let notified = await fence.rebind(where: { $0.user == name }, because: "the tags of device \(name) changed")
+        // This instance's cached credential goes, and the device's sessions bind again.
+        let notified = await service.deviceChanged(device.id)
         return AdminAPI.IdentityChanged(identity: AdminAPI.Identity(device, now: at), sessionsNotified: notified)
     }
 
@@ -147,6 +148,7 @@ extension ServerControl {
         try await changing(name) { try await $0.beginRotation(deviceID: device.id, pendingDigest: digest, at: at, audit: audit) }
         logger.notice("device credential rotation begun", metadata: ["device": "\(name)", "actor": "\(actor)"])
         device.pendingDigest = digest
+        service.deviceCredentials.invalidate(deviceID: device.id)
         return AdminAPI.IdentityChanged(identity: AdminAPI.Identity(device, now: at), sessionsNotified: await handOver(credential, to: device))
     }
 
@@ -161,7 +163,8 @@ extension ServerControl {
         device.revokedAt = at
         device.pendingDigest = nil
         await bus?.announce(.deviceRevoked(name))
-        let notified = await endSessions(of: name, because: "device \(name) was revoked")
+        // This instance's cached credential goes, and the device's sessions end (203).
+        let notified = await service.deviceChanged(device.id)
         return AdminAPI.IdentityChanged(identity: AdminAPI.Identity(device, now: at), sessionsNotified: notified)
     }
 
@@ -175,7 +178,7 @@ extension ServerControl {
         var identity = AdminAPI.Identity(device, now: at)
         identity.state = "removed"
         await bus?.announce(.deviceRevoked(name))
-        return AdminAPI.IdentityChanged(identity: identity, sessionsNotified: await endSessions(of: name, because: "device \(name) was removed"))
+        return AdminAPI.IdentityChanged(identity: identity, sessionsNotified: await service.deviceChanged(device.id))
     }
 
     // MARK: Audit
@@ -232,17 +235,6 @@ extension ServerControl {
         } catch StorageError.notFound {
             throw AdminError.unknownDevice(name)
         }
-    }
-
-    /// Ends the bound sessions of device `name` on this instance with 203.
-    func endSessions(of name: String, because reason: String) async -> Int {
-        let matches: @Sendable (BoundSession) -> Bool = { $0.user == name }
-        let sessions = await hub.bound(where: matches)
-        let error = SyncError(
-            .badUserAuthentication, "\(reason): its credential is no longer accepted",
-            hint: "an operator took the device out; enroll it again after `tether-server admin device remove`")
-        await fence.push(sessions.map { ($0, error) })
-        return sessions.count
     }
 
     /// Gives a rotated credential to the device's bound sessions, answering how many took it.

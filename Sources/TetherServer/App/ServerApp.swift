@@ -207,6 +207,16 @@ package enum ServerApp {
         router.ws("sync") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, context in
             await endpoint.handle(inbound: inbound, outbound: outbound, gate: context.requestContext.gate, logger: context.logger)
         }
+        let admission = ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
+        let enrollment = EnrollmentRoute(service: EnrollmentService(
+            identity: service.storage.identity, policy: service.policy, now: options.now, logger: logger,
+            changed: { device in
+                await service.deviceChanged(device.id)
+                await service.bus?.announce(.deviceChanged(device.name))
+            }))
+        router.post("enroll") { request, context in
+            await enrollment.handle(request, peer: context.client(admission))
+        }
         // New connections take the box's context; SIGHUP replaces it (ReloadService).
         var tlsBox: TLSContextBox? = nil
         if let tls = configuration.tls {
@@ -216,7 +226,6 @@ package enum ServerApp {
                 throw StartError.configuration(ConfigError(file: configuration.file, key: "tls_certificate", "cannot load TLS files: \(error)"))
             }
         }
-        let admission = ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
         service.metrics.watchUnauthenticatedBytes { admission.unauthenticatedBytes }
         let server = HTTPServerBuilder.guardedWebSocket(
             webSocketRouter: router,
@@ -233,7 +242,7 @@ package enum ServerApp {
                 let port = channel.localAddress?.port ?? configuration.listen.port
                 let bound = ListenAddress(host: configuration.listen.host, port: port)
                 let metrics = configuration.publicMetrics ? ", metrics at /metrics" : ""
-                logger.notice("tether-server listening on \(bound) (\(scheme), sync at /sync, health at /healthz\(metrics); admin API and console on admin_listen)")
+                logger.notice("tether-server listening on \(bound) (\(scheme), sync at /sync, enrollment at /enroll, health at /healthz\(metrics); admin API and console on admin_listen)")
                 await ready.listen(bound)
             },
             logger: logger)

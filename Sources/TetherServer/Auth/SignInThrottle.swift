@@ -44,6 +44,16 @@ struct SignInThrottle: Sendable {
 
     private(set) var peers: [String: Peer] = [:]
 
+    /// What the log lines call a refusal and its cause: the console's sign-in by default;
+    /// enrollment (``EnrollmentService``) counts its refused requests with the same rules.
+    struct Wording: Sendable, Equatable {
+        var refused: String
+        var cause: String
+        static let consoleSignIn = Wording(refused: "console sign-in refused", cause: "the admin token was not accepted")
+    }
+
+    var wording = Wording.consoleSignIn
+
     /// Asks before the request's body is read. A refusal is counted for the log; its line, if
     /// due, comes back too.
     mutating func admit(_ peer: String, now: Instant) -> (Admission, LogLine?) {
@@ -96,11 +106,11 @@ struct SignInThrottle: Sendable {
             entry.loggedAt = now
             entry.unloggedFailures = 0
             entry.unloggedRefusals = 0
-            return LogLine(peer: peer, message: "console sign-in refused for \(peer): the admin token was not accepted")
+            return LogLine(peer: peer, message: "\(wording.refused) for \(peer): \(wording.cause)")
         }
         let since = now - loggedAt
         guard since >= Self.logInterval else { return nil }
-        var message = "console sign-in refused for \(peer): \(entry.unloggedFailures) failures in the last \(Self.wholeSeconds(since)) s"
+        var message = "\(wording.refused) for \(peer): \(entry.unloggedFailures) failures in the last \(Self.wholeSeconds(since)) s"
         if entry.unloggedRefusals > 0 { message += ", \(entry.unloggedRefusals) attempts answered 429 while it waited" }
         if let until = entry.waitUntil, now < until { message += "; it waits \(Self.wholeSeconds(until - now)) s" }
         entry.loggedAt = now

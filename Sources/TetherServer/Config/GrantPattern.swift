@@ -1,5 +1,9 @@
+import TetherProtocol
+
 /// A partition name or glob of a grant (`store-17`, `catalog-*`, `pos-??`): `*` matches any
-/// run of characters, `?` exactly one. Everything else must be a partition-name character.
+/// run of characters, `?` exactly one. Everything else must be a partition-name character, or
+/// a template (issue 48) expanded per subject at bind: `{name}` (the user's or device's name),
+/// `{id}` (a device's id), `{tag:K}` (the device's tag K) — ``expanded(for:)``.
 package struct GrantPattern: Sendable, Hashable, CustomStringConvertible, Codable {
     package let text: String
 
@@ -12,16 +16,53 @@ package struct GrantPattern: Sendable, Hashable, CustomStringConvertible, Codabl
         guard (1...256).contains(bytes.count) else {
             return .failure(Invalid(description: "pattern must be 1 to 256 characters"))
         }
-        for b in bytes {
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0x7B {
+                guard let close = bytes[i...].firstIndex(of: 0x7D) else {
+                    return .failure(Invalid(description: "\(text.debugDescription) opens a template with { and never closes it"))
+                }
+                let name = String(decoding: bytes[(i + 1)..<close], as: UTF8.self)
+                guard Template(name) != nil else {
+                    return .failure(Invalid(description:
+                        "{\(name)} in \(text.debugDescription) is not a template; templates are {name}, {id} and {tag:KEY}"))
+                }
+                i = close + 1
+                continue
+            }
             let ok = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
                 || b == 0x2E || b == 0x5F || b == 0x2D || b == 0x2A || b == 0x3F
             guard ok else {
                 return .failure(Invalid(description:
-                    "\(text.debugDescription) may only contain partition-name characters (A-Z a-z 0-9 . _ -) and the wildcards * and ?"))
+                    "\(text.debugDescription) may only contain partition-name characters (A-Z a-z 0-9 . _ -), the wildcards * and ?, and the templates {name}, {id} and {tag:KEY}"))
             }
+            i += 1
         }
         return .success(GrantPattern(text: text))
     }
+
+    /// A template of a pattern, between braces.
+    package enum Template: Sendable, Hashable {
+        case name
+        case id
+        case tag(String)
+
+        init?(_ text: String) {
+            switch text {
+            case "name": self = .name
+            case "id": self = .id
+            default:
+                guard text.hasPrefix("tag:") else { return nil }
+                let key = String(text.dropFirst(4))
+                guard DeviceIdentityRules.isValidTagKey(key) else { return nil }
+                self = .tag(key)
+            }
+        }
+    }
+
+    /// Whether the pattern has a template (it matches nothing until expanded).
+    package var isTemplate: Bool { text.utf8.contains(0x7B) }
 
     private init(text: String) { self.text = text }
 

@@ -71,6 +71,8 @@ extension ServerConfiguration {
                 table.problem("name", "user \(name.debugDescription) is defined twice")
             } else if name.isEmpty || name.utf8.count > 128 {
                 table.problem("name", "a user name must be 1 to 128 bytes")
+            } else if name.hasPrefix("tag:") || name.hasPrefix("device:") {
+                table.problem("name", "a user name may not start with tag: or device: (they name grants' device subjects)")
             }
             users.append(User(name: name, tokenFile: tokenFile))
         }
@@ -80,8 +82,14 @@ extension ServerConfiguration {
             let user = table.string("user", required: true)
             let patterns = table.stringArray("partitions", required: true) ?? []
             let access = table.enumeration("access", PartitionAccess.self, required: true)
-            if let user, !users.contains(where: { $0.name == user }) {
-                table.problem("user", "no [[user]] is named \(user.debugDescription)")
+            // `tag:K=V` and `device:*` name enrolled devices (docs/server.md "Grants by subject and template").
+            if let user {
+                if user.hasPrefix("tag:") || user.hasPrefix("device:") {
+                    let valid = user == "device:*" || (user.hasPrefix("tag:") && DeviceIdentityRules.parseTag(String(user.dropFirst(4))) != nil)
+                    if !valid { table.problem("user", "\(user.debugDescription) is neither a [[user]], tag:KEY=VALUE nor device:*") }
+                } else if !users.contains(where: { $0.name == user }) {
+                    table.problem("user", "no [[user]] is named \(user.debugDescription)")
+                }
             }
             var parsed: [GrantPattern] = []
             for (i, text) in patterns.enumerated() {

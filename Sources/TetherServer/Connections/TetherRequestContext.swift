@@ -16,6 +16,12 @@ struct TetherRequestContext: RequestContext, WebSocketRequestContext {
         channel = source.channel
     }
 
+    /// The client: the one a trusted proxy named for this connection (`[limits]
+    /// trusted_proxies`), else the socket's peer (`/enroll` throttles it).
+    func client(_ admission: ConnectionAdmission) -> String {
+        admission.client(of: ObjectIdentifier(channel)) ?? channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+
     /// What the sync endpoint reports about this connection.
     var gate: ConnectionGate {
         let channel = self.channel

@@ -21,11 +21,13 @@ package protocol IdentityStorage: Sendable {
     // MARK: Enrollment
 
     /// One enrollment, in one transaction (on PostgreSQL under a lock of the key's row, so a
-    /// single-use key raced on two instances admits one device): reads the key and the device
-    /// id's row, asks `decide` (pure: ``EnrollmentDecision``) and writes what it says — the new
-    /// device or its fresh credential, the key's use, the audit record — or nothing.
+    /// single-use key raced on two instances admits one device): reads the key, the device
+    /// id's row and which device holds `name` (the name a new device would get: the one asked
+    /// for, or its default), asks `decide` (pure: ``EnrollmentDecision``) and writes what it
+    /// says — the new device or its fresh credential, the key's use, the audit record — or
+    /// nothing.
     func enroll(
-        keyID: String, deviceID: String,
+        keyID: String, deviceID: String, name: String,
         decide: @Sendable (_ key: EnrollmentKeyRecord?, _ device: DeviceIdentityRecord?, _ nameTakenBy: String?) -> EnrollmentDecision
     ) async throws -> EnrollmentDecision
 

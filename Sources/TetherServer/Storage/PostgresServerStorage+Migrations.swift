@@ -172,6 +172,29 @@ extension PostgresServerStorage {
             "ALTER TABLE device_reports ADD PRIMARY KEY(user_name, device_id, partition)",
             "UPDATE device_reports SET state = 'other' WHERE state NOT IN (\(DeviceLedgerEntry.agentStatesSQL))",
         ]),
+        // Enrollment (issue 48; docs/server.md, "Enrollment"): enrolled devices, the keys that
+        // admit them (secrets only as SHA-256 digests), and the audit trail of both. Names in
+        // the "C" collation: the devices are listed in the same order as on SQLite.
+        (7, [
+            """
+            CREATE TABLE devices(
+                id text COLLATE "C" PRIMARY KEY, name text COLLATE "C" NOT NULL UNIQUE, tags text NOT NULL,
+                credential_digest bytea NOT NULL, pending_digest bytea, credential_issued_at double precision NOT NULL,
+                created_at double precision NOT NULL, enrolled_with_key text, last_seen_at double precision,
+                revoked_at double precision)
+            """,
+            """
+            CREATE TABLE enrollment_keys(
+                id text COLLATE "C" PRIMARY KEY, digest bytea NOT NULL, tags text NOT NULL,
+                uses_allowed bigint, uses_spent bigint NOT NULL DEFAULT 0, expires_at double precision,
+                revoked_at double precision, note text NOT NULL, created_at double precision NOT NULL, created_by text NOT NULL)
+            """,
+            """
+            CREATE TABLE audit_log(
+                id bigserial PRIMARY KEY, at double precision NOT NULL, actor text NOT NULL, action text NOT NULL,
+                subject text NOT NULL, detail text NOT NULL)
+            """,
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

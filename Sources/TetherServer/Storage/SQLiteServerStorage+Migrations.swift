@@ -147,6 +147,23 @@ extension SQLiteServerStorage {
                 CREATE INDEX device_reports_reported ON device_reports(reported_at);
                 """)
         }
+        // Enrollment (issue 48; docs/server.md, "Enrollment"): enrolled devices, the keys that
+        // admit them (secrets only as SHA-256 digests), and the audit trail of both.
+        migrator.registerMigration("v6: identities") { db in
+            try db.execute(sql: """
+                CREATE TABLE devices(
+                    id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL UNIQUE, tags TEXT NOT NULL,
+                    credential_digest BLOB NOT NULL, pending_digest BLOB, credential_issued_at REAL NOT NULL,
+                    created_at REAL NOT NULL, enrolled_with_key TEXT, last_seen_at REAL, revoked_at REAL);
+                CREATE TABLE enrollment_keys(
+                    id TEXT PRIMARY KEY NOT NULL, digest BLOB NOT NULL, tags TEXT NOT NULL,
+                    uses_allowed INTEGER, uses_spent INTEGER NOT NULL DEFAULT 0, expires_at REAL, revoked_at REAL,
+                    note TEXT NOT NULL, created_at REAL NOT NULL, created_by TEXT NOT NULL);
+                CREATE TABLE audit_log(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
+                    subject TEXT NOT NULL, detail TEXT NOT NULL);
+                """)
+        }
         return migrator
     }
 }

@@ -9,29 +9,40 @@ package enum BindRules {
     /// Who is binding what, once name, token, termination, grant and schema passed.
     package struct Authorized: Sendable, Hashable {
         package var partition: PartitionName
+        /// The user's name, or the enrolled device's (its ledger user).
         package var user: String
         package var access: PartitionAccess
+        package var subject: AccessSubject
     }
 
+    /// ``authorize(_:subject:policy:flags:schemas:)`` for a token that is a `[[user]]`'s.
     package static func authorize(
         _ request: BindRequest, users: UserDirectory, policy: AccessPolicy, flags: ServerFlags, schemas: SchemaRegistry
+    ) -> Result<Authorized, SyncError> {
+        authorize(request, subject: users.authenticate(request.token).map(AccessSubject.user), policy: policy, flags: flags, schemas: schemas)
+    }
+
+    /// `subject`: whom the bind's token names (a `[[user]]`, or the device of a device
+    /// credential), nil when it names no one.
+    package static func authorize(
+        _ request: BindRequest, subject: AccessSubject?, policy: AccessPolicy, flags: ServerFlags, schemas: SchemaRegistry
     ) -> Result<Authorized, SyncError> {
         guard let partition = PartitionName(request.partition) else {
             return .failure(SyncError(
                 .illegalPartitionName,
                 "\(String(request.partition.prefix(140)).debugDescription) is not a legal partition name (^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$)"))
         }
-        guard let user = users.authenticate(request.token) else {
+        guard let subject else {
             return .failure(SyncError(.badUserAuthentication, "the access token for partition \(partition) was not accepted"))
         }
         if flags.syncTerminated { return .failure(syncTerminated) }
-        guard let access = policy.access(user: user, partition: partition) else {
-            return .failure(SyncError(.permissionDenied, "user \(user) has no grant for partition \(partition)"))
+        guard let access = policy.access(subject, partition: partition) else {
+            return .failure(SyncError(.permissionDenied, "\(subject) has no grant for partition \(partition)"))
         }
         if let problem = schemas.problem(storeSchemaVersion: request.schemaVersion) {
             return .failure(problem)
         }
-        return .success(Authorized(partition: partition, user: user, access: access))
+        return .success(Authorized(partition: partition, user: subject.name, access: access, subject: subject))
     }
 
     /// The refusal of every bind while sync is terminated (201 class, retried with backoff).
@@ -76,15 +87,37 @@ package enum BindRules {
     /// Why a bound session may no longer sync as it bound (token withdrawn, grant revoked or
     /// changed), or nil. Run on every session after a grant or reload changes the policy, and
     /// on each bind once its session is registered.
+    /// A device's session is not checked against the users: its credential is the device's,
+    /// whose changes reach its sessions by ``revalidate(_:device:)``.
     package static func revalidate(_ session: BoundSession, against snapshot: PolicySnapshot) -> SyncError? {
-        if snapshot.users.authenticate(digest: session.tokenDigest) != session.user {
+        if !session.subject.isDevice, snapshot.users.authenticate(digest: session.tokenDigest) != session.user {
             return SyncError(.badUserAuthentication, "the access token of user \(session.user) is no longer accepted")
         }
-        guard let access = snapshot.access.access(user: session.user, partition: session.partition) else {
-            return SyncError(.permissionDenied, "user \(session.user) no longer has a grant for partition \(session.partition)")
+        return recheckAccess(session, subject: session.subject, policy: snapshot.access)
+    }
+
+    /// Why a device's bound session may no longer sync after its identity changed: revoked or
+    /// removed (203, as a token no longer accepted), or its name or tags changed so that its
+    /// grants may yield other partitions or access (bind again). `record` is the device now
+    /// (nil: removed).
+    package static func revalidate(_ session: BoundSession, device record: DeviceIdentityRecord?, policy: AccessPolicy) -> SyncError? {
+        guard let record, record.revokedAt == nil else {
+            return SyncError(
+                .badUserAuthentication, "the credential of device \(session.user) is no longer accepted (the device was revoked or removed)")
+        }
+        let subject = AccessSubject.device(id: record.id, name: record.name, tags: record.tags)
+        if subject != session.subject {
+            return rebind("the name or tags of device \(session.user) changed")
+        }
+        return recheckAccess(session, subject: subject, policy: policy)
+    }
+
+    private static func recheckAccess(_ session: BoundSession, subject: AccessSubject, policy: AccessPolicy) -> SyncError? {
+        guard let access = policy.access(subject, partition: session.partition) else {
+            return SyncError(.permissionDenied, "\(subject) no longer has a grant for partition \(session.partition)")
         }
         if access != session.access {
-            return rebind("access of user \(session.user) to partition \(session.partition) changed to \(access.rawValue)")
+            return rebind("access of \(subject) to partition \(session.partition) changed to \(access.rawValue)")
         }
         return nil
     }

@@ -17,6 +17,8 @@ package struct BoundSession: Sendable {
     package var partition: PartitionName
     package var clientFile: Int64
     package var user: String
+    /// Whom the session's token named: `.user(user)`, or the enrolled device it is.
+    package var subject: AccessSubject
     package var tokenDigest: TokenDigest
     package var access: PartitionAccess
     /// The partition's epoch when the session bound (``ServerStorage/epoch(of:)``).
@@ -29,8 +31,10 @@ package struct BoundSession: Sendable {
 
     package init(
         key: SessionKey, partition: PartitionName, clientFile: Int64, user: String, tokenDigest: TokenDigest,
-        access: PartitionAccess, epoch: Int64 = 0, uploadSalt: Int64 = 0, fail: @escaping @Sendable (SyncError) async -> Void
+        access: PartitionAccess, epoch: Int64 = 0, uploadSalt: Int64 = 0, subject: AccessSubject? = nil,
+        fail: @escaping @Sendable (SyncError) async -> Void
     ) {
+        self.subject = subject ?? .user(user)
         self.epoch = epoch
         self.uploadSalt = uploadSalt
         self.key = key

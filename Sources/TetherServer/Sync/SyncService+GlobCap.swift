@@ -8,7 +8,7 @@ extension SyncService {
     func globCapRefusal(_ authorized: BindRules.Authorized, snapshot: PolicySnapshot) -> SyncError? {
         let name = authorized.partition.rawValue
         guard !summary.contains(name) else { return nil }
-        let patterns = snapshot.access.grants.keys.filter { $0.user == authorized.user }.map(\.pattern)
+        let patterns = snapshot.access.patterns(for: authorized.subject)
         if patterns.contains(where: { !$0.isGlob && $0.matches(name) }) { return nil }
         let globs = patterns.filter(\.isGlob)
         let reachable = summary.count { partition in globs.contains { $0.matches(partition) } }

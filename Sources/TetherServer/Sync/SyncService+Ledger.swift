@@ -21,13 +21,30 @@ extension SyncService {
     /// storage failure is logged and the report dropped: the next one replaces it.
     func recordReport(_ report: DeviceReport) async -> ReportOutcome {
         let snapshot = await policy.snapshot
-        guard let user = snapshot.users.authenticate(report.token) else {
+        let subject: AccessSubject?
+        do {
+            subject = try await self.subject(of: report.token, users: snapshot.users)
+        } catch {
+            logger.warning("cannot check a device report's credential", metadata: [
+                "device": "\(report.deviceID)", "error": "\(Self.oneLine(error))",
+            ])
+            return ReportOutcome(user: nil)
+        }
+        guard let subject else {
             logger.notice("device report refused: its access token was not accepted", metadata: ["device": "\(report.deviceID)"])
             return ReportOutcome(user: nil)
         }
+        // An enrolled device reports for itself only: its credential names its device id.
+        if let deviceID = subject.deviceID, deviceID != report.deviceID {
+            logger.notice("device report refused: it names another device than its credential", metadata: [
+                "device": "\(report.deviceID)", "credential_device": "\(deviceID)",
+            ])
+            return ReportOutcome(user: nil)
+        }
+        let user = subject.name
         let entries = DeviceLedgerEntry.entries(of: report, user: user, receivedAt: now())
         let granted = Set(entries.lazy.map(\.partition).filter { name in
-            PartitionName(name).flatMap { snapshot.access.access(user: user, partition: $0) } != nil
+            PartitionName(name).flatMap { snapshot.access.access(subject, partition: $0) } != nil
         })
         do {
             let outcome = try await storage.ledger.admitDeviceReport(

@@ -33,6 +33,8 @@ package final class SyncService: Sendable {
     package let devices: DeviceLedgerSettings
     /// The ledger's last counts (``DeviceCountsService``), for `/metrics`; nil before the first.
     let ledgerCounts = Mutex<DeviceCounts?>(nil)
+    /// Enrolled devices' credentials, cached (``StorageRoles/identity``).
+    package let deviceCredentials: DeviceCredentials
 
     package init(
         storage: StorageRoles, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
@@ -51,6 +53,7 @@ package final class SyncService: Sendable {
         self.now = now
         self.logger = logger
         self.metrics = metrics
+        self.deviceCredentials = DeviceCredentials(storage: storage.identity, now: now)
     }
 
     package enum BindOutcome: Sendable {
@@ -81,10 +84,15 @@ package final class SyncService: Sendable {
     private func decide(
         _ request: BindRequest, key: SessionKey, snapshot: PolicySnapshot, fail: @escaping @Sendable (SyncError) async -> Void
     ) async -> BindOutcome {
+        let subject: AccessSubject?
+        do {
+            subject = try await self.subject(of: request.token, users: snapshot.users)
+        } catch {
+            logger.error("bind failed in storage", metadata: ["partition": "\(request.partition.prefix(140))", "error": "\(error)"])
+            return .rejected(Self.storageFailure(error))
+        }
         let authorized: BindRules.Authorized
-        switch BindRules.authorize(
-            request, users: snapshot.users, policy: snapshot.access, flags: snapshot.flags, schemas: snapshot.schemas)
-        {
+        switch BindRules.authorize(request, subject: subject, policy: snapshot.access, flags: snapshot.flags, schemas: snapshot.schemas) {
         case .success(let value): authorized = value
         case .failure(let error): return .rejected(error)
         }
@@ -148,12 +156,20 @@ package final class SyncService: Sendable {
             let session = BoundSession(
                 key: key, partition: partition, clientFile: identity.id, user: authorized.user,
                 tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch,
-                uploadSalt: request.lineage?.uploadSalt ?? 0, fail: fail)
+                uploadSalt: request.lineage?.uploadSalt ?? 0, subject: authorized.subject, fail: fail)
             let wakeups = await hub.register(session)
             // A revoke (or a token withdrawn by a reload) while this bind awaited the storage
             // re-checked the sessions registered then, which did not include this one: check
             // it again now that it is registered. A change after this read finds it registered.
             if let lost = BindRules.revalidate(session, against: await policy.snapshot) {
+                await release(key)
+                return .rejected(lost)
+            }
+            // The same for a device revoked or retagged meanwhile (``deviceChanged(_:)``).
+            if let deviceID = authorized.subject.deviceID,
+                let lost = BindRules.revalidate(
+                    session, device: try await deviceCredentials.record(deviceID), policy: await policy.snapshot.access)
+            {
                 await release(key)
                 return .rejected(lost)
             }

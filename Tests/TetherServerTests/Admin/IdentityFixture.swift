@@ -78,13 +78,16 @@ struct IdentityFixture: Sendable {
         IdentitySecrets.digest(name).prefix(16).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
-    /// A session of `user` bound to `partition` on connection `connection`.
+    /// A session of `user` bound to `partition` on connection `connection`: as the enrolled
+    /// device of that name, with its tags, when there is one.
     func bind(_ user: String, partition: String = "store-1", connection: UInt64) async {
         let key = SessionKey(connection: connection, session: 1)
         let received = self.received
+        let device = identities.snapshot.devices.values.first { $0.name == user }
         let session = BoundSession(
             key: key, partition: PartitionName(partition)!, clientFile: Int64(connection), user: user, tokenDigest: TokenDigest(token: "t"),
-            access: .readwrite, fail: { error in received.errors.withLock { $0[key] = error } })
+            access: .readwrite, subject: device.map { AccessSubject.device(id: $0.id, name: $0.name, tags: $0.tags) },
+            fail: { error in received.errors.withLock { $0[key] = error } })
         _ = await control.hub.reserve(session.clientFile, of: session.partition, for: key)
         _ = await control.hub.register(session)
     }

@@ -158,9 +158,15 @@ import TetherProtocol
 
     @Test func anotherInstancesRevocationAndTagChangeReachThisOnesSessions() async throws {
         try await IdentityFixture.with { f in
+            let one = f.enrolled("till-1")
+            let two = f.enrolled("till-2", tags: ["store": "1"])
             await f.bind("till-1", connection: 1)
             await f.bind("till-2", connection: 2)
             await f.bind("pos", connection: 3)
+            // What the other instance wrote to the shared storage before it announced it.
+            let audit = AuditRecord(at: f.clock.date, actor: "admin", action: "device.revoke", subject: "till-1", detail: "")
+            try await f.identities.revokeDevice(id: one.id, at: f.clock.date, audit: audit)
+            try await f.identities.setTags(deviceID: two.id, ["store": "2"], audit: audit)
             await f.control.apply(remote: [.deviceRevoked("till-1"), .deviceChanged("till-2")])
             let errors = f.received.all
             #expect(errors[SessionKey(connection: 1, session: 1)]?.code == .badUserAuthentication)

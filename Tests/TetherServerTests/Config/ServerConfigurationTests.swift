@@ -168,6 +168,56 @@ import TetherTestSupport
     }
 }
 
+/// Grants for enrolled devices in the config file (issue 48): `tag:K=V` and `device:*` subjects,
+/// templates in patterns; a `[[user]]` may not take a device subject's form.
+@Suite struct DeviceGrantConfigurationTests {
+    static let root = """
+        admin_token_file = "/a"
+        """
+
+    @Test func tagAndAllDevicesSubjectsWithTemplatesAreAccepted() throws {
+        let configuration = try ServerConfiguration.parse(toml: Self.root + """
+
+            [[grant]]
+            user = "tag:role=kiosk"
+            partitions = ["kiosk-{tag:zone}"]
+            access = "read"
+            [[grant]]
+            user = "device:*"
+            partitions = ["prices", "device-{name}", "id-{id}"]
+            access = "readwrite"
+            """, file: "f.toml")
+        #expect(configuration.grants.map(\.user) == ["tag:role=kiosk", "device:*"])
+        #expect(configuration.grants[1].patterns.map(\.text) == ["prices", "device-{name}", "id-{id}"])
+    }
+
+    @Test func malformedSubjectsAndDeviceLikeUserNamesAreRefused() {
+        do {
+            _ = try ServerConfiguration.parse(toml: Self.root + """
+
+                [[user]]
+                name = "tag:x"
+                token_file = "/t"
+                [[grant]]
+                user = "tag:Store=17"
+                partitions = ["store-{tag:store}"]
+                access = "read"
+                [[grant]]
+                user = "device:till-1"
+                partitions = ["{nope}"]
+                access = "read"
+                """, file: "f.toml")
+            Issue.record("accepted")
+        } catch {
+            let lines = error.problems.map(\.description)
+            #expect(lines.contains { $0.contains("user[0].name: a user name may not start with tag: or device:") }, "\(lines)")
+            #expect(lines.contains { $0.contains("grant[0].user: \"tag:Store=17\" is neither a [[user]]") }, "\(lines)")
+            #expect(lines.contains { $0.contains("grant[1].user: \"device:till-1\" is neither a [[user]]") }, "\(lines)")
+            #expect(lines.contains { $0.contains("grant[1].partitions[0]: {nope}") }, "\(lines)")
+        }
+    }
+}
+
 @Suite struct GrantPatternTests {
     func pattern(_ text: String) throws -> GrantPattern { try GrantPattern.parse(text).get() }
 
@@ -195,31 +245,6 @@ import TetherTestSupport
     @Test func pathologicalGlobsStayFast() throws {
         let glob = try pattern(String(repeating: "*a", count: 40) + "b")
         #expect(!glob.matches(String(repeating: "a", count: 128)))
-    }
-}
-
-@Suite struct AccessPolicyTests {
-    let store = PartitionName("store-17")!
-    let catalog = PartitionName("catalog-eu")!
-
-    func grant(_ user: String, _ patterns: [String], _ access: PartitionAccess) -> ServerConfiguration.Grant {
-        ServerConfiguration.Grant(user: user, patterns: patterns.map { try! GrantPattern.parse($0).get() }, access: access)
-    }
-
-    @Test func theBestGrantWins() {
-        let policy = AccessPolicy(configured: [grant("u", ["catalog-*"], .read), grant("u", ["catalog-eu"], .readwrite)], runtime: [])
-        #expect(policy.access(user: "u", partition: catalog) == .readwrite)
-        #expect(policy.access(user: "u", partition: store) == nil)
-        #expect(policy.access(user: "v", partition: catalog) == nil)
-    }
-
-    @Test func runtimeGrantsAndRevocationsOverlayTheConfig() throws {
-        let pattern = try GrantPattern.parse("catalog-*").get()
-        let policy = AccessPolicy(
-            configured: [grant("u", ["catalog-*"], .readwrite)],
-            runtime: [RuntimeGrant(user: "u", pattern: pattern, access: nil), RuntimeGrant(user: "u", pattern: try GrantPattern.parse("store-*").get(), access: .read)])
-        #expect(policy.access(user: "u", partition: catalog) == nil)
-        #expect(policy.access(user: "u", partition: store) == .read)
     }
 }
 

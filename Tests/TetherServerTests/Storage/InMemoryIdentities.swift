@@ -47,11 +47,11 @@ final class InMemoryIdentities: IdentityStorage {
     }
 
     func enroll(
-        keyID: String, deviceID: String,
+        keyID: String, deviceID: String, name: String,
         decide: @Sendable (EnrollmentKeyRecord?, DeviceIdentityRecord?, String?) -> EnrollmentDecision
     ) async throws -> EnrollmentDecision {
         state.withLock { state in
-            let decision = decide(state.keys[keyID], state.devices[deviceID], nil)
+            let decision = decide(state.keys[keyID], state.devices[deviceID], state.devices.values.first { $0.name == name }?.id)
             switch decision {
             case .enroll(let device, let audit):
                 state.devices[device.id] = device

@@ -12,7 +12,7 @@ import TetherTestSupport
         var roles = StorageRoles(storage)
         let played: [AnyObject] = [
             roles.policy as AnyObject, roles.history as AnyObject, roles.integration as AnyObject, roles.heal as AnyObject,
-            roles.admin as AnyObject, roles.housekeeping as AnyObject, roles.ledger as AnyObject,
+            roles.admin as AnyObject, roles.housekeeping as AnyObject, roles.ledger as AnyObject, roles.identity as AnyObject,
         ]
         #expect(played.allSatisfy { $0 === storage })
         let heals = ScriptedHeals(storage)

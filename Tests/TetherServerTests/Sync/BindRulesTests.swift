@@ -74,6 +74,49 @@ import TetherServer
         // The config value changed since the override was set: the config wins.
         #expect(snapshot(ServerFlags(recoveryOverride: false, recoveryOverrideConfigValue: false), configured: true).recoveryEnabled)
     }
+
+    // MARK: Enrolled devices (issue 48)
+
+    static let device = AccessSubject.device(id: "0123456789abcdef0123456789abcdef", name: "till-1", tags: ["store": "17"])
+    let devicePolicy = AccessPolicy(
+        configured: [], runtime: [RuntimeGrant(user: "tag:store=17", pattern: try! GrantPattern.parse("store-{tag:store}").get(), access: .readwrite)])
+
+    @Test func aDeviceIsAuthorizedByItsTagsAndTemplates() {
+        func authorize(_ partition: String, _ subject: AccessSubject?) -> Result<BindRules.Authorized, SyncError> {
+            BindRules.authorize(request(partition: partition, token: "tdc1…"), subject: subject, policy: devicePolicy, flags: ServerFlags(), schemas: schemas)
+        }
+        guard case .success(let authorized) = authorize("store-17", Self.device) else { Issue.record("refused"); return }
+        #expect(authorized.user == "till-1" && authorized.access == .readwrite && authorized.subject == Self.device)
+        guard case .failure(let denied) = authorize("store-18", Self.device) else { Issue.record("accepted"); return }
+        #expect(denied.code == .permissionDenied && denied.message == "device till-1 has no grant for partition store-18")
+        guard case .failure(let unknown) = authorize("store-17", nil) else { Issue.record("accepted"); return }
+        #expect(unknown.code == .badUserAuthentication)
+    }
+
+    @Test func aDevicesSessionFollowsItsRecord() {
+        let session = BoundSession(
+            key: SessionKey(connection: 1, session: 1), partition: PartitionName("store-17")!, clientFile: 1, user: "till-1",
+            tokenDigest: TokenDigest(token: "tdc1…"), access: .readwrite, subject: Self.device) { _ in }
+        var record = DeviceIdentityRecord(
+            id: Self.device.deviceID!, name: "till-1", tags: ["store": "17"], credentialDigest: [], credentialIssuedAt: Date(),
+            createdAt: Date(), enrolledWithKey: nil)
+        #expect(BindRules.revalidate(session, device: record, policy: devicePolicy) == nil)
+        #expect(BindRules.revalidate(session, device: nil, policy: devicePolicy)?.code == .badUserAuthentication)
+        var revoked = record
+        revoked.revokedAt = Date()
+        #expect(BindRules.revalidate(session, device: revoked, policy: devicePolicy)?.code == .badUserAuthentication)
+        record.tags = ["store": "18"]
+        #expect(BindRules.revalidate(session, device: record, policy: devicePolicy)?.retryAfterMilliseconds == 0)
+        // The users' directory does not know devices: a policy re-check does not end the session.
+        let snapshot = PolicySnapshot(
+            users: users, adminToken: TokenDigest(token: "a"), configuredGrants: [], runtimeGrants: [], access: devicePolicy,
+            flags: ServerFlags(), configuredRecovery: true, schemas: schemas)
+        #expect(BindRules.revalidate(session, against: snapshot) == nil)
+        let withoutGrant = PolicySnapshot(
+            users: users, adminToken: TokenDigest(token: "a"), configuredGrants: [], runtimeGrants: [], access: policy,
+            flags: ServerFlags(), configuredRecovery: true, schemas: schemas)
+        #expect(BindRules.revalidate(session, against: withoutGrant)?.code == .permissionDenied)
+    }
 }
 
 @Suite struct SchemaRegistryTests {
