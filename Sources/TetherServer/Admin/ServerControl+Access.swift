@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import TetherProtocol
 
 extension AdminAPI {
     /// `GET /admin/identities/{name}/access`: what a device may sync and why — each grant
@@ -25,12 +26,22 @@ extension AdminAPI {
 }
 
 extension ServerControl {
-    /// What `device` may sync and why (`admin access DEVICE`). The explanation is the access
-    /// policy's, which grants by tag and template (issue 48) bring; this build does not have it.
+    /// What `device` may sync and why (`admin access DEVICE`): the access policy's explanation
+    /// (``AccessPolicy/explain(_:)``) for the enrolled device, or for the `[[user]]` of that name.
     package func access(device name: String) async throws -> AdminAPI.DeviceAccess {
-        _ = try await identity(named: name)
-        throw AdminError(
-            .notImplemented, "not yet: this build cannot explain a device's access",
-            hint: "grants by tag and template come with the access policy of issue 48")
+        let subject: AccessSubject
+        if let device = try await withIdentities({ try await $0.device(named: name) }) {
+            subject = .device(id: device.id, name: device.name, tags: device.tags)
+        } else if await policy.snapshot.users.contains(user: name) {
+            subject = .user(name)
+        } else {
+            throw AdminError.unknownDevice(name)
+        }
+        let grants = await policy.snapshot.access.explain(subject).map { explanation in
+            AdminAPI.DeviceAccess.Grant(
+                subject: explanation.subject, pattern: explanation.pattern, partitions: explanation.yields,
+                access: explanation.access.rawValue, problem: explanation.whyNot)
+        }
+        return AdminAPI.DeviceAccess(device: name, tags: subject.tags, grants: grants)
     }
 }

@@ -101,11 +101,22 @@ import TetherTestSupport
         }
     }
 
-    @Test func accessIsNotExplainedYet() async throws {
+    @Test func accessExplainsEachGrantThatNamesTheDevice() async throws {
         try await Self.withAPI { f, client in
-            f.enrolled("till-1")
+            f.enrolled("till-1", tags: ["store": "1"])
+            for (subject, pattern) in [("tag:store=1", "store-{tag:store}"), ("device:*", "lane-{tag:lane}"), ("tag:store=2", "other")] {
+                let body = #"{"user":"\#(subject)","pattern":"\#(pattern)","access":"readwrite"}"#
+                let (status, _) = try await Self.call(client, .post, "/admin/grants", body)
+                #expect(status == .ok, "grant \(subject) \(pattern)")
+            }
             let (status, data) = try await Self.call(client, .get, "/admin/identities/till-1/access")
-            #expect(try status == .notImplemented && (Self.decode(AdminAPI.Failure.self, data)).error.hasPrefix("not yet"))
+            #expect(status == .ok)
+            let access = try Self.decode(AdminAPI.DeviceAccess.self, data)
+            #expect(access.device == "till-1" && access.tags == ["store": "1"])
+            let byPattern = Dictionary(uniqueKeysWithValues: access.grants.map { ($0.pattern, $0) })
+            #expect(byPattern["store-{tag:store}"]?.partitions == "store-1" && byPattern["store-{tag:store}"]?.problem == nil)
+            #expect(byPattern["lane-{tag:lane}"]?.partitions == nil && byPattern["lane-{tag:lane}"]?.problem != nil)
+            #expect(byPattern["other"] == nil, "a grant to another tag does not name the device")
             let (unknown, _) = try await Self.call(client, .get, "/admin/identities/nobody/access")
             #expect(unknown == .notFound)
         }
