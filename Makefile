@@ -75,7 +75,7 @@ release: bootstrap
 # against one server (alone for the same reason), then the end-to-end tests (real
 # servers and agents), then the fault campaign, then the packages (`make test-packages`, below).
 INTEGRATION = TetherServerIntegrationTests
-POSTGRES = PostgresServerTests|PostgresRestartTests
+POSTGRES = PostgresServerTests|PostgresRestartTests|TetherServerIntegrationTests\.EnrollmentTests
 # Hostile connections against one server, alone, so their load does not starve the other
 # integration tests' servers: 1,000 at once ([limits]) and one host's flood of unfinished heads.
 FLOOD = ConnectionFloodTests
