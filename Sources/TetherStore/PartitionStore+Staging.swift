@@ -10,14 +10,14 @@ extension PartitionStore {
     /// staging store once used, a half-written download); missing files are fine.
     package static func removeFiles(at path: String) {
         // Cleanup: one that stays is only litter; a path used again goes through removeFilesBeforeReuse.
-        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for suffix in NoFollow.companions { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
     /// ``removeFiles(at:)`` before a new file takes the path (a download's staging store): a
     /// file that is there and cannot be removed is an error, not an old store to fill again or
     /// an old `-wal` for SQLite to replay into the new one. Missing files are fine.
     package static func removeFilesBeforeReuse(at path: String) throws(StoreError) {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
+        for suffix in NoFollow.companions {
             let file = path + suffix
             guard unlink(file) != 0 else { continue }
             let code = errno

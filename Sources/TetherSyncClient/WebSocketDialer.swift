@@ -27,6 +27,10 @@ struct WebSocketDialer: Sendable {
 
     var connectTimeout: Duration = .seconds(10)
     var upgradeTimeout: Duration = .seconds(10)
+    /// How long a close this side started waits for the server's close frame before the TCP
+    /// connection is dropped: tether-server answers at once, so only a stalled or hostile peer
+    /// (or a proxy holding the stream) ever reaches it, and the reconnect must not wait on it.
+    var closeTimeout: Duration = .seconds(3)
     var maxFrameSize: Int
     var autoPing: AutoPingSetup
     var tlsConfiguration: TLSConfiguration?
@@ -72,7 +76,8 @@ struct WebSocketDialer: Sendable {
         case .websocket(let channel):
             _ = try await WebSocketHandler.handle(
                 type: .client,
-                configuration: .init(extensions: [], autoPing: autoPing, validateUTF8: false, maxFrameSize: maxFrameSize),
+                configuration: .init(
+                    extensions: [], autoPing: autoPing, closeTimeout: closeTimeout, validateUTF8: false, maxFrameSize: maxFrameSize),
                 asyncChannel: channel, context: Context(logger: logger), handler: handler)
         case .notUpgraded:
             throw SyncClientError.unreachable("\(url): the WebSocket upgrade was refused", cause: .upgradeFailed)
