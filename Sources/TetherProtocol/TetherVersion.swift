@@ -3,7 +3,7 @@ package enum TetherVersion {
     /// The release, printed by every program's `--version`.
     package static let release = "0.1.0"
     /// The sync protocol version an agent announces in its hello.
-    package static let syncProtocol = 6
+    package static let syncProtocol = 7
     /// The first protocol version with flow control (`credit`, docs/protocol.md).
     package static let flowControl = 2
     /// The first protocol version whose binds carry the store's lineage (``StoreLineage``): the
@@ -18,6 +18,10 @@ package enum TetherVersion {
     /// The first protocol version with device reports (``DeviceReport``): the server keeps a
     /// ledger of its devices and what each says of its partitions.
     package static let deviceReports = 6
+    /// The first protocol version with credential rotation (`credential` and
+    /// `credential-accepted`, docs/protocol.md): an enrolled device is handed a new credential
+    /// over its sync connection and says when it has written it.
+    package static let credentialRotation = 7
 
     /// The protocol versions a server speaking `server` accepts: its own and the one before it,
     /// so that a fleet upgrades in stages, the server first (docs/contract.md: Versions and

@@ -25,6 +25,12 @@ package actor SyncConnection {
     package private(set) var protocolViolation: SyncError?
     private var closing = false
     private nonisolated let ended = ConnectionEndSignal()
+    private nonisolated let credentialStream = AsyncStream.makeStream(of: DeviceCredential.self)
+
+    /// New credentials the server hands this device (protocol 7, credential rotation), in the
+    /// order it sent them; ends with the connection. Write each to the token file, then
+    /// ``acknowledgeCredential(digest:)``.
+    package nonisolated var credentials: AsyncStream<DeviceCredential> { credentialStream.stream }
 
     init(writer: WebSocketOutboundWriter, logger: Logger) {
         self.writer = writer
@@ -70,6 +76,14 @@ package actor SyncConnection {
     }
 
     package var isClosed: Bool { machine.state == .closed }
+
+    /// Tells the server the credential whose secret has this SHA-256 is written: the old one
+    /// may stop working. Throws when the connection is gone (the next bind with the new
+    /// credential completes the rotation instead).
+    package func acknowledgeCredential(digest: [UInt8]) async throws {
+        guard !isClosed else { throw SyncClientError.closed(closeReason) }
+        try await send(.credentialAccepted(digest: digest))
+    }
 
     /// Sends a device report for the server's ledger (protocol 6; no answer). Sent only once
     /// the server's welcome says the connection speaks a version with reports: before it, or
@@ -165,6 +179,7 @@ package actor SyncConnection {
         sessions = [:]
         for waiter in pongWaiters.values { waiter.resume(throwing: SyncClientError.closed(closeReason)) }
         pongWaiters = [:]
+        credentialStream.continuation.finish()
         ended.fire()
     }
 
@@ -182,6 +197,8 @@ package actor SyncConnection {
                 logger.debug("connected", metadata: ["server": "\(welcome.software)"])
             case .pong(let nonce):
                 if let waiter = pongWaiters.removeValue(forKey: nonce) { waiter.resume() } else { receivedPongs.insert(nonce) }
+            case .credential(let credential):
+                credentialStream.continuation.yield(credential)
             case .close(let error):
                 closeReason = error
                 if let error, error == protocolViolation, error.code != .wrongProtocolVersion {

@@ -12,6 +12,7 @@ import TetherProtocol
             ("hello", Self.hello), ("badHello", .hello(Hello(protocolVersion: 99, software: "x"))),
             ("bind", .bind(Fixtures.bind)), ("upload", .upload(Fixtures.upload)), ("unbind", .unbind(7)), ("ping", .ping(5)),
             ("heal", .heal(Fixtures.healChunk)), ("report", .report(DeviceReportWireTests.example)),
+            ("accepted", .credentialAccepted(digest: CredentialHandOverTests.digest)),
         ]
         let expected: [String: (Machine.State, [String])] = [
             "awaitingHello/hello": (.ready, ["send:welcome"]),
@@ -22,6 +23,9 @@ import TetherProtocol
             "awaitingHello/ping": (.closed, ["send:error:109", "close"]),
             "awaitingHello/heal": (.closed, ["send:error:109", "close"]),
             "awaitingHello/report": (.closed, ["send:error:109", "close"]),
+            "awaitingHello/accepted": (.closed, ["send:error:109", "close"]),
+            "ready/accepted": (.closed, ["send:error:109", "close"]),
+            "closed/accepted": (.closed, []),
             "ready/hello": (.closed, ["send:error:109", "close"]),
             "ready/badHello": (.closed, ["send:error:109", "close"]),
             "ready/bind": (.ready, ["7:authorize"]),
@@ -191,6 +195,7 @@ import TetherProtocol
         case .session(let id, let action): "\(id):\(TetherProtocolTests.summary(action))"
         case .close: "close"
         case .recordReport: "record-report"
+        case .completeRotation(let device, _): "complete-rotation:\(device)"
         }
     }
 }
@@ -205,6 +210,7 @@ import TetherProtocol
             ("unbound", .unbound(7)), ("pong", .pong(1)), ("healed", .healed(Fixtures.healReply())),
             ("sessionError", .error(ErrorMessage(session: 7, error: Fixtures.error))),
             ("connectionError", .error(ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "v")))),
+            ("credential", .credential(CredentialHandOverTests.credential)),
         ]
         // No session bound: every session message is a violation.
         let expected: [String: (Machine.State, [String])] = [
@@ -217,6 +223,9 @@ import TetherProtocol
             "awaitingWelcome/healed": (.closed, ["close:109"]),
             "awaitingWelcome/sessionError": (.closed, ["close:109"]),
             "awaitingWelcome/connectionError": (.closed, ["close:105"]),
+            "awaitingWelcome/credential": (.closed, ["close:109"]),
+            "ready/credential": (.ready, ["credential"]),
+            "closed/credential": (.closed, []),
             "ready/welcome": (.closed, ["close:109"]),
             "ready/bound": (.closed, ["close:109"]),
             "ready/state": (.closed, ["close:109"]),
@@ -296,6 +305,7 @@ import TetherProtocol
         case .refuse: "refuse"
         case .connected: "connected"
         case .pong: "pong"
+        case .credential: "credential"
         case .close(let error): "close:\(error.map { String($0.code.rawValue) } ?? "-")"
         }
     }

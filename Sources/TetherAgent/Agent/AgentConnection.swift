@@ -108,6 +108,15 @@ actor AgentConnection {
                 continuation.finish()
             }
             group.addTask { await hooks.whileConnected(connection) }
+            group.addTask { [logger] in
+                // Credential rotation (protocol 7): written, then acknowledged. Not acknowledged
+                // (the connection is gone): the next bind with the new credential completes it.
+                for await credential in connection.credentials {
+                    let tokenFile = await partitions.configuration().server.tokenFile
+                    guard case .written(let digest) = await CredentialRotation.store(credential, tokenFile: tokenFile, log: logger) else { continue }
+                    try? await connection.acknowledgeCredential(digest: digest)
+                }
+            }
             await self.started(hooks)
             for await controller in added where running.insert(ObjectIdentifier(controller)).inserted {
                 group.addTask { await controller.run(on: connection) }

@@ -78,6 +78,22 @@ enum FaultInjection {
         }
     }
 
+    /// `TETHER_FAULT_ROTATE_GATE=<dir>`: a credential the server hands over stops at
+    /// `<dir>/received` (before it is written) and `<dir>/written` (written, not yet
+    /// acknowledged) while that file exists, after creating `<phase>.reached` — so a test can
+    /// kill the agent between receiving a credential and acknowledging it.
+    static let rotateGate = ProcessInfo.processInfo.environment["TETHER_FAULT_ROTATE_GATE"]
+
+    static func rotateGate(_ phase: String) async {
+        guard let rotateGate else { return }
+        let gate = rotateGate + "/" + phase
+        guard FileManager.default.fileExists(atPath: gate) else { return }
+        _ = FileManager.default.createFile(atPath: gate + ".reached", contents: nil)
+        while FileManager.default.fileExists(atPath: gate) && !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))  // cancelled: the loop checks and ends
+        }
+    }
+
     static func resetGate(_ phase: String) async {
         guard let resetGate else { return }
         let gate = resetGate + "/" + phase

@@ -14,11 +14,15 @@ package enum ClientMessage: Sendable, Hashable {
     /// Device reports (protocol 6): what the device says of itself and its partitions, for
     /// the server's device ledger (docs/protocol.md, `08` report). No answer.
     case report(DeviceReport)
+    /// Credential rotation (protocol 7): the device wrote the credential the server handed it
+    /// (`credential`) to its token file; carries the SHA-256 of its secret
+    /// (docs/protocol.md, `09` credential-accepted). No answer.
+    case credentialAccepted(digest: [UInt8])
 
     /// The session a message concerns, nil for connection-level messages.
     package var session: SessionID? {
         switch self {
-        case .hello, .ping, .report: nil
+        case .hello, .ping, .report, .credentialAccepted: nil
         case .bind(let bind): bind.session
         case .upload(let upload): upload.session
         case .heal(let chunk): chunk.session
@@ -37,6 +41,7 @@ package enum ClientMessage: Sendable, Hashable {
         case .credit: "credit"
         case .heal: "heal"
         case .report: "report"
+        case .credentialAccepted: "credential-accepted"
         }
     }
 }

@@ -9,10 +9,14 @@ package enum ServerMessage: Sendable, Hashable {
     case error(ErrorMessage)
     /// Healing (protocol 4): the answer to one `heal` chunk.
     case healed(HealReply)
+    /// Credential rotation (protocol 7): a new credential for an enrolled device whose
+    /// sessions are on this connection, to be written to its token file and acknowledged with
+    /// `credential-accepted` (docs/protocol.md, `8b` credential).
+    case credential(DeviceCredential)
 
     package var session: SessionID? {
         switch self {
-        case .welcome, .pong: nil
+        case .welcome, .pong, .credential: nil
         case .bound(let reply): reply.session
         case .state(let chunk): chunk.session
         case .download(let download): download.session
@@ -32,6 +36,7 @@ package enum ServerMessage: Sendable, Hashable {
         case .pong: "pong"
         case .error: "error"
         case .healed: "healed"
+        case .credential: "credential"
         }
     }
 }

@@ -17,6 +17,9 @@ package struct ClientConnectionStateMachine: Sendable {
         /// The server's welcome (its software and protocol version).
         case connected(Welcome)
         case pong(UInt64)
+        /// A new credential for an enrolled device (protocol 7): the owner writes it to the
+        /// token file, then sends ``ClientMessage/credentialAccepted(digest:)``.
+        case credential(DeviceCredential)
         /// Close the connection: the error is the server's connection-level error, or the
         /// protocol violation the server committed.
         case close(SyncError?)
@@ -66,6 +69,8 @@ package struct ClientConnectionStateMachine: Sendable {
             return lost(.badMessageOrder("welcome", in: State.ready))
         case (.ready, .pong(let nonce)):
             return [.pong(nonce)]
+        case (.ready, .credential(let credential)):
+            return [.credential(credential)]
         case (.ready, .bound(let reply)):
             return routeServer(reply.session, .boundReceived(reply), name: "bound")
         case (.ready, .state(let chunk)):

@@ -7,6 +7,12 @@
 /// welcomed in the version it announced (``negotiatedProtocolVersion``); any other gets 105.
 /// A message the negotiated version does not have (a `heal` on a protocol-3 connection, a
 /// `report` on a protocol-5 one) is a protocol violation too.
+///
+/// Credential rotation (protocol 7): the server hands an enrolled device bound here a new
+/// credential at most once per device until the device acknowledges it with
+/// `credential-accepted` (``beginHandOver(to:)``, then ``handOver(_:digest:)`` once it is made
+/// and stored, or ``handOverAbandoned(deviceID:)``); an acknowledgement of a credential not
+/// handed over here is a violation.
 package struct ServerConnectionStateMachine: Sendable {
     package enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case awaitingHello, ready, closed
@@ -19,6 +25,8 @@ package struct ServerConnectionStateMachine: Sendable {
         case session(SessionID, ServerSessionStateMachine.Action)
         /// Keep a device's report in the ledger (protocol 6), once its token is accepted.
         case recordReport(DeviceReport)
+        /// The device wrote the credential handed to it: make it its only one.
+        case completeRotation(deviceID: String, digest: [UInt8])
         /// Close the connection (after the sends before it).
         case close
     }
@@ -30,6 +38,15 @@ package struct ServerConnectionStateMachine: Sendable {
     package private(set) var negotiatedProtocolVersion: Int?
     package let software: String
     package let maxSessions: Int
+    /// A credential hand-over on this connection, by device id.
+    package enum HandOver: Sendable, Hashable {
+        /// Being made and stored (nothing sent yet).
+        case preparing
+        /// Sent; the device has not acknowledged it. The digest of its secret.
+        case awaitingAcknowledgement([UInt8])
+    }
+
+    package private(set) var handOvers: [String: HandOver] = [:]
 
     package init(protocolVersion: Int = TetherVersion.syncProtocol, software: String, maxSessions: Int = 1024) {
         self.state = .awaitingHello
@@ -94,7 +111,41 @@ package struct ServerConnectionStateMachine: Sendable {
                 return fail(.badMessageOrder("report", in: "speaking sync protocol \(negotiatedProtocolVersion ?? 0)"))
             }
             return [.recordReport(report)]
+        case (.ready, .credentialAccepted(let digest)):
+            guard let version = negotiatedProtocolVersion, version >= TetherVersion.credentialRotation else {
+                return fail(.badMessageOrder("credential-accepted", in: "speaking sync protocol \(negotiatedProtocolVersion ?? 0)"))
+            }
+            guard let deviceID = handOvers.first(where: { $0.value == .awaitingAcknowledgement(digest) })?.key else {
+                return fail(.badMessageOrder("credential-accepted", in: "no credential handed over with that digest"))
+            }
+            handOvers[deviceID] = nil
+            return [.completeRotation(deviceID: deviceID, digest: digest)]
         }
+    }
+
+    /// Whether to prepare a new credential for `deviceID` (an enrolled device with sessions
+    /// here that is due one): true when the connection is open, speaks protocol 7, and has no
+    /// hand-over of that device under way; the hand-over is then ``HandOver/preparing``.
+    package mutating func beginHandOver(to deviceID: String) -> Bool {
+        guard state == .ready, let version = negotiatedProtocolVersion, version >= TetherVersion.credentialRotation,
+            handOvers[deviceID] == nil
+        else { return false }
+        handOvers[deviceID] = .preparing
+        return true
+    }
+
+    /// The credential prepared for a device (its digest stored as pending): sent, and awaited.
+    /// Nothing when no hand-over of that device is being prepared (the connection closed).
+    package mutating func handOver(_ credential: DeviceCredential, digest: [UInt8]) -> [Action] {
+        guard state == .ready, handOvers[credential.deviceID] == .preparing else { return [] }
+        handOvers[credential.deviceID] = .awaitingAcknowledgement(digest)
+        return [.send(.credential(credential))]
+    }
+
+    /// No credential was prepared after all (not due, or the storage failed): a later bind or
+    /// report may begin again.
+    package mutating func handOverAbandoned(deviceID: String) {
+        if handOvers[deviceID] == .preparing { handOvers[deviceID] = nil }
     }
 
     /// A message that could not be decoded: 102/103/104, then close.
@@ -116,6 +167,7 @@ package struct ServerConnectionStateMachine: Sendable {
     /// The connection ended (closed by the peer, the network, or us).
     package mutating func connectionClosed() -> [Action] {
         state = .closed
+        handOvers = [:]
         var actions: [Action] = []
         for id in sessions.keys.sorted() {
             actions += route(id, .connectionClosed)
@@ -147,6 +199,7 @@ package struct ServerConnectionStateMachine: Sendable {
     private mutating func fail(_ error: SyncError) -> [Action] {
         var actions: [Action] = [.send(.error(ErrorMessage(session: nil, error: error)))]
         state = .closed
+        handOvers = [:]
         for id in sessions.keys.sorted() {
             guard var machine = sessions[id] else { continue }
             for case .release in machine.handle(.connectionClosed) {

@@ -78,6 +78,9 @@ extension ClientMessage {
         case .report(let report):
             w.byte(MessageType.report.rawValue)
             report.encode(into: &w)
+        case .credentialAccepted(let digest):
+            w.byte(MessageType.credentialAccepted.rawValue)
+            w.raw(digest)
         }
         return w.bytes
     }
@@ -142,6 +145,8 @@ extension ClientMessage {
             message = .heal(try Self.decodeHeal(&r))
         case .report:
             message = .report(try DeviceReport.decode(&r))
+        case .credentialAccepted:
+            message = .credentialAccepted(digest: try r.raw("credential digest", count: ProtocolLimits.credentialDigestBytes))
         default:
             throw .unknownMessageType(typeByte)
         }

@@ -9,6 +9,7 @@ package enum MessageType: UInt8, Sendable, CaseIterable {
     case credit = 0x06
     case heal = 0x07
     case report = 0x08
+    case credentialAccepted = 0x09
 
     case welcome = 0x81
     case bound = 0x82
@@ -20,6 +21,7 @@ package enum MessageType: UInt8, Sendable, CaseIterable {
     case healed = 0x88
     case stateFile = 0x89
     case stateFileDeflated = 0x8a
+    case credential = 0x8b
 
     /// `TTHR`: the first bytes of a hello body, so that a client of something else is told apart.
     static let helloMagic: [UInt8] = [0x54, 0x54, 0x48, 0x52]

@@ -11,6 +11,8 @@ package enum ProtocolLimits {
     /// A partition name as sent (validated separately: illegal names get 204).
     package static let maxPartitionBytes = 1024
     package static let maxTokenBytes = 8192
+    /// A SHA-256 digest (`credential-accepted`).
+    package static let credentialDigestBytes = 32
     /// Error messages, hints and software names.
     package static let maxTextBytes = 65536
     package static let maxTables = 4096

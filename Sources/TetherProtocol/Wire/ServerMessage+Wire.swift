@@ -68,6 +68,9 @@ extension ServerMessage {
             w.byte(reply.outcome.rawValue)
             w.varint(reply.healedChanges)
             w.string(reply.reason)
+        case .credential(let credential):
+            w.byte(MessageType.credential.rawValue)
+            w.string(credential.text)
         }
         return w.bytes
     }
@@ -153,6 +156,12 @@ extension ServerMessage {
             let healed = try r.int64("healed changes")
             let reason = try r.string("heal reason", limit: ProtocolLimits.maxTextBytes)
             message = .healed(HealReply(session: session, contribution: contribution, outcome: outcome, healedChanges: healed, reason: reason))
+        case .credential:
+            let text = try r.string("credential", limit: ProtocolLimits.maxTokenBytes)
+            guard let credential = DeviceCredential(parsing: text), credential.text == text else {
+                throw .malformed(field: "credential", reason: "not a device credential (tdc1.<device id>.<secret>)")
+            }
+            message = .credential(credential)
         default:
             throw .unknownMessageType(typeByte)
         }

@@ -142,7 +142,7 @@ extension AdminAPI {
             createdAt = Device.timestamp(record.createdAt)
             credentialIssuedAt = Device.timestamp(record.credentialIssuedAt)
             credentialAgeSeconds = Self.seconds(from: record.credentialIssuedAt, to: now)
-            rotationPending = record.pendingDigest != nil
+            rotationPending = record.rotationPending
             lastSeenAt = record.lastSeenAt.map(Device.timestamp)
             lastSeenSecondsAgo = record.lastSeenAt.map { Self.seconds(from: $0, to: now) }
             state = record.revokedAt == nil ? "active" : "revoked"

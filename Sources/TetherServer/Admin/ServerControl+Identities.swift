@@ -134,22 +134,27 @@ extension ServerControl {
         return AdminAPI.IdentityChanged(identity: AdminAPI.Identity(device, now: at), sessionsNotified: notified)
     }
 
-    /// Hands the device a new credential; the current one works until the device shows it holds
-    /// the new one (docs/server.md "Enrollment: keys, devices, audit").
+    /// Marks the device due a new credential, handed to it over its sync connection now (here,
+    /// or by the instance it is connected to) or at its next bind; the current one works until
+    /// the device shows it holds the new one (docs/server.md "Rotation"). A rotation already
+    /// under way is left as it is.
     package func rotateDevice(_ name: String, actor: String) async throws -> AdminAPI.IdentityChanged {
         var device = try await enrolledDevice(named: name)
         guard device.revokedAt == nil else { throw AdminError.deviceRevoked(name) }
         let at = now()
-        let credential = IdentitySecrets.newCredential(deviceID: device.id)
-        let digest = IdentitySecrets.digest(credential.secret)
+        guard !device.rotationPending else {
+            return AdminAPI.IdentityChanged(identity: AdminAPI.Identity(device, now: at), sessionsNotified: 0)
+        }
         let audit = AuditRecord(
             at: at, actor: actor, action: "device.rotate", subject: name,
-            detail: "new credential handed out; the current one works until the device confirms it")
-        try await changing(name) { try await $0.beginRotation(deviceID: device.id, pendingDigest: digest, at: at, audit: audit) }
+            detail: "new credential asked for; the current one works until the device confirms the new one")
+        try await changing(name) { try await $0.requestRotation(deviceID: device.id, at: at, audit: audit) }
         logger.notice("device credential rotation begun", metadata: ["device": "\(name)", "actor": "\(actor)"])
-        device.pendingDigest = digest
+        device.rotationRequestedAt = at
+        await bus?.announce(.deviceChanged(name))
         service.deviceCredentials.invalidate(deviceID: device.id)
-        return AdminAPI.IdentityChanged(identity: AdminAPI.Identity(device, now: at), sessionsNotified: await handOver(credential, to: device))
+        let handed = await service.offerCredential(toDevice: device.id)
+        return AdminAPI.IdentityChanged(identity: AdminAPI.Identity(device, now: at), sessionsNotified: handed)
     }
 
     /// Revokes the device: its credentials stop working and its bound sessions end (203).
@@ -236,11 +241,6 @@ extension ServerControl {
             throw AdminError.unknownDevice(name)
         }
     }
-
-    /// Gives a rotated credential to the device's bound sessions, answering how many took it.
-    /// The `credential` message that carries it is protocol 7's (issue 48's rotation phase);
-    /// until this build speaks it no session can take it, and the device gets it at a bind.
-    private func handOver(_ credential: DeviceCredential, to device: DeviceIdentityRecord) async -> Int { 0 }
 
     /// An enrollment key in words for its audit record (never its secret).
     static func describe(_ key: EnrollmentKeyRecord) -> String {

@@ -17,18 +17,22 @@ package enum SecretDigest {
         return difference == 0
     }
 
-    /// Whether `credential`'s secret is the current or the pending one of `digests`, compared
-    /// in constant time against both whatever the first gave.
-    package static func matches(_ credential: DeviceCredential, current: [UInt8], pending: [UInt8]?) -> CredentialMatch {
+    /// Whether `credential`'s secret is the current one or one of the pending ones, compared in
+    /// constant time against each whatever the others gave.
+    package static func matches(_ credential: DeviceCredential, current: [UInt8], pending: [[UInt8]]) -> CredentialMatch {
         let presented = of(credential.secret)
         let isCurrent = equal(presented, current)
-        let isPending = pending.map { equal(presented, $0) } ?? false
+        var matchedPending: [UInt8]?
+        for digest in pending where equal(presented, digest) { matchedPending = digest }
         if isCurrent { return .current }
-        if isPending { return .pending }
+        if let matchedPending { return .pending(matchedPending) }
         return .none
     }
 
     package enum CredentialMatch: Sendable, Hashable {
-        case current, pending, none
+        case current
+        /// One of the pending credentials (its digest).
+        case pending([UInt8])
+        case none
     }
 }

@@ -17,6 +17,14 @@ package struct DeviceLedgerSettings: Sendable, Hashable {
     /// more is refused (default 1,000, at most `max_entries`).
     package var maxDevicesPerUser = Self.defaultMaxDevicesPerUser
 
+    /// `credential_max_age_days`: an enrolled device whose credential is older is handed a new
+    /// one at its next bind or report, as `admin device rotate` would (docs/server.md
+    /// "Rotation"); nil (the default): credentials do not age.
+    package var credentialMaxAgeDays: Int?
+
+    /// ``credentialMaxAgeDays`` as a duration.
+    package var credentialMaxAge: Duration? { credentialMaxAgeDays.map { .seconds($0 * 86_400) } }
+
     static let defaultMaxDevicesPerUser = 1_000
 
     package init() {}
@@ -28,6 +36,7 @@ package struct DeviceLedgerSettings: Sendable, Hashable {
         if let value = table.integer("stale_after_seconds", range: 60...31_536_000) { settings.staleAfterSeconds = value }
         if let value = table.integer("wedged_after_seconds", range: 10...31_536_000) { settings.wedgedAfterSeconds = value }
         if let value = table.integer("max_entries", range: 1...100_000_000) { settings.maxEntries = value }
+        if let value = table.integer("credential_max_age_days", range: 1...3650) { settings.credentialMaxAgeDays = value }
         if let value = table.integer("max_devices_per_user", range: 1...100_000_000) {
             if value > settings.maxEntries {
                 table.problem("max_devices_per_user", "\(value) is more than max_entries (\(settings.maxEntries))")

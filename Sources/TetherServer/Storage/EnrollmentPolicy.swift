@@ -82,7 +82,8 @@ package struct EnrollmentPolicy: Sendable {
         if let refusal = Self.keyRefusal(key, now: attempt.now, spendsUse: device == nil) { return .refuse(refusal) }
         if var device {
             device.credentialDigest = attempt.credentialDigest
-            device.pendingDigest = nil
+            device.pendingDigests = []
+            device.rotationRequestedAt = nil
             device.credentialIssuedAt = attempt.now
             let audit = AuditRecord(
                 at: attempt.now, actor: Self.actor, action: "device.reenroll", subject: device.name,

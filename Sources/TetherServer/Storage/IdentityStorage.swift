@@ -40,12 +40,18 @@ package protocol IdentityStorage: Sendable {
     func deviceCount() async throws -> Int
     /// Replaces the device's tags. Throws ``StorageError/notFound``.
     func setTags(deviceID: String, _ tags: [String: String], audit: AuditRecord) async throws
-    /// Hands out a new credential: its digest is kept as pending beside the current one, both
-    /// valid until ``completeRotation(deviceID:digest:at:)``.
-    func beginRotation(deviceID: String, pendingDigest: [UInt8], at: Date, audit: AuditRecord) async throws
-    /// The device showed it holds the pending credential (acknowledged it, or bound with it):
-    /// it becomes the only one. False when `digest` is not the pending one (nothing changes).
-    func completeRotation(deviceID: String, digest: [UInt8], at: Date) async throws -> Bool
+    /// Marks the device due for a new credential (an operator asked; docs/server.md
+    /// "Rotation"): it is handed one at its next bind or report. Throws ``StorageError/notFound``.
+    func requestRotation(deviceID: String, at: Date, audit: AuditRecord) async throws
+    /// A new credential is being handed to the device: its digest is kept as pending beside the
+    /// current one and the ones handed out before it (the newest
+    /// ``DeviceIdentityRecord/maxPendingDigests``), each valid until the rotation completes.
+    /// Throws ``StorageError/notFound``.
+    func addPendingCredential(deviceID: String, digest: [UInt8]) async throws
+    /// The device showed it holds one of its pending credentials (acknowledged it, or bound with
+    /// it): that one becomes its only credential, issued `at`, and the rotation is over. False
+    /// when `digest` is not pending (nothing changes).
+    func completeRotation(deviceID: String, digest: [UInt8], at: Date, audit: AuditRecord) async throws -> Bool
     /// Marks the device revoked (its credentials stop working; it stays listed).
     func revokeDevice(id: String, at: Date, audit: AuditRecord) async throws
     /// Forgets the device (its id may enroll again).
@@ -67,8 +73,11 @@ package struct DeviceIdentityRecord: Sendable, Hashable, Codable {
     package var tags: [String: String]
     /// SHA-256 of the credential's secret.
     package var credentialDigest: [UInt8]
-    /// A rotation handed out and not yet confirmed by the device.
-    package var pendingDigest: [UInt8]?
+    /// Credentials handed out by a rotation the device has not yet confirmed, oldest first (at
+    /// most ``maxPendingDigests``; each is SHA-256 of a secret).
+    package var pendingDigests: [[UInt8]]
+    /// When an operator asked for a new credential (nil: not asked, or handed out since).
+    package var rotationRequestedAt: Date?
     package var credentialIssuedAt: Date
     package var createdAt: Date
     /// The key it enrolled with (nil: the key was removed since).
@@ -77,19 +86,44 @@ package struct DeviceIdentityRecord: Sendable, Hashable, Codable {
     package var revokedAt: Date?
 
     package init(
-        id: String, name: String, tags: [String: String], credentialDigest: [UInt8], pendingDigest: [UInt8]? = nil,
-        credentialIssuedAt: Date, createdAt: Date, enrolledWithKey: String?, lastSeenAt: Date? = nil, revokedAt: Date? = nil
+        id: String, name: String, tags: [String: String], credentialDigest: [UInt8], pendingDigests: [[UInt8]] = [],
+        rotationRequestedAt: Date? = nil, credentialIssuedAt: Date, createdAt: Date, enrolledWithKey: String?, lastSeenAt: Date? = nil, revokedAt: Date? = nil
     ) {
         self.id = id
         self.name = name
         self.tags = tags
         self.credentialDigest = credentialDigest
-        self.pendingDigest = pendingDigest
+        self.pendingDigests = pendingDigests
+        self.rotationRequestedAt = rotationRequestedAt
         self.credentialIssuedAt = credentialIssuedAt
         self.createdAt = createdAt
         self.enrolledWithKey = enrolledWithKey
         self.lastSeenAt = lastSeenAt
         self.revokedAt = revokedAt
+    }
+}
+
+extension DeviceIdentityRecord {
+    /// How many pending credentials a device keeps: a credential handed out on a connection that
+    /// broke before the device's acknowledgement may still have been written by it, so a later
+    /// hand-over keeps it valid instead of replacing it (docs/server.md "Rotation").
+    package static let maxPendingDigests = 4
+
+    /// A rotation is under way: asked for, or handed out and not yet confirmed.
+    package var rotationPending: Bool { rotationRequestedAt != nil || !pendingDigests.isEmpty }
+
+    /// Whether the device is due a new credential at `now`: a rotation was asked for or
+    /// handed out, or its credential is older than `maxAge` (`[devices]
+    /// credential_max_age_days`; nil: no limit).
+    package func rotationDue(at now: Date, maxAge: Duration?) -> Bool {
+        if rotationPending { return true }
+        guard let maxAge else { return false }
+        return now.timeIntervalSince(credentialIssuedAt) >= Double(maxAge.components.seconds)
+    }
+
+    /// `pendingDigests` with `digest` added, the oldest dropped past the limit.
+    package func addingPending(_ digest: [UInt8]) -> [[UInt8]] {
+        Array((pendingDigests + [digest]).suffix(Self.maxPendingDigests))
     }
 }
 

@@ -69,7 +69,8 @@ extension PostgresServerStorage {
                     """
                     INSERT INTO devices(\(unescaped: Self.deviceColumns))
                     VALUES (\(record.id), \(record.name), \(IdentityColumns.tagsJSON(record.tags)), \(ByteBuffer(bytes: record.credentialDigest)),
-                        \(record.pendingDigest.map { ByteBuffer(bytes: $0) }), \(record.credentialIssuedAt.timeIntervalSince1970),
+                        \(IdentityColumns.pendingColumn(record.pendingDigests).map { ByteBuffer(bytes: $0) }),
+                        \(record.rotationRequestedAt?.timeIntervalSince1970), \(record.credentialIssuedAt.timeIntervalSince1970),
                         \(record.createdAt.timeIntervalSince1970), \(record.enrolledWithKey), \(record.lastSeenAt?.timeIntervalSince1970),
                         \(record.revokedAt?.timeIntervalSince1970))
                     """, logger: self.logger)
@@ -81,7 +82,8 @@ extension PostgresServerStorage {
                     """
                     UPDATE devices SET name = \(record.name), tags = \(IdentityColumns.tagsJSON(record.tags)),
                         credential_digest = \(ByteBuffer(bytes: record.credentialDigest)),
-                        pending_digest = \(record.pendingDigest.map { ByteBuffer(bytes: $0) }),
+                        pending_digests = \(IdentityColumns.pendingColumn(record.pendingDigests).map { ByteBuffer(bytes: $0) }),
+                        rotation_requested_at = \(record.rotationRequestedAt?.timeIntervalSince1970),
                         credential_issued_at = \(record.credentialIssuedAt.timeIntervalSince1970),
                         created_at = \(record.createdAt.timeIntervalSince1970), enrolled_with_key = \(record.enrolledWithKey),
                         last_seen_at = \(record.lastSeenAt?.timeIntervalSince1970), revoked_at = \(record.revokedAt?.timeIntervalSince1970)
@@ -130,28 +132,53 @@ extension PostgresServerStorage {
             deviceID, audit: audit, "UPDATE devices SET tags = \(IdentityColumns.tagsJSON(tags)) WHERE id = \(deviceID) RETURNING 1")
     }
 
-    package func beginRotation(deviceID: String, pendingDigest: [UInt8], at: Date, audit: AuditRecord) async throws {
+    package func requestRotation(deviceID: String, at: Date, audit: AuditRecord) async throws {
         try await changeDevice(
             deviceID, audit: audit,
-            "UPDATE devices SET pending_digest = \(ByteBuffer(bytes: pendingDigest)) WHERE id = \(deviceID) RETURNING 1")
+            """
+            UPDATE devices SET rotation_requested_at = coalesce(rotation_requested_at, \(at.timeIntervalSince1970))
+            WHERE id = \(deviceID) RETURNING 1
+            """)
     }
 
-    package func completeRotation(deviceID: String, digest: [UInt8], at: Date) async throws -> Bool {
+    /// Under a lock of the device's row: two instances handing out credentials at once each
+    /// keep the other's.
+    package func addPendingCredential(deviceID: String, digest: [UInt8]) async throws {
         try await transaction { connection in
-            try await Self.count(
-                connection, self.logger,
-                """
-                UPDATE devices SET credential_digest = pending_digest, pending_digest = NULL, credential_issued_at = \(at.timeIntervalSince1970)
-                WHERE id = \(deviceID) AND pending_digest = \(ByteBuffer(bytes: digest)) RETURNING 1
-                """) == 1
+            guard let record = try await Self.lockedDevice(deviceID, connection, self.logger) else {
+                throw StorageError.notFound("device \(deviceID)")
+            }
+            let column = IdentityColumns.pendingColumn(record.addingPending(digest)).map { ByteBuffer(bytes: $0) }
+            try await connection.guardedQuery("UPDATE devices SET pending_digests = \(column) WHERE id = \(deviceID)", logger: self.logger)
         }
+    }
+
+    package func completeRotation(deviceID: String, digest: [UInt8], at: Date, audit: AuditRecord) async throws -> Bool {
+        try await transaction { connection in
+            guard let record = try await Self.lockedDevice(deviceID, connection, self.logger), record.revokedAt == nil,
+                record.pendingDigests.contains(where: { SecretDigest.equal($0, digest) })
+            else { return false }
+            try await connection.guardedQuery(
+                """
+                UPDATE devices SET credential_digest = \(ByteBuffer(bytes: digest)), pending_digests = NULL, rotation_requested_at = NULL,
+                    credential_issued_at = \(at.timeIntervalSince1970)
+                WHERE id = \(deviceID)
+                """, logger: self.logger)
+            try await Self.append(audit, connection, self.logger)
+            return true
+        }
+    }
+
+    private static func lockedDevice(_ id: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> DeviceIdentityRecord? {
+        try await devices(connection, logger, query: "SELECT \(unescaped: deviceColumns) FROM devices WHERE id = \(id) FOR UPDATE").first
     }
 
     package func revokeDevice(id: String, at: Date, audit: AuditRecord) async throws {
         try await changeDevice(
             id, audit: audit,
             """
-            UPDATE devices SET revoked_at = coalesce(revoked_at, \(at.timeIntervalSince1970)), pending_digest = NULL
+            UPDATE devices SET revoked_at = coalesce(revoked_at, \(at.timeIntervalSince1970)), pending_digests = NULL,
+                rotation_requested_at = NULL
             WHERE id = \(id) RETURNING 1
             """)
     }
@@ -194,7 +221,8 @@ extension PostgresServerStorage {
     // MARK: Rows
 
     static let deviceColumns =
-        "id, name, tags, credential_digest, pending_digest, credential_issued_at, created_at, enrolled_with_key, last_seen_at, revoked_at"
+        "id, name, tags, credential_digest, pending_digests, rotation_requested_at, credential_issued_at, created_at, enrolled_with_key, \
+        last_seen_at, revoked_at"
     static let keyColumns = "id, digest, tags, uses_allowed, uses_spent, expires_at, revoked_at, note, created_at, created_by"
 
     /// One change of device `id` (a query `RETURNING 1`) with its audit record;
@@ -230,13 +258,13 @@ extension PostgresServerStorage {
         var records: [DeviceIdentityRecord] = []
         let rows = try await connection.guardedQuery(query, logger: logger)
         for try await row in rows.decode(
-            (String, String, String, ByteBuffer, ByteBuffer?, Double, Double, String?, Double?, Double?).self)
+            (String, String, String, ByteBuffer, ByteBuffer?, Double?, Double, Double, String?, Double?, Double?).self)
         {
             records.append(DeviceIdentityRecord(
                 id: row.0, name: row.1, tags: try IdentityColumns.tags(fromJSON: row.2), credentialDigest: row.3.bytes,
-                pendingDigest: row.4?.bytes, credentialIssuedAt: Date(timeIntervalSince1970: row.5),
-                createdAt: Date(timeIntervalSince1970: row.6), enrolledWithKey: row.7, lastSeenAt: IdentityColumns.date(row.8),
-                revokedAt: IdentityColumns.date(row.9)))
+                pendingDigests: try IdentityColumns.pendingDigests(fromColumn: row.4?.bytes), rotationRequestedAt: IdentityColumns.date(row.5),
+                credentialIssuedAt: Date(timeIntervalSince1970: row.6), createdAt: Date(timeIntervalSince1970: row.7),
+                enrolledWithKey: row.8, lastSeenAt: IdentityColumns.date(row.9), revokedAt: IdentityColumns.date(row.10)))
         }
         return records
     }

@@ -179,7 +179,8 @@ extension PostgresServerStorage {
             """
             CREATE TABLE devices(
                 id text COLLATE "C" PRIMARY KEY, name text COLLATE "C" NOT NULL UNIQUE, tags text NOT NULL,
-                credential_digest bytea NOT NULL, pending_digest bytea, credential_issued_at double precision NOT NULL,
+                credential_digest bytea NOT NULL, pending_digests bytea, rotation_requested_at double precision,
+                credential_issued_at double precision NOT NULL,
                 created_at double precision NOT NULL, enrolled_with_key text, last_seen_at double precision,
                 revoked_at double precision)
             """,

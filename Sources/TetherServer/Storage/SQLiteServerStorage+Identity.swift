@@ -90,27 +90,40 @@ extension SQLiteServerStorage {
         try await update(deviceID, audit: audit, sql: "UPDATE devices SET tags = ? WHERE id = ?", [IdentityColumns.tagsJSON(tags), deviceID])
     }
 
-    package func beginRotation(deviceID: String, pendingDigest: [UInt8], at: Date, audit: AuditRecord) async throws {
+    package func requestRotation(deviceID: String, at: Date, audit: AuditRecord) async throws {
         try await update(
-            deviceID, audit: audit, sql: "UPDATE devices SET pending_digest = ? WHERE id = ?",
-            [Data(pendingDigest), deviceID])
+            deviceID, audit: audit, sql: "UPDATE devices SET rotation_requested_at = coalesce(rotation_requested_at, ?) WHERE id = ?",
+            [at.timeIntervalSince1970, deviceID])
     }
 
-    package func completeRotation(deviceID: String, digest: [UInt8], at: Date) async throws -> Bool {
+    package func addPendingCredential(deviceID: String, digest: [UInt8]) async throws {
         try await pool.write { db in
+            guard let record = try Self.device(db, "id = ?", [deviceID]) else { throw StorageError.notFound("device \(deviceID)") }
+            try db.execute(
+                sql: "UPDATE devices SET pending_digests = ? WHERE id = ?",
+                arguments: [IdentityColumns.pendingColumn(record.addingPending(digest)).map { Data($0) }, deviceID])
+        }
+    }
+
+    package func completeRotation(deviceID: String, digest: [UInt8], at: Date, audit: AuditRecord) async throws -> Bool {
+        try await pool.write { db in
+            guard let record = try Self.device(db, "id = ?", [deviceID]), record.revokedAt == nil,
+                record.pendingDigests.contains(where: { SecretDigest.equal($0, digest) })
+            else { return false }
             try db.execute(
                 sql: """
-                    UPDATE devices SET credential_digest = pending_digest, pending_digest = NULL, credential_issued_at = ?
-                    WHERE id = ? AND pending_digest = ?
+                    UPDATE devices SET credential_digest = ?, pending_digests = NULL, rotation_requested_at = NULL, credential_issued_at = ?
+                    WHERE id = ?
                     """,
-                arguments: [at.timeIntervalSince1970, deviceID, Data(digest)])
-            return db.changesCount == 1
+                arguments: [Data(digest), at.timeIntervalSince1970, deviceID])
+            try Self.append(audit, db)
+            return true
         }
     }
 
     package func revokeDevice(id: String, at: Date, audit: AuditRecord) async throws {
         try await update(
-            id, audit: audit, sql: "UPDATE devices SET revoked_at = coalesce(revoked_at, ?), pending_digest = NULL WHERE id = ?",
+            id, audit: audit, sql: "UPDATE devices SET revoked_at = coalesce(revoked_at, ?), pending_digests = NULL, rotation_requested_at = NULL WHERE id = ?",
             [at.timeIntervalSince1970, id])
     }
 
@@ -162,9 +175,9 @@ extension SQLiteServerStorage {
     private static func insert(_ record: DeviceIdentityRecord, _ db: Database) throws {
         try db.execute(
             sql: """
-                INSERT INTO devices(id, name, tags, credential_digest, pending_digest, credential_issued_at, created_at,
-                    enrolled_with_key, last_seen_at, revoked_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO devices(id, name, tags, credential_digest, pending_digests, rotation_requested_at, credential_issued_at,
+                    created_at, enrolled_with_key, last_seen_at, revoked_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: columns(record))
     }
@@ -172,8 +185,8 @@ extension SQLiteServerStorage {
     private static func replace(_ record: DeviceIdentityRecord, _ db: Database) throws {
         try db.execute(
             sql: """
-                UPDATE devices SET name = ?2, tags = ?3, credential_digest = ?4, pending_digest = ?5, credential_issued_at = ?6,
-                    created_at = ?7, enrolled_with_key = ?8, last_seen_at = ?9, revoked_at = ?10
+                UPDATE devices SET name = ?2, tags = ?3, credential_digest = ?4, pending_digests = ?5, rotation_requested_at = ?6,
+                    credential_issued_at = ?7, created_at = ?8, enrolled_with_key = ?9, last_seen_at = ?10, revoked_at = ?11
                 WHERE id = ?1
                 """,
             arguments: columns(record))
@@ -181,7 +194,8 @@ extension SQLiteServerStorage {
 
     private static func columns(_ record: DeviceIdentityRecord) -> StatementArguments {
         [
-            record.id, record.name, IdentityColumns.tagsJSON(record.tags), Data(record.credentialDigest), record.pendingDigest.map { Data($0) },
+            record.id, record.name, IdentityColumns.tagsJSON(record.tags), Data(record.credentialDigest),
+            IdentityColumns.pendingColumn(record.pendingDigests).map { Data($0) }, record.rotationRequestedAt?.timeIntervalSince1970,
             record.credentialIssuedAt.timeIntervalSince1970, record.createdAt.timeIntervalSince1970, record.enrolledWithKey,
             record.lastSeenAt?.timeIntervalSince1970, record.revokedAt?.timeIntervalSince1970,
         ]
@@ -193,10 +207,11 @@ extension SQLiteServerStorage {
 
     private static func deviceRecord(_ row: Row) throws -> DeviceIdentityRecord {
         let digest: Data = row["credential_digest"]
-        let pending: Data? = row["pending_digest"]
+        let pending: Data? = row["pending_digests"]
         return DeviceIdentityRecord(
             id: row["id"], name: row["name"], tags: try IdentityColumns.tags(fromJSON: row["tags"]), credentialDigest: [UInt8](digest),
-            pendingDigest: pending.map { [UInt8]($0) }, credentialIssuedAt: Date(timeIntervalSince1970: row["credential_issued_at"]),
+            pendingDigests: try IdentityColumns.pendingDigests(fromColumn: pending.map { [UInt8]($0) }),
+            rotationRequestedAt: IdentityColumns.date(row["rotation_requested_at"]), credentialIssuedAt: Date(timeIntervalSince1970: row["credential_issued_at"]),
             createdAt: Date(timeIntervalSince1970: row["created_at"]), enrolledWithKey: row["enrolled_with_key"],
             lastSeenAt: IdentityColumns.date(row["last_seen_at"]), revokedAt: IdentityColumns.date(row["revoked_at"]))
     }

@@ -153,7 +153,7 @@ extension SQLiteServerStorage {
             try db.execute(sql: """
                 CREATE TABLE devices(
                     id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL UNIQUE, tags TEXT NOT NULL,
-                    credential_digest BLOB NOT NULL, pending_digest BLOB, credential_issued_at REAL NOT NULL,
+                    credential_digest BLOB NOT NULL, pending_digests BLOB, rotation_requested_at REAL, credential_issued_at REAL NOT NULL,
                     created_at REAL NOT NULL, enrolled_with_key TEXT, last_seen_at REAL, revoked_at REAL);
                 CREATE TABLE enrollment_keys(
                     id TEXT PRIMARY KEY NOT NULL, digest BLOB NOT NULL, tags TEXT NOT NULL,

@@ -22,11 +22,17 @@ package final class DeviceCredentials: Sendable {
 
     private let storage: any IdentityStorage
     private let now: @Sendable () -> Date
+    private let rotated: @Sendable (DeviceIdentityRecord) async -> Void
     private let state = Mutex(State())
 
-    package init(storage: any IdentityStorage, now: @escaping @Sendable () -> Date) {
+    /// `rotated` is told of each rotation completed here (the record as it was before).
+    package init(
+        storage: any IdentityStorage, now: @escaping @Sendable () -> Date,
+        rotated: @escaping @Sendable (DeviceIdentityRecord) async -> Void = { _ in }
+    ) {
         self.storage = storage
         self.now = now
+        self.rotated = rotated
     }
 
     /// The device the credential speaks for, nil when it is not accepted (unknown device,
@@ -35,23 +41,34 @@ package final class DeviceCredentials: Sendable {
     /// answer.
     package func authenticate(_ credential: DeviceCredential) async throws -> DeviceIdentityRecord? {
         guard var record = try await record(credential.deviceID), record.revokedAt == nil else { return nil }
-        switch SecretDigest.matches(credential, current: record.credentialDigest, pending: record.pendingDigest) {
+        switch SecretDigest.matches(credential, current: record.credentialDigest, pending: record.pendingDigests) {
         case .none:
             return nil
         case .current:
             break
-        case .pending:
-            let at = now()
-            if try await storage.completeRotation(deviceID: record.id, digest: SecretDigest.of(credential.secret), at: at) {
-                record.credentialDigest = SecretDigest.of(credential.secret)
-                record.pendingDigest = nil
-                record.credentialIssuedAt = at
+        case .pending(let digest):
+            if try await completeRotation(of: record, digest: digest, how: "the device bound with its new credential") {
+                record.credentialDigest = digest
+                record.pendingDigests = []
+                record.rotationRequestedAt = nil
+                record.credentialIssuedAt = now()
             }
-            invalidate(deviceID: record.id)
         }
         let seenAt = now()
         state.withLock { $0.seen[record.id] = seenAt }
         return record
+    }
+
+    /// Makes `digest` the device's only credential (it showed it holds it), with its audit
+    /// record; false when it is no longer pending (another instance completed it, or it was
+    /// revoked). Drops the cached record either way.
+    package func completeRotation(of record: DeviceIdentityRecord, digest: [UInt8], how: String) async throws -> Bool {
+        let at = now()
+        let audit = AuditRecord(at: at, actor: record.name, action: "device.rotated", subject: record.name, detail: how)
+        defer { invalidate(deviceID: record.id) }
+        guard try await storage.completeRotation(deviceID: record.id, digest: digest, at: at, audit: audit) else { return false }
+        await rotated(record)
+        return true
     }
 
     /// The device's record, from the cache or the storage.

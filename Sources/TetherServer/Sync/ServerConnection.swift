@@ -57,6 +57,7 @@ actor ServerConnection {
             let bound = sessions.bind(session, as: boundSession, flowControl: flowControl, wakeups: wakeups, after: after, file: file)
             let work = await perform(machine.sessionEvent(session, .bindAccepted(reply, downloadAfter: after)))
             sessions.bindPerformed(session, generation: bound.generation)
+            if let deviceID = boundSession.subject.deviceID { await offerCredential(to: deviceID) }
             return work
         case .rejected(let error):
             // Refusals an operator caused on purpose (sync terminated) are routine; the rest are notable.
@@ -110,6 +111,21 @@ actor ServerConnection {
 
     func generation(of session: SessionID) -> UInt64? { sessions[session]?.generation }
 
+    /// Hands an enrolled device with sessions or reports here a new credential when it is due
+    /// one (docs/server.md "Rotation"): at most one awaiting its acknowledgement per device.
+    /// True when a credential was sent.
+    @discardableResult
+    func offerCredential(to deviceID: String) async -> Bool {
+        guard machine.beginHandOver(to: deviceID) else { return false }
+        guard let prepared = await service.prepareCredential(for: deviceID) else {
+            machine.handOverAbandoned(deviceID: deviceID)
+            return false
+        }
+        let actions = machine.handOver(prepared.credential, digest: prepared.digest)
+        _ = await perform(actions)
+        return !actions.isEmpty
+    }
+
     /// Executes machine actions: sends in order, releases sessions, and returns the work
     /// that needs the reader (binds, uploads, heal chunks, streamers, closing).
     private func perform(_ actions: [ServerConnectionStateMachine.Action]) async -> [Work] {
@@ -120,6 +136,8 @@ actor ServerConnection {
                 await send(message)
             case .close:
                 work.append(.close)
+            case .completeRotation(let deviceID, let digest):
+                await service.credentialAccepted(deviceID: deviceID, digest: digest)
             case .recordReport(let report):
                 if reports.allow(at: .now) {
                     work.append(.report(report))

@@ -26,6 +26,7 @@ package struct SyncEndpoint: Sendable {
             return logger
         }()
         let connection = ServerConnection(id: id, service: service, writer: outbound, logger: logger)
+        await service.hub.attach(connection)
         logger.debug("sync connection opened")
         await withDiscardingTaskGroup { group in
             var assembler = MessageAssembler()
@@ -115,6 +116,9 @@ package struct SyncEndpoint: Sendable {
                 let recorded = await service.recordReport(report)
                 if recorded.user != nil { gate.authenticated() }
                 await connection.reportRecorded(recorded)
+                // A report (every few minutes) is where a device connected for months meets
+                // `credential_max_age_days`.
+                if let deviceID = recorded.deviceID { await connection.offerCredential(to: deviceID) }
             }
         }
         return outcome

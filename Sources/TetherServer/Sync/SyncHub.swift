@@ -58,18 +58,27 @@ package actor SyncHub {
     private var sessions: [SessionKey: BoundSession] = [:]
     private var owners: [ClientFileKey: SessionKey] = [:]
     private var listeners: [PartitionName: [SessionKey: AsyncStream<Void>.Continuation]] = [:]
-    private var connections: Set<UInt64> = []
+    private var connections: [UInt64: ServerConnection?] = [:]
     private var nextConnection: UInt64 = 1
 
     package init() {}
 
     package func openConnection() -> UInt64 {
         defer { nextConnection += 1 }
-        connections.insert(nextConnection)
+        connections[nextConnection] = .some(nil)
         return nextConnection
     }
 
-    package func closeConnection(_ id: UInt64) { connections.remove(id) }
+    /// The connection that opened as `connection.id` (``openConnection()``), for what reaches
+    /// a connection rather than a session (a credential hand-over).
+    func attach(_ connection: ServerConnection) {
+        if connections[connection.id] != nil { connections[connection.id] = connection }
+    }
+
+    /// The connection with this id, while it is open.
+    func connection(_ id: UInt64) -> ServerConnection? { connections[id] ?? nil }
+
+    package func closeConnection(_ id: UInt64) { connections[id] = nil }
 
     /// Reserves a client file for a session; false when another session holds it (108).
     package func reserve(_ clientFile: Int64, of partition: PartitionName, for key: SessionKey) -> Bool {

@@ -60,6 +60,8 @@ extension SyncService {
         if !failures.isEmpty {
             logger.notice("sessions of a changed device told", metadata: ["device": "\(device)", "sessions": "\(failures.count)"])
         }
+        // A rotation asked for on another instance reaches the device's connections here.
+        if let record, record.revokedAt == nil, record.rotationPending { await offerCredential(toDevice: record.id) }
         return failures.count
     }
 }

@@ -9,6 +9,8 @@ extension SyncService {
         /// The user the report's token names; nil when the token was not accepted (the report
         /// was dropped and the connection does not count as authenticated).
         var user: String?
+        /// The enrolled device the report's credential spoke for (nil: a `[[user]]`, or refused).
+        var deviceID: String?
         /// Entries not kept, by reason (``DeviceLedgerIntake``).
         var refused: [DeviceLedgerIntake.Refusal: Int] = [:]
     }
@@ -51,12 +53,12 @@ extension SyncService {
                 entries, granted: granted,
                 limits: DeviceLedgerIntake.Limits(maxEntries: devices.maxEntries, maxDevicesPerUser: devices.maxDevicesPerUser))
             for (reason, count) in outcome.refused { metrics.deviceReportEntriesRefused(reason, count: count) }
-            return ReportOutcome(user: user, refused: outcome.refused)
+            return ReportOutcome(user: user, deviceID: subject.deviceID, refused: outcome.refused)
         } catch {
             logger.warning("cannot keep a device report in the ledger", metadata: [
                 "device": "\(report.deviceID)", "error": "\(Self.oneLine(error))",
             ])
-            return ReportOutcome(user: user)
+            return ReportOutcome(user: user, deviceID: subject.deviceID)
         }
     }
 

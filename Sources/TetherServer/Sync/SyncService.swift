@@ -53,7 +53,12 @@ package final class SyncService: Sendable {
         self.now = now
         self.logger = logger
         self.metrics = metrics
-        self.deviceCredentials = DeviceCredentials(storage: storage.identity, now: now)
+        // A rotation completed here (acknowledged, or a bind with the new credential) is
+        // announced, so that other instances drop the old credential from their caches.
+        self.deviceCredentials = DeviceCredentials(storage: storage.identity, now: now) { [bus, logger] record in
+            logger.notice("device credential rotated", metadata: ["device": "\(record.name)", "device_id": "\(record.id)"])
+            await bus?.announce(.deviceChanged(record.name))
+        }
     }
 
     package enum BindOutcome: Sendable {

@@ -113,16 +113,19 @@ import TetherProtocol
         }
     }
 
-    @Test func rotationKeepsAPendingDigestBesideTheCurrentOne() async throws {
+    @Test func rotationIsAskedForOnceAndKeepsTheCurrentCredential() async throws {
         try await IdentityFixture.with { f in
             let device = f.enrolled("till-1")
             let change = try await f.control.rotateDevice("till-1", actor: "console")
-            #expect(change.identity.rotationPending)
+            #expect(change.identity.rotationPending && change.sessionsNotified == 0, "not connected: handed over at its next bind")
             let stored = try #require(f.identities.snapshot.devices[device.id])
             #expect(stored.credentialDigest == device.credentialDigest, "the current credential still works")
-            #expect(stored.pendingDigest != nil && stored.pendingDigest != device.credentialDigest)
+            #expect(stored.rotationRequestedAt != nil && stored.pendingDigests == [], "no secret is made until it can be handed over")
             let audit = try #require(f.identities.snapshot.audit.last)
             #expect(audit.action == "device.rotate" && audit.actor == "console" && audit.subject == "till-1")
+            let audits = f.identities.snapshot.audit.count
+            _ = try await f.control.rotateDevice("till-1", actor: "admin")
+            #expect(f.identities.snapshot.audit.count == audits, "a rotation under way is left as it is")
         }
     }
 

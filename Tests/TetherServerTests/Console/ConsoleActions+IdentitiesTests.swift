@@ -48,7 +48,7 @@ import TetherProtocol
             let tagged = await actions.run("tag-device", form: base.merging(["tags": "store=2, lane=a"]) { a, _ in a }, csrf: "c")
             #expect(tagged.contains("lane=a,store=2") && tagged.contains("/console/devices/\(device.id)"))
             _ = await actions.run("rotate-device", form: base, csrf: "c")
-            #expect(f.identities.snapshot.devices[device.id]?.pendingDigest != nil)
+            #expect(f.identities.snapshot.devices[device.id]?.rotationPending == true)
             let confirm = await actions.run("revoke-device", form: ["device": "till-1", "device-id": device.id], csrf: "c")
             #expect(confirm.contains("class=\"danger\"") && f.identities.snapshot.devices[device.id]?.revokedAt == nil)
             _ = await actions.run("revoke-device", form: base, csrf: "c")

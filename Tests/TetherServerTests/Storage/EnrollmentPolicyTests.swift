@@ -20,7 +20,8 @@ import TetherProtocol
 
     static func device(key: String? = EnrollmentPolicyTests.keyID, revoked: Date? = nil, name: String = "till-1") -> DeviceIdentityRecord {
         DeviceIdentityRecord(
-            id: deviceID, name: name, tags: ["store": "18"], credentialDigest: SecretDigest.of("old"), pendingDigest: SecretDigest.of("pending"),
+            id: deviceID, name: name, tags: ["store": "18"], credentialDigest: SecretDigest.of("old"), pendingDigests: [SecretDigest.of("pending")],
+            rotationRequestedAt: Date(timeIntervalSince1970: 5),
             credentialIssuedAt: now.addingTimeInterval(-600), createdAt: now.addingTimeInterval(-600), enrolledWithKey: key,
             revokedAt: revoked)
     }
@@ -94,7 +95,8 @@ import TetherProtocol
         guard case .reenroll(let record, let audit) = decision else { Issue.record("\(decision)"); return }
         var expected = Self.device()
         expected.credentialDigest = SecretDigest.of("new")
-        expected.pendingDigest = nil
+        expected.pendingDigests = []
+        expected.rotationRequestedAt = nil
         expected.credentialIssuedAt = Self.now
         #expect(record == expected)
         #expect(audit.action == "device.reenroll" && audit.subject == "till-1" && audit.actor == "enrollment")

@@ -20,8 +20,9 @@ struct IdentitiesNotKept: IdentityStorage {
     func devices(afterName: String?, limit: Int) async throws -> [DeviceIdentityRecord] { throw Self.missing }
     func deviceCount() async throws -> Int { throw Self.missing }
     func setTags(deviceID: String, _ tags: [String: String], audit: AuditRecord) async throws { throw Self.missing }
-    func beginRotation(deviceID: String, pendingDigest: [UInt8], at: Date, audit: AuditRecord) async throws { throw Self.missing }
-    func completeRotation(deviceID: String, digest: [UInt8], at: Date) async throws -> Bool { throw Self.missing }
+    func requestRotation(deviceID: String, at: Date, audit: AuditRecord) async throws { throw Self.missing }
+    func addPendingCredential(deviceID: String, digest: [UInt8]) async throws { throw Self.missing }
+    func completeRotation(deviceID: String, digest: [UInt8], at: Date, audit: AuditRecord) async throws -> Bool { throw Self.missing }
     func revokeDevice(id: String, at: Date, audit: AuditRecord) async throws { throw Self.missing }
     func removeDevice(id: String, audit: AuditRecord) async throws { throw Self.missing }
     func touchDevices(_ seen: [String: Date]) async throws { throw Self.missing }

@@ -87,28 +87,40 @@ final class InMemoryIdentities: IdentityStorage {
         }
     }
 
-    func beginRotation(deviceID: String, pendingDigest: [UInt8], at: Date, audit: AuditRecord) async throws {
+    func requestRotation(deviceID: String, at: Date, audit: AuditRecord) async throws {
         try write(audit) { state in
             guard state.devices[deviceID] != nil else { throw StorageError.notFound("device \(deviceID)") }
-            state.devices[deviceID]?.pendingDigest = pendingDigest
+            if state.devices[deviceID]?.rotationRequestedAt == nil { state.devices[deviceID]?.rotationRequestedAt = at }
         }
     }
 
-    func completeRotation(deviceID: String, digest: [UInt8], at: Date) async throws -> Bool {
-        state.withLock { state in
-            guard let device = state.devices[deviceID], device.pendingDigest == digest else { return false }
-            state.devices[deviceID]?.credentialDigest = digest
-            state.devices[deviceID]?.pendingDigest = nil
-            state.devices[deviceID]?.credentialIssuedAt = at
-            return true
+    func addPendingCredential(deviceID: String, digest: [UInt8]) async throws {
+        try state.withLock { state in
+            guard let device = state.devices[deviceID] else { throw StorageError.notFound("device \(deviceID)") }
+            state.devices[deviceID]?.pendingDigests = device.addingPending(digest)
         }
+    }
+
+    func completeRotation(deviceID: String, digest: [UInt8], at: Date, audit: AuditRecord) async throws -> Bool {
+        let pending = state.withLock { state in
+            state.devices[deviceID].map { $0.revokedAt == nil && $0.pendingDigests.contains(digest) } ?? false
+        }
+        guard pending else { return false }
+        try write(audit) { state in
+            state.devices[deviceID]?.credentialDigest = digest
+            state.devices[deviceID]?.pendingDigests = []
+            state.devices[deviceID]?.rotationRequestedAt = nil
+            state.devices[deviceID]?.credentialIssuedAt = at
+        }
+        return true
     }
 
     func revokeDevice(id: String, at: Date, audit: AuditRecord) async throws {
         try write(audit) { state in
             guard state.devices[id] != nil else { throw StorageError.notFound("device \(id)") }
             state.devices[id]?.revokedAt = at
-            state.devices[id]?.pendingDigest = nil
+            state.devices[id]?.pendingDigests = []
+            state.devices[id]?.rotationRequestedAt = nil
         }
     }
 

@@ -158,14 +158,24 @@ extension StorageConformanceTests {
             try await storage.setTags(deviceID: Self.deviceA, ["store": "18", "role": "kiosk"], audit: Self.audit("device.tag", "till-b", at: now))
             #expect(try await storage.device(id: Self.deviceA)?.tags == ["store": "18", "role": "kiosk"])
 
-            let pending = SecretDigest.of("next")
-            try await storage.beginRotation(deviceID: Self.deviceA, pendingDigest: pending, at: now, audit: Self.audit("device.rotate", "till-b", at: now))
-            #expect(try await storage.device(id: Self.deviceA)?.pendingDigest == pending)
-            #expect(try await !storage.completeRotation(deviceID: Self.deviceA, digest: SecretDigest.of("other"), at: now))
+            // Rotation: asked for, handed out more than the limit (the oldest go), completed by
+            // one of those kept.
+            try await storage.requestRotation(deviceID: Self.deviceA, at: now, audit: Self.audit("device.rotate", "till-b", at: now))
+            try await storage.requestRotation(deviceID: Self.deviceA, at: now.addingTimeInterval(5), audit: Self.audit("device.rotate", "till-b", at: now))
+            #expect(try await storage.device(id: Self.deviceA)?.rotationRequestedAt == now, "asked again: the first request stands")
+            let handed = (1...5).map { SecretDigest.of("next-\($0)") }
+            for digest in handed { try await storage.addPendingCredential(deviceID: Self.deviceA, digest: digest) }
+            #expect(try await storage.device(id: Self.deviceA)?.pendingDigests == Array(handed.suffix(DeviceIdentityRecord.maxPendingDigests)))
+            await #expect(throws: StorageError.self) { try await storage.addPendingCredential(deviceID: "no-such-device", digest: handed[0]) }
+            let completion = Self.audit("device.rotated", "till-b", at: now)
+            #expect(try await !storage.completeRotation(deviceID: Self.deviceA, digest: SecretDigest.of("other"), at: now, audit: completion))
+            #expect(try await !storage.completeRotation(deviceID: Self.deviceA, digest: handed[0], at: now, audit: completion), "dropped")
             let rotatedAt = now.addingTimeInterval(10)
-            #expect(try await storage.completeRotation(deviceID: Self.deviceA, digest: pending, at: rotatedAt))
+            #expect(try await storage.completeRotation(deviceID: Self.deviceA, digest: handed[2], at: rotatedAt, audit: completion))
             let rotated = try await storage.device(id: Self.deviceA)
-            #expect(rotated?.credentialDigest == pending && rotated?.pendingDigest == nil && rotated?.credentialIssuedAt == rotatedAt)
+            #expect(rotated?.credentialDigest == handed[2] && rotated?.pendingDigests == [] && rotated?.rotationRequestedAt == nil)
+            #expect(rotated?.credentialIssuedAt == rotatedAt)
+            #expect(try await !storage.completeRotation(deviceID: Self.deviceA, digest: handed[3], at: rotatedAt, audit: completion), "over")
 
             try await storage.touchDevices([Self.deviceA: now.addingTimeInterval(100), Self.deviceB: now.addingTimeInterval(50)])
             try await storage.touchDevices([Self.deviceA: now.addingTimeInterval(90)])
@@ -191,7 +201,7 @@ extension StorageConformanceTests {
                 await #expect(throws: StorageError.self) { try await change() }
             }
             #expect(try await storage.auditRecords(afterID: 0, limit: 100).map(\.action) == [
-                "enroll-key.create", "device.enroll", "device.enroll", "device.tag", "device.rotate", "device.revoke", "device.remove",
+                "enroll-key.create", "device.enroll", "device.enroll", "device.tag", "device.rotate", "device.rotate", "device.rotated", "device.revoke", "device.remove",
                 "device.enroll",
             ])
         }

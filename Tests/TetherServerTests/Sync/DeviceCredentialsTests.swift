@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TetherProtocol
 import TetherTestSupport
@@ -38,16 +39,33 @@ import TetherTestSupport
         }
     }
 
-    @Test func thePendingSecretCompletesTheRotation() async throws {
+    @Test func anyPendingSecretCompletesTheRotation() async throws {
         try await Self.withDevice(secret: "one") { (storage, credentials) async throws in
-            try await storage.beginRotation(deviceID: Self.id, pendingDigest: SecretDigest.of("two"), at: Date(), audit: Self.audit("device.rotate"))
+            try await storage.requestRotation(deviceID: Self.id, at: Date(), audit: Self.audit("device.rotate"))
+            // Two handed out (the first on a connection that broke): either is the device's.
+            try await storage.addPendingCredential(deviceID: Self.id, digest: SecretDigest.of("two"))
+            try await storage.addPendingCredential(deviceID: Self.id, digest: SecretDigest.of("three"))
             credentials.invalidate(deviceID: Self.id)
             #expect(try await credentials.authenticate(Self.credential("one")) != nil)
             #expect(try await credentials.authenticate(Self.credential("two")) != nil)
             let record = try await storage.device(id: Self.id)
-            #expect(record?.credentialDigest == SecretDigest.of("two") && record?.pendingDigest == nil)
-            // The old one stopped working once the new one was shown.
+            #expect(record?.credentialDigest == SecretDigest.of("two") && record?.pendingDigests == [] && record?.rotationRequestedAt == nil)
+            #expect(try await storage.auditRecords(afterID: 0, limit: 10).last?.action == "device.rotated")
+            // The old one and the other pending one stopped working once the new one was shown.
             #expect(try await credentials.authenticate(Self.credential("one")) == nil)
+            #expect(try await credentials.authenticate(Self.credential("three")) == nil)
+        }
+    }
+
+    @Test func aCompletedRotationIsToldOnce() async throws {
+        try await Self.withDevice(secret: "one") { (storage, _) async throws in
+            let told = Mutex<[String]>([])
+            let credentials = DeviceCredentials(storage: storage, now: { Date() }) { record in told.withLock { $0.append(record.name) } }
+            try await storage.addPendingCredential(deviceID: Self.id, digest: SecretDigest.of("two"))
+            let record = try #require(try await storage.device(id: Self.id))
+            #expect(try await credentials.completeRotation(of: record, digest: SecretDigest.of("two"), how: "acknowledged"))
+            #expect(try await !credentials.completeRotation(of: record, digest: SecretDigest.of("two"), how: "acknowledged"))
+            #expect(told.withLock { $0 } == ["till-1"])
         }
     }
 
