@@ -49,24 +49,34 @@ import TetherProtocol
 
     @Test func oneHandOverPerDeviceUntilItIsAcknowledged() {
         var machine = Self.connection()
-        #expect(machine.beginHandOver(to: Self.deviceID))
-        #expect(!machine.beginHandOver(to: Self.deviceID), "one is being prepared")
-        #expect(machine.beginHandOver(to: "another-device"), "devices are apart")
-        #expect(machine.handOver(Self.credential, digest: Self.digest) == [.send(.credential(Self.credential))])
+        let began = machine.beginHandOver(to: Self.deviceID)
+        #expect(began)
+        let again = machine.beginHandOver(to: Self.deviceID)
+        #expect(!again, "one is being prepared")
+        let other = machine.beginHandOver(to: "another-device")
+        #expect(other, "devices are apart")
+        let sent = machine.handOver(Self.credential, digest: Self.digest)
+        #expect(sent == [.send(.credential(Self.credential))])
         #expect(machine.handOvers[Self.deviceID] == .awaitingAcknowledgement(Self.digest))
-        #expect(!machine.beginHandOver(to: Self.deviceID), "one awaits its acknowledgement")
-        #expect(machine.handOver(Self.credential, digest: Self.digest) == [], "not being prepared")
-        #expect(machine.received(.credentialAccepted(digest: Self.digest)) == [.completeRotation(deviceID: Self.deviceID, digest: Self.digest)])
+        let whileAwaited = machine.beginHandOver(to: Self.deviceID)
+        #expect(!whileAwaited, "one awaits its acknowledgement")
+        let unprepared = machine.handOver(Self.credential, digest: Self.digest)
+        #expect(unprepared == [], "not being prepared")
+        let acknowledged = machine.received(.credentialAccepted(digest: Self.digest))
+        #expect(acknowledged == [.completeRotation(deviceID: Self.deviceID, digest: Self.digest)])
         #expect(machine.state == .ready && machine.sessionState(7) != nil)
-        #expect(machine.beginHandOver(to: Self.deviceID), "acknowledged: the next rotation may begin")
+        let next = machine.beginHandOver(to: Self.deviceID)
+        #expect(next, "acknowledged: the next rotation may begin")
     }
 
     @Test func anAbandonedHandOverMayBeginAgain() {
         var machine = Self.connection()
-        #expect(machine.beginHandOver(to: Self.deviceID))
+        let begun = machine.beginHandOver(to: Self.deviceID)
+        #expect(begun)
         machine.handOverAbandoned(deviceID: Self.deviceID)
         #expect(machine.handOvers.isEmpty)
-        #expect(machine.beginHandOver(to: Self.deviceID))
+        let begunAgain = machine.beginHandOver(to: Self.deviceID)
+        #expect(begunAgain)
         _ = machine.handOver(Self.credential, digest: Self.digest)
         machine.handOverAbandoned(deviceID: Self.deviceID)
         #expect(machine.handOvers[Self.deviceID] == .awaitingAcknowledgement(Self.digest), "a sent one is not abandoned")
@@ -87,7 +97,8 @@ import TetherProtocol
 
     @Test func aConnectionOfAnOlderProtocolIsNeverHandedOne() {
         var machine = Self.connection(negotiated: TetherVersion.credentialRotation - 1)
-        #expect(!machine.beginHandOver(to: Self.deviceID))
+        let older = machine.beginHandOver(to: Self.deviceID)
+        #expect(!older)
         let actions = machine.received(.credentialAccepted(digest: Self.digest))
         #expect(actions.last == .close && machine.state == .closed)
     }
@@ -96,7 +107,9 @@ import TetherProtocol
         var machine = Self.connection()
         _ = machine.beginHandOver(to: Self.deviceID)
         _ = machine.connectionClosed()
-        #expect(machine.handOvers.isEmpty && !machine.beginHandOver(to: Self.deviceID))
-        #expect(machine.handOver(Self.credential, digest: Self.digest) == [], "prepared while it closed: not sent")
+        let afterClose = machine.beginHandOver(to: Self.deviceID)
+        #expect(machine.handOvers.isEmpty && !afterClose)
+        let late = machine.handOver(Self.credential, digest: Self.digest)
+        #expect(late == [], "prepared while it closed: not sent")
     }
 }

@@ -25,6 +25,10 @@ extension FaultCampaign {
         /// Slow and oversized unauthenticated clients on every route of one server instance or
         /// of all (``FaultCampaign/startFlood(instances:)``), until undone.
         case flood
+        /// An enrolled agent's credential rotated (`admin device rotate`), and an agent revoked
+        /// (`admin device revoke`) until it is removed and enrolls again
+        /// (``FaultCampaign/injectIdentity(_:agentIndex:anyAgent:admin:)``).
+        case rotate, revokeDevice = "revoke-device"
 
         /// Whether the fault applies to a cluster of `instances` server instances.
         func applies(instances: Int) -> Bool {
@@ -54,6 +58,8 @@ extension FaultCampaign {
             case .storeRollback, .clone: 3
             case .restoreHeal: 4
             case .flood: 3
+            case .rotate: 4
+            case .revokeDevice: 3
             }
         }
 
@@ -70,6 +76,8 @@ extension FaultCampaign {
         case stopClone(Int)
         /// Stops the flood and closes its connections.
         case stopFlood
+        /// Removes a revoked agent's device and restarts the agent, which enrolls again.
+        case readmit(Int)
 
         /// Healing order: the server and disk first, then agents, then server-side settings.
         var order: Int {
@@ -79,14 +87,14 @@ extension FaultCampaign {
             case .freeDisk: 1
             case .restartAgent: 2
             case .pass: 3
-            case .enableSync, .recoveryOn, .grant: 4
+            case .enableSync, .recoveryOn, .grant, .readmit: 4
             case .resume, .stopClone: 5
             }
         }
 
         var needsServer: Bool {
             switch self {
-            case .enableSync, .recoveryOn, .grant: true
+            case .enableSync, .recoveryOn, .grant, .readmit: true
             default: false
             }
         }
@@ -226,9 +234,12 @@ extension FaultCampaign {
                 try await cluster.admin(["recovery", "off"], instance: admin)
                 return .lasting(.recoveryOn)
             default:
-                try await cluster.admin(["revoke", "device", "*"], instance: admin)
+                try await cluster.admin(["revoke", "device:*", "*"], instance: admin)
                 return .lasting(.grant)
             }
+        case .rotate, .revokeDevice:
+            guard serverUp else { return .skipped }
+            return try await injectIdentity(fault, agentIndex: agentIndex, anyAgent: anyAgent, admin: admin)
         case .reload:
             guard let index = agentIndex else { return .skipped }
             let name = agents[index].name
@@ -296,7 +307,7 @@ extension FaultCampaign {
             switch undo {
             case .enableSync: try await cluster.admin(["enable-sync"], instance: admin ?? 0)
             case .recoveryOn: try await cluster.admin(["recovery", "on"], instance: admin ?? 0)
-            default: try await cluster.admin(["grant", "device", "*", "readwrite"], instance: admin ?? 0)
+            default: try await cluster.admin(["grant", "device:*", "*", "readwrite"], instance: admin ?? 0)
             }
             let name = undo.faultName
             shared.withLock { _ = $0.serverFaults.remove(name) }
@@ -304,6 +315,8 @@ extension FaultCampaign {
             return try await stopClone(number)
         case .stopFlood:
             await stopFlood()
+        case .readmit(let index):
+            return try await readmit(index, admin: admin ?? 0)
         case .resume(let index, let partition):
             // A pause outlives a restart: resume once the agent is back.
             guard !isDown(agents[index].name) else { return false }

@@ -124,6 +124,10 @@ final class FaultCampaign: Sendable {
         /// Whether a partition was restored since `serverBackup` was taken (the backup is then of
         /// another line of history than the devices hold).
         var restoredSinceBackup = false
+        /// Agents revoked by `revoke-device` and not yet enrolled again, and those of them whose
+        /// device is removed already (``FaultCampaign/readmit(_:admin:)``).
+        var revokedDevices: Set<String> = []
+        var removedDevices: Set<String> = []
         /// Per partition: how many of the model's snapshots existed at its last restore. Those
         /// taken since, and the one it was restored to, are on its current line of history.
         var lineStart: [String: Int] = [:]
@@ -172,8 +176,20 @@ final class FaultCampaign: Sendable {
         for index in agents.indices { try writeConfig(index) }
     }
 
+    /// The agents enroll (issue 48): a reusable key beside each, no token file, and enrolled
+    /// devices granted every partition at run time (the `revoke` fault revokes that grant).
+    func enrollAgents() async throws {
+        let key = try await cluster.admin(["enroll-key", "create", "--reusable", "--note", "campaign"])
+        try await cluster.admin(["grant", "device:*", "*", "readwrite"])
+        for agent in agents {
+            try Cluster.write(key + "\n", to: agent.dir + "/enroll.key", mode: 0o600)
+            try FileManager.default.removeItem(atPath: agent.dir + "/token")
+        }
+    }
+
     /// Runs rounds until the duration is over; returns what happened.
     func run() async throws -> CampaignStats {
+        try await enrollAgents()
         for agent in agents { try await agent.start() }
         try await checkpoint()
         let end = clock.now.advanced(by: settings.duration)
@@ -271,9 +287,12 @@ final class FaultCampaign: Sendable {
             state_dir = "\(agent.dir)/state"
             log_level = "\(level)"
             control_socket = "\(agent.socket)"
+            [device]
+            name = "\(agent.name)"
             [server]
             url = "ws://127.0.0.1:\(proxies[index].port)/sync"
             token_file = "\(agent.dir)/token"
+            enrollment_key_file = "\(agent.dir)/enroll.key"
             [reset]
             mode = "\(settings.modes[index])"
             keep_backups = 10000

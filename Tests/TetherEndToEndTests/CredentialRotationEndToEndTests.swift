@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+import TetherProtocol
+import TetherTestSupport
+
+/// Credential rotation with a real `tetherd` and real servers (issue 48; docs/server.md
+/// "Rotation"), on SQLite and on two PostgreSQL instances (the rotation asked for on the
+/// instance the device is not connected to): an agent killed between writing the new
+/// credential and acknowledging it binds with the new one and that completes the rotation; a
+/// rotation of a connected agent completes at once; the old credential is refused afterwards.
+@Suite(.timeLimit(.minutes(6)))
+struct CredentialRotationEndToEndTests {
+    enum Setup: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgresqlTwoInstances
+        var testDescription: String { rawValue }
+        var settings: ClusterSettings {
+            switch self {
+            case .sqlite: ClusterSettings()
+            case .postgresqlTwoInstances: ClusterSettings(storage: .postgresql, instances: 2)
+            }
+        }
+    }
+
+    /// The identity `name` as `admin devices --json` lists it through `instance`.
+    static func identity(_ cluster: Cluster, _ name: String, instance: Int = 0) async throws -> JSONValue? {
+        let text = try await cluster.admin(["devices", "--json"], instance: instance)
+        return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))["identities"]?.arrayValue?.first {
+            $0["name"]?.stringValue == name
+        }
+    }
+
+    static func token(_ agent: ClusterAgent) throws -> String {
+        try String(contentsOfFile: agent.dir + "/token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test(arguments: Setup.allCases)
+    func aKillBetweenWritingAndAcknowledgingLosesNeitherCredential(_ setup: Setup) async throws {
+        try await withCluster(setup.settings) { cluster in
+            let other = setup == .sqlite ? 0 : 1
+            let key = try await cluster.admin(["enroll-key", "create", "--reusable"])
+            try await cluster.admin(["grant", "device:*", "p", "readwrite"])
+            let agent = try cluster.agent(
+                "till", partitions: ["p"], extra: "[device]\nname = \"till-r\"",
+                server: "enrollment_key_file = \"\(cluster.dir.appending("till/enroll.key"))\"")
+            try FileManager.default.removeItem(atPath: agent.dir + "/token")
+            try Cluster.write(key + "\n", to: agent.dir + "/enroll.key", mode: 0o600)
+            let gates = cluster.dir.appending("gates")
+            try FileManager.default.createDirectory(atPath: gates, withIntermediateDirectories: true)
+            let environment = ["TETHER_FAULT_ROTATE_GATE": gates, "TETHER_MACHINE_ID_FILE": try cluster.dir.write("machine-id", "5a" + String(repeating: "1", count: 30))]
+
+            try await agent.start(environment: environment)
+            try await agent.waitSynced("p")
+            let first = try Self.token(agent)
+            let device = try #require(DeviceCredential(parsing: first)).deviceID
+            try await agent.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('before', 'x', 1)")
+            try await agent.waitSynced("p")
+
+            // Asked on the other instance; held once written, before the acknowledgement.
+            try Cluster.write("", to: gates + "/written")
+            try await cluster.admin(["device", "rotate", "till-r"], instance: other)
+            try await eventually("the new credential written", timeout: .seconds(60)) {
+                FileManager.default.fileExists(atPath: gates + "/written.reached")
+            }
+            let second = try Self.token(agent)
+            #expect(second != first && DeviceCredential(parsing: second)?.deviceID == device, "the same device's new credential")
+            #expect(try await Self.identity(cluster, "till-r")?["rotation_pending"] == .bool(true))
+            await agent.stop(SIGKILL)
+            try FileManager.default.removeItem(atPath: gates + "/written")
+
+            // Started again: it binds with the new credential, which completes the rotation.
+            try await agent.start(environment: environment)
+            try await agent.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('after-kill', 'y', 2)")
+            try await agent.waitSynced("p")
+            try await eventually("the rotation completed", timeout: .seconds(30)) {
+                try await Self.identity(cluster, "till-r", instance: other)?["rotation_pending"] == .bool(false)
+            }
+            #expect(try Self.token(agent) == second)
+            let audit = try await cluster.admin(["audit"])
+            #expect(audit.contains("device.rotate") && audit.contains("device.rotated"), "\(audit)")
+            #expect(!agent.log.contains(second) && !agent.log.contains(first), "a credential in the log")
+
+            // Connected and not held: written and acknowledged at once.
+            try await cluster.admin(["device", "rotate", "till-r"], instance: other)
+            try await eventually("the second rotation completed", timeout: .seconds(60)) {
+                try await Self.identity(cluster, "till-r")?["rotation_pending"] == .bool(false) && (try Self.token(agent)) != second
+            }
+            let third = try Self.token(agent)
+            #expect(agent.log.contains("device credential rotated"))
+            try await agent.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('after-rotation', 'z', 3)")
+            try await agent.waitSynced("p")
+
+            // An old credential is refused (203) on every instance.
+            await agent.stop(SIGKILL)
+            try Cluster.write(second + "\n", to: agent.dir + "/token", mode: 0o600)
+            try await agent.start(environment: environment)
+            try await eventually("the old credential refused", timeout: .seconds(60)) {
+                try await agent.events("sync-error").contains { $0["code"]?.numberValue == 203 }
+            }
+            await agent.stop(SIGKILL)
+            try Cluster.write(third + "\n", to: agent.dir + "/token", mode: 0o600)
+            try await agent.start(environment: environment)
+            try await agent.waitSynced("p")
+            let rows = try await agent.rows("p")
+            #expect(["before", "after-kill", "after-rotation"].allSatisfy { rows.contains($0) }, "\(rows)")
+        }
+    }
+}
