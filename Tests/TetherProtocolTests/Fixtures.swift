@@ -71,7 +71,7 @@ enum Fixtures {
         .hello(Hello(software: "tetherd 0.1.0")),
         .bind(bind), .bind(newDeviceBind), .upload(upload), .unbind(7), .ping(UInt64.max),
         .upload(Upload(session: 0, changesets: [])), .credit(7, messages: 1), .credit(UInt32.max, messages: ProtocolLimits.maxCreditGrant),
-        .heal(healChunk), .heal(healOffer),
+        .heal(healChunk), .heal(healOffer), .credentialAccepted(digest: [UInt8](repeating: 0x5a, count: 32)),
     ]
 
     static let serverMessages: [ServerMessage] = [
@@ -81,6 +81,7 @@ enum Fixtures {
         .download(download()), .unbound(7), .pong(0),
         .error(ErrorMessage(session: 7, error: error)),
         .error(ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "client 2, server 1"))),
+        .credential(DeviceCredential(deviceID: "0123456789abcdef0123456789abcdef", secret: String(repeating: "s", count: 43))),
     ] + HealReply.Outcome.allCases.map { .healed(healReply(outcome: $0)) }
 }
 

@@ -221,8 +221,8 @@ extension PostgresServerStorage {
     // MARK: Rows
 
     static let deviceColumns =
-        "id, name, tags, credential_digest, pending_digests, rotation_requested_at, credential_issued_at, created_at, enrolled_with_key, \
-        last_seen_at, revoked_at"
+        "id, name, tags, credential_digest, pending_digests, rotation_requested_at, credential_issued_at, created_at, "
+        + "enrolled_with_key, last_seen_at, revoked_at"
     static let keyColumns = "id, digest, tags, uses_allowed, uses_spent, expires_at, revoked_at, note, created_at, created_by"
 
     /// One change of device `id` (a query `RETURNING 1`) with its audit record;
