@@ -92,11 +92,14 @@ import TetherTestSupport
         }
     }
 
+    /// (3 s alone: the close waits for the fake server's close frame, which never comes, for
+    /// the dialer's close timeout. The unit phase's 900 tests in parallel made it 38 s once, so
+    /// the waits get two minutes: they end as soon as the condition holds.)
     @Test func anotherProtocolVersionStopsUntilAReload() async throws {
         let fake = try FakeSyncServer(.init(bytes: { FakeSyncServer.frame(0x2, FakeSyncServer.welcome(protocolVersion: 99)) }, closeAfter: false))
         defer { fake.stop() }
         try await withConnection(url: fake.url) { registry, connection, seen in
-            try await eventually("stopped") {
+            try await eventually("stopped", timeout: .seconds(120)) {
                 if case .stopped(let error) = await connection.phase { return error.code == .wrongProtocolVersion }
                 return false
             }
@@ -104,7 +107,7 @@ import TetherTestSupport
             #expect(fake.connections == 1, "no attempt while stopped")
             #expect(seen.ready.withLock { $0 } == 1)
             await connection.reloaded(serverChanged: false)
-            try await eventually("a reload connects again") { fake.connections >= 2 }
+            try await eventually("a reload connects again", timeout: .seconds(120)) { fake.connections >= 2 }
         }
     }
 

@@ -29,6 +29,12 @@ struct CampaignWorkload: Sendable {
         return operations
     }
 
+    /// A round's first transaction of each agent: an upsert of the contested row `s-1`, so that
+    /// every round has a row several agents wrote, whatever the faults leave of the rest.
+    mutating func openingContested() -> [CampaignModel.Operation] {
+        [.upsert(id: CampaignModel.contestedPrefix + "1", randomRow())]
+    }
+
     /// Whether the next transaction on the contested partition writes contested rows.
     mutating func contests() -> Bool { random.chance(0.4) }
 

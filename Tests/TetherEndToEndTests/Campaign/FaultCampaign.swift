@@ -227,9 +227,11 @@ final class FaultCampaign: Sendable {
     }
 
     /// One agent's application: random transactions on its own rows, and on the contested
-    /// partition sometimes on the rows every agent writes, until `end`.
+    /// partition sometimes on the rows every agent writes, until `end`. The first one writes
+    /// the contested row `s-1` (``CampaignWorkload/openingContested()``).
     private func write(_ index: Int, until end: ContinuousClock.Instant) async throws {
         let agent = agents[index]
+        var opening = true
         while clock.now < end {
             let held = shared.withLock { state in
                 if state.held.contains(agent.name) { return true }
@@ -242,15 +244,19 @@ final class FaultCampaign: Sendable {
             }
             defer { shared.withLock { _ = $0.writing.remove(agent.name) } }
             let (partition, operations, contested, begun, settled, pause) = shared.withLock { state in
-                let partition = state.workloads[index].pick(settings.partitions)
-                let contested = partition == settings.contestedPartition && state.workloads[index].contests()
+                let partition = opening ? settings.contestedPartition : state.workloads[index].pick(settings.partitions)
+                let contested = opening || (partition == settings.contestedPartition && state.workloads[index].contests())
                 let own = state.model.rows(of: partition).filter { $0.key.hasPrefix(agent.name + "-") }
-                let operations = contested
-                    ? state.workloads[index].nextContested(keys: settings.contestedKeys)
-                    : state.workloads[index].nextTransaction(ownRows: own)
+                let operations =
+                    opening
+                    ? state.workloads[index].openingContested()
+                    : contested
+                        ? state.workloads[index].nextContested(keys: settings.contestedKeys)
+                        : state.workloads[index].nextTransaction(ownRows: own)
                 return (partition, operations, contested, state.restoresBegun[partition, default: 0],
                         state.restoresSettled[partition, default: 0], state.workloads[index].pause())
             }
+            opening = false
             let statement = contested
                 ? CampaignModel.Operation.contestedScript(operations)
                 : "BEGIN;\n" + operations.map(\.sql).joined(separator: "\n") + "\nCOMMIT;"
