@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherControl
 import TetherProtocol
 import TetherTestSupport
 

@@ -166,7 +166,8 @@ extension ServerControl {
         try await changing(name) { try await $0.revokeDevice(id: device.id, at: at, audit: audit) }
         logger.notice("device revoked", metadata: ["device": "\(name)", "device_id": "\(device.id)", "actor": "\(actor)"])
         device.revokedAt = at
-        device.pendingDigest = nil
+        device.pendingDigests = []
+        device.rotationRequestedAt = nil
         await bus?.announce(.deviceRevoked(name))
         // This instance's cached credential goes, and the device's sessions end (203).
         let notified = await service.deviceChanged(device.id)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TetherTestSupport
 
 /// The campaign's identity faults (issue 48; docs/server.md "Rotation"): the agents are

@@ -36,9 +36,10 @@ import TetherProtocol
         #expect(!SecretDigest.equal(a, SecretDigest.of("b")))
         #expect(!SecretDigest.equal(a, Array(a.dropLast())))
         let credential = DeviceCredential(deviceID: "d", secret: "s")
-        #expect(SecretDigest.matches(credential, current: SecretDigest.of("s"), pending: nil) == .current)
-        #expect(SecretDigest.matches(credential, current: SecretDigest.of("x"), pending: SecretDigest.of("s")) == .pending)
-        #expect(SecretDigest.matches(credential, current: SecretDigest.of("x"), pending: SecretDigest.of("y")) == .none)
-        #expect(SecretDigest.matches(credential, current: SecretDigest.of("x"), pending: nil) == .none)
+        #expect(SecretDigest.matches(credential, current: SecretDigest.of("s"), pending: []) == .current)
+        let pending = [SecretDigest.of("y"), SecretDigest.of("s")]
+        #expect(SecretDigest.matches(credential, current: SecretDigest.of("x"), pending: pending) == .pending(SecretDigest.of("s")))
+        #expect(SecretDigest.matches(credential, current: SecretDigest.of("x"), pending: [SecretDigest.of("y")]) == .none)
+        #expect(SecretDigest.matches(credential, current: SecretDigest.of("x"), pending: []) == .none)
     }
 }
