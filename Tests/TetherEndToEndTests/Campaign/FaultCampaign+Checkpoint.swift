@@ -10,6 +10,7 @@ extension FaultCampaign {
     func checkpoint(knownResets: [String: Set<String>] = [:]) async throws {
         let converged = try await converge()
         try await checkServerRows(converged)
+        try await checkRotations()
         var discardedOwners = shared.withLock { state in
             defer { state.discardedOwners = [:] }
             return state.discardedOwners

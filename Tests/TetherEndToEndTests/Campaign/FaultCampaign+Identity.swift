@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TetherControl
 import TetherTestSupport
 
 /// The campaign's identity faults (issue 48; docs/server.md "Rotation"): the agents are
@@ -48,5 +49,22 @@ extension FaultCampaign {
             state.removedDevices.remove(agent.name)
         }
         return true
+    }
+
+    /// Once every agent is synced, no rotation may be left pending: each agent is connected and
+    /// bound, so each was handed its credential and acknowledged it (or bound with it) — within
+    /// 30 s, else a finding names the device.
+    func checkRotations() async throws {
+        var pending: [String] = []
+        let deadline = clock.now.advanced(by: .seconds(30))
+        repeat {
+            let text = try await cluster.admin(["devices", "--json"], instance: upInstances.first ?? 0)
+            let identities = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))["identities"]?.arrayValue ?? []
+            pending = identities.filter { $0["source"]?.stringValue == "enrolled" && $0["rotation_pending"] == .bool(true) }
+                .compactMap { $0["name"]?.stringValue }
+            if pending.isEmpty { return }
+            try await Task.sleep(for: .milliseconds(500))
+        } while clock.now < deadline
+        for name in pending { finding("device \(name): its credential rotation is still pending 30 s after convergence") }
     }
 }
