@@ -178,10 +178,17 @@ extension PartitionSession {
         return await PartitionStoreOpener(settings: host.settings, log: host.log).checkSchema(of: store)
     }
 
-    /// True for a store a delete-store action emptied: no identity and nothing unsynced. When
-    /// the store cannot be read, false: the reset that follows says why in the journal.
+    /// True for a store a delete-store action emptied: no identity and nothing unsynced; and
+    /// when there is no store at all (no file, or an empty one: never bootstrapped, as when a
+    /// device's first bind of a partition is refused), which has nothing to back up or empty.
+    /// When the store cannot be read, false: the reset that follows says why in the journal.
     private func storeIsAlreadyEmptied(host: isolated some Host) async -> Bool {
-        guard let store = host.store else { return false }
+        if host.store == nil {
+            // Closed while idle: opened again to look. One that cannot be opened is reset, and
+            // the reset, opening it again, logs why.
+            do { try await host.openStoreIfPresent() } catch { return false }
+        }
+        guard let store = host.store else { return true }
         return await PartitionStoreOpener(settings: host.settings, log: host.log).isAlreadyEmptied(store)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import TetherControl
 import TetherProtocol
@@ -95,6 +96,28 @@ import TetherTestSupport
             #expect(await controller.status.state == .paused)
             try await controller.resume()
             _ = try await link.bind(1)
+        }
+    }
+
+    /// A partition refused (206) before it ever had a store (a device enrolled before its tags
+    /// grant it the partition): nothing to back up or empty, so no delete-store reset and no
+    /// "client reset could not start" error; it asks again with backoff, as an emptied store does.
+    @Test func permissionDeniedBeforeTheFirstBootstrapAsksAgainWithoutAReset() async throws {
+        let fixture = try await ResetFixture(synced: [])
+        try fixture.store.close()
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture.store.path + suffix) {
+            try FileManager.default.removeItem(atPath: fixture.store.path + suffix)
+        }
+        try await withController(fixture) { controller, link in
+            let first = try await link.bind(1)
+            #expect(first.request.identity == nil, "no store: a bootstrap")
+            first.send(.error(SyncError(.permissionDenied, "no grant for store-17", action: .deleteStore)))
+            let second = try await link.bind(2)
+            #expect(second.request.identity == nil)
+            #expect(try fixture.stateDatabase.resets(partition: ResetFixture.partition).isEmpty)
+            #expect(await controller.status.lastError?.code == SyncErrorCode.permissionDenied.rawValue)
+            let errors = fixture.log.all.filter { $0.level >= .error }.map(\.message)
+            #expect(!errors.contains { $0.contains("could not start") }, "\(errors)")
         }
     }
 
