@@ -93,6 +93,20 @@ extension EnrollmentFleetEndToEndTests {
             #expect(acknowledged.isSubset(of: server), "acknowledged but not on the server: \(acknowledged.subtracting(server).sorted())")
             #expect(server.isSubset(of: written))
             print("revocation (\(storage.rawValue)): \(written.count) rows written, \(acknowledged.count) acknowledged, \(server.count) on the server, \(unsent.count) kept unsent")
+
+            // The other instance refuses the device too (it was revoked there, not here).
+            if last > 0 {
+                let moved = Date()
+                try till.reconfigure { $0.url = cluster.url(instance: last) }
+                try await till.reload()
+                try await eventually("the other instance refuses the till (203)", timeout: .seconds(60), pollInterval: .milliseconds(100)) {
+                    try await till.events("sync-error", partition: "store-7").contains { event in
+                        event["code"]?.numberValue == 203 && (event["at"]?.stringValue.flatMap(Self.eventTime) ?? .distantPast) > moved
+                    }
+                }
+                #expect(till.log.contains("connected to \(cluster.url(instance: last))"), "\(till.log.suffix(3000))")
+                #expect(Set(try await till.sql("store-7", "SELECT id FROM orders").split(separator: "\n").map(String.init)) == written)
+            }
         }
     }
 

@@ -113,6 +113,8 @@ struct EnrollmentFleetEndToEndTests {
             try await clones[0].agent.waitSynced("store-1")
             try await eventually("hq has till-1b", timeout: .seconds(30)) { try await hq.rows("store-1").contains("till-1b|") }
             #expect(try await hq.rows("store-2") == "till-2|clone-2|2.0|-\n")
+            // A refusal before a partition's first bootstrap has no store to reset.
+            for (agent, _) in clones { #expect(!agent.log.contains("client reset could not start"), "\(agent.log.suffix(3000))") }
         }
     }
 
