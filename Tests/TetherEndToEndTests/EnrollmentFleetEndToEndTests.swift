@@ -107,7 +107,8 @@ struct EnrollmentFleetEndToEndTests {
             let denied = try await eventually("store-2 refused to clone-1", timeout: .seconds(60)) {
                 try await clones[0].agent.events("sync-error", partition: "store-2").first { $0["code"]?.numberValue == 206 }
             }
-            #expect(denied["action"]?.stringValue == "delete_store", "\(denied)")
+            #expect(denied["action"]?.stringValue == "delete_store" && denied["name"]?.stringValue == "permission_denied", "\(denied)")
+            #expect(denied["message"]?.stringValue?.hasSuffix("has no grant for partition store-2") == true, "\(denied)")
             #expect(try await clones[0].agent.status("store-2")?["last_error"]?["code"]?.numberValue == 206)
             let access = try await cluster.admin(["access", names[0]])
             #expect(access.contains("store-1") && !access.contains("store-2"), "\(access)")
