@@ -75,7 +75,7 @@ release: bootstrap
 # against one server (alone for the same reason), then the end-to-end tests (real
 # servers and agents), then the fault campaign, then the packages (`make test-packages`, below).
 INTEGRATION = TetherServerIntegrationTests
-POSTGRES = PostgresServerTests|PostgresRestartTests|TetherServerIntegrationTests\.EnrollmentTests
+POSTGRES = PostgresServerTests|PostgresRestartTests|TetherServerIntegrationTests\.EnrollmentTests|TetherEndToEndTests\.EnrollmentFleetEndToEndTests
 # Hostile connections against one server, alone, so their load does not starve the other
 # integration tests' servers: 1,000 at once ([limits]) and one host's flood of unfinished heads.
 FLOOD = ConnectionFloodTests
@@ -108,7 +108,7 @@ test: bootstrap
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(INTEGRATION)' --skip '$(POSTGRES)|$(FLOOD)|$(HOSTILE_FLOOD)'
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(POSTGRES)'
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(FLOOD)'
-	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(END_TO_END)' --skip '$(CAMPAIGN)'
+	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(END_TO_END)' --skip '$(CAMPAIGN)|$(POSTGRES)'
 	$(TEST_ENV) $(SWIFT) test --skip-build --filter '$(CAMPAIGN)'
 	$(if $(filter 0,$(PACKAGES)),@echo "test: packages skipped (PACKAGES=0)",$(MAKE) test-packages)
 

@@ -32,7 +32,8 @@ package final class ClusterAgent: Sendable {
     private let currentConfig: Mutex<Config>
     private let process = Mutex<ChildProcess?>(nil)
 
-    init(directory: String, name: String, token: String, timing: ClusterSettings.Timing, config: Config) throws {
+    /// `token`: written to `token`, mode 0600; nil writes none (an agent that enrolls).
+    init(directory: String, name: String, token: String?, timing: ClusterSettings.Timing, config: Config) throws {
         self.name = name
         self.timing = timing
         dir = directory
@@ -42,7 +43,7 @@ package final class ClusterAgent: Sendable {
         try FileManager.default.createDirectory(atPath: dir + "/hooks", withIntermediateDirectories: true)
         chmod(dir, 0o755)
         chmod(dir + "/hooks", 0o755)
-        try Cluster.write(token + "\n", to: dir + "/token", mode: 0o600)
+        if let token { try Cluster.write(token + "\n", to: dir + "/token", mode: 0o600) }
         try writeConfig()
     }
 
