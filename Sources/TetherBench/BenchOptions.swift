@@ -47,7 +47,7 @@ package struct BenchOptions: Sendable {
         wireFields = quick ? 1_000 : 10_000
         enrollments = quick ? 500 : 10_000
         templateBinds = quick ? 200 : 1_000
-        templateBindRuns = quick ? 3 : 5
+        templateBindRuns = quick ? 3 : 9
         revocationRuns = quick ? 3 : 5
     }
 

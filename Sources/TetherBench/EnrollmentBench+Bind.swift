@@ -38,12 +38,14 @@ extension EnrollmentBench {
         let coldUser = try await bindBatch(tokens: userTokens, partitions: partitions)
         let coldDevice = try await bindBatch(tokens: deviceTokens, partitions: partitions)
         var device: [Double] = [], user: [Double] = [], ratios: [Double] = []
+        var postgres: [BindKind: [Double]] = [:]
         var retried = coldUser.retried + coldDevice.retried
         for run in 0..<options.templateBindRuns {
             var perBind: [BindKind: Double] = [:]
             for kind in Self.bindOrder(run: run) {
                 let batch = try await bindBatch(tokens: kind == .device ? deviceTokens : userTokens, partitions: partitions)
                 perBind[kind] = batch.cpu / Double(count)
+                if let cpu = batch.postgresCPU { postgres[kind, default: []].append(cpu / Double(count)) }
                 retried += batch.retried
             }
             device.append(perBind[.device]!)
@@ -52,28 +54,36 @@ extension EnrollmentBench {
         }
         let deviceMedian = Statistics.median(device)!
         let userMedian = Statistics.median(user)!
-        let ratio = deviceMedian / userMedian
+        // Judged on the runs' own ratios: each pairs a device batch with a floor batch run back to
+        // back, so a drift of the machine's load between runs cancels in it.
+        let ratio = Statistics.median(ratios)!
         return BenchFigure(
             name: "bind with a tag template",
             workload: "\(count) binds (one connection each: connect, bind, state, close; \(Self.concurrency) at a time) by enrolled devices granted by tag:store=K → store-{tag:store}, \(Self.stores) stores, \(instances) instance\(instances == 1 ? "" : "s"), \(options.templateBindRuns) runs alternating with the floor",
             value: deviceMedian * 1000, unit: "ms server CPU/bind", runs: device.map { $0 * 1000 },
             seconds: deviceMedian, floorSeconds: userMedian,
-            target: "within 5 % of a [[user]] bind (ratio ≤ 1.05)", met: ratio <= 1.05,
+            target: "within 5 % of a [[user]] bind (median of the runs' ratios ≤ 1.05)", met: ratio <= 1.05,
             extra: [
-                "floor_ms_cpu_per_bind": userMedian * 1000, "median_of_run_ratios": Statistics.median(ratios)!,
+                "floor_ms_cpu_per_bind": userMedian * 1000, "median_of_run_ratios": ratio,
                 "cold_device_ms_cpu_per_bind": coldDevice.cpu * 1000 / Double(count),
                 "cold_user_ms_cpu_per_bind": coldUser.cpu * 1000 / Double(count),
                 "binds_retried": Double(retried),
-            ],
+            ].merging(
+                Self.both(postgres[.device].flatMap(Statistics.median), postgres[.user].flatMap(Statistics.median)).map { pair in
+                    ["postgresql_ms_cpu_per_device_bind": pair.0 * 1000, "postgresql_ms_cpu_per_user_bind": pair.1 * 1000]
+                } ?? [:]
+            ) { $1 },
             notes: [
                 "floor = the same binds with the [[user]] token (cluster.token) on the same partitions, in the same runs",
-                "runs are the device binds' CPU per bind; run ratios: " + ratios.map { BenchReport.number($0) }.joined(separator: ", "),
+                "runs are the device binds' CPU per bind; the target is judged on the median of the runs' ratios (the ratio column is median over median); run ratios: " + ratios.map { BenchReport.number($0) }.joined(separator: ", "),
                 "cold = the first run of each (the device's record read from storage), not in the median",
             ])
     }
 
     struct BindBatch: Sendable {
         var cpu: Double
+        /// PostgreSQL's CPU over the batch (nil on SQLite).
+        var postgresCPU: Double?
         var retried: Int
     }
 
@@ -86,6 +96,7 @@ extension EnrollmentBench {
         let logger = quietLogger
         await waitForQuietServers()
         let cpuBefore = serverCPU
+        let postgresBefore = cluster.postgresCPU
         let failures = try await Self.concurrently(tokens.count, limit: Self.concurrency) { index in
             let configuration = SyncClientConfiguration(url: urls[index % urls.count], software: Self.software)
             while true {
@@ -101,7 +112,8 @@ extension EnrollmentBench {
         }
         guard failures.isEmpty else { throw TestSupportError("\(failures.count) binds failed; the first: \(failures[0])") }
         await waitForQuietServers()
-        return BindBatch(cpu: serverCPU - cpuBefore, retried: retries.withLock { $0 })
+        let postgres = Self.both(postgresBefore, cluster.postgresCPU).map { pair in pair.1 - pair.0 }
+        return BindBatch(cpu: serverCPU - cpuBefore, postgresCPU: postgres, retried: retries.withLock { $0 })
     }
 
     enum BindOutcome: Sendable {

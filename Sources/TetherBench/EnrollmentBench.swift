@@ -29,6 +29,9 @@ struct EnrollmentBench {
         return logger
     }
 
+    /// `(a, b)` when both are there.
+    static func both(_ a: Double?, _ b: Double?) -> (Double, Double)? { a.flatMap { a in b.map { (a, $0) } } }
+
     /// The server processes' CPU seconds, summed over every instance.
     var serverCPU: Double {
         cluster.serverProcesses.compactMap { $0 }.map { ProcessProbe(processID: $0.processID).cpuSeconds ?? 0 }.reduce(0, +)
@@ -74,9 +77,11 @@ struct EnrollmentBench {
                 "server_cpu_s": enrolled.cpu, "wall_s": enrolled.wall, "enrollments_per_s": Double(succeeded) / enrolled.wall,
                 "enrollments_failed": Double(enrolled.problems.count), "floor_server_cpu_s": floor.cpu, "floor_wall_s": floor.wall,
                 "floor_ms_cpu_per_request": perRequest * 1000,
-            ],
+            ].merging(
+                enrolled.postgresCPU.map { ["postgresql_ms_cpu_per_enrollment": $0 * 1000 / Double(succeeded)] } ?? [:]
+            ) { $1 },
             notes: [
-                "server CPU = utime + stime of every tether-server process over the requests (PostgreSQL's backends not counted)",
+                "server CPU = utime + stime of every tether-server process over the requests; PostgreSQL's (postmaster and backends) apart, not in the figure",
                 "seconds and floor are CPU seconds per request; floor = the same POST by the same client to a path answered 404 without storage",
             ])
     }
@@ -105,6 +110,8 @@ struct EnrollmentBench {
     /// requests that failed (their reason).
     struct Batch: Sendable {
         var cpu: Double
+        /// PostgreSQL's CPU over the batch (nil on SQLite).
+        var postgresCPU: Double?
         var wall: Double
         var problems: [String]
     }
@@ -114,10 +121,12 @@ struct EnrollmentBench {
     func measure(_ count: Int, _ request: @escaping @Sendable (Int) async throws -> String?) async throws -> Batch {
         let clock = ContinuousClock()
         let cpuBefore = serverCPU
+        let postgresBefore = cluster.postgresCPU
         let started = clock.now
         let problems = try await Self.concurrently(count, limit: Self.concurrency, request)
         let wall = started.duration(to: clock.now).seconds
-        return Batch(cpu: serverCPU - cpuBefore, wall: wall, problems: problems)
+        let postgres = Self.both(postgresBefore, cluster.postgresCPU).map { pair in pair.1 - pair.0 }
+        return Batch(cpu: serverCPU - cpuBefore, postgresCPU: postgres, wall: wall, problems: problems)
     }
 
     /// Runs `body(0..<count)` with at most `limit` in flight; collects the non-nil answers.
