@@ -107,6 +107,8 @@ let package = Package(
             name: "TetherBench",
             dependencies: [
                 "TetherTestSupport", "TetherControl", "TetherSyncClient", "TetherProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -17,6 +17,14 @@ package struct BenchOptions: Sendable {
     /// Fields changed in the bytes-on-the-wire workload.
     package var wireFields: Int
     package var resultsPath: String
+    /// Devices enrolled from one reusable key in the enrollment figure (issue 48).
+    package var enrollments: Int
+    /// Binds per batch of the tag-template bind figure, and its runs (each a device batch and
+    /// a `[[user]]` batch, alternating).
+    package var templateBinds: Int
+    package var templateBindRuns: Int
+    /// Revocations timed (a new device each).
+    package var revocationRuns: Int
     /// The server's storage, and how many instances share it (PostgreSQL only).
     package var storage: Storage = .sqlite
     package var instances = 1
@@ -37,6 +45,10 @@ package struct BenchOptions: Sendable {
         fanOutWrites = quick ? 10 : 30
         connectedDevices = quick ? 500 : 50_000
         wireFields = quick ? 1_000 : 10_000
+        enrollments = quick ? 500 : 10_000
+        templateBinds = quick ? 200 : 1_000
+        templateBindRuns = quick ? 3 : 9
+        revocationRuns = quick ? 3 : 5
     }
 
     /// Runs of bootstrap and client reset at `rows` rows: medians of three where cheap.

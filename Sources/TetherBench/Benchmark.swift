@@ -6,7 +6,8 @@ import TetherTestSupport
 /// fails (it is not a test).
 package struct Benchmark {
     package let options: BenchOptions
-    /// Figures to run (`connections`, `scale`, `bulk`, `capture`, `latency`, `wire`, `fanout`, `idle`); empty: all.
+    /// Figures to run (`connections`, `fan-file`, `scale`, `bulk`, `capture`, `latency`, `wire`, `fanout`, `idle`,
+    /// `enrollment`); empty: all.
     package let only: Set<String>
 
     package init(options: BenchOptions, only: Set<String> = []) {
@@ -52,7 +53,11 @@ package struct Benchmark {
                 for figure in try await ConnectionsBench(options: options, cluster: cluster).run() { report.add(figure) }
             }
         }
-        if only == ["connections"] { return }
+        // Phases that need no agent: run alone, they start none.
+        if !only.isEmpty && only.isSubset(of: ["connections", "enrollment"]) {
+            await runEnrollment(cluster, &report)
+            return
+        }
         let scalePartitions = wants("scale") ? options.scales.map(ScaleBench.partition) : []
         let shared = BulkPropagationBench.partitions(options) + [LatencyBench.partition]
         let capturePartitions = wants("capture") ? CaptureBench.partitions(options) : []
@@ -109,6 +114,15 @@ package struct Benchmark {
         await reader.stop()
         if wants("idle") {
             await phase("idle", &report) { report in report.add(try await IdleBench(options: options, cluster: cluster).run()) }
+        }
+        // Last: the devices it enrolls stay in the server's storage.
+        await runEnrollment(cluster, &report)
+    }
+
+    private func runEnrollment(_ cluster: Cluster, _ report: inout BenchReport) async {
+        guard wants("enrollment") else { return }
+        await phase("enrollment", &report) { report in
+            for figure in try await EnrollmentBench(options: options, cluster: cluster).run() { report.add(figure) }
         }
     }
 

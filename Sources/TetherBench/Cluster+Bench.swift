@@ -1,3 +1,4 @@
+import Foundation
 import TetherTestSupport
 
 /// The bench's cluster: release programs, the device token of its own, quiet agents, patient
@@ -29,5 +30,16 @@ extension ClusterAgent {
     func reload(resetMode: String) async throws {
         try reconfigure { $0.extra = "[reset]\nmode = \"\(resetMode)\"" }
         try await reload()
+    }
+}
+
+extension Cluster {
+    /// PostgreSQL's CPU seconds (the postmaster and its backends, `postmaster.pid`); nil on SQLite.
+    var postgresCPU: Double? {
+        guard let postgres,
+            let text = try? String(contentsOfFile: postgres.dataDirectory + "/postmaster.pid", encoding: .utf8),  // unreadable: not counted
+            let first = text.split(separator: "\n").first, let pid = Int32(first)
+        else { return nil }
+        return ProcessProbe(processID: pid).cpuSecondsWithChildren
     }
 }
