@@ -85,18 +85,15 @@ enum FaultInjection {
     static let rotateGate = ProcessInfo.processInfo.environment["TETHER_FAULT_ROTATE_GATE"]
 
     static func rotateGate(_ phase: String) async {
-        guard let rotateGate else { return }
-        let gate = rotateGate + "/" + phase
-        guard FileManager.default.fileExists(atPath: gate) else { return }
-        _ = FileManager.default.createFile(atPath: gate + ".reached", contents: nil)
-        while FileManager.default.fileExists(atPath: gate) && !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(20))  // cancelled: the loop checks and ends
-        }
+        if let rotateGate { await hold(at: rotateGate + "/" + phase) }
     }
 
     static func resetGate(_ phase: String) async {
-        guard let resetGate else { return }
-        let gate = resetGate + "/" + phase
+        if let resetGate { await hold(at: resetGate + "/" + phase) }
+    }
+
+    /// While the file `gate` exists (after creating `<gate>.reached`), waits.
+    private static func hold(at gate: String) async {
         guard FileManager.default.fileExists(atPath: gate) else { return }
         _ = FileManager.default.createFile(atPath: gate + ".reached", contents: nil)
         while FileManager.default.fileExists(atPath: gate) && !Task.isCancelled {

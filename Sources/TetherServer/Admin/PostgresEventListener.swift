@@ -6,6 +6,8 @@ import ServiceLifecycle
 /// other instances announce and applies it to this instance's sessions and policy. After
 /// every (re)connect, and every ``resyncInterval`` besides, it re-reads flags, schemas, grants
 /// and heads, so a notification lost while disconnected delays a change but never loses it.
+/// Device credentials are re-checked at a (re)connect only: while the connection lives, every
+/// device change arrives as a notification.
 struct PostgresEventListener: Service {
     let storage: PostgresServerStorage
     let control: ServerControl
@@ -42,7 +44,7 @@ struct PostgresEventListener: Service {
                             if failing { logger.notice("notification connection to the database is back") }
                             failing = false
                             backoff = .milliseconds(100)
-                            try await catchUp()
+                            try await catchUp(devices: true)
                             for try await notification in notifications {
                                 let (from, events) = ClusterEvent.parse(payload: notification.payload)
                                 if from != notifier.sender { await control.apply(remote: events) }
@@ -73,13 +75,13 @@ struct PostgresEventListener: Service {
     private func resynchronizeOnTimer() async throws {
         while true {
             try await Task.sleep(for: resyncInterval)
-            try await catchUp()
+            try await catchUp(devices: false)
         }
     }
 
-    private func catchUp() async throws {
+    private func catchUp(devices: Bool) async throws {
         do {
-            try await control.resynchronize()
+            try await control.resynchronize(devices: devices)
         } catch is CancellationError {
             throw CancellationError()
         } catch {

@@ -41,10 +41,15 @@ extension ServerControl {
     }
 
     /// Re-reads flags, schemas, grants and the heads of partitions with sessions here, and
-    /// applies whatever differs from what this instance holds.
-    package func resynchronize() async throws {
+    /// applies whatever differs from what this instance holds. `devices`: also drop every
+    /// cached device credential and re-check the sessions of every device bound here — after a
+    /// (re)connect of the notification connection, when a device's change may have been
+    /// missed; not on the periodic resync, where it would re-read every bound device's record
+    /// every few seconds (20,000 devices an instance: 4,000 reads a second) for changes the
+    /// notifications of a live connection already carry.
+    package func resynchronize(devices: Bool = true) async throws {
         try await resynchronizePolicy()
-        await service.recheckDevices()
+        if devices { await service.recheckDevices() }
         summary.replace(with: try await storage.housekeeping.latestVersions())
         for partition in await hub.sessionCounts().keys {
             guard let head = try await storage.history.head(of: partition) else { continue }

@@ -41,7 +41,17 @@ package final class DeviceCredentials: Sendable {
     /// answer.
     package func authenticate(_ credential: DeviceCredential) async throws -> DeviceIdentityRecord? {
         guard var record = try await record(credential.deviceID), record.revokedAt == nil else { return nil }
-        switch SecretDigest.matches(credential, current: record.credentialDigest, pending: record.pendingDigests) {
+        var match = SecretDigest.matches(credential, current: record.credentialDigest, pending: record.pendingDigests)
+        if match == .none {
+            // The cached record may predate the credential: handed over by another instance
+            // (a rotation, a re-enrollment) whose notification has not arrived yet. One read of
+            // the storage decides.
+            invalidate(deviceID: credential.deviceID)
+            guard let fresh = try await self.record(credential.deviceID), fresh.revokedAt == nil else { return nil }
+            record = fresh
+            match = SecretDigest.matches(credential, current: record.credentialDigest, pending: record.pendingDigests)
+        }
+        switch match {
         case .none:
             return nil
         case .current:

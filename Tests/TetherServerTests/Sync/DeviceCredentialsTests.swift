@@ -57,6 +57,18 @@ import TetherTestSupport
         }
     }
 
+    /// Another instance handed the device a credential (its notification not here yet): the
+    /// cached record does not know it, one read of the storage does.
+    @Test func aCredentialNewerThanTheCachedRecordIsAccepted() async throws {
+        try await Self.withDevice(secret: "one") { (storage, credentials) async throws in
+            #expect(try await credentials.authenticate(Self.credential("one")) != nil, "cached now")
+            try await storage.addPendingCredential(deviceID: Self.id, digest: SecretDigest.of("two"))
+            #expect(try await credentials.authenticate(Self.credential("two")) != nil)
+            #expect(try await storage.device(id: Self.id)?.credentialDigest == SecretDigest.of("two"), "the bind completed the rotation")
+            #expect(try await credentials.authenticate(Self.credential("three")) == nil)
+        }
+    }
+
     @Test func aCompletedRotationIsToldOnce() async throws {
         try await Self.withDevice(secret: "one") { (storage, _) async throws in
             let told = Mutex<[String]>([])
