@@ -19,14 +19,13 @@ package struct SyncEndpoint: Sendable {
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, gate: ConnectionGate = .none, logger baseLogger: Logger
     ) async {
         gate.upgraded()
-        let id = await service.hub.openConnection()
-        let logger = {
+        let connection = await service.hub.openConnection { [service] id in
             var logger = baseLogger
             logger[metadataKey: "connection"] = "\(id)"
-            return logger
-        }()
-        let connection = ServerConnection(id: id, service: service, writer: outbound, logger: logger)
-        await service.hub.attach(connection)
+            return ServerConnection(id: id, service: service, writer: outbound, logger: logger)
+        }
+        let id = connection.id
+        let logger = connection.logger
         logger.debug("sync connection opened")
         await withDiscardingTaskGroup { group in
             var assembler = MessageAssembler()

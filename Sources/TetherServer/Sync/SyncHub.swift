@@ -58,25 +58,22 @@ package actor SyncHub {
     private var sessions: [SessionKey: BoundSession] = [:]
     private var owners: [ClientFileKey: SessionKey] = [:]
     private var listeners: [PartitionName: [SessionKey: AsyncStream<Void>.Continuation]] = [:]
-    private var connections: [UInt64: ServerConnection?] = [:]
+    private var connections: [UInt64: ServerConnection] = [:]
     private var nextConnection: UInt64 = 1
 
     package init() {}
 
-    package func openConnection() -> UInt64 {
+    /// A new connection, made by `make` with its id, kept until ``closeConnection(_:)`` for what
+    /// reaches a connection rather than a session (a credential hand-over).
+    func openConnection(_ make: (UInt64) -> ServerConnection) -> ServerConnection {
         defer { nextConnection += 1 }
-        connections[nextConnection] = .some(nil)
-        return nextConnection
-    }
-
-    /// The connection that opened as `connection.id` (``openConnection()``), for what reaches
-    /// a connection rather than a session (a credential hand-over).
-    func attach(_ connection: ServerConnection) {
-        if connections[connection.id] != nil { connections[connection.id] = connection }
+        let connection = make(nextConnection)
+        connections[nextConnection] = connection
+        return connection
     }
 
     /// The connection with this id, while it is open.
-    func connection(_ id: UInt64) -> ServerConnection? { connections[id] ?? nil }
+    func connection(_ id: UInt64) -> ServerConnection? { connections[id] }
 
     package func closeConnection(_ id: UInt64) { connections[id] = nil }
 
