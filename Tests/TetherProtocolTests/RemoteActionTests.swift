@@ -24,7 +24,7 @@ import TetherProtocol
     @Test func anUnknownKindDecodesAndIsNotKnown() throws {
         let kind = RemoteActionKind(rawValue: "format-disk")
         #expect(!kind.isKnown)
-        #expect(RemoteActionKind.all.allSatisfy(\.isKnown))
+        #expect(RemoteActionKind.all.allSatisfy { $0.isKnown })
         #expect(!RemoteActionKind.acceptedByDefault.contains(.pause))
         #expect(RemoteActionKind.initiateReset.needsPartition && !RemoteActionKind.diagnostics.needsPartition)
     }

@@ -46,7 +46,7 @@ package struct DeviceLedgerSettings: Sendable, Hashable {
         if let value = table.integer("wedged_after_seconds", range: 10...31_536_000) { settings.wedgedAfterSeconds = value }
         if let value = table.integer("max_entries", range: 1...100_000_000) { settings.maxEntries = value }
         if let value = table.integer("credential_max_age_days", range: 1...3650) { settings.credentialMaxAgeDays = value }
-        if let value = table.integer("action_expire_after_seconds", range: 60...2_592_000) { settings.actionExpireAfterSeconds = value }
+        if let value = table.integer("action_expire_after_seconds", range: 10...2_592_000) { settings.actionExpireAfterSeconds = value }
         if let value = table.integer("max_devices_per_action", range: 1...1_000_000) { settings.maxDevicesPerAction = value }
         if let value = table.integer("max_devices_per_user", range: 1...100_000_000) {
             if value > settings.maxEntries {

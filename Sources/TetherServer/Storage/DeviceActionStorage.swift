@@ -9,8 +9,11 @@ import TetherProtocol
 package protocol DeviceActionStorage: Sendable {
     /// Queues `actions`, all or none, with `audit` (the request): throws
     /// ``DeviceActionError/tooManyPending(device:limit:)`` when a device would have more than
-    /// `maxPendingPerDevice` pending. Returns them with their ids, in order.
-    func queueActions(_ actions: [DeviceActionRecord], maxPendingPerDevice: Int, audit: AuditRecord) async throws -> [DeviceActionRecord]
+    /// `maxPendingPerDevice` pending. `audit` makes the request's record from them with their
+    /// ids. Returns them with their ids, in order.
+    func queueActions(
+        _ actions: [DeviceActionRecord], maxPendingPerDevice: Int, audit: @Sendable ([DeviceActionRecord]) -> AuditRecord
+    ) async throws -> [DeviceActionRecord]
     /// The pending actions (queued or sent, not expired at `now`) of `devices`, oldest first.
     func pendingActions(for devices: [DeviceKey], now: Date) async throws -> [DeviceActionRecord]
     /// The devices with pending actions at `now` (at most `limit`), for a sweep.

@@ -8,7 +8,9 @@ extension PostgresServerStorage {
     /// a device's pending count holds (`'tact'`, key 0).
     static let actionLockClass: Int32 = 0x7461_6374
 
-    package func queueActions(_ actions: [DeviceActionRecord], maxPendingPerDevice: Int, audit: AuditRecord) async throws -> [DeviceActionRecord] {
+    package func queueActions(
+        _ actions: [DeviceActionRecord], maxPendingPerDevice: Int, audit: @Sendable ([DeviceActionRecord]) -> AuditRecord
+    ) async throws -> [DeviceActionRecord] {
         try await transaction { connection in
             try await connection.guardedQuery("SELECT pg_advisory_xact_lock(\(Self.actionLockClass), 0)", logger: self.logger)
             let keys = Array(Set(actions.map(\.device)))
@@ -51,7 +53,7 @@ extension PostgresServerStorage {
                     \(queued.map(\.expiresAt.timeIntervalSince1970))::double precision[])
                     AS r(id, user_name, device_id, device_name, kind, partition, requested_by, requested_at, expires_at)
                 """, logger: self.logger)
-            try await Self.append(audit, connection, self.logger)
+            try await Self.append(audit(queued), connection, self.logger)
             return queued
         }
     }

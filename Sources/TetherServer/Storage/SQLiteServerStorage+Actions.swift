@@ -3,7 +3,9 @@ import GRDB
 import TetherProtocol
 
 extension SQLiteServerStorage {
-    package func queueActions(_ actions: [DeviceActionRecord], maxPendingPerDevice: Int, audit: AuditRecord) async throws -> [DeviceActionRecord] {
+    package func queueActions(
+        _ actions: [DeviceActionRecord], maxPendingPerDevice: Int, audit: @Sendable ([DeviceActionRecord]) -> AuditRecord
+    ) async throws -> [DeviceActionRecord] {
         try await pool.write { db in
             var pending: [DeviceKey: Int] = [:]
             let count = try db.cachedStatement(sql: "SELECT count(*) FROM device_actions WHERE user_name = ? AND device_id = ? AND state IN ('queued', 'sent')")
@@ -28,7 +30,7 @@ extension SQLiteServerStorage {
                 action.state = .queued
                 queued.append(action)
             }
-            try Self.append(audit, db)
+            try Self.append(audit(queued), db)
             return queued
         }
     }
