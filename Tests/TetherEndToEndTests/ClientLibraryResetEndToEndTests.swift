@@ -68,6 +68,9 @@ struct ClientLibraryResetEndToEndTests {
             // Connected and synced: nothing backs off.
             let idle = try await tether.retryNow()
             #expect(!idle.connection && idle.partitions.isEmpty, "\(idle)")
+            let printed = try await b.ctl(["retry"])
+            #expect(printed.status == 0, "\(printed)")
+            #expect(printed.standardOutput.contains("the connection was not backing off; no partition was backing off"), "\(printed)")
             await #expect(throws: TetherClientError.self) { try await tether.retryNow(partition: "nope") }
             // The server goes away: the agent backs off between attempts, and retry-now ends that.
             await cluster.stopServer()

@@ -9,6 +9,7 @@ import json
 from typing import Any, AsyncGenerator, Awaitable, Callable, Dict, Optional, Tuple, cast
 
 from . import _wire
+from ._resume import Resumption
 from .client import TetherClient
 from .errors import ProtocolTooNew, TetherError, TimedOut, Unreachable, refusal
 from .events import AgentEvent, ClientResetNotice, ClientResetProgress
@@ -64,20 +65,15 @@ class AsyncTetherClient:
         """As ``TetherClient.events``: connects again after the last delivered event whenever
         tetherd stops, restarts or is not running yet. Ends when the iteration ends or the task
         is cancelled."""
-        last = after
-        wait = self.shortest_wait
+        resume = Resumption(after, self.shortest_wait, self.longest_wait)
         while True:
+            failure: Optional[TetherError] = None
             try:
-                async for event in self._follow(last, partition):
-                    if event.seq > 0:
-                        last = event.seq
-                    yield event
-                wait = self.shortest_wait
+                async for event in self._follow(resume.last, partition):
+                    yield resume.delivered(event)
             except TetherError as error:
-                if not error.transient:
-                    raise
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, self.longest_wait)
+                failure = error
+            await asyncio.sleep(resume.ended(failure))
 
     async def on_sync_error(self, handler: Callable[[AgentEvent], Awaitable[None]], partition: Optional[str] = None,
                             after: Optional[int] = None) -> None:

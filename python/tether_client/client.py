@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, Optional, cast
 
 from . import _wire
+from ._resume import Resumption
 from .errors import ProtocolTooNew, TetherError, Unreachable, refusal
 from .events import AgentEvent, ClientResetNotice, ClientResetProgress
 from .types import HelloResult, ResetInitiated, RetryNowResult
@@ -74,24 +75,20 @@ class TetherClient:
         tetherd stops, restarts or is not running yet, so none is lost or repeated while the
         agent keeps them. Ends when ``stop`` is set; raises only when going on cannot help
         (permission denied, an unknown partition, an agent too old)."""
-        last = after
-        wait = self.shortest_wait
+        resume = Resumption(after, self.shortest_wait, self.longest_wait)
         while not (stop and stop.is_set()):
+            failure: Optional[TetherError] = None
             try:
-                for event in self._follow(last, partition, stop):
-                    if event.seq > 0:
-                        last = event.seq
-                    yield event
-                wait = self.shortest_wait
+                for event in self._follow(resume.last, partition, stop):
+                    yield resume.delivered(event)
             except TetherError as error:
-                if not error.transient:
-                    raise
+                failure = error
+            wait = resume.ended(failure)
             if stop is not None:
                 if stop.wait(wait):
                     return
             else:
                 time.sleep(wait)
-            wait = min(wait * 2, self.longest_wait)
 
     def on_sync_error(self, handler: Callable[[AgentEvent], None], partition: Optional[str] = None,
                       after: Optional[int] = None, stop: Optional[threading.Event] = None) -> None:

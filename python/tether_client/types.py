@@ -9,7 +9,7 @@ its tests keep these lists equal to the Swift library's (``Tether.*`` in TetherC
 
 from __future__ import annotations
 
-from typing import Dict, List, Literal, Optional, Tuple, TypedDict, get_args
+from typing import Dict, List, Literal, Optional, Tuple, TypedDict, TypeVar, get_args
 
 #: A partition's state (``tetherctl status``, ``state`` events).
 PartitionState = Literal["connecting", "syncing", "synced", "offline", "paused", "reset-pending", "resetting", "stopped"]
@@ -41,40 +41,33 @@ EVENT_KINDS: Tuple[EventKind, ...] = get_args(EventKind)
 BACKUP_EXISTS_PHASES: Tuple[ResetPhase, ...] = ("before-hook", "fetching", "healing", "rewriting", "after-hook", "done")
 
 
+Name = TypeVar("Name", bound=str)
+
+
+def _known(value: Optional[str], names: Tuple[Name, ...]) -> Optional[Name]:
+    """``value`` when it is one of ``names``, else None."""
+    return next((name for name in names if name == value), None)
+
+
 def partition_state(value: Optional[str]) -> Optional[PartitionState]:
-    """``value`` when it is a state this release knows, else None."""
-    for known in PARTITION_STATES:
-        if value == known:
-            return known
-    return None
+    """``value`` when it is a state this release knows, else None (and so for the others)."""
+    return _known(value, PARTITION_STATES)
 
 
 def error_action(value: Optional[str]) -> Optional[ErrorAction]:
-    for known in ERROR_ACTIONS:
-        if value == known:
-            return known
-    return None
+    return _known(value, ERROR_ACTIONS)
 
 
 def reset_strategy(value: Optional[str]) -> Optional[ResetStrategy]:
-    for known in RESET_STRATEGIES:
-        if value == known:
-            return known
-    return None
+    return _known(value, RESET_STRATEGIES)
 
 
 def reset_phase(value: Optional[str]) -> Optional[ResetPhase]:
-    for known in RESET_PHASES:
-        if value == known:
-            return known
-    return None
+    return _known(value, RESET_PHASES)
 
 
 def reset_outcome(value: Optional[str]) -> Optional[ResetOutcome]:
-    for known in RESET_OUTCOMES:
-        if value == known:
-            return known
-    return None
+    return _known(value, RESET_OUTCOMES)
 
 
 class EventFields(TypedDict, total=False):
