@@ -63,8 +63,14 @@ package struct Benchmark {
                 for figure in try await ConnectionsBench(options: options, cluster: cluster).run() { report.add(figure) }
             }
         }
+        // Before any agent connects: the devices are the ledger's only ones (one user's quota).
+        if wants("actions") {
+            await phase("actions", &report) { report in
+                for figure in try await ActionFanOutBench(options: options, cluster: cluster).run() { report.add(figure) }
+            }
+        }
         // Phases that need no agent: run alone, they start none.
-        if !only.isEmpty && only.isSubset(of: ["connections", "enrollment", "ledger"]) {
+        if !only.isEmpty && only.isSubset(of: ["connections", "enrollment", "ledger", "actions"]) {
             await runEnrollment(cluster, &report)
             return
         }
