@@ -14,12 +14,15 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         case metrics
         /// The kept events; with `follow`, then every new one, one JSON object per line.
         case events
+        /// A diagnostics report (``DiagnosticsReport``): status, the last events, the
+        /// configuration with secrets removed; what a remote `diagnostics` action sends.
+        case diagnostics
 
         /// True for the commands that change the agent (docs/operations.md "Two roles on the
         /// control socket"): only root, the daemon's user and the operator group may send them.
         public var changesState: Bool {
             switch self {
-            case .hello, .status, .resets, .waitSynced, .metrics, .events: false
+            case .hello, .status, .resets, .waitSynced, .metrics, .events, .diagnostics: false
             case .resetInitiate, .pause, .resume, .logLevel: true
             }
         }

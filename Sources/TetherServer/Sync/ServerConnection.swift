@@ -138,6 +138,8 @@ actor ServerConnection {
                 work.append(.close)
             case .completeRotation(let deviceID, let digest):
                 await service.credentialAccepted(deviceID: deviceID, digest: digest)
+            case .finishAction:
+                break  // PLACEHOLDER (agent-side branch, so that it builds): the lead's server side keeps the outcome
             case .recordReport(let report):
                 if reports.allow(at: .now) {
                     work.append(.report(report))
