@@ -25,6 +25,10 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         case changesApplied = "changes-applied"
         /// The partition caught up: everything uploaded, the server's latest version stored.
         case synced
+        /// The server asked this device for a remote action (protocol 8): `name` the kind,
+        /// `action_id` the server's id, `partition` when it names one, `outcome` (`done`,
+        /// `refused`, `failed`) and `message` as the server is told.
+        case remoteAction = "remote-action"
     }
 
     /// The event's number: one more than the event before, across restarts of the agent (the
@@ -63,6 +67,8 @@ public struct AgentEvent: Sendable, Hashable, Codable {
     /// before and after, for an application that compares them).
     public var storePath: String?
     public var backupPath: String?
+    /// `remote-action`: the server's id of the action.
+    public var actionID: Int64?
 
     enum CodingKeys: String, CodingKey {
         case seq, at, event, partition, state, code, name, message, action, phase, outcome, hook, rows, bytes, skipped, cause, tables
@@ -72,6 +78,7 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         case serverVersion = "server_version"
         case storePath = "store_path"
         case backupPath = "backup_path"
+        case actionID = "action_id"
     }
 
     public init(
@@ -158,6 +165,7 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         if let serverVersion { parts.append("server_version=\(serverVersion)") }
         if let tables { parts.append("tables=" + tables.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")) }
         if let backupPath { parts.append("backup=\(backupPath)") }
+        if let actionID { parts.append("action_id=\(actionID)") }
         if let message, !message.isEmpty { parts.append("— \(message)") }
         return parts.joined(separator: " ")
     }

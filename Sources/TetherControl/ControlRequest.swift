@@ -17,12 +17,15 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         /// End the backoff and try again at once: the connection's reconnect, and the bind of
         /// the partition named (or of every partition).
         case retryNow = "retry-now"
+        /// A diagnostics report (``DiagnosticsReport``): status, the last events, the
+        /// configuration with secrets removed; what a remote `diagnostics` action sends.
+        case diagnostics
 
         /// True for the commands that change the agent (docs/operations.md "Two roles on the
         /// control socket"): only root, the daemon's user and the operator group may send them.
         public var changesState: Bool {
             switch self {
-            case .hello, .status, .resets, .waitSynced, .metrics, .events: false
+            case .hello, .status, .resets, .waitSynced, .metrics, .events, .diagnostics: false
             case .resetInitiate, .pause, .resume, .logLevel, .retryNow: true
             }
         }

@@ -21,6 +21,11 @@ actor AgentConnection {
         var ready: @Sendable () async -> Void
         /// Runs while a connection is up, beside the partitions (the device reports).
         var whileConnected: @Sendable (SyncConnection) async -> Void
+        /// Runs a remote action the server sent (protocol 8) and says what became of it
+        /// (``SyncAgent/answer(_:)``); by default each is refused.
+        var answer: @Sendable (RemoteAction) async -> RemoteActionResult = { action in
+            RemoteActionResult(id: action.id, outcome: .refused, message: "this agent runs no remote actions")
+        }
     }
 
     init(logger: Logger, metrics: AgentMetrics, events: AgentEvents, backoff: Backoff = Backoff()) {
@@ -115,6 +120,15 @@ actor AgentConnection {
                     let tokenFile = await partitions.configuration().server.tokenFile
                     guard case .written(let digest) = await CredentialRotation.store(credential, tokenFile: tokenFile, log: logger) else { continue }
                     try? await connection.acknowledgeCredential(digest: digest)
+                }
+            }
+            group.addTask {
+                // Remote actions (protocol 8): each in turn, answered once it has run. Not
+                // answered (the connection is gone): the server sends it again on the next
+                // connection, and the agent answers it again from memory.
+                for await action in connection.actions {
+                    let result = await hooks.answer(action)
+                    try? await connection.answerAction(result)
                 }
             }
             await self.started(hooks)

@@ -52,19 +52,29 @@ extension SyncAgent {
     /// false when the connection's protocol has no reports.
     private func sendReports(_ statuses: [PartitionStatus], deviceID: String, on connection: SyncConnection) async throws -> Bool {
         let token = try await partitions.readToken()
-        let deviceName = await partitions.configuration().device.name
+        let device = await partitions.configuration().device
+        // Protocol 8: what `[device] remote_actions` accepts, read now (a reload changes it).
+        let accepted = Self.acceptedActions(device, serverProtocol: await connection.welcome?.protocolVersion)
         let at = Date().timeIntervalSince1970
         let entries = statuses.map { $0.ledgerEntry(resets: resetCounts($0.name), at: at) }
         var start = 0
         repeat {
             let end = min(entries.count, start + ProtocolLimits.maxReportEntries)
             let sent = try await connection.report(DeviceReport(
-                token: token, deviceID: deviceID, deviceName: deviceName, release: TetherVersion.release,
-                entries: Array(entries[start..<end])))
+                token: token, deviceID: deviceID, deviceName: device.name, release: TetherVersion.release,
+                entries: Array(entries[start..<end]), acceptedActions: accepted))
             guard sent else { return false }
             start = end
         } while start < entries.count
         return true
+    }
+
+    /// The accepted remote actions a report carries: `[device] remote_actions` on a connection
+    /// whose server speaks protocol 8 or later; nil (not sent) to an older one, whose reports
+    /// end after the entries.
+    static func acceptedActions(_ device: DeviceSettings, serverProtocol: Int?) -> [RemoteActionKind]? {
+        guard let serverProtocol, serverProtocol >= TetherVersion.remoteActions else { return nil }
+        return device.remoteActions
     }
 
     /// The partition's finished resets by outcome (none when the state database cannot say).

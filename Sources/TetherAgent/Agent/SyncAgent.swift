@@ -26,6 +26,11 @@ package actor SyncAgent {
     package nonisolated let metrics: AgentMetrics
     /// Every event, for `tetherctl events` and the error hook (docs/events.md).
     package nonisolated let events: AgentEvents
+    /// When this run started: the uptime of a diagnostics report.
+    nonisolated let startedAt = (date: Date(), instant: ContinuousClock.now)
+    /// The remote actions answered in this run, so that one the server sends again (on a new
+    /// connection, unanswered on the last) is answered without running twice.
+    var remoteActionMemory = RemoteActionMemory()
 
     package init(configuration: AgentConfiguration, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
         self.logger = logger
@@ -71,7 +76,8 @@ package actor SyncAgent {
         let partitions = self.partitions
         let releaser = IdleStoreReleaser(clock: ContinuousClock()) { await partitions.openStores() }
         let connectionHooks = AgentConnection.Hooks(
-            ready: { await self.markStarted() }, whileConnected: { connection in await self.reportLoop(connection) })
+            ready: { await self.markStarted() }, whileConnected: { connection in await self.reportLoop(connection) },
+            answer: { action in await self.answer(action) })
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.statusLoop() }
             group.addTask { await self.connection.run(partitions: partitions, hooks: connectionHooks) }

@@ -13,6 +13,10 @@ package struct DeviceSettings: Sendable, Hashable {
     /// `name` when the file sets it: the name enrollment asks for (nil: the server picks one,
     /// so that clones of one image, which share a host name, do not ask for the same).
     package var configuredName: String? = nil
+    /// `remote_actions`: the remote actions an operator may ask of this device from the server
+    /// (docs/operations.md "Remote actions"); default all but `pause`, `[]` none. Read at each
+    /// action and report, so a reload applies it.
+    package var remoteActions: [RemoteActionKind] = RemoteActionKind.acceptedByDefault
 
     package init(name: String = DeviceSettings.hostName) {
         self.name = name
@@ -37,6 +41,25 @@ package struct DeviceSettings: Sendable, Hashable {
             }
         }
         if let seconds = table.integer("report_interval_seconds", range: 1...3600) { settings.reportIntervalSeconds = seconds }
+        if let names = table.stringArray("remote_actions") { settings.remoteActions = parseRemoteActions(names, table) }
         return settings
+    }
+
+    /// The kinds `remote_actions` lists, each once, in the documentation's order; an unknown
+    /// name is a problem at its index (the default is kept when there is one).
+    private static func parseRemoteActions(_ names: [String], _ table: ConfigTable) -> [RemoteActionKind] {
+        var kinds: Set<RemoteActionKind> = []
+        var valid = true
+        for (index, name) in names.enumerated() {
+            let kind = RemoteActionKind(rawValue: name)
+            guard kind.isKnown else {
+                let known = RemoteActionKind.all.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                table.problem("remote_actions[\(index)]", "\(name.debugDescription) is not a remote action (one of \(known))")
+                valid = false
+                continue
+            }
+            kinds.insert(kind)
+        }
+        return valid ? RemoteActionKind.all.filter(kinds.contains) : RemoteActionKind.acceptedByDefault
     }
 }

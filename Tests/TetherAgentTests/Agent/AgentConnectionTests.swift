@@ -16,9 +16,15 @@ import TetherTestSupport
         let ready = Mutex(0)
         let connections = Mutex(0)
 
+        let actions = Mutex<[RemoteAction]>([])
+
         var hooks: AgentConnection.Hooks {
             AgentConnection.Hooks(
-                ready: { self.ready.withLock { $0 += 1 } }, whileConnected: { _ in self.connections.withLock { $0 += 1 } })
+                ready: { self.ready.withLock { $0 += 1 } }, whileConnected: { _ in self.connections.withLock { $0 += 1 } },
+                answer: { action in
+                    self.actions.withLock { $0.append(action) }
+                    return RemoteActionResult(id: action.id, outcome: .done, message: "ran \(action.kind)")
+                })
         }
     }
 
@@ -56,6 +62,32 @@ import TetherTestSupport
             #expect(seen.connections.withLock { $0 } == 0)
             #expect(await connection.current == nil)
             #expect(await connection.isMakingProgress(limit: .seconds(30), serverURL: ""))
+        }
+    }
+
+    /// Remote actions (protocol 8): each action the server sends is run by the hook and its
+    /// result sent back as `action-result`.
+    @Test func aRemoteActionIsRunAndAnsweredOnTheConnection() async throws {
+        let welcome = FakeSyncServer.frame(0x2, FakeSyncServer.welcome(protocolVersion: UInt8(TetherVersion.syncProtocol)))
+        let actions = [RemoteAction(id: 41, kind: .diagnostics), RemoteAction(id: 42, kind: .pause, partition: "a")]
+        let sent = welcome + actions.flatMap { FakeSyncServer.frame(0x2, ServerMessage.action($0).encoded()) }
+        let answers = Mutex<[RemoteActionResult]>([])
+        let fake = try FakeSyncServer(
+            .init(
+                bytes: { sent }, closeAfter: false,
+                reply: { payload in
+                    if case .actionResult(let result)? = try? ClientMessage.decode(payload) { answers.withLock { $0.append(result) } }
+                    return []
+                }))
+        defer { fake.stop() }
+        try await withConnection(url: fake.url) { _, connection, seen in
+            try await eventually("both answered") { answers.withLock { $0.count } == 2 }
+            #expect(seen.actions.withLock { $0 } == actions, "run in the order sent")
+            #expect(answers.withLock { $0 } == [
+                RemoteActionResult(id: 41, outcome: .done, message: "ran diagnostics"),
+                RemoteActionResult(id: 42, outcome: .done, message: "ran pause"),
+            ])
+            #expect(await connection.current != nil)
         }
     }
 

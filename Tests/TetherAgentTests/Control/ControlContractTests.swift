@@ -110,6 +110,16 @@ import TetherControl
                 #expect(documented.isSubset(of: ["events", "follow", "seq", "at", "event"]), "\(shape)")
                 continue
             }
+            if decoded.command == .diagnostics {
+                // Its parts are documented where they come from (status, events, configuration):
+                // the top-level keys here.
+                let report = DiagnosticsReport(
+                    release: "0.1.0", startedAt: "t", uptimeSeconds: 1, status: StatusReport(connection: nil, partitions: []),
+                    configuration: [:], events: [], eventsOmitted: 1, note: "n")
+                guard case .object(let top) = try JSONValue(encoding: report) else { Issue.record("not an object"); continue }
+                #expect(Set(top.keys) == documented, "diagnostics: encoded \(top.keys.sorted()), documented \(documented.sorted())")
+                continue
+            }
             let sample = try #require(samples[decoded.command])
             #expect(Self.keys(sample) == documented, "\(decoded.command.rawValue): encoded \(Self.keys(sample).sorted()), documented \(documented.sorted())")
         }
