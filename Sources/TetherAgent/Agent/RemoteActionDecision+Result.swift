@@ -46,7 +46,9 @@ extension RemoteActionDecision {
             return "\(report.partition) \(action.kind == .pause ? "paused" : "resumed") (state \(report.state))"
         case .retryNow:
             // As above: the agent's own report, or a plain word.
-            return "retrying now"  // TEMPORARY
+            guard let report = try? result.decode(as: RetryNowReport.self) else { return "retrying now" }
+            let what = (report.connection ? ["the connection"] : []) + report.partitions
+            return what.isEmpty ? "nothing was backing off" : "retrying now: " + what.joined(separator: ", ")
         default:
             return "\(action.kind) done"
         }
