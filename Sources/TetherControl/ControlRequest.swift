@@ -14,6 +14,9 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         case metrics
         /// The kept events; with `follow`, then every new one, one JSON object per line.
         case events
+        /// End the backoff and try again at once: the connection's reconnect, and the bind of
+        /// the partition named (or of every partition).
+        case retryNow = "retry-now"
         /// A diagnostics report (``DiagnosticsReport``): status, the last events, the
         /// configuration with secrets removed; what a remote `diagnostics` action sends.
         case diagnostics
@@ -23,7 +26,7 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         public var changesState: Bool {
             switch self {
             case .hello, .status, .resets, .waitSynced, .metrics, .events, .diagnostics: false
-            case .resetInitiate, .pause, .resume, .logLevel: true
+            case .resetInitiate, .pause, .resume, .logLevel, .retryNow: true
             }
         }
     }

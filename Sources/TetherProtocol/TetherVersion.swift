@@ -1,6 +1,7 @@
 /// Versions of this build: the release and the sync protocol it speaks.
 package enum TetherVersion {
-    /// The release, printed by every program's `--version`.
+    /// The release, printed by every program's `--version`: the file `VERSION` says it, and
+    /// `TetherVersionTests` checks that this is the same.
     package static let release = "0.1.0"
     /// The sync protocol version an agent announces in its hello.
     package static let syncProtocol = 8

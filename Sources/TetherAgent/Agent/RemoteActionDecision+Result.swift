@@ -46,7 +46,9 @@ extension RemoteActionDecision {
             return "\(report.partition) \(action.kind == .pause ? "paused" : "resumed") (state \(report.state))"
         case .retryNow:
             // As above: the agent's own report, or a plain word.
-            return "retrying now"  // TEMPORARY
+            guard let report = try? result.decode(as: RetryNowReport.self) else { return "retrying now" }
+            let connection = report.connection ? "reconnecting now" : "the connection was not backing off"
+            return "\(connection); binding again: \(report.partitions.isEmpty ? "none" : report.partitions.joined(separator: ", "))"
         default:
             return "\(action.kind) done"
         }

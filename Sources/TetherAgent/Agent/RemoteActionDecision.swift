@@ -31,9 +31,7 @@ enum RemoteActionDecision: Sendable, Hashable {
         case .initiateReset: command = .resetInitiate
         case .pause: command = .pause
         case .resume: command = .resume
-        case .retryNow:
-            guard let retry = ControlRequest.Command(rawValue: "retry-now") else { return .refuse("TEMPORARY") }
-            command = retry
+        case .retryNow: command = .retryNow
         default:
             guard action.partition == nil else { return .refuse("\(kind) concerns the whole agent and takes no partition") }
             command = .diagnostics
