@@ -15,8 +15,8 @@ public enum ControlProtocol {
     public static let version = 2
 
     /// What this agent can do beyond its version's commands; a client checks before using one.
-    /// `retry-now` and `diagnostics`: the commands of those names; `reset-backup` and
-    /// `remote-action`: the events of those names.
+    /// `retry-now`: the command of that name; `reset-backup`: the event of that name.
+    /// `diagnostics`: the command of that name; `remote-action`: the event of that name.
     public static let capabilities = [
         "events-after", "changes-applied", "synced", "reset-paths", "error-codes", "retry-now", "reset-backup", "diagnostics", "remote-action",
     ]

@@ -15,10 +15,14 @@ import TetherClient
         .appendingPathComponent("python/tests/swift_names.json").path
 
     /// An event with every field set: its JSON has one key per stored property.
-    static let fullEvent = AgentEvent(
-        .state, partition: "p", state: "synced", code: 1, name: "n", message: "m", action: "retry", resetID: "r", phase: "done",
-        outcome: "o", hook: "h", exitStatus: 0, rows: 1, bytes: 1, skipped: 1, cause: "c", healedChanges: 1, serverVersion: 1,
-        tables: ["t": 1], storePath: "/s", backupPath: "/b")
+    static let fullEvent: AgentEvent = {
+        var event = AgentEvent(
+            .state, partition: "p", state: "synced", code: 1, name: "n", message: "m", action: "retry", resetID: "r", phase: "done",
+            outcome: "o", hook: "h", exitStatus: 0, rows: 1, bytes: 1, skipped: 1, cause: "c", healedChanges: 1, serverVersion: 1,
+            tables: ["t": 1], storePath: "/s", backupPath: "/b")
+        event.actionID = 1  // remote-action only; not an argument of the initializer
+        return event
+    }()
 
     static func eventFields() throws -> [String] {
         let object = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(fullEvent)) as? [String: Any]

@@ -40,6 +40,7 @@ class AgentEvent:
     tables: Optional[Dict[str, int]] = None
     store_path: Optional[str] = None
     backup_path: Optional[str] = None
+    action_id: Optional[int] = None
     raw: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod

@@ -27,7 +27,7 @@ ResetOutcome = Literal["in-progress", "recovered", "discarded", "manual-pending"
 #: An event's kind.
 EventKind = Literal[
     "state", "sync-error", "reset-phase", "reset-backup", "reset-outcome", "hook", "download", "reload", "dropped", "identity",
-    "changes-applied", "synced",
+    "changes-applied", "synced", "remote-action",
 ]
 
 PARTITION_STATES: Tuple[PartitionState, ...] = get_args(PartitionState)
@@ -97,6 +97,7 @@ class EventFields(TypedDict, total=False):
     tables: Dict[str, int]
     store_path: str
     backup_path: str
+    action_id: int
 
 
 class HelloResult(TypedDict):

@@ -47,8 +47,8 @@ extension RemoteActionDecision {
         case .retryNow:
             // As above: the agent's own report, or a plain word.
             guard let report = try? result.decode(as: RetryNowReport.self) else { return "retrying now" }
-            let what = (report.connection ? ["the connection"] : []) + report.partitions
-            return what.isEmpty ? "nothing was backing off" : "retrying now: " + what.joined(separator: ", ")
+            let connection = report.connection ? "reconnecting now" : "the connection was not backing off"
+            return "\(connection); binding again: \(report.partitions.isEmpty ? "none" : report.partitions.joined(separator: ", "))"
         default:
             return "\(action.kind) done"
         }

@@ -70,10 +70,10 @@ extension SyncAgent: ControlHandler {
             }
             if request.follow == true { return .success(report: FollowReport()) }
             return .success(report: EventsReport(events: events.log.recent(partition: request.partition, after: request.after)))
-        case .retryNow:
-            return await retryNow(request.partition)
         case .diagnostics:
             return await diagnostics()
+        case .retryNow:
+            return await retryNow(request.partition)
         case .logLevel:
             guard let name = request.level, let level = TetherLogLevel(rawValue: name) else {
                 return .failure("unknown log level \(request.level ?? "")", exitCode: 2)

@@ -17,14 +17,12 @@ import TetherProtocol
         .run(ControlRequest(command: command, partition: partition, protocol: ControlProtocol.version))
     }
 
-    @Test(.enabled(if: ControlRequest.Command(rawValue: "retry-now") != nil, "retry-now not merged yet"))
-    func eachKnownKindRunsTheControlCommandOfTheSameMeaning() throws {
+    @Test func eachKnownKindRunsTheControlCommandOfTheSameMeaning() {
         #expect(decide(.initiateReset, "store-1") == request(.resetInitiate, "store-1"))
         #expect(decide(.pause, "store-1") == request(.pause, "store-1"))
         #expect(decide(.resume, "store-1") == request(.resume, "store-1"))
-        let retry = try #require(ControlRequest.Command(rawValue: "retry-now"))
-        #expect(decide(.retryNow) == request(retry))
-        #expect(decide(.retryNow, "store-1") == request(retry, "store-1"))
+        #expect(decide(.retryNow) == request(.retryNow))
+        #expect(decide(.retryNow, "store-1") == request(.retryNow, "store-1"))
         #expect(decide(.diagnostics) == request(.diagnostics))
     }
 
@@ -72,6 +70,10 @@ import TetherProtocol
         #expect(result(.pause, .success(report: PartitionStateReport(partition: "store-1", state: "paused"))).message == "store-1 paused (state paused)")
         #expect(result(.resume, .success(report: PartitionStateReport(partition: "store-1", state: "connecting"))).message
             == "store-1 resumed (state connecting)")
+        let retry = result(.retryNow, .success(report: RetryNowReport(connection: true, partitions: ["a", "b"])), partition: nil)
+        #expect(retry == RemoteActionResult(id: 9, outcome: .done, message: "reconnecting now; binding again: a, b"))
+        #expect(result(.retryNow, .success(report: RetryNowReport(connection: false, partitions: [])), partition: nil).message
+            == "the connection was not backing off; binding again: none")
         #expect(result(.pause, .success(.null)).outcome == .done, "an unreadable result is still a success")
     }
 
