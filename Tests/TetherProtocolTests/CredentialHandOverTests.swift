@@ -96,7 +96,9 @@ import TetherProtocol
     }
 
     @Test func aConnectionOfAnOlderProtocolIsNeverHandedOne() {
-        var machine = Self.connection(negotiated: TetherVersion.credentialRotation - 1)
+        // A connection that negotiated 6 (a server speaking 7 accepts it; one speaking 8 no
+        // longer does): made ready at that version directly.
+        var machine = Machine(state: .ready, negotiated: TetherVersion.credentialRotation - 1)
         let older = machine.beginHandOver(to: Self.deviceID)
         #expect(!older)
         let actions = machine.received(.credentialAccepted(digest: Self.digest))

@@ -60,7 +60,8 @@ import TetherProtocol
         #expect(code { try ClientMessage.decode(Self.bytes(outcomes: ["recovered", "recovered"])) } == .badSyntax)
         #expect(code { try ClientMessage.decode(Self.bytes(outcomes: (0..<17).map { "o\($0)" })) } == .limitsExceeded)
         #expect(code { try ClientMessage.decode(Self.bytes(name: String(repeating: "n", count: 256))) } == .limitsExceeded)
-        #expect(code { try ClientMessage.decode(Self.bytes() + [0x00]) } == .badSyntax)
+        // After the entries, protocol 8's accepted actions (a count, here 0), then nothing.
+        #expect(code { try ClientMessage.decode(Self.bytes() + [0x00, 0x00]) } == .badSyntax)
         // A server must not send one.
         #expect(code { try ServerMessage.decode(Self.bytes()) } == .unknownMessage)
     }
