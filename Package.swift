@@ -106,7 +106,7 @@ let package = Package(
         .target(
             name: "TetherBench",
             dependencies: [
-                "TetherTestSupport", "TetherControl", "TetherSyncClient", "TetherProtocol",
+                "TetherTestSupport", "TetherControl", "TetherSyncClient", "TetherProtocol", "TetherServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -25,6 +25,8 @@ package struct BenchOptions: Sendable {
     package var templateBindRuns: Int
     /// Revocations timed (a new device each).
     package var revocationRuns: Int
+    /// Entries of the ledger the console's pages are timed over (issue 49).
+    package var ledgerEntries: Int
     /// The server's storage, and how many instances share it (PostgreSQL only).
     package var storage: Storage = .sqlite
     package var instances = 1
@@ -49,6 +51,7 @@ package struct BenchOptions: Sendable {
         templateBinds = quick ? 200 : 1_000
         templateBindRuns = quick ? 3 : 9
         revocationRuns = quick ? 3 : 5
+        ledgerEntries = quick ? 20_000 : 100_000
     }
 
     /// Runs of bootstrap and client reset at `rows` rows: medians of three where cheap.

@@ -7,7 +7,7 @@ import TetherTestSupport
 package struct Benchmark {
     package let options: BenchOptions
     /// Figures to run (`connections`, `fan-file`, `scale`, `bulk`, `capture`, `latency`, `wire`, `fanout`, `idle`,
-    /// `enrollment`); empty: all.
+    /// `enrollment`, `ledger`); empty: all.
     package let only: Set<String>
 
     package init(options: BenchOptions, only: Set<String> = []) {
@@ -26,6 +26,16 @@ package struct Benchmark {
         progress("tether-bench (\(report.mode)): \(report.machine); peak RSS = /proc/<pid>/status VmHWM, reset per phase")
         if wants("connections") {
             progress("open-file limit raised to \(ConnectionsBench.raiseOpenFileLimit(devices: options.connectedDevices)) (the server inherits it)")
+        }
+        // The ledger's pages need no server process: its storages are opened in-process.
+        if wants("ledger") {
+            await phase("ledger", &report) { report in
+                for figure in try await LedgerBench(options: options).run() { report.add(figure) }
+            }
+        }
+        if only == ["ledger"] {
+            report.totalSeconds = started.duration(to: clock.now).seconds
+            return report
         }
         let cluster: Cluster
         do {
@@ -54,7 +64,7 @@ package struct Benchmark {
             }
         }
         // Phases that need no agent: run alone, they start none.
-        if !only.isEmpty && only.isSubset(of: ["connections", "enrollment"]) {
+        if !only.isEmpty && only.isSubset(of: ["connections", "enrollment", "ledger"]) {
             await runEnrollment(cluster, &report)
             return
         }

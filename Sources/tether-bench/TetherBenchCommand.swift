@@ -1,8 +1,8 @@
 import Foundation
 import TetherBench
 
-/// `tether-bench [--quick] [--results FILE] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment] [--scales N,…]
-/// [--devices N] [--enrollments N] [--storage sqlite|postgresql] [--instances 1|2]`:
+/// `tether-bench [--quick] [--results FILE] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment,ledger] [--scales N,…]
+/// [--devices N] [--enrollments N] [--ledger-entries N] [--storage sqlite|postgresql] [--instances 1|2]`:
 /// runs the benchmark against the release builds next to it, prints a table and writes JSON.
 /// Exits 0 whatever the figures are (it is a benchmark, not a test); 2 on a usage error.
 @main
@@ -14,6 +14,7 @@ struct TetherBenchCommand {
         var scales: [Int]?
         var devices: Int?
         var enrollments: Int?
+        var ledgerEntries: Int?
         var storage = BenchOptions.Storage.sqlite
         var instances = 1
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -35,6 +36,9 @@ struct TetherBenchCommand {
             case "--enrollments":
                 guard let value = arguments.next(), let count = Int(value), count > 0 else { usage("--enrollments needs a number of devices") }
                 enrollments = count
+            case "--ledger-entries":
+                guard let value = arguments.next(), let count = Int(value), count > 0 else { usage("--ledger-entries needs a number of entries") }
+                ledgerEntries = count
             case "--storage":
                 guard let value = arguments.next(), let parsed = BenchOptions.Storage(rawValue: value) else {
                     usage("--storage needs sqlite or postgresql")
@@ -44,7 +48,7 @@ struct TetherBenchCommand {
                 guard let value = arguments.next(), let count = Int(value), (1...2).contains(count) else { usage("--instances needs 1 or 2") }
                 instances = count
             case "--help", "-h":
-                print("usage: tether-bench [--quick] [--results FILE] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment] [--scales 10000,100000] [--devices 5000] [--enrollments 1000] [--storage sqlite|postgresql] [--instances 1|2]")
+                print("usage: tether-bench [--quick] [--results FILE] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment,ledger] [--scales 10000,100000] [--devices 5000] [--enrollments 1000] [--ledger-entries 100000] [--storage sqlite|postgresql] [--instances 1|2]")
                 return
             default: usage("unknown argument \(argument)")
             }
@@ -53,6 +57,7 @@ struct TetherBenchCommand {
         if let scales { options.scales = scales }
         if let devices { options.connectedDevices = devices }
         if let enrollments { options.enrollments = enrollments }
+        if let ledgerEntries { options.ledgerEntries = ledgerEntries }
         if instances > 1 && storage != .postgresql { usage("--instances 2 needs --storage postgresql") }
         options.storage = storage
         options.instances = instances

@@ -15,16 +15,35 @@ struct AdminDevices: AsyncParsableCommand {
             """)
     @ParentCommand var admin: AdminCommand
 
-    @Option(name: .long, help: "Only this partition.")
+    @Option(name: .long, help: "Only this partition, or the partitions a glob matches (store-*: * any run, ? one character).")
     var partition: String?
 
     @Option(name: .long, help: "Only devices not heard from for this long (90s, 30m, 24h, 7d).")
     var stale: String?
 
     @Option(
-        name: .long, help: "Only this state (synced, syncing, offline, paused, reset-pending, resetting, stopped, connecting, other).",
+        name: .long,
+        help: "Only this state (synced, syncing, offline, paused, reset-pending, resetting, stopped, connecting, other) or health (unhealthy, wedged, erroring, stale).",
         completion: .list(AdminDevices.states))
     var state: String?
+
+    @Option(name: .long, help: "Page in this order: health (the default: wedged, reset-pending, erroring, stale, then the rest), seen, name, partition, state, unsynced.")
+    var sort: String?
+
+    @Flag(name: .long, help: "Page in the reverse order.")
+    var desc = false
+
+    @Option(name: .long, help: "Entries per page, 1 to 500 (default 100).")
+    var limit: Int?
+
+    @Option(name: .long, help: "This page (1-based) of --limit entries.")
+    var page: Int?
+
+    @Option(name: .long, help: "The page after this cursor (the `next` a page printed).")
+    var after: String?
+
+    /// Whether a page was asked for: any of --sort, --desc, --limit, --page, --after.
+    var paged: Bool { sort != nil || desc || limit != nil || page != nil || after != nil }
 
     func validate() throws {
         if let stale, DurationText.seconds(stale) == nil {
@@ -33,10 +52,19 @@ struct AdminDevices: AsyncParsableCommand {
         if let state, !Self.states.contains(state) {
             throw ValidationError("--state: \(state.debugDescription) is not one of \(Self.states.joined(separator: " "))")
         }
+        if let sort, DeviceLedgerSort(rawValue: sort) == nil {
+            throw ValidationError("--sort: \(sort.debugDescription) is not one of \(DeviceLedgerSort.allCases.map(\.rawValue).joined(separator: " "))")
+        }
+        if let limit, !(1...DeviceLedgerPageQuery.maxLimit).contains(limit) {
+            throw ValidationError("--limit: \(limit) is not from 1 to \(DeviceLedgerPageQuery.maxLimit)")
+        }
+        if let page, page < 1 { throw ValidationError("--page: pages count from 1") }
+        if page != nil, after != nil { throw ValidationError("--page and --after: give one") }
     }
 
     func run() async throws {
         let staleSeconds = stale.flatMap(DurationText.seconds)
+        if paged { return try await runPaged(staleSeconds: staleSeconds) }
         let filtered = partition != nil || state != nil || stale != nil
         try await admin.perform({ (client: AdminClient) async throws -> AdminAPI.Devices in
             var list = try await client.devices(partition: partition, state: state, staleSeconds: staleSeconds)
@@ -70,8 +98,9 @@ struct AdminDevices: AsyncParsableCommand {
         return AdminTable.render(["IDENTITY", "SOURCE", "STATE", "TAGS", "KEY", "CREATED", "CREDENTIAL_AGE", "LAST_SEEN"], rows)
     }
 
-    /// The states an entry may have: the agent's and `other` (a state the server does not know).
-    static let states = DeviceLedgerEntry.states
+    /// The states an entry may have (the agent's and `other`, a state the server does not
+    /// know), and the health classes.
+    static let states = DeviceLedgerFilter.stateNames
 
 
     /// One line per device and partition; stale and wedged ones marked.

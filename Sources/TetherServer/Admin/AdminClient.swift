@@ -53,6 +53,28 @@ package struct AdminClient: Sendable {
         return try await call(.GET, query.isEmpty ? "devices" : "devices?" + query.joined(separator: "&"))
     }
 
+    /// One page of the device ledger (`page`: 1-based; `after`: a page's `next_cursor`).
+    package func devicePage(
+        _ filter: DeviceLedgerFilter, sort: DeviceLedgerSort = .health, descending: Bool = false,
+        limit: Int = DeviceLedgerPageQuery.defaultLimit, page: Int? = nil, after: String? = nil, staleSeconds: Int? = nil
+    ) async throws -> AdminAPI.DevicePage {
+        var query = ["sort=\(sort.rawValue)", "desc=\(descending)", "limit=\(limit)"]
+        for (name, value) in [
+            ("partition", filter.partition), ("state", filter.state), ("device_id", filter.deviceID), ("user", filter.user), ("q", filter.text),
+            ("after", after),
+        ] {
+            if let value { query.append("\(name)=\(Self.escape(value))") }
+        }
+        if let page { query.append("page=\(page)") }
+        if let staleSeconds { query.append("stale_seconds=\(staleSeconds)") }
+        return try await call(.GET, "devices?" + query.joined(separator: "&"))
+    }
+
+    /// The report history of the device `id`.
+    package func deviceHistory(id: String) async throws -> AdminAPI.DeviceHistory {
+        try await call(.GET, "devices/\(Self.escape(id))/history")
+    }
+
     package func snapshot(_ partition: String) async throws -> AdminAPI.Snapshot {
         try await call(.POST, "partitions/\(Self.escape(partition))/snapshot")
     }

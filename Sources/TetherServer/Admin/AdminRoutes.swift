@@ -15,6 +15,8 @@ extension AdminAPI.SchemaApplied: ResponseEncodable {}
 extension AdminAPI.GrantChanged: ResponseEncodable {}
 extension AdminAPI.Compacted: ResponseEncodable {}
 extension AdminAPI.Devices: ResponseEncodable {}
+extension AdminAPI.DevicePage: ResponseEncodable {}
+extension AdminAPI.DeviceHistory: ResponseEncodable {}
 
 /// The `/admin` HTTP API (docs/server.md): JSON in and out, `Authorization: Bearer <admin token>`.
 struct AdminRoutes<Context: RequestContext> {
@@ -25,14 +27,13 @@ struct AdminRoutes<Context: RequestContext> {
         let admin = router.group("admin").add(middleware: AdminAuthMiddleware<Context>(policy: control.policy))
         admin.get("status") { _, _ in try await control.status() }
         admin.get("devices") { request, _ in
-            let query = request.uri.queryParameters
-            var stale: Int? = nil
-            if let text = query["stale_seconds"] {
-                guard let seconds = Int(text), seconds >= 0 else { throw AdminError(.badRequest, "stale_seconds must be a number of seconds") }
-                stale = seconds
-            }
-            return try await control.devices(
-                partition: query["partition"].map(String.init), state: query["state"].map(String.init), staleSeconds: stale)
+            let (query, legacy) = try DevicePageParameters.query(
+                Dictionary(request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }),
+                now: control.now())
+            return try await control.devicePage(query, legacy: legacy)
+        }
+        admin.get("devices/:id/history") { _, context in
+            try await control.deviceHistory(id: try context.parameters.require("id"))
         }
         admin.post("partitions/:partition/snapshot") { _, context in
             try await control.snapshot(try context.parameters.require("partition"))

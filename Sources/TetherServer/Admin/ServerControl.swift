@@ -237,6 +237,10 @@ package final class ServerControl: Sendable {
                 "entries": "\(devices)",
             ])
         }
+        let samples = try await storage.ledger.expireDeviceHistory(before: at - TimeInterval(DeviceHistory.retentionSeconds))
+        if samples > 0 {
+            logger.info("device report history expired (7 days)", metadata: ["samples": "\(samples)"])
+        }
         return removed
     }
 

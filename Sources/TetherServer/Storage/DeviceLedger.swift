@@ -6,7 +6,7 @@ import TetherProtocol
 /// shared by the instances of one PostgreSQL, bounded and expiring with the client files.
 package protocol DeviceLedgerStorage: Sendable {
     /// Keeps `entries` as they are, each replacing the entry of its user, device and partition,
-    /// with no check (the intake's write; tests).
+    /// with no check (the intake's write; tests); each also lands in its history bucket.
     func recordDeviceReports(_ entries: [DeviceLedgerEntry]) async throws
     /// Keeps what ``DeviceLedgerIntake`` admits of one report's `entries` (one user and device
     /// id, one per partition), reading its facts and writing in one transaction (on PostgreSQL
@@ -19,6 +19,18 @@ package protocol DeviceLedgerStorage: Sendable {
     func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry]
     /// Counts for the metrics: entries by state, stale and wedged ones.
     func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts
+    /// One page of the entries matching `query.filter`, in its order, with the counts around it
+    /// (``DeviceLedgerSQL``); `staleBefore` and `wedgedBefore` place each entry's health.
+    func devicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerPage
+    /// The keys of the entries matching `filter` (a remote action's selection), in key order, at most `limit`.
+    func deviceKeys(matching filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date, limit: Int) async throws -> [DeviceLedgerKey]
+    /// How many devices (user and device id) have an entry matching `filter`.
+    func countDevices(matching filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date) async throws -> Int
+    /// The history samples of the device `deviceID` (every user and partition) from `since`,
+    /// by partition, user and time; at most ``DeviceHistory/maxSamples``.
+    func deviceHistory(deviceID: String, since: Date) async throws -> [DeviceHistorySample]
+    /// Removes the history samples of buckets that started before `cutoff`; returns how many went.
+    func expireDeviceHistory(before cutoff: Date) async throws -> Int
     /// Removes the entries reported before `cutoff`; then, if more than `maxEntries` are left,
     /// the least recently reported entries of the users holding more than
     /// ``DeviceLedgerTrim/cap(entriesPerUser:maxEntries:)``. Returns how many went.

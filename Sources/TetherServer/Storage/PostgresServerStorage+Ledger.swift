@@ -48,6 +48,17 @@ extension PostgresServerStorage {
 
     private static func upsert(_ entries: [DeviceLedgerEntry], _ connection: PostgresConnection, _ logger: Logger) async throws {
         for entry in entries {
+            let sample = DeviceHistory.sample(of: entry)
+            try await connection.guardedQuery(
+                """
+                INSERT INTO device_history(device_id, partition, user_name, bucket, max_unsynced, last_upload_at, state, reported_at)
+                VALUES (\(sample.deviceID), \(sample.partition), \(sample.user), \(sample.bucketStart), \(sample.maxUnsyncedChanges),
+                    \(sample.lastUploadAt?.timeIntervalSince1970), \(sample.state), \(sample.reportedAt.timeIntervalSince1970))
+                ON CONFLICT(device_id, partition, user_name, bucket) DO UPDATE SET
+                    max_unsynced = GREATEST(device_history.max_unsynced, excluded.max_unsynced),
+                    last_upload_at = excluded.last_upload_at, state = excluded.state, reported_at = excluded.reported_at
+                """,
+                logger: logger)
             try await connection.guardedQuery(
                 """
                 INSERT INTO device_reports(
@@ -85,22 +96,27 @@ extension PostgresServerStorage {
                     ORDER BY reported_at DESC, device_id, partition, user_name LIMIT \(query.limit)
                     """,
                     logger: logger)
-                var entries: [DeviceLedgerEntry] = []
-                for try await row in rows.decode(
-                    (String, String, String, String, String, String, Int64, Int64, Int64, Double?, Double?, Int64?, Double?, String,
-                     String?, Double).self)
-                {
-                    try entries.append(DeviceLedgerEntry(
-                        deviceID: row.0, deviceName: row.2, user: row.3, release: row.4, partition: row.1, state: row.5,
-                        serverVersion: row.6, clientFile: row.7, unsyncedChanges: row.8,
-                        unsyncedSince: row.9.map(Date.init(timeIntervalSince1970:)), lastUploadAt: row.10.map(Date.init(timeIntervalSince1970:)),
-                        lastErrorCode: row.11, lastErrorAt: row.12.map(Date.init(timeIntervalSince1970:)),
-                        resets: DeviceLedgerEntry.resets(fromJSON: row.13), pendingReset: row.14,
-                        reportedAt: Date(timeIntervalSince1970: row.15)))
-                }
-                return entries
+                return try await Self.deviceEntries(rows)
             }
         }
+    }
+
+    /// The entries of rows of ``DeviceLedgerSQL/columns``.
+    static func deviceEntries(_ rows: PostgresRowSequence) async throws -> [DeviceLedgerEntry] {
+        var entries: [DeviceLedgerEntry] = []
+        for try await row in rows.decode(
+            (String, String, String, String, String, String, Int64, Int64, Int64, Double?, Double?, Int64?, Double?, String,
+             String?, Double).self)
+        {
+            try entries.append(DeviceLedgerEntry(
+                deviceID: row.0, deviceName: row.2, user: row.3, release: row.4, partition: row.1, state: row.5,
+                serverVersion: row.6, clientFile: row.7, unsyncedChanges: row.8,
+                unsyncedSince: row.9.map(Date.init(timeIntervalSince1970:)), lastUploadAt: row.10.map(Date.init(timeIntervalSince1970:)),
+                lastErrorCode: row.11, lastErrorAt: row.12.map(Date.init(timeIntervalSince1970:)),
+                resets: DeviceLedgerEntry.resets(fromJSON: row.13), pendingReset: row.14,
+                reportedAt: Date(timeIntervalSince1970: row.15)))
+        }
+        return entries
     }
 
     package func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts {

@@ -196,6 +196,29 @@ extension PostgresServerStorage {
                 subject text NOT NULL, detail text NOT NULL)
             """,
         ]),
+        // The ledger at fleet scale (issue 49; docs/server.md, "Device ledger"): names and
+        // states in the "C" collation (pages in the same order as on SQLite), an index per
+        // filter and order of a page, each ending with the entry's key, and the report history,
+        // one row per entry and 10-minute bucket.
+        (8, [
+            "ALTER TABLE device_reports ALTER COLUMN device_name TYPE text COLLATE \"C\"",
+            "ALTER TABLE device_reports ALTER COLUMN state TYPE text COLLATE \"C\"",
+            "DROP INDEX device_reports_reported",
+            "CREATE INDEX device_reports_reported ON device_reports(reported_at, user_name, device_id, partition)",
+            "CREATE INDEX device_reports_name ON device_reports(device_name, user_name, device_id, partition)",
+            "CREATE INDEX device_reports_partition ON device_reports(partition, device_name, user_name, device_id)",
+            "CREATE INDEX device_reports_state ON device_reports(state, device_name, user_name, device_id, partition)",
+            "CREATE INDEX device_reports_unsynced ON device_reports(unsynced, user_name, device_id, partition)",
+            "CREATE INDEX device_reports_device ON device_reports(device_id)",
+            """
+            CREATE TABLE device_history(
+                device_id text COLLATE "C" NOT NULL, partition text COLLATE "C" NOT NULL, user_name text COLLATE "C" NOT NULL,
+                bucket bigint NOT NULL, max_unsynced bigint NOT NULL, last_upload_at double precision, state text NOT NULL,
+                reported_at double precision NOT NULL,
+                PRIMARY KEY(device_id, partition, user_name, bucket))
+            """,
+            "CREATE INDEX device_history_bucket ON device_history(bucket)",
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

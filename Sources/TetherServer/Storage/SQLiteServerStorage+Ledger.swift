@@ -36,7 +36,13 @@ extension SQLiteServerStorage {
 
     private static func upsert(_ entries: [DeviceLedgerEntry], _ db: Database) throws {
         let statement = try db.cachedStatement(sql: Self.upsertDeviceSQL)
+        let history = try db.cachedStatement(sql: Self.upsertHistorySQL)
         for entry in entries {
+            let sample = DeviceHistory.sample(of: entry)
+            try history.execute(arguments: [
+                sample.deviceID, sample.partition, sample.user, sample.bucketStart, sample.maxUnsyncedChanges,
+                sample.lastUploadAt?.timeIntervalSince1970, sample.state, sample.reportedAt.timeIntervalSince1970,
+            ])
             try statement.execute(arguments: [
                 entry.deviceID, entry.partition, entry.deviceName, entry.user, entry.release, entry.state, entry.serverVersion,
                 entry.clientFile, entry.unsyncedChanges, entry.unsyncedSince?.timeIntervalSince1970,
@@ -114,6 +120,15 @@ extension SQLiteServerStorage {
             unsynced = excluded.unsynced, unsynced_since = excluded.unsynced_since, last_upload_at = excluded.last_upload_at,
             last_error_code = excluded.last_error_code, last_error_at = excluded.last_error_at, resets = excluded.resets,
             pending_reset = excluded.pending_reset, reported_at = excluded.reported_at
+        """
+
+    /// One sample per entry and bucket: the bucket's most unsynced changes, its last report's rest.
+    static let upsertHistorySQL = """
+        INSERT INTO device_history(device_id, partition, user_name, bucket, max_unsynced, last_upload_at, state, reported_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(device_id, partition, user_name, bucket) DO UPDATE SET
+            max_unsynced = max(max_unsynced, excluded.max_unsynced), last_upload_at = excluded.last_upload_at,
+            state = excluded.state, reported_at = excluded.reported_at
         """
 
     static func deviceEntry(_ row: Row) throws -> DeviceLedgerEntry {

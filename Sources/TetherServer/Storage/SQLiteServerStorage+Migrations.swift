@@ -164,6 +164,23 @@ extension SQLiteServerStorage {
                     subject TEXT NOT NULL, detail TEXT NOT NULL);
                 """)
         }
+        // The ledger at fleet scale (issue 49; docs/server.md, "Device ledger"): an index per
+        // filter and order of a page (a WITHOUT ROWID table's index ends with its key, so each
+        // order is total), and the report history, one row per entry and 10-minute bucket.
+        migrator.registerMigration("v7: device ledger pages and history") { db in
+            try db.execute(sql: """
+                CREATE INDEX device_reports_name ON device_reports(device_name);
+                CREATE INDEX device_reports_partition ON device_reports(partition, device_name);
+                CREATE INDEX device_reports_state ON device_reports(state, device_name);
+                CREATE INDEX device_reports_unsynced ON device_reports(unsynced);
+                CREATE INDEX device_reports_device ON device_reports(device_id);
+                CREATE TABLE device_history(
+                    device_id TEXT NOT NULL, partition TEXT NOT NULL, user_name TEXT NOT NULL, bucket INTEGER NOT NULL,
+                    max_unsynced INTEGER NOT NULL, last_upload_at REAL, state TEXT NOT NULL, reported_at REAL NOT NULL,
+                    PRIMARY KEY(device_id, partition, user_name, bucket)) WITHOUT ROWID;
+                CREATE INDEX device_history_bucket ON device_history(bucket);
+                """)
+        }
         return migrator
     }
 }

@@ -1,0 +1,82 @@
+import Foundation
+import GRDB
+
+/// The ledger's pages, selections and history on SQLite (``DeviceLedgerSQL``).
+extension SQLiteServerStorage {
+    package func devicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerPage {
+        try await pool.read { db in
+            let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
+            let entries = try Row.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql)).map(Self.deviceEntry)
+            let counts = DeviceLedgerSQL.counts(query.filter.withoutState, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
+            var tally = DeviceLedgerCountRows()
+            for row in try Row.fetchAll(db, sql: counts.text, arguments: Self.arguments(counts)) {
+                tally.add(state: row[0], health: row[1], entries: row[2], stale: row[3], erroring: row[4])
+            }
+            return tally.page(query, entries: entries, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        }
+    }
+
+    package func deviceKeys(
+        matching filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date, limit: Int
+    ) async throws -> [DeviceLedgerKey] {
+        try await pool.read { db in
+            let sql = DeviceLedgerSQL.keys(filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore, limit: limit, dialect: .sqlite)
+            return try Row.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql)).map { row in
+                DeviceLedgerKey(user: row[0], deviceID: row[1], partition: row[2], deviceName: row[3])
+            }
+        }
+    }
+
+    package func countDevices(matching filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date) async throws -> Int {
+        try await pool.read { db in
+            let sql = DeviceLedgerSQL.deviceCount(filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
+            return try Int.fetchOne(db, sql: sql.text, arguments: Self.arguments(sql)) ?? 0
+        }
+    }
+
+    package func deviceHistory(deviceID: String, since: Date) async throws -> [DeviceHistorySample] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT user_name, partition, bucket, max_unsynced, last_upload_at, state, reported_at FROM device_history
+                    WHERE device_id = ? AND bucket >= ? ORDER BY partition, user_name, bucket LIMIT ?
+                    """,
+                arguments: [deviceID, DeviceHistory.bucket(of: since), DeviceHistory.maxSamples]
+            ).map { row in
+                DeviceHistorySample(
+                    user: row[0], deviceID: deviceID, partition: row[1], bucketStart: row[2], maxUnsyncedChanges: row[3],
+                    lastUploadAt: (row[4] as Double?).map(Date.init(timeIntervalSince1970:)), state: row[5],
+                    reportedAt: Date(timeIntervalSince1970: row[6]))
+            }
+        }
+    }
+
+    package func expireDeviceHistory(before cutoff: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM device_history WHERE bucket < ?", arguments: [DeviceHistory.bucket(of: cutoff)])
+            return db.changesCount
+        }
+    }
+
+    static func arguments(_ sql: DeviceLedgerSQL) -> StatementArguments {
+        StatementArguments(sql.binds.map { bind -> (any DatabaseValueConvertible)? in
+            switch bind {
+            case .text(let text): text
+            case .real(let value): value
+            case .integer(let value): value
+            }
+        })
+    }
+}
+
+extension SQLiteServerStorage {
+    /// The query plan of a page's query (`EXPLAIN QUERY PLAN`), for `tether-bench`'s misses.
+    package func explainDevicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> String {
+        try await pool.read { db in
+            let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
+            return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql.text, arguments: Self.arguments(sql))
+                .map { row -> String in row["detail"] }.joined(separator: "\n")
+        }
+    }
+}

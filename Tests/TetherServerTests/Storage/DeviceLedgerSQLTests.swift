@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import TetherServer
+
+/// The shared SQL of the ledger's pages: as many placeholders as values, typed on PostgreSQL,
+/// cursors compared over the sort's keys in its direction.
+@Suite struct DeviceLedgerSQLTests {
+    let stale = Date(timeIntervalSince1970: 1_000)
+    let wedged = Date(timeIntervalSince1970: 2_000)
+
+    static let everyFilter = DeviceLedgerFilter(
+        partition: "s-*", state: "unhealthy", reportedBefore: Date(timeIntervalSince1970: 5), deviceID: "d", user: "u", text: "Till")
+
+    @Test(arguments: DeviceLedgerSort.allCases)
+    func placeholdersMatchTheirValues(_ sort: DeviceLedgerSort) throws {
+        let entry = DeviceLedgerEntry(deviceID: "d", deviceName: "n", user: "u", release: "r", partition: "p", state: "synced", reportedAt: stale)
+        let cursor = DeviceLedgerCursor(after: entry, sort: sort, descending: true, health: .stale)
+        let query = DeviceLedgerPageQuery(filter: Self.everyFilter, sort: sort, descending: true, limit: 10, cursor: cursor)
+        let sqlite = DeviceLedgerSQL.page(query, staleBefore: stale, wedgedBefore: wedged, dialect: .sqlite)
+        #expect(sqlite.text.filter { $0 == "?" }.count == sqlite.binds.count)
+        #expect(sqlite.text.contains("partition GLOB ?") && sqlite.text.contains(") < (") && sqlite.text.contains(" DESC"))
+        let postgres = DeviceLedgerSQL.page(query, staleBefore: stale, wedgedBefore: wedged, dialect: .postgres)
+        #expect(postgres.binds.dropFirst() == sqlite.binds.dropFirst() && sqlite.binds.first == .text("s-*"))
+        #expect(postgres.text.contains("$\(postgres.binds.count)::bigint") && !postgres.text.contains("$\(postgres.binds.count + 1)"))
+        #expect(postgres.text.contains("LIKE $1::text ESCAPE '\\'"))
+        #expect(postgres.binds.first == .text("s-%"))
+        // The last value is the limit, one over the page (the next page's sign).
+        #expect(sqlite.binds.last == .integer(11))
+    }
+
+    @Test func offsetsAreUsedOnlyWithoutACursor() {
+        let query = DeviceLedgerPageQuery(sort: .name, limit: 5, offset: 20)
+        let sql = DeviceLedgerSQL.page(query, staleBefore: stale, wedgedBefore: wedged, dialect: .sqlite)
+        #expect(sql.text.hasSuffix("LIMIT ? OFFSET ?") && sql.binds == [.integer(6), .integer(20)])
+        #expect(sql.text.contains("ORDER BY device_name ASC, user_name ASC, device_id ASC, partition ASC"))
+        #expect(sql.text.contains("WHERE 1 = 1"))
+    }
+
+    @Test func countsKeysAndDeviceCountsTakeTheFilter() {
+        for dialect in [DeviceLedgerSQL.Dialect.sqlite, .postgres] {
+            for sql in [
+                DeviceLedgerSQL.counts(Self.everyFilter, staleBefore: stale, wedgedBefore: wedged, dialect: dialect),
+                DeviceLedgerSQL.keys(Self.everyFilter, staleBefore: stale, wedgedBefore: wedged, limit: 3, dialect: dialect),
+                DeviceLedgerSQL.deviceCount(Self.everyFilter, staleBefore: stale, wedgedBefore: wedged, dialect: dialect),
+            ] {
+                #expect(sql.binds.contains(.text("u")) && sql.binds.contains(.text("till")) && sql.binds.contains(.text("d")))
+                if dialect == .sqlite { #expect(sql.text.filter { $0 == "?" }.count == sql.binds.count) }
+            }
+        }
+    }
+}
