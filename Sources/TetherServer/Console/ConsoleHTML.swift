@@ -135,6 +135,12 @@ enum ConsoleHTML {
         :focus-visible { outline: 3px solid #f0a500; outline-offset: 2px; }
         .notice { padding: .75rem 1rem; border-left: 4px solid var(--accent); background: #eaf2fb; }
         .error { padding: .75rem 1rem; border-left: 4px solid #b42318; background: var(--bad-bg); color: var(--bad-ink); }
+        ul.chips { display: flex; flex-wrap: wrap; gap: .5rem; margin: .5rem 0; padding: 0; list-style: none; }
+        ul.chips a { display: inline-block; padding: .15rem .6rem; border: 1px solid var(--line); border-radius: 1rem; text-decoration: none; }
+        ul.chips a[aria-current="true"], th a[aria-current="true"] { font-weight: 700; }
+        .pages p, .refresh { margin: .5rem 0; }
+        figure { margin: .5rem 0 1rem; } figcaption { font-weight: 600; } svg.chart { max-width: 100%; height: auto; }
+        details { margin: .5rem 0 1.5rem; } summary { cursor: pointer; color: var(--accent); }
         dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; } dt { font-weight: 600; } dd { margin: 0; }
         """
 }

@@ -17,9 +17,9 @@ enum ConsolePages {
                 """)
     }
 
-    static func partitions(_ status: AdminAPI.Status, devices: AdminAPI.Devices, csrf: String) -> HTML {
+    /// The partitions; `counts`: the ledger's entries of each.
+    static func partitions(_ status: AdminAPI.Status, counts: [String: Int], csrf: String) -> HTML {
         let s = status.server
-        let counts = Dictionary(grouping: devices.devices, by: \.partition).mapValues { Set($0.map { [$0.user, $0.deviceID] }).count }
         let rows = status.partitions.map { p -> [HTML] in
             let heal: String = p.heal.map { $0.isHealing ? "healing (lost \($0.restoredTo + 1)…\($0.lostUntil))" : "restored, \($0.mode.rawValue) closed" } ?? "-"
             return [
@@ -60,7 +60,7 @@ enum ConsolePages {
     }
 
     static func partition(
-        _ p: AdminAPI.Status.Partition, snapshots: [SnapshotRecord], devices: AdminAPI.Devices, csrf: String
+        _ p: AdminAPI.Status.Partition, snapshots: [SnapshotRecord], devices: AdminAPI.DevicePage, query: ConsoleDeviceQuery, csrf: String
     ) -> HTML {
         let heal: HTML = p.heal.map { h -> HTML in
             """
@@ -83,7 +83,7 @@ enum ConsolePages {
             ]
         }
         return H.page(
-            title: "Partition \(p.name)", current: "partitions", signedIn: true,
+            title: "Partition \(p.name)", current: "partitions", signedIn: true, refresh: query.refresh,
             body: """
                 <dl>
                 <dt>Server version</dt><dd>\(p.serverVersion)</dd><dt>Compacted through</dt><dd>\(p.compactedThrough)</dd>
@@ -92,80 +92,12 @@ enum ConsolePages {
                 </dl>
                 \(heal)
                 <h2>Devices</h2>
-                \(deviceTable(devices, caption: "Devices of \(p.name)"))
+                \(deviceList(devices, list: DeviceList(base: "/console/partitions/\(H.segment(p.name))", query: query, fixedPartition: p.name)))
                 <h2>Snapshots</h2>
                 \(H.form(action: "/console/actions/snapshot", csrf: csrf, fields: H.hidden("partition", p.name), button: "Take a snapshot…"))
                 \(snapshots.isEmpty ? HTML("<p>No snapshot of this partition.</p>") :
                     H.table(caption: "Snapshots of \(p.name)", headers: ["Snapshot", "Version", "Taken", "Restore"], rows: snapshotRows))
                 """)
-    }
-
-    /// The ledger, filtered and sorted as the query asked.
-    static func devices(_ devices: AdminAPI.Devices, filter: DeviceFilter) -> HTML {
-        let sortOptions: [(String, String)] = [("seen", "last seen, oldest first"), ("name", "name"), ("unsynced", "unsynced changes, most first"), ("state", "state")]
-        let states: [(String, String)] = [("", "any")] + ServerMetrics.deviceStates.map { ($0, $0) }
-        return H.page(
-            title: "Devices", current: "devices", signedIn: true,
-            body: """
-                <form method="get" action="/console/devices" class="inline" role="search">
-                \(H.input("partition", label: "Partition", value: filter.partition ?? "", required: false))
-                \(H.select("state", label: "State", options: states, selected: filter.state ?? ""))
-                \(H.input("stale", label: "Not seen for (90s, 30m, 24h)", value: filter.stale ?? "", required: false))
-                \(H.select("sort", label: "Sort by", options: sortOptions, selected: filter.sort))
-                <button type="submit">Show</button>
-                </form>
-                \(deviceTable(filter.sorted(devices), caption: "\(devices.devices.count) device partitions\(devices.truncated ? " (the first 10,000)" : "")"))
-                <p>Stale: not heard from for <code>[devices] stale_after_seconds</code>. Wedged: unsynced changes waiting longer than <code>wedged_after_seconds</code> with no upload.</p>
-                """)
-    }
-
-    /// A device's ledger entries and, when it enrolled, its identity with its actions.
-    static func device(_ entries: [AdminAPI.Device], id: String, identity: AdminAPI.Identity? = nil, csrf: String = "") -> HTML {
-        let enrolled: HTML = identity.map { identitySection($0, csrf: csrf) } ?? ""
-        guard let first = entries.first else {
-            if let identity {
-                return H.page(
-                    title: "Device \(identity.name)", current: "devices", signedIn: true,
-                    body: enrolled + "<h2>Partitions</h2><p>The device has not reported yet.</p>")
-            }
-            return H.page(title: "Device", current: "devices", signedIn: true, body: "<p class=\"error\">No device has the id <code>\(id)</code>.</p>")
-        }
-        // The ledger's key is (user, device id, partition): another user's device reporting the
-        // same id is another device, shown with its user.
-        let users = Set(entries.map(\.user))
-        let rows = entries.map { d -> [HTML] in
-            (users.count > 1 ? ["\(d.user)"] : []) + [
-                "<a href=\"/console/partitions/\(H.segment(d.partition))\">\(d.partition)</a>", "\(d.state)", "\(d.serverVersion)",
-                "\(d.clientFile)", "\(d.unsyncedChanges)", "\(d.unsyncedSince ?? "-")", "\(d.lastUploadAt ?? "-")",
-                "\(d.lastErrorCode.map { "\($0) at \(d.lastErrorAt ?? "-")" } ?? "-")", "\(resets(d.resets))", "\(d.pendingReset ?? "-")",
-            ]
-        }
-        return H.page(
-            title: "Device \(first.deviceName)", current: "devices", signedIn: true,
-            body: """
-                <dl><dt>Id</dt><dd><code>\(first.deviceID)</code></dd><dt>Release</dt><dd>\(first.release)</dd>
-                <dt>User</dt><dd>\(users.sorted().joined(separator: ", "))</dd><dt>Last report</dt><dd>\(first.reportedAt) (\(AgeText.words(seconds: first.reportedSecondsAgo)))\(first.stale ? HTML(" <span class=\"flag\">stale</span>") : "")</dd></dl>
-                \(enrolled)
-                \(H.table(
-                    caption: "Partitions of \(first.deviceName)",
-                    headers: (users.count > 1 ? ["User"] : []) + ["Partition", "State", "Version", "Client file", "Unsynced", "Waiting since", "Last upload", "Last error", "Resets", "Pending reset"],
-                    rows: rows, rowClasses: entries.map(rowClass)))
-                """)
-    }
-
-    static func deviceTable(_ list: AdminAPI.Devices, caption: String) -> HTML {
-        guard !list.devices.isEmpty else { return "<p>No device has reported.</p>" }
-        let rows = list.devices.map { d -> [HTML] in
-            let flags = [d.stale ? "stale" : nil, d.wedged ? "wedged" : nil, d.pendingReset.map { "reset waits: \($0)" }].compactMap { $0 }
-            return [
-                "<a href=\"/console/devices/\(H.segment(d.deviceID))\">\(d.deviceName)</a>", "\(d.partition)", "\(d.state)",
-                "\(d.unsyncedChanges)", "\(AgeText.words(seconds: d.reportedSecondsAgo))", "\(d.lastErrorCode.map { "\($0)" } ?? "-")", "\(resets(d.resets))",
-                "\(d.release)", flags.isEmpty ? "-" : "<span class=\"flag\">\(flags.joined(separator: "; "))</span>",
-            ]
-        }
-        return H.table(
-            caption: caption, headers: ["Device", "Partition", "State", "Unsynced", "Seen", "Last error", "Resets", "Release", "Flags"],
-            rows: rows, rowClasses: list.devices.map(rowClass))
     }
 
     static func rowClass(_ d: AdminAPI.Device) -> String? {
@@ -185,42 +117,5 @@ enum ConsolePages {
         H.page(
             title: title, current: nil, signedIn: true,
             body: "<p class=\"\(error ? "error" : "notice")\" role=\"status\">\(message)</p><p><a href=\"\(back)\">Back</a></p>")
-    }
-}
-
-/// What the devices page was asked for (its GET form's fields).
-struct DeviceFilter: Sendable, Decodable {
-    var partition: String?
-    var state: String?
-    var stale: String?
-    var sort: String
-
-    init(partition: String? = nil, state: String? = nil, stale: String? = nil, sort: String = "seen") {
-        self.partition = partition
-        self.state = state
-        self.stale = stale
-        self.sort = sort
-    }
-
-    private enum CodingKeys: String, CodingKey { case partition, state, stale, sort }
-
-    /// From the query (`URLEncodedFormDecoder`): an empty field is no filter.
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        func field(_ key: CodingKeys) throws -> String? { try c.decodeIfPresent(String.self, forKey: key).flatMap { $0.isEmpty ? nil : $0 } }
-        self.init(partition: try field(.partition), state: try field(.state), stale: try field(.stale), sort: try field(.sort) ?? "seen")
-    }
-
-    func sorted(_ list: AdminAPI.Devices) -> AdminAPI.Devices {
-        var list = list
-        list.devices.sort { a, b in
-            switch sort {
-            case "name": (a.deviceName, a.partition) < (b.deviceName, b.partition)
-            case "unsynced": (a.unsyncedChanges, b.deviceName) > (b.unsyncedChanges, a.deviceName)
-            case "state": (a.state, a.deviceName) < (b.state, b.deviceName)
-            default: (a.reportedSecondsAgo, b.deviceName) > (b.reportedSecondsAgo, a.deviceName)
-            }
-        }
-        return list
     }
 }

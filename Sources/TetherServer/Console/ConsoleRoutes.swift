@@ -62,11 +62,14 @@ struct ConsoleRoutes {
     }
 
     private func registerPages(on group: RouterGroup<ConsoleRequestContext>) {
-        group.get("partitions") { request, context in
+        group.get("partitions") { _, context in
             try await page(context) { session in
-                async let status = control.status()
-                async let devices = control.devices(partition: nil, state: nil, staleSeconds: nil)
-                return ConsolePages.partitions(try await status, devices: try await devices, csrf: session.csrf)
+                let status = try await control.status()
+                var counts: [String: Int] = [:]
+                for partition in status.partitions {
+                    counts[partition.name] = try await control.countDevices(matching: DeviceLedgerFilter(partition: partition.name))
+                }
+                return ConsolePages.partitions(status, counts: counts, csrf: session.csrf)
             }
         }
         group.get("partitions/:partition") { request, context in
@@ -75,29 +78,36 @@ struct ConsoleRoutes {
                 guard let partition = try await control.status().partitions.first(where: { $0.name == name }), let parsed = PartitionName(name) else {
                     return ConsolePages.outcome(title: "Partition", message: "No partition is named \(name).", error: true, back: "/console/partitions")
                 }
+                var query = try request.uri.decodeQuery(as: ConsoleDeviceQuery.self, context: context)
+                if let problem = query.problem {
+                    return ConsolePages.outcome(title: "Partition", message: problem, error: true, back: "/console/partitions/\(ConsoleHTML.segment(name))")
+                }
+                query.partition = name
                 return ConsolePages.partition(
                     partition, snapshots: try await control.storage.admin.snapshots(of: parsed),
-                    devices: try await control.devices(partition: name, state: nil, staleSeconds: nil), csrf: session.csrf)
+                    devices: try await control.devicePage(query.page(now: control.now())), query: query, csrf: session.csrf)
             }
         }
         group.get("devices") { request, context in
             try await page(context) { _ in
-                let filter = try request.uri.decodeQuery(as: DeviceFilter.self, context: context)
-                let staleSeconds = filter.stale.flatMap(DurationText.seconds)
-                if filter.stale != nil, staleSeconds == nil {
-                    return ConsolePages.outcome(title: "Devices", message: "“Not seen for” takes a duration such as 90s, 30m, 24h or 7d.", error: true, back: "/console/devices")
+                let query = try request.uri.decodeQuery(as: ConsoleDeviceQuery.self, context: context)
+                if let problem = query.problem {
+                    return ConsolePages.outcome(title: "Devices", message: problem, error: true, back: "/console/devices")
                 }
-                let list = try await control.devices(partition: filter.partition, state: filter.state, staleSeconds: staleSeconds)
-                return ConsolePages.devices(list, filter: filter)
+                return ConsolePages.devices(try await control.devicePage(query.page(now: control.now())), query: query)
             }
         }
         group.get("devices/:device") { request, context in
             let id = try context.parameters.require("device")
             return try await page(context) { session in
-                let all = try await control.devices(partition: nil, state: nil, staleSeconds: nil)
+                let refresh = try request.uri.decodeQuery(as: ConsoleDeviceQuery.self, context: context).refresh
+                // Only this device's entries: by its id, every user and partition.
+                let entries = try await control.devicePage(
+                    DeviceLedgerPageQuery(filter: DeviceLedgerFilter(deviceID: id), sort: .partition, limit: DeviceLedgerPageQuery.maxLimit))
                 let identity = try await control.enrolledDevice(id: id).map { AdminAPI.Identity($0, now: control.now()) }
+                let history = entries.devices.isEmpty ? nil : try await control.deviceHistory(id: id)
                 return ConsolePages.device(
-                    all.devices.filter { $0.deviceID == id }.sorted { $0.partition < $1.partition }, id: id, identity: identity, csrf: session.csrf)
+                    entries.devices, id: id, identity: identity, history: history, csrf: session.csrf, refresh: refresh)
             }
         }
         group.get("enrollment") { request, context in
