@@ -34,7 +34,9 @@ FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
 # that stays mapped, against 45 KB packed (BENCHMARKS.md, "Idle memory").
 RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 BUILD_FLAGS = $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS),-c $(CONFIGURATION))
-VERSION := $(shell sed -n 's/.*static let release = "\(.*\)"/\1/p' Sources/TetherProtocol/TetherVersion.swift)
+# The release number's one source (TetherVersionTests checks that the programs, the Python
+# package, CHANGELOG.md and README.md say the same).
+VERSION := $(shell cat VERSION)
 # Manual pages are dated with the release's date in CHANGELOG.md (reproducible builds).
 RELEASE_DATE := $(shell sed -n 's/^## \[$(VERSION)\] - \([0-9-]*\).*/\1/p' CHANGELOG.md)
 # Each program's manual section, EXIT STATUS, FILES and SEE ALSO (the rest comes from its

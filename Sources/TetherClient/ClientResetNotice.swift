@@ -8,6 +8,8 @@ public struct ClientResetNotice: Sendable, Hashable {
     public var resetID: String
     /// `recovered`, `discarded`, `manual-done`, `deleted` or `superseded` (docs/events.md).
     public var outcome: String
+    /// ``outcome`` as an enum.
+    public var resetOutcome: Tether.ResetOutcome { Tether.ResetOutcome(rawValue: outcome) }
     /// The store before the reset: the backup the agent kept (`recovery_dir`).
     public var before: String
     /// The store now, reset.

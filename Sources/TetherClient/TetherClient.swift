@@ -73,6 +73,27 @@ public struct TetherClient: Sendable {
         _ = try Self.report(try await send(ControlRequest(command: .resume, partition: partition)), as: PartitionStateReport.self)
     }
 
+    /// Carries out the client reset that waits for an operator on `partition` (a manual reset,
+    /// or a delete-store action) — the same as `tetherctl reset initiate` and Realm's
+    /// `SyncSession.immediatelyHandleError`; on a partition stuck in an error state it forces a
+    /// reset. The reset goes on in the agent: ``onResetProgress(partition:after:_:)`` tells
+    /// when its backup exists, ``onClientReset(partition:after:_:)`` when it finished. Needs
+    /// the `operator` role; throws ``TetherClientError/refused(code:message:)`` when there is
+    /// no reset to initiate.
+    @discardableResult
+    public func initiateReset(partition: String) async throws(TetherClientError) -> ResetInitiatedReport {
+        try Self.report(try await send(ControlRequest(command: .resetInitiate, partition: partition)), as: ResetInitiatedReport.self)
+    }
+
+    /// Retry now: ends the agent's backoff, so it reconnects to the server and binds
+    /// `partition` (nil: every partition) at once instead of after the wait. Says what was
+    /// backing off; what was not (connected, syncing, paused, stopped until a reload) is left
+    /// as it is. Needs the `operator` role and an agent with the `retry-now` capability.
+    @discardableResult
+    public func retryNow(partition: String? = nil) async throws(TetherClientError) -> RetryNowReport {
+        try Self.report(try await send(ControlRequest(command: .retryNow, partition: partition)), as: RetryNowReport.self)
+    }
+
     /// Every event after `after` (the `seq` of the last one the application handled; nil: the
     /// kept ones first), then each new one, for as long as the sequence is iterated. When the
     /// agent stops or restarts, or is not running yet, it connects again and goes on after the
@@ -105,6 +126,20 @@ public struct TetherClient: Sendable {
         let start = try await startingPoint(after)
         for try await event in events(after: start, partition: partition) {
             if let notice = ClientResetNotice(event) { await handler(notice) }
+        }
+    }
+
+    /// Calls `handler` as each client reset from now on (after `after`, when given) goes
+    /// through its phases: when it starts (`recorded`), when it waits for an operator, and —
+    /// with ``ClientResetProgress/backupPath`` — as soon as its backup of the store exists,
+    /// before the reset touches the store (Realm's `beforeReset(before)`). Returns only when
+    /// the task is cancelled, or throws as ``events(after:partition:)`` does.
+    public func onResetProgress(
+        partition: String? = nil, after: UInt64? = nil, _ handler: @Sendable (ClientResetProgress) async -> Void
+    ) async throws {
+        let start = try await startingPoint(after)
+        for try await event in events(after: start, partition: partition) {
+            if let progress = ClientResetProgress(event) { await handler(progress) }
         }
     }
 

@@ -9,6 +9,9 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         case state
         case syncError = "sync-error"
         case resetPhase = "reset-phase"
+        /// The reset's backup of the store exists now (`backup_path`): the store as it was
+        /// before the reset, for an application to read (Realm's `beforeReset`).
+        case resetBackup = "reset-backup"
         case resetOutcome = "reset-outcome"
         case hook
         case download
@@ -56,7 +59,7 @@ public struct AgentEvent: Sendable, Hashable, Codable {
     public var serverVersion: Int64?
     /// `changes-applied`: rows changed per table (inserted, updated or deleted by the server).
     public var tables: [String: Int64]?
-    /// `reset-phase`, `reset-outcome`: the store, and the copy of it the reset kept (its
+    /// `reset-phase`, `reset-backup`, `reset-outcome`: the store, and the copy of it the reset kept (its
     /// before and after, for an application that compares them).
     public var storePath: String?
     public var backupPath: String?

@@ -15,5 +15,6 @@ public enum ControlProtocol {
     public static let version = 2
 
     /// What this agent can do beyond its version's commands; a client checks before using one.
-    public static let capabilities = ["events-after", "changes-applied", "synced", "reset-paths", "error-codes"]
+    /// `retry-now`: the command of that name; `reset-backup`: the event of that name.
+    public static let capabilities = ["events-after", "changes-applied", "synced", "reset-paths", "error-codes", "retry-now", "reset-backup"]
 }

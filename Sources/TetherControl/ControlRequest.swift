@@ -14,13 +14,16 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         case metrics
         /// The kept events; with `follow`, then every new one, one JSON object per line.
         case events
+        /// End the backoff and try again at once: the connection's reconnect, and the bind of
+        /// the partition named (or of every partition).
+        case retryNow = "retry-now"
 
         /// True for the commands that change the agent (docs/operations.md "Two roles on the
         /// control socket"): only root, the daemon's user and the operator group may send them.
         public var changesState: Bool {
             switch self {
             case .hello, .status, .resets, .waitSynced, .metrics, .events: false
-            case .resetInitiate, .pause, .resume, .logLevel: true
+            case .resetInitiate, .pause, .resume, .logLevel, .retryNow: true
             }
         }
     }

@@ -1,9 +1,10 @@
 /// Versions of this build: the release and the sync protocol it speaks.
 package enum TetherVersion {
-    /// The release, printed by every program's `--version`.
+    /// The release, printed by every program's `--version`: the file `VERSION` says it, and
+    /// `TetherVersionTests` checks that this is the same.
     package static let release = "0.1.0"
     /// The sync protocol version an agent announces in its hello.
-    package static let syncProtocol = 7
+    package static let syncProtocol = 8
     /// The first protocol version with flow control (`credit`, docs/protocol.md).
     package static let flowControl = 2
     /// The first protocol version whose binds carry the store's lineage (``StoreLineage``): the
@@ -22,6 +23,11 @@ package enum TetherVersion {
     /// `credential-accepted`, docs/protocol.md): an enrolled device is handed a new credential
     /// over its sync connection and says when it has written it.
     package static let credentialRotation = 7
+    /// The first protocol version with remote actions (`action` and `action-result`,
+    /// docs/protocol.md): the server asks a device to initiate a pending reset, retry now,
+    /// pause or resume a partition, or send a diagnostics report, and the device answers; its
+    /// reports say which actions it accepts.
+    package static let remoteActions = 8
 
     /// The protocol versions a server speaking `server` accepts: its own and the one before it,
     /// so that a fleet upgrades in stages, the server first (docs/contract.md: Versions and

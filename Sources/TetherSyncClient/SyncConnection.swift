@@ -31,6 +31,12 @@ package actor SyncConnection {
     /// order it sent them; ends with the connection. Write each to the token file, then
     /// ``acknowledgeCredential(digest:)``.
     package nonisolated var credentials: AsyncStream<DeviceCredential> { credentialStream.stream }
+    private nonisolated let actionStream = AsyncStream.makeStream(of: RemoteAction.self)
+
+    /// What an operator asks of this device from the server (protocol 8, remote actions), in
+    /// the order the server sent them; ends with the connection. Run each under the agent's own
+    /// rules, then ``answerAction(_:)``.
+    package nonisolated var actions: AsyncStream<RemoteAction> { actionStream.stream }
 
     init(writer: WebSocketOutboundWriter, logger: Logger) {
         self.writer = writer
@@ -83,6 +89,13 @@ package actor SyncConnection {
     package func acknowledgeCredential(digest: [UInt8]) async throws {
         guard !isClosed else { throw SyncClientError.closed(closeReason) }
         try await send(.credentialAccepted(digest: digest))
+    }
+
+    /// Tells the server what became of a remote action it sent. Throws when the connection is
+    /// gone (the server sends the action again on the next connection).
+    package func answerAction(_ result: RemoteActionResult) async throws {
+        guard !isClosed else { throw SyncClientError.closed(closeReason) }
+        try await send(.actionResult(result))
     }
 
     /// Sends a device report for the server's ledger (protocol 6; no answer). Sent only once
@@ -180,6 +193,7 @@ package actor SyncConnection {
         for waiter in pongWaiters.values { waiter.resume(throwing: SyncClientError.closed(closeReason)) }
         pongWaiters = [:]
         credentialStream.continuation.finish()
+        actionStream.continuation.finish()
         ended.fire()
     }
 
@@ -199,6 +213,8 @@ package actor SyncConnection {
                 if let waiter = pongWaiters.removeValue(forKey: nonce) { waiter.resume() } else { receivedPongs.insert(nonce) }
             case .credential(let credential):
                 credentialStream.continuation.yield(credential)
+            case .action(let action):
+                actionStream.continuation.yield(action)
             case .close(let error):
                 closeReason = error
                 if let error, error == protocolViolation, error.code != .wrongProtocolVersion {

@@ -17,7 +17,7 @@ struct AdminCommand: AsyncParsableCommand {
         subcommands: [
             AdminStatus.self, AdminDevices.self, AdminSnapshot.self, AdminRestore.self, AdminHealDone.self, AdminTerminateSync.self, AdminEnableSync.self,
             AdminRecovery.self, AdminSchema.self, AdminGrant.self, AdminRevoke.self, AdminBackup.self, AdminCompact.self,
-            AdminEnrollKey.self, AdminDevice.self, AdminAudit.self, AdminAccess.self,
+            AdminEnrollKey.self, AdminDevice.self, AdminAudit.self, AdminAccess.self, AdminAction.self,
         ])
 
     @Option(name: .long, help: "The server's admin listener (admin_listen) as http://host:port or https://host:port.")

@@ -3,11 +3,15 @@ import Foundation
 import TetherProtocol
 import TetherServer
 
-/// `tether-server admin device rotate|revoke|remove|tag NAME` (docs/server.md "Enrollment").
+/// `tether-server admin device rotate|revoke|remove|tag|action|actions NAME` (docs/server.md "Enrollment",
+/// "Remote actions").
 struct AdminDevice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "device", abstract: "Change an enrolled device: its tags, its credential, revoke or forget it.",
-        subcommands: [AdminDeviceTag.self, AdminDeviceRotate.self, AdminDeviceRevoke.self, AdminDeviceRemove.self])
+        commandName: "device", abstract: "Change an enrolled device (its tags, its credential, revoke or forget it); ask a device to act.",
+        subcommands: [
+            AdminDeviceTag.self, AdminDeviceRotate.self, AdminDeviceRevoke.self, AdminDeviceRemove.self, AdminDeviceAction.self,
+            AdminDeviceActions.self,
+        ])
     @ParentCommand var admin: AdminCommand
 
     /// One line about a changed device.

@@ -197,6 +197,7 @@ import TetherProtocol
         case .close: "close"
         case .recordReport: "record-report"
         case .completeRotation(let device, _): "complete-rotation:\(device)"
+        case .finishAction(let action, _): "finish-action:\(action.id)"
         }
     }
 }
@@ -307,6 +308,7 @@ import TetherProtocol
         case .connected: "connected"
         case .pong: "pong"
         case .credential: "credential"
+        case .action(let action): "action:\(action.id)"
         case .close(let error): "close:\(error.map { String($0.code.rawValue) } ?? "-")"
         }
     }

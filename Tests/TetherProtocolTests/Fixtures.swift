@@ -72,6 +72,8 @@ enum Fixtures {
         .bind(bind), .bind(newDeviceBind), .upload(upload), .unbind(7), .ping(UInt64.max),
         .upload(Upload(session: 0, changesets: [])), .credit(7, messages: 1), .credit(UInt32.max, messages: ProtocolLimits.maxCreditGrant),
         .heal(healChunk), .heal(healOffer), .credentialAccepted(digest: [UInt8](repeating: 0x5a, count: 32)),
+        .actionResult(RemoteActionResult(id: 9, outcome: .done, message: "reset 3 of store-1 initiated")),
+        .actionResult(RemoteActionResult(id: Int64.max, outcome: .failed, message: "", report: Array("{\"a\":1}".utf8))),
     ]
 
     static let serverMessages: [ServerMessage] = [
@@ -82,6 +84,7 @@ enum Fixtures {
         .error(ErrorMessage(session: 7, error: error)),
         .error(ErrorMessage(session: nil, error: SyncError(.wrongProtocolVersion, "client 2, server 1"))),
         .credential(DeviceCredential(deviceID: "0123456789abcdef0123456789abcdef", secret: String(repeating: "s", count: 43))),
+        .action(RemoteAction(id: 1, kind: .initiateReset, partition: "store-1")), .action(RemoteAction(id: 2, kind: .diagnostics)),
     ] + HealReply.Outcome.allCases.map { .healed(healReply(outcome: $0)) }
 }
 

@@ -1,7 +1,8 @@
 """tether_client against a real tetherd and tether-server (issue 36).
 
 Run by the Swift test ``PythonClientEndToEndTests`` (``make test``), which starts the server and
-two agents — ``a``, another device, and ``b``, this application's — and passes where they are:
+two agents — ``a``, another device, and ``b``, this application's, whose resets are manual
+(``[reset] mode = "manual"``: the application initiates them) — and passes where they are:
 
 TETHER_TEST_SOCKET        b's control socket          TETHER_TEST_STORE        b's store of p
 TETHER_TEST_AGENT_PID     b's process                 TETHER_TEST_AGENT_ARGV   how to start b again (JSON)
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Callable, List, Optional, TypeVar
 
 import pytest
@@ -29,8 +31,11 @@ from tether_client import (
     AgentNotRunning,
     AsyncTetherClient,
     ClientResetNotice,
+    ClientResetProgress,
     PROTOCOL_VERSION,
+    Refused,
     TetherClient,
+    UnknownPartition,
 )
 
 T = TypeVar("T")
@@ -38,7 +43,7 @@ ENV = os.environ
 pytestmark = pytest.mark.skipif("TETHER_TEST_SOCKET" not in ENV, reason="started by PythonClientEndToEndTests (make test)")
 
 PARTITION = "p"
-restarted: List[subprocess.Popen] = []
+restarted: List["subprocess.Popen[bytes]"] = []
 
 
 def eventually(what: str, check: Callable[[], Optional[T]], timeout: float = 60.0) -> T:
@@ -106,6 +111,9 @@ class Heard:
     def resets(self) -> List[ClientResetNotice]:
         return [notice for notice in map(ClientResetNotice.from_event, self.snapshot()) if notice]
 
+    def progress(self) -> List[ClientResetProgress]:
+        return [progress for progress in map(ClientResetProgress.from_event, self.snapshot()) if progress]
+
 
 def restart_agent() -> None:
     """Stops b (SIGTERM) and starts it again as the harness did."""
@@ -127,6 +135,19 @@ def test_hello_says_who_answers() -> None:
     assert hello["protocol_version"] == PROTOCOL_VERSION
     assert hello["role"] == "operator"
     assert "events-after" in hello["capabilities"] and "changes-applied" in hello["capabilities"]
+    assert "retry-now" in hello["capabilities"] and "reset-backup" in hello["capabilities"]
+
+
+def test_retry_now_and_initiate_reset_say_what_they_did() -> None:
+    client = TetherClient(ENV["TETHER_TEST_SOCKET"], timeout=10)
+    client.wait_synced(PARTITION, timeout=60)
+    # Connected and synced: nothing backs off, and nothing waits for an operator.
+    assert client.retry_now(PARTITION) == {"connection": False, "partitions": []}
+    with pytest.raises(Refused) as refused:
+        client.initiate_reset(PARTITION)
+    assert refused.value.code == "failed"
+    with pytest.raises(UnknownPartition):
+        client.initiate_reset("nope")
 
 
 def test_an_application_hears_writes_resets_and_errors_across_a_restart() -> None:
@@ -146,10 +167,21 @@ def test_an_application_hears_writes_resets_and_errors_across_a_restart() -> Non
         other_device_writes("INSERT INTO orders (id, customer, total) VALUES ('late', 'l', 4)")
         client.wait_synced(PARTITION, timeout=60)
         admin("restore", PARTITION, snapshot, "--rollback")
-        notice = eventually("b's client reset", lambda: (heard.resets() or [None])[0])
-        assert notice.code == 211
+        # b's resets are manual: the application hears it start and wait, and starts it.
+        began = eventually("b's reset started", lambda: next((p for p in heard.progress() if p.is_start), None))
+        assert began.code == 211 and began.strategy == "manual" and began.backup_path is None
+        eventually("b's reset waits", lambda: any(p.phase == "manual-pending" for p in heard.progress()))
+        assert client.status()["partitions"][0]["state"] == "reset-pending"
+        initiated = client.initiate_reset(PARTITION)
+        assert initiated["id"] == began.reset_id and initiated["outcome"] == "initiated"
+        ready = eventually("b's backup", lambda: next((p for p in heard.progress() if p.is_backup_ready), None))
+        assert ready.backup_path is not None and os.path.exists(ready.backup_path)
+        assert ready.event.reset_phase == "backing-up" and ready.store_path == ENV["TETHER_TEST_STORE"]
+        notice = eventually("b's client reset", lambda: next(iter(heard.resets()), None))
+        assert notice.code == 211 and notice.reset_outcome == "manual-done"
         assert notice.after == ENV["TETHER_TEST_STORE"]
-        assert os.path.exists(notice.before)
+        assert notice.before == ready.backup_path and os.path.exists(notice.before)
+        assert ready.event.seq < notice.event.seq
         assert any(event.event == "sync-error" and event.code == 211 for event in heard.snapshot())
 
         admin("revoke", "device", "*")
@@ -173,11 +205,25 @@ def test_asyncio_has_the_same_surface() -> None:
         first = await asyncio.wait_for(recent.__anext__(), timeout=30)
         assert first.seq > 0
         await recent.aclose()
+        retried = await client.retry_now()
+        assert isinstance(retried["connection"], bool) and isinstance(retried["partitions"], list)
+        with pytest.raises(UnknownPartition):
+            await client.retry_now("nope")
+        # A follower that is cancelled closes its connection: no thread is left behind.
+        follower = asyncio.ensure_future(client.on_sync_error(handle_nothing))
+        await asyncio.sleep(0.2)
+        follower.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await follower
 
     asyncio.run(main())
 
 
-def test_an_agent_that_is_not_running_is_a_clear_error(tmp_path) -> None:
+async def handle_nothing(event: AgentEvent) -> None:
+    pass
+
+
+def test_an_agent_that_is_not_running_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(AgentNotRunning) as raised:
         TetherClient(str(tmp_path / "tetherd.sock"), timeout=2).status()
     assert raised.value.transient

@@ -1,6 +1,9 @@
 """Tether's control protocol for applications on the device (docs/control-protocol.md)."""
 
 from ._wire import DEFAULT_SOCKET, PROTOCOL_VERSION
+
+#: The release: the repository's ``VERSION`` (TetherVersionTests checks that they agree).
+__version__ = "0.1.0"
 from .aio import AsyncTetherClient
 from .client import TetherClient
 from .errors import (
@@ -13,7 +16,19 @@ from .errors import (
     UnknownPartition,
     Unreachable,
 )
-from .events import AgentEvent, ClientResetNotice
+from .events import AgentEvent, ClientResetNotice, ClientResetProgress
+from .types import (
+    ErrorAction,
+    EventFields,
+    EventKind,
+    HelloResult,
+    PartitionState,
+    ResetInitiated,
+    ResetOutcome,
+    ResetPhase,
+    ResetStrategy,
+    RetryNowResult,
+)
 
 __all__ = [
     "DEFAULT_SOCKET",
@@ -22,6 +37,17 @@ __all__ = [
     "AgentNotRunning",
     "AsyncTetherClient",
     "ClientResetNotice",
+    "ClientResetProgress",
+    "ErrorAction",
+    "EventFields",
+    "EventKind",
+    "HelloResult",
+    "PartitionState",
+    "ResetInitiated",
+    "ResetOutcome",
+    "ResetPhase",
+    "ResetStrategy",
+    "RetryNowResult",
     "PermissionDenied",
     "ProtocolTooNew",
     "Refused",

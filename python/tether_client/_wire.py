@@ -8,7 +8,7 @@ import os
 import socket
 from typing import Any, Dict, Optional
 
-from .errors import AgentNotRunning, PermissionDenied, TimedOut, Unreachable
+from .errors import AgentNotRunning, PermissionDenied, TetherError, TimedOut, Unreachable
 
 PROTOCOL_VERSION = 2
 DEFAULT_SOCKET = "/run/tether/tetherd.sock"
@@ -25,12 +25,17 @@ def connect(path: str, timeout: Optional[float]) -> socket.socket:
         sock.connect(path)
     except OSError as error:
         sock.close()
-        if error.errno in (errno.ENOENT, errno.ECONNREFUSED):
-            raise AgentNotRunning(f"tetherd is not running at {path}: {error.strerror}") from None
-        if error.errno == errno.EACCES:
-            raise PermissionDenied(f"permission denied on {path}: run as a member of the agent's group") from None
-        raise Unreachable(f"cannot connect to {path}: {error}") from None
+        raise connection_error(path, error) from None
     return sock
+
+
+def connection_error(path: str, error: OSError) -> TetherError:
+    """The error a failed connect to the socket at ``path`` stands for."""
+    if error.errno in (errno.ENOENT, errno.ECONNREFUSED):
+        return AgentNotRunning(f"tetherd is not running at {path}: {error.strerror}")
+    if error.errno == errno.EACCES:
+        return PermissionDenied(f"permission denied on {path}: run as a member of the agent's group")
+    return Unreachable(f"cannot connect to {path}: {error}")
 
 
 def request_line(command: str, fields: Optional[Dict[str, Any]] = None) -> bytes:
@@ -65,11 +70,9 @@ def parse_answer(data: bytes, path: str) -> Dict[str, Any]:
     if not line:
         raise Unreachable(f"tetherd at {path} closed the connection without answering")
     try:
-        answer = json.loads(line)
+        answer: Any = json.loads(line)
     except ValueError:
         raise Unreachable(f"unreadable answer from tetherd at {path}") from None
     if not isinstance(answer, dict) or "ok" not in answer:
         raise Unreachable(f"unreadable answer from tetherd at {path}")
     return answer
-
-

@@ -6,11 +6,13 @@ import json
 import socket
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional, cast
 
 from . import _wire
+from ._resume import Resumption
 from .errors import ProtocolTooNew, TetherError, Unreachable, refusal
-from .events import AgentEvent, ClientResetNotice
+from .events import AgentEvent, ClientResetNotice, ClientResetProgress
+from .types import HelloResult, ResetInitiated, RetryNowResult
 
 
 class TetherClient:
@@ -27,16 +29,16 @@ class TetherClient:
         self.socket_path = socket_path or _wire.default_socket()
         self.timeout = timeout
 
-    def hello(self) -> Dict[str, Any]:
+    def hello(self) -> HelloResult:
         """``release``, ``protocol_version``, ``capabilities``, ``role`` and ``last_event_seq``."""
         answer = _wire.exchange(self.socket_path, self.timeout, "hello")
         if not answer.get("ok") and answer.get("code") is None and answer.get("exit_code") == 2:
             raise ProtocolTooNew(f"tetherd speaks control protocol 1; this library needs {_wire.PROTOCOL_VERSION}: upgrade tetherd")
-        return self._result(answer)
+        return cast(HelloResult, self._result(answer))
 
     def status(self) -> Dict[str, Any]:
         """The connection and every partition, as ``tetherctl status --json`` shows them."""
-        return self._result(_wire.exchange(self.socket_path, self.timeout, "status"))
+        return cast(Dict[str, Any], self._result(_wire.exchange(self.socket_path, self.timeout, "status")))
 
     def wait_synced(self, partition: str, timeout: float = 60.0) -> int:
         """Waits until the partition is synced; returns the server version it holds."""
@@ -51,6 +53,20 @@ class TetherClient:
         """Syncs the partition again (needs the ``operator`` role)."""
         self._result(_wire.exchange(self.socket_path, self.timeout, "resume", {"partition": partition}))
 
+    def initiate_reset(self, partition: str) -> ResetInitiated:
+        """Carries out the client reset that waits for an operator on ``partition`` (a manual
+        reset or a delete-store action), as ``tetherctl reset initiate`` does; on a partition
+        stuck in an error state it forces a reset. The reset goes on in the agent:
+        ``on_reset_progress`` tells when its backup exists, ``on_client_reset`` when it
+        finished. Needs the ``operator`` role; raises ``Refused`` when there is nothing to
+        initiate."""
+        return cast(ResetInitiated, self._result(_wire.exchange(self.socket_path, self.timeout, "reset-initiate", {"partition": partition})))
+
+    def retry_now(self, partition: Optional[str] = None) -> RetryNowResult:
+        """Ends the agent's backoff: it reconnects and binds ``partition`` (None: every
+        partition) at once. Says what was backing off. Needs the ``operator`` role."""
+        return cast(RetryNowResult, self._result(_wire.exchange(self.socket_path, self.timeout, "retry-now", {"partition": partition})))
+
     def events(
         self, after: Optional[int] = None, partition: Optional[str] = None, stop: Optional[threading.Event] = None
     ) -> Iterator[AgentEvent]:
@@ -59,24 +75,20 @@ class TetherClient:
         tetherd stops, restarts or is not running yet, so none is lost or repeated while the
         agent keeps them. Ends when ``stop`` is set; raises only when going on cannot help
         (permission denied, an unknown partition, an agent too old)."""
-        last = after
-        wait = self.shortest_wait
+        resume = Resumption(after, self.shortest_wait, self.longest_wait)
         while not (stop and stop.is_set()):
+            failure: Optional[TetherError] = None
             try:
-                for event in self._follow(last, partition, stop):
-                    if event.seq > 0:
-                        last = event.seq
-                    yield event
-                wait = self.shortest_wait
+                for event in self._follow(resume.last, partition, stop):
+                    yield resume.delivered(event)
             except TetherError as error:
-                if not error.transient:
-                    raise
+                failure = error
+            wait = resume.ended(failure)
             if stop is not None:
                 if stop.wait(wait):
                     return
             else:
                 time.sleep(wait)
-            wait = min(wait * 2, self.longest_wait)
 
     def on_sync_error(self, handler: Callable[[AgentEvent], None], partition: Optional[str] = None,
                       after: Optional[int] = None, stop: Optional[threading.Event] = None) -> None:
@@ -95,6 +107,17 @@ class TetherClient:
             notice = ClientResetNotice.from_event(event)
             if notice is not None:
                 handler(notice)
+
+    def on_reset_progress(self, handler: Callable[[ClientResetProgress], None], partition: Optional[str] = None,
+                          after: Optional[int] = None, stop: Optional[threading.Event] = None) -> None:
+        """Calls ``handler`` as each client reset from now on goes through its phases: its start,
+        its wait for an operator, and (``backup_path`` set) as soon as its backup of the store
+        exists, before the reset touches the store (Realm's ``beforeReset(before)``)."""
+        start = after if after is not None else int(self.hello()["last_event_seq"])
+        for event in self.events(after=start, partition=partition, stop=stop):
+            progress = ClientResetProgress.from_event(event)
+            if progress is not None:
+                handler(progress)
 
     def _follow(self, after: Optional[int], partition: Optional[str], stop: Optional[threading.Event]) -> Iterator[AgentEvent]:
         sock = _wire.connect(self.socket_path, self.timeout)

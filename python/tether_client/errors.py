@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Dict, Optional
 
 
 class TetherError(Exception):
@@ -54,10 +54,10 @@ class Unreachable(TetherError):
     transient = True
 
 
-def refusal(answer: dict) -> TetherError:
+def refusal(answer: Dict[str, Any]) -> TetherError:
     """The error an ``{"ok": false, ...}`` answer stands for."""
     message = str(answer.get("error") or "tetherd refused the request")
-    code = answer.get("code")
+    code: Optional[str] = answer.get("code")
     if code is None:
         # Control protocol 1 sent no code: its exit statuses say as much.
         exit_code = answer.get("exit_code")

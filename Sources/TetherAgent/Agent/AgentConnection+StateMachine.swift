@@ -145,6 +145,11 @@ extension AgentConnection {
             if case .connected(let connected) = phase { connected.connection } else { nil }
         }
 
+        /// A backoff runs that a wake ends early (not a stop's: that waits for a reload).
+        var isBackingOff: Bool {
+            if case .backingOff(until: _, stop: nil) = phase { true } else { false }
+        }
+
         /// The loop is ready for its next attempt.
         mutating func attemptDue(at now: ContinuousClock.Instant) -> AttemptStep {
             switch phase {

@@ -224,6 +224,14 @@ actor AgentConnection {
         }
     }
 
+    /// `retry-now`: ends the reconnect (or enrollment) backoff at once; false when none runs
+    /// (connected, connecting, or stopped until a reload: a retry would meet the same error).
+    func retryNow() -> Bool {
+        guard machine.isBackingOff else { return false }
+        wake.signal()
+        return true
+    }
+
     /// The configuration was reloaded: a changed server, or a stop, closes the connection so the
     /// loop connects anew.
     func reloaded(serverChanged: Bool) async {

@@ -70,6 +70,8 @@ extension SyncAgent: ControlHandler {
             }
             if request.follow == true { return .success(report: FollowReport()) }
             return .success(report: EventsReport(events: events.log.recent(partition: request.partition, after: request.after)))
+        case .retryNow:
+            return await retryNow(request.partition)
         case .logLevel:
             guard let name = request.level, let level = TetherLogLevel(rawValue: name) else {
                 return .failure("unknown log level \(request.level ?? "")", exitCode: 2)
@@ -85,6 +87,22 @@ extension SyncAgent: ControlHandler {
     private func lookup(_ raw: String?) async -> (PartitionName, PartitionController)? {
         guard let raw, let name = PartitionName(raw), let controller = await partitions.controller(named: name) else { return nil }
         return (name, controller)
+    }
+
+    /// Ends the connection's backoff, and that of the partition named (or of every partition).
+    private func retryNow(_ raw: String?) async -> ControlResponse {
+        var controllers: [(PartitionName, PartitionController)] = []
+        if raw != nil {
+            guard let found = await lookup(raw) else { return unknown(raw) }
+            controllers = [found]
+        } else {
+            for controller in await partitions.controllers() { controllers.append((await controller.settings.name, controller)) }
+        }
+        let reconnects = await connection.retryNow()
+        var retried: [String] = []
+        for (name, controller) in controllers where await controller.retryNow() { retried.append(name.rawValue) }
+        logger.notice("retry now by the operator: \(reconnects ? "reconnecting" : "the connection was not backing off"); binding again: \(retried.isEmpty ? "none" : retried.joined(separator: ", "))")
+        return .success(report: RetryNowReport(connection: reconnects, partitions: retried))
     }
 
     private func unknown(_ raw: String?) -> ControlResponse {

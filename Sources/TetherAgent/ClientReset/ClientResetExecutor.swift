@@ -156,6 +156,9 @@ package struct ClientResetExecutor: Sendable {
             }
             let before = coordinator.record
             try coordinator.handle(event, now: now())
+            if before.phase == .backingUp && coordinator.record.phase != .backingUp {
+                announceBackup(coordinator.record, storePath: context.partition.storePath)
+            }
             if coordinator.record.phase != before.phase { announcePhase(coordinator.record, storePath: context.partition.storePath) }
             if coordinator.record.phase == .manualHook && before.phase != .manualHook {
                 log.error(
@@ -314,6 +317,15 @@ package struct ClientResetExecutor: Sendable {
                 metadata: ["message_id": .string(TetherMessageID.hookFailed.rawValue), "tether.hook": .string(event.rawValue)])
         }
         return result
+    }
+
+    /// A `reset-backup` event: the backup of the store exists now (written, or a previous
+    /// reset's standing for it), before anything of the reset touches the store.
+    private func announceBackup(_ record: ResetRecord, storePath: String) {
+        events?.emit(AgentEvent(
+            .resetBackup, partition: record.partition.rawValue, code: record.errorCode.rawValue, message: record.strategy.rawValue,
+            resetID: record.id, phase: ResetPhase.backingUp.rawValue, cause: record.cause?.rawValue, storePath: storePath,
+            backupPath: record.backupPath))
     }
 
     /// A `reset-phase` event: the phase the record is in now, with its strategy, the store and

@@ -23,6 +23,8 @@ actor PartitionController: PartitionSession.Host {
     /// Wakes a controller that waits (paused, stopped, reset pending, backing off) and ends a
     /// session the machine says must end.
     private let wakeSignal = WakeSignal()
+    /// A backoff sleep runs (between binds, or after a failed reset step): `retry-now` ends it.
+    private var backingOff = false
     /// Every change of ``status`` (for `wait-synced`).
     nonisolated let statusChanges: StatusChanges
     /// The bind under way, from its request to the session's end (nil between sessions).
@@ -238,7 +240,19 @@ actor PartitionController: PartitionSession.Host {
     func waitForWake() async { await wakeSignal.wait() }
 
     /// Sleeps for `delay`, or less when woken.
-    private func sleepOrWake(_ delay: Duration) async { await wakeSignal.sleep(for: delay) }
+    private func sleepOrWake(_ delay: Duration) async {
+        backingOff = true
+        defer { backingOff = false }
+        await wakeSignal.sleep(for: delay)
+    }
+
+    /// `retry-now`: ends the backoff at once, so the partition binds again (or its reset goes
+    /// on) now; false when no backoff runs (nothing to retry, and no wake is left pending).
+    func retryNow() -> Bool {
+        guard backingOff else { return false }
+        wake()
+        return true
+    }
 
     /// A reset was recorded (for a session's error or an altered store) and is under way.
     func resetStarted(id: String) { transition { $0.resetStarted(id: id) } }

@@ -57,7 +57,7 @@ public struct FollowReport: Sendable, Hashable, Codable {
 
 /// The result of `hello`: who answers and what it speaks.
 public struct HelloReport: Sendable, Hashable, Codable {
-    /// `tetherd`'s release (`0.2.0`).
+    /// `tetherd`'s release (`0.1.0`).
     public var release: String
     /// ``ControlProtocol/version`` of the agent.
     public var protocolVersion: Int

@@ -18,11 +18,14 @@ package enum ClientMessage: Sendable, Hashable {
     /// (`credential`) to its token file; carries the SHA-256 of its secret
     /// (docs/protocol.md, `09` credential-accepted). No answer.
     case credentialAccepted(digest: [UInt8])
+    /// Remote actions (protocol 8): what became of an `action` the server sent
+    /// (docs/protocol.md, `0a` action-result). No answer.
+    case actionResult(RemoteActionResult)
 
     /// The session a message concerns, nil for connection-level messages.
     package var session: SessionID? {
         switch self {
-        case .hello, .ping, .report, .credentialAccepted: nil
+        case .hello, .ping, .report, .credentialAccepted, .actionResult: nil
         case .bind(let bind): bind.session
         case .upload(let upload): upload.session
         case .heal(let chunk): chunk.session
@@ -42,6 +45,7 @@ package enum ClientMessage: Sendable, Hashable {
         case .heal: "heal"
         case .report: "report"
         case .credentialAccepted: "credential-accepted"
+        case .actionResult: "action-result"
         }
     }
 }

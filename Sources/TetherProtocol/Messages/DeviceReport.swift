@@ -65,13 +65,19 @@ package struct DeviceReport: Sendable, Hashable {
     /// The agent's release (`0.1.0`).
     package var release: String
     package var entries: [Entry]
+    /// The remote actions the device accepts (`[device] remote_actions`; protocol 8, sent after
+    /// the entries); nil from an agent older than protocol 8.
+    package var acceptedActions: [RemoteActionKind]?
 
-    package init(token: String, deviceID: String, deviceName: String, release: String, entries: [Entry]) {
+    package init(
+        token: String, deviceID: String, deviceName: String, release: String, entries: [Entry], acceptedActions: [RemoteActionKind]? = nil
+    ) {
         self.token = token
         self.deviceID = deviceID
         self.deviceName = deviceName
         self.release = release
         self.entries = entries
+        self.acceptedActions = acceptedActions
     }
 
     /// A device id: 1 to 64 characters of `[0-9A-Za-z._-]` (the agent makes 32 hex digits).

@@ -13,10 +13,13 @@ package enum ServerMessage: Sendable, Hashable {
     /// sessions are on this connection, to be written to its token file and acknowledged with
     /// `credential-accepted` (docs/protocol.md, `8b` credential).
     case credential(DeviceCredential)
+    /// Remote actions (protocol 8): something an operator asks this device to do, answered
+    /// with `action-result` (docs/protocol.md, `8c` action).
+    case action(RemoteAction)
 
     package var session: SessionID? {
         switch self {
-        case .welcome, .pong, .credential: nil
+        case .welcome, .pong, .credential, .action: nil
         case .bound(let reply): reply.session
         case .state(let chunk): chunk.session
         case .download(let download): download.session
@@ -37,6 +40,7 @@ package enum ServerMessage: Sendable, Hashable {
         case .error: "error"
         case .healed: "healed"
         case .credential: "credential"
+        case .action: "action"
         }
     }
 }

@@ -20,6 +20,9 @@ package struct ClientConnectionStateMachine: Sendable {
         /// A new credential for an enrolled device (protocol 7): the owner writes it to the
         /// token file, then sends ``ClientMessage/credentialAccepted(digest:)``.
         case credential(DeviceCredential)
+        /// Something an operator asks of this device (protocol 8): the owner runs it under its
+        /// own rules and sends ``ClientMessage/actionResult(_:)``.
+        case action(RemoteAction)
         /// Close the connection: the error is the server's connection-level error, or the
         /// protocol violation the server committed.
         case close(SyncError?)
@@ -71,6 +74,8 @@ package struct ClientConnectionStateMachine: Sendable {
             return [.pong(nonce)]
         case (.ready, .credential(let credential)):
             return [.credential(credential)]
+        case (.ready, .action(let action)):
+            return [.action(action)]
         case (.ready, .bound(let reply)):
             return routeServer(reply.session, .boundReceived(reply), name: "bound")
         case (.ready, .state(let chunk)):

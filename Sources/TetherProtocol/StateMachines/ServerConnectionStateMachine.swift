@@ -13,6 +13,11 @@
 /// `credential-accepted` (``beginHandOver(to:)``, then ``handOver(_:digest:)`` once it is made
 /// and stored, or ``handOverAbandoned(deviceID:)``); an acknowledgement of a credential not
 /// handed over here is a violation.
+///
+/// Remote actions (protocol 8): ``offerActions(_:)`` sends the actions the server holds for
+/// the device on this connection, each at most once per connection; the device answers each
+/// with `action-result`, which becomes ``Action/finishAction(_:_:)``. A result for an action not
+/// sent here, or sent and answered already, is a violation.
 package struct ServerConnectionStateMachine: Sendable {
     package enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case awaitingHello, ready, closed
@@ -27,6 +32,8 @@ package struct ServerConnectionStateMachine: Sendable {
         case recordReport(DeviceReport)
         /// The device wrote the credential handed to it: make it its only one.
         case completeRotation(deviceID: String, digest: [UInt8])
+        /// The device answered a remote action sent on this connection: keep its outcome.
+        case finishAction(RemoteAction, RemoteActionResult)
         /// Close the connection (after the sends before it).
         case close
     }
@@ -47,6 +54,12 @@ package struct ServerConnectionStateMachine: Sendable {
     }
 
     package private(set) var handOvers: [String: HandOver] = [:]
+    /// Remote actions sent here and not answered yet, by id.
+    package private(set) var awaitedActions: [Int64: RemoteAction] = [:]
+    /// Every action id sent here: an action is sent at most once per connection.
+    private var sentActions: Set<Int64> = []
+    /// Actions one connection may have unanswered (a device answers each in turn; more wait).
+    package static let maxAwaitedActions = 64
 
     package init(protocolVersion: Int = TetherVersion.syncProtocol, software: String, maxSessions: Int = 1024) {
         self.state = .awaitingHello
@@ -120,7 +133,35 @@ package struct ServerConnectionStateMachine: Sendable {
             }
             handOvers[deviceID] = nil
             return [.completeRotation(deviceID: deviceID, digest: digest)]
+        case (.ready, .actionResult(let result)):
+            guard let version = negotiatedProtocolVersion, version >= TetherVersion.remoteActions else {
+                return fail(.badMessageOrder("action-result", in: "speaking sync protocol \(negotiatedProtocolVersion ?? 0)"))
+            }
+            guard let action = awaitedActions.removeValue(forKey: result.id) else {
+                return fail(.badMessageOrder("action-result", in: "no action \(result.id) awaiting an answer"))
+            }
+            return [.finishAction(action, result)]
         }
+    }
+
+    /// Sends the actions of `pending` this connection has not sent yet (oldest id first), while
+    /// fewer than ``maxAwaitedActions`` await an answer: nothing on a connection that is not
+    /// ready or speaks a version before 8.
+    package mutating func offerActions(_ pending: [RemoteAction]) -> [Action] {
+        guard state == .ready, let version = negotiatedProtocolVersion, version >= TetherVersion.remoteActions else { return [] }
+        var actions: [Action] = []
+        for action in pending.sorted(by: { $0.id < $1.id }) where !sentActions.contains(action.id) {
+            guard awaitedActions.count < Self.maxAwaitedActions else { break }
+            sentActions.insert(action.id)
+            awaitedActions[action.id] = action
+            actions.append(.send(.action(action)))
+        }
+        return actions
+    }
+
+    /// Whether this connection speaks a version with remote actions.
+    package var speaksRemoteActions: Bool {
+        state == .ready && (negotiatedProtocolVersion ?? 0) >= TetherVersion.remoteActions
     }
 
     /// Whether to prepare a new credential for `deviceID` (an enrolled device with sessions
@@ -168,6 +209,7 @@ package struct ServerConnectionStateMachine: Sendable {
     package mutating func connectionClosed() -> [Action] {
         state = .closed
         handOvers = [:]
+        awaitedActions = [:]
         var actions: [Action] = []
         for id in sessions.keys.sorted() {
             actions += route(id, .connectionClosed)
@@ -200,6 +242,7 @@ package struct ServerConnectionStateMachine: Sendable {
         var actions: [Action] = [.send(.error(ErrorMessage(session: nil, error: error)))]
         state = .closed
         handOvers = [:]
+        awaitedActions = [:]
         for id in sessions.keys.sorted() {
             guard var machine = sessions[id] else { continue }
             for case .release in machine.handle(.connectionClosed) {

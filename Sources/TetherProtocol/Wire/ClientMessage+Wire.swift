@@ -81,6 +81,9 @@ extension ClientMessage {
         case .credentialAccepted(let digest):
             w.byte(MessageType.credentialAccepted.rawValue)
             w.raw(digest)
+        case .actionResult(let result):
+            w.byte(MessageType.actionResult.rawValue)
+            result.encode(into: &w)
         }
         return w.bytes
     }
@@ -147,6 +150,8 @@ extension ClientMessage {
             message = .report(try DeviceReport.decode(&r))
         case .credentialAccepted:
             message = .credentialAccepted(digest: try r.raw("credential digest", count: ProtocolLimits.credentialDigestBytes))
+        case .actionResult:
+            message = .actionResult(try RemoteActionResult.decode(&r))
         default:
             throw .unknownMessageType(typeByte)
         }

@@ -41,6 +41,10 @@ extension DeviceReport {
             }
             if let reason = entry.pendingReset { w.string(reason) }
         }
+        if let accepted = acceptedActions {
+            w.varint(accepted.count)
+            for kind in accepted { w.string(kind.rawValue) }
+        }
     }
 
     /// Decodes the body of message `08`: every text within its limit and free of control
@@ -80,7 +84,20 @@ extension DeviceReport {
             }
             entries.append(entry)
         }
-        return DeviceReport(token: token, deviceID: deviceID, deviceName: deviceName, release: release, entries: entries)
+        // Protocol 8: the remote actions the device accepts, after the entries.
+        var accepted: [RemoteActionKind]? = nil
+        if !r.isAtEnd {
+            let count = try r.count("accepted actions", minimumElementBytes: 1, limit: ProtocolLimits.maxActionKinds)
+            var kinds: [RemoteActionKind] = []
+            for _ in 0..<count {
+                let kind = RemoteActionKind(rawValue: try displayable(&r, "accepted action", limit: ProtocolLimits.maxReportWordBytes))
+                guard !kinds.contains(kind) else { throw .malformed(field: "accepted action", reason: "listed twice") }
+                kinds.append(kind)
+            }
+            accepted = kinds
+        }
+        return DeviceReport(
+            token: token, deviceID: deviceID, deviceName: deviceName, release: release, entries: entries, acceptedActions: accepted)
     }
 
     private static func displayable(_ r: inout ByteReader, _ field: StaticString, limit: Int) throws(WireDecodeError) -> String {

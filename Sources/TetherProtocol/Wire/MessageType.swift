@@ -10,6 +10,7 @@ package enum MessageType: UInt8, Sendable, CaseIterable {
     case heal = 0x07
     case report = 0x08
     case credentialAccepted = 0x09
+    case actionResult = 0x0a
 
     case welcome = 0x81
     case bound = 0x82
@@ -22,6 +23,7 @@ package enum MessageType: UInt8, Sendable, CaseIterable {
     case stateFile = 0x89
     case stateFileDeflated = 0x8a
     case credential = 0x8b
+    case action = 0x8c
 
     /// `TTHR`: the first bytes of a hello body, so that a client of something else is told apart.
     static let helloMagic: [UInt8] = [0x54, 0x54, 0x48, 0x52]

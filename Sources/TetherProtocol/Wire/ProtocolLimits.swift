@@ -40,4 +40,9 @@ package enum ProtocolLimits {
     package static let maxReportWordBytes = 64
     package static let maxReportReasonBytes = 1024
     package static let maxReportOutcomes = 16
+    /// Remote actions (protocol 8): the kinds a report lists as accepted, an action result's
+    /// message, and a diagnostics report.
+    package static let maxActionKinds = 16
+    package static let maxActionMessageBytes = 4096
+    package static let maxActionReportBytes = 256 << 10
 }

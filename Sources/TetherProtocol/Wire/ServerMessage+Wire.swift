@@ -71,6 +71,9 @@ extension ServerMessage {
         case .credential(let credential):
             w.byte(MessageType.credential.rawValue)
             w.string(credential.text)
+        case .action(let action):
+            w.byte(MessageType.action.rawValue)
+            action.encode(into: &w)
         }
         return w.bytes
     }
@@ -162,6 +165,8 @@ extension ServerMessage {
                 throw .malformed(field: "credential", reason: "not a device credential (tdc1.<device id>.<secret>)")
             }
             message = .credential(credential)
+        case .action:
+            message = .action(try RemoteAction.decode(&r))
         default:
             throw .unknownMessageType(typeByte)
         }

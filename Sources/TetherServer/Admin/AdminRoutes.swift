@@ -80,6 +80,7 @@ struct AdminRoutes<Context: RequestContext> {
         }
         admin.post("backup") { _, _ in try await backup() }
         registerIdentities(on: admin)
+        registerActions(on: admin)
     }
 
     /// Backs up into a temporary file next to the database, then streams it and removes it.

@@ -29,6 +29,8 @@ extension ServerControl {
                 needsResync = true
             case .deviceChanged(let name), .deviceRevoked(let name):
                 await service.deviceChanged(named: name)
+            case .actionsQueued(let deviceID):
+                await service.deliverPendingActions(toDeviceIDs: deviceID.map { [$0] })
             }
         }
         if needsResync {

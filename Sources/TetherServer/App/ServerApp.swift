@@ -265,6 +265,9 @@ package enum ServerApp {
                 service: DeviceCountsService(service: service, interval: .seconds(5), clock: ContinuousClock(), logger: logger),
                 successTerminationBehavior: .gracefullyShutdownGroup),
             .init(
+                service: RemoteActionService(control: control, interval: .seconds(10), clock: ContinuousClock(), logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
                 service: ReloadService(
                     configPath: options.configPath, running: configuration, control: control, tls: tlsBox,
                     admissions: [admission, adminAdmission] + (metricsAdmission.map { [$0] } ?? []), reloading: options.reloading, logger: logger),

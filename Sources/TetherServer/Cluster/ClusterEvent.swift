@@ -18,9 +18,12 @@ package enum ClusterEvent: Sendable, Hashable {
     case deviceChanged(String)
     /// An enrolled device was revoked or removed: its sessions end (203).
     case deviceRevoked(String)
+    /// Remote actions were queued for the device with this id (nil: for many devices): send the
+    /// pending ones to its connections here (a device id; `[A-Za-z0-9._-]`).
+    case actionsQueued(String?)
 
     /// One line of a notification's payload: `v store-17`, `r store-17`, `f`, `s`, `g`,
-    /// `d till-17`, `k till-17`.
+    /// `d till-17`, `k till-17`, `a 4f1c…`, `a`.
     package var line: String {
         switch self {
         case .newVersion(let p): "v \(p.rawValue)"
@@ -30,6 +33,7 @@ package enum ClusterEvent: Sendable, Hashable {
         case .grantsChanged: "g"
         case .deviceChanged(let name): "d \(name)"
         case .deviceRevoked(let name): "k \(name)"
+        case .actionsQueued(let id): id.map { "a \($0)" } ?? "a"
         }
     }
 
@@ -43,6 +47,8 @@ package enum ClusterEvent: Sendable, Hashable {
         case ("g", 1): self = .grantsChanged
         case ("d", 2): guard DeviceIdentityRules.isValidName(String(parts[1])) else { return nil }; self = .deviceChanged(String(parts[1]))
         case ("k", 2): guard DeviceIdentityRules.isValidName(String(parts[1])) else { return nil }; self = .deviceRevoked(String(parts[1]))
+        case ("a", 1): self = .actionsQueued(nil)
+        case ("a", 2): guard DeviceReport.isValidDeviceID(String(parts[1])) else { return nil }; self = .actionsQueued(String(parts[1]))
         default: return nil
         }
     }

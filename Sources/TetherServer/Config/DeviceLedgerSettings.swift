@@ -25,6 +25,15 @@ package struct DeviceLedgerSettings: Sendable, Hashable {
     /// ``credentialMaxAgeDays`` as a duration.
     package var credentialMaxAge: Duration? { credentialMaxAgeDays.map { .seconds($0 * 86_400) } }
 
+    /// `action_expire_after_seconds`: a remote action not answered this long after it was asked
+    /// expires (docs/server.md, "Remote actions"; default one day).
+    package var actionExpireAfterSeconds = 86_400
+    /// `max_devices_per_action`: the devices one action request may take (a selection of more is
+    /// refused whole; default 10,000).
+    package var maxDevicesPerAction = 10_000
+    /// Actions one device may have pending; one more is refused (not configurable).
+    package static let maxPendingActionsPerDevice = 32
+
     static let defaultMaxDevicesPerUser = 1_000
 
     package init() {}
@@ -37,6 +46,8 @@ package struct DeviceLedgerSettings: Sendable, Hashable {
         if let value = table.integer("wedged_after_seconds", range: 10...31_536_000) { settings.wedgedAfterSeconds = value }
         if let value = table.integer("max_entries", range: 1...100_000_000) { settings.maxEntries = value }
         if let value = table.integer("credential_max_age_days", range: 1...3650) { settings.credentialMaxAgeDays = value }
+        if let value = table.integer("action_expire_after_seconds", range: 10...2_592_000) { settings.actionExpireAfterSeconds = value }
+        if let value = table.integer("max_devices_per_action", range: 1...1_000_000) { settings.maxDevicesPerAction = value }
         if let value = table.integer("max_devices_per_user", range: 1...100_000_000) {
             if value > settings.maxEntries {
                 table.problem("max_devices_per_user", "\(value) is more than max_entries (\(settings.maxEntries))")

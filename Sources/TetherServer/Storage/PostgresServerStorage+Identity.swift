@@ -246,7 +246,7 @@ extension PostgresServerStorage {
         return count
     }
 
-    private static func append(_ audit: AuditRecord, _ connection: PostgresConnection, _ logger: Logger) async throws {
+    static func append(_ audit: AuditRecord, _ connection: PostgresConnection, _ logger: Logger) async throws {
         try await connection.guardedQuery(
             """
             INSERT INTO audit_log(at, actor, action, subject, detail)

@@ -219,6 +219,26 @@ extension PostgresServerStorage {
             """,
             "CREATE INDEX device_history_bucket ON device_history(bucket)",
         ]),
+        // Remote actions (issue 49; docs/server.md, "Remote actions"): what operators asked
+        // devices to do, until answered or expired, and what each device accepts.
+        (9, [
+            """
+            CREATE TABLE device_actions(
+                id bigserial PRIMARY KEY, user_name text COLLATE "C" NOT NULL, device_id text COLLATE "C" NOT NULL,
+                device_name text NOT NULL, kind text NOT NULL, partition text, requested_by text NOT NULL,
+                requested_at double precision NOT NULL, expires_at double precision NOT NULL,
+                state text NOT NULL CHECK(state IN (\(DeviceActionState.sqlList))), sent_at double precision,
+                finished_at double precision, message text, report text)
+            """,
+            "CREATE INDEX device_actions_device ON device_actions(device_id, id)",
+            "CREATE INDEX device_actions_pending ON device_actions(user_name, device_id) WHERE state IN ('queued', 'sent')",
+            "CREATE INDEX device_actions_ended ON device_actions(finished_at) WHERE state NOT IN ('queued', 'sent')",
+            """
+            CREATE TABLE device_accepted_actions(
+                user_name text COLLATE "C" NOT NULL, device_id text COLLATE "C" NOT NULL, kinds text NOT NULL,
+                reported_at double precision NOT NULL, PRIMARY KEY(user_name, device_id))
+            """,
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

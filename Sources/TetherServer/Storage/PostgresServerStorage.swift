@@ -281,6 +281,8 @@ package final class PostgresServerStorage: ServerStorage, Service {
             return try await body()
         } catch let error as StorageError {
             throw error
+        } catch let error as DeviceActionError {
+            throw error
         } catch let error as PSQLError {
             throw StorageError.unavailable(Self.describe(error))
         } catch {

@@ -166,7 +166,7 @@ extension SQLiteServerStorage {
         }
     }
 
-    private static func append(_ audit: AuditRecord, _ db: Database) throws {
+    static func append(_ audit: AuditRecord, _ db: Database) throws {
         try db.execute(
             sql: "INSERT INTO audit_log(at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)",
             arguments: [audit.at.timeIntervalSince1970, audit.actor, audit.action, audit.subject, audit.detail])

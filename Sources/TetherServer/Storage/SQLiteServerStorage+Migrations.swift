@@ -181,6 +181,23 @@ extension SQLiteServerStorage {
                 CREATE INDEX device_history_bucket ON device_history(bucket);
                 """)
         }
+        // Remote actions (issue 49; docs/server.md, "Remote actions"): what operators asked
+        // devices to do, until answered or expired, and what each device accepts.
+        migrator.registerMigration("v8: remote actions") { db in
+            try db.execute(sql: """
+                CREATE TABLE device_actions(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, user_name TEXT NOT NULL, device_id TEXT NOT NULL, device_name TEXT NOT NULL,
+                    kind TEXT NOT NULL, partition TEXT, requested_by TEXT NOT NULL, requested_at REAL NOT NULL, expires_at REAL NOT NULL,
+                    state TEXT NOT NULL CHECK(state IN (\(DeviceActionState.sqlList))), sent_at REAL, finished_at REAL,
+                    message TEXT, report TEXT);
+                CREATE INDEX device_actions_device ON device_actions(device_id, id);
+                CREATE INDEX device_actions_pending ON device_actions(user_name, device_id) WHERE state IN ('queued', 'sent');
+                CREATE INDEX device_actions_ended ON device_actions(finished_at) WHERE state NOT IN ('queued', 'sent');
+                CREATE TABLE device_accepted_actions(
+                    user_name TEXT NOT NULL, device_id TEXT NOT NULL, kinds TEXT NOT NULL, reported_at REAL NOT NULL,
+                    PRIMARY KEY(user_name, device_id));
+                """)
+        }
         return migrator
     }
 }

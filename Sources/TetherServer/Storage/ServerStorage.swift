@@ -4,14 +4,14 @@ import TetherProtocol
 /// Everything the sync server keeps durably, implemented by ``SQLiteServerStorage`` and
 /// ``PostgresServerStorage``: the composition of the roles its callers hold (``PolicyStorage``,
 /// ``HistoryReading``, ``IntegrationStorage``, ``HealStorage``, ``AdminStorage``,
-/// ``HousekeepingStorage``, ``DeviceLedgerStorage``, ``IdentityStorage``), for the app's wiring, which hands each
+/// ``HousekeepingStorage``, ``DeviceLedgerStorage``, ``IdentityStorage``, ``DeviceActionStorage``), for the app's wiring, which hands each
 /// caller its role (``StorageRoles``) and closes the storage at the end. The rules both
 /// implementations share are written once (``UploadSequencing``, ``HistoryInvariant``,
 /// ``PartitionRules``, ``ServerFlags/metaRows``), so each keeps only its SQL. Every method that
 /// returns has committed (and fsynced) its changes.
 package protocol ServerStorage:
     PolicyStorage, HistoryReading, IntegrationStorage, HealStorage, AdminStorage, HousekeepingStorage, DeviceLedgerStorage,
-    IdentityStorage
+    IdentityStorage, DeviceActionStorage
 {
     func close() async throws
 }

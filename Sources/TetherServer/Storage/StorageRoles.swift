@@ -13,6 +13,8 @@ package struct StorageRoles: Sendable {
     package var housekeeping: any HousekeepingStorage
     package var ledger: any DeviceLedgerStorage
     package var identity: any IdentityStorage
+    /// Remote actions: queued by ``ServerControl``, delivered and answered through ``SyncService``.
+    package var actions: any DeviceActionStorage
 
     /// Every role played by `storage`.
     package init(_ storage: any ServerStorage) {
@@ -24,5 +26,6 @@ package struct StorageRoles: Sendable {
         housekeeping = storage
         ledger = storage
         identity = storage
+        actions = storage
     }
 }

@@ -30,6 +30,12 @@ actor ServerConnection {
     private var refusals = ReportRefusalLog()
     /// The user of the last report whose token was accepted (for the log).
     private var reportUser: String?
+    /// The device this connection's accepted reports speak for, and its name: where its remote
+    /// actions go (docs/server.md, "Remote actions").
+    private var reportedDevice: DeviceKey?
+    private var reportedDeviceName = ""
+    /// What the device last said it accepts, as kept (written again only when it changes).
+    private var acceptedActionsKept: [RemoteActionKind]?
 
     init(id: UInt64, service: SyncService, writer: WebSocketOutboundWriter, logger: Logger) {
         self.id = id
@@ -102,11 +108,35 @@ actor ServerConnection {
     }
 
     /// Logs a report's refused ledger entries, the first at once and the rest folded
-    /// (``ReportRefusalLog``).
-    func reportRecorded(_ outcome: SyncService.ReportOutcome) {
-        guard let user = outcome.user else { return }
+    /// (``ReportRefusalLog``); notes the device the report speaks for and what it accepts.
+    /// True when the connection now speaks for a device it did not before (its pending remote
+    /// actions are due).
+    func reportRecorded(_ outcome: SyncService.ReportOutcome, report: DeviceReport) async -> Bool {
+        guard let user = outcome.user else { return false }
         reportUser = user
         if let line = refusals.refused(outcome.refused, user: user) { logger.notice("\(line)") }
+        let key = DeviceKey(user: user, deviceID: report.deviceID)
+        let isNew = key != reportedDevice
+        reportedDevice = key
+        reportedDeviceName = report.deviceName
+        if let accepted = report.acceptedActions, isNew || accepted != acceptedActionsKept {
+            acceptedActionsKept = accepted
+            await service.recordAcceptedActions(accepted, device: key)
+        }
+        return isNew && machine.speaksRemoteActions
+    }
+
+    /// The device whose remote actions go to this connection: the one its reports speak for,
+    /// when it speaks protocol 8.
+    var actionDevice: DeviceKey? { machine.speaksRemoteActions ? reportedDevice : nil }
+
+    /// Sends the device the actions of `records` not sent on this connection yet; their ids.
+    func offerActions(_ records: [DeviceActionRecord]) async -> [Int64] {
+        let actions = machine.offerActions(records.map(\.action))
+        _ = await perform(actions)
+        return actions.compactMap { action -> Int64? in
+            if case .send(.action(let sent)) = action { sent.id } else { nil }
+        }
     }
 
     func generation(of session: SessionID) -> UInt64? { sessions[session]?.generation }
@@ -138,6 +168,8 @@ actor ServerConnection {
                 work.append(.close)
             case .completeRotation(let deviceID, let digest):
                 await service.credentialAccepted(deviceID: deviceID, digest: digest)
+            case .finishAction(let action, let result):
+                if let device = reportedDevice { await service.actionAnswered(action, result, device: device, name: reportedDeviceName) }
             case .recordReport(let report):
                 if reports.allow(at: .now) {
                     work.append(.report(report))

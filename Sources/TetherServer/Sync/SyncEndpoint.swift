@@ -114,7 +114,9 @@ package struct SyncEndpoint: Sendable {
             case .report(let report):
                 let recorded = await service.recordReport(report)
                 if recorded.user != nil { gate.authenticated() }
-                await connection.reportRecorded(recorded)
+                if await connection.reportRecorded(recorded, report: report) {
+                    await service.deliverPendingActions(toDeviceIDs: [report.deviceID])
+                }
                 // A report (every few minutes) is where a device connected for months meets
                 // `credential_max_age_days`.
                 if let deviceID = recorded.deviceID { await connection.offerCredential(to: deviceID) }

@@ -77,6 +77,11 @@ package actor SyncHub {
 
     package func closeConnection(_ id: UInt64) { connections[id] = nil }
 
+    /// Every open connection, in the order they opened.
+    func openConnections() -> [ServerConnection] {
+        connections.sorted { $0.key < $1.key }.map(\.value)
+    }
+
     /// Reserves a client file for a session; false when another session holds it (108).
     package func reserve(_ clientFile: Int64, of partition: PartitionName, for key: SessionKey) -> Bool {
         let fileKey = ClientFileKey(partition: partition, id: clientFile)

@@ -63,6 +63,14 @@ import TetherTestSupport
 
     // MARK: connected
 
+    /// `retry-now` ends a backoff only: not a stop's wait (a retry would meet the same error),
+    /// not an attempt or a connection.
+    @Test func onlyABackoffWithoutAStopIsEndedByRetryNow() {
+        for phase in Phase.allCases {
+            #expect(make(phase).0.isBackingOff == (phase == .backingOff), "\(phase)")
+        }
+    }
+
     @Test func connectedCarriesTheConnectionAndAStopTheAttemptHad() {
         for phase in [Phase.connecting, .connectingWithStop] {
             var (machine, _) = make(phase)

@@ -82,6 +82,7 @@ import TetherControl
             .pause: try JSONValue(encoding: PartitionStateReport(partition: "store-17", state: "paused")),
             .resume: try JSONValue(encoding: PartitionStateReport(partition: "store-17", state: "connecting")),
             .logLevel: try JSONValue(encoding: LogLevelReport(logLevel: "debug")),
+            .retryNow: try JSONValue(encoding: RetryNowReport(connection: true, partitions: ["store-17"])),
             .metrics: try JSONValue(encoding: MetricsReport(text: "x 1\n")),
             .hello: try JSONValue(encoding: HelloReport(
                 release: "0.2.0", protocolVersion: ControlProtocol.version, capabilities: ControlProtocol.capabilities, role: "reader",

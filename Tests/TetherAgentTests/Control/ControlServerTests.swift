@@ -179,7 +179,7 @@ func aMissingOperatorGroupLeavesChangesToRoot() async throws {
 
 @Test func theChangingCommandsAreExactlyThese() {
     let changing = Set(ControlRequest.Command.allCases.filter(\.changesState))
-    #expect(changing == [.pause, .resume, .resetInitiate, .logLevel])
+    #expect(changing == [.pause, .resume, .resetInitiate, .logLevel, .retryNow])
 }
 
 @Test func shutdownAnswersWaitingRequests() async throws {

@@ -15,12 +15,12 @@ import TetherTestSupport
     /// Runs a controller for `fixture`'s partition on `link` while `body` plays the server.
     func withController(
         _ fixture: ResetFixture, link: ScriptedLink = ScriptedLink(), agent: ScriptedAgent? = nil,
+        backoff: Backoff = Backoff(initial: .milliseconds(10), maximum: .milliseconds(50)),
         _ body: (PartitionController, ScriptedLink) async throws -> Void
     ) async throws {
         let controller = PartitionController(
             settings: fixture.context.partition, context: try agent ?? ScriptedAgent(fixture),
-            persisted: try fixture.stateDatabase.status(of: ResetFixture.partition),
-            backoff: Backoff(initial: .milliseconds(10), maximum: .milliseconds(50)))
+            persisted: try fixture.stateDatabase.status(of: ResetFixture.partition), backoff: backoff)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await controller.run(on: link) }
             defer { group.cancelAll() }
@@ -239,6 +239,20 @@ import TetherTestSupport
             first.send(.error(SyncError(.otherSessionError, "busy", action: .retry)))
             try await state(controller, is: .offline)
             let second = try await link.bind(2)
+            #expect(second.request.identity == first.request.identity)
+        }
+    }
+
+    /// `retry-now`: a backoff of minutes ends at once; a partition that is not backing off is
+    /// left alone (no wake kept for later).
+    @Test func retryNowEndsTheBackoffBeforeTheNextBind() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        try await withController(fixture, backoff: Backoff(initial: .seconds(600), maximum: .seconds(600))) { controller, link in
+            let first = try await link.bind(1)
+            #expect(await controller.retryNow() == false, "in a session: nothing to retry")
+            first.send(.error(SyncError(.otherSessionError, "busy", action: .retry)))
+            try await eventually("backing off", timeout: .seconds(20)) { await controller.retryNow() }
+            let second = try await link.bind(2)  // within 20 s, not 7 to 10 minutes
             #expect(second.request.identity == first.request.identity)
         }
     }
