@@ -13,6 +13,7 @@ struct ConsoleActionForm: Decodable, Sendable, Equatable {
         case tags, uses, reusable, expires, note, key
         case device, deviceID = "device-id"
         case kind, state, stale, text
+        case selectPartition = "select-partition"
     }
 
     private(set) var fields: [Field: String] = [:]

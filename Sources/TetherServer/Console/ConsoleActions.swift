@@ -13,10 +13,18 @@ struct ConsoleActions {
     typealias H = ConsoleHTML
 
     func run(_ action: String, form: ConsoleActionForm, csrf: String) async -> HTML {
-        guard let description = Self.describe(action, form) else {
+        let back = Self.back(action, form)
+        let described: String?
+        do {
+            described = action == Self.remoteAction ? try await describeRemote(form) : Self.describe(action, form)
+        } catch let error as AdminError {
+            return ConsolePages.outcome(title: "Refused", message: error.message + (error.hint.map { " (\($0))" } ?? ""), error: true, back: back)
+        } catch {
+            return ConsolePages.outcome(title: "Failed", message: "\(error)", error: true, back: back)
+        }
+        guard let description = described else {
             return ConsolePages.outcome(title: "Refused", message: "Unknown action or missing fields.", error: true, back: "/console/partitions")
         }
-        let back = Self.back(action, form)
         guard form["confirmed"] == "yes" else {
             let hidden = form.carried.map { H.hidden($0.name, $0.value) }.joined()
             return H.page(
@@ -43,10 +51,11 @@ struct ConsoleActions {
         }
     }
 
-    static let destructive: Set<String> = ["restore", "terminate-sync", "revoke", "revoke-enroll-key", "revoke-device", "remove-device"]
+    static let destructive: Set<String> = ["remote-action", "restore", "terminate-sync", "revoke", "revoke-enroll-key", "revoke-device", "remove-device"]
 
     /// Where the outcome's "Back" leads: the partition, the device, or the page of the action.
     static func back(_ action: String, _ form: ConsoleActionForm) -> String {
+        if action == remoteAction { return remoteBack(form) }
         if let partition = form["partition"] { return "/console/partitions/\(H.segment(partition))" }
         if let id = form["device-id"], !id.isEmpty, action != "remove-device" { return "/console/devices/\(H.segment(id))" }
         if identityActions.contains(action) { return "/console/enrollment" }
@@ -99,6 +108,8 @@ struct ConsoleActions {
         case "revoke":
             let g = try await control.grant(user: value("user"), pattern: value("pattern"), access: nil)
             return "User \(g.user)'s grant \(g.pattern) revoked; \(g.sessionsNotified) sessions told."
+        case Self.remoteAction:
+            return try await performRemote(form)
         default:
             return try await performIdentity(action, form)
         }

@@ -21,7 +21,7 @@ extension ConsolePages {
     }
 
     /// The devices page: the filter form, then the list.
-    static func devices(_ page: AdminAPI.DevicePage, query: ConsoleDeviceQuery) -> HTML {
+    static func devices(_ page: AdminAPI.DevicePage, query: ConsoleDeviceQuery, csrf: String = "") -> HTML {
         let list = DeviceList(base: "/console/devices", query: query)
         let states: [(String, String)] = [("", "any")] + DeviceLedgerFilter.stateNames.map { ($0, $0) }
         let sorts = DeviceLedgerSort.allCases.map { ($0.rawValue, sortLabel($0)) }
@@ -37,6 +37,7 @@ extension ConsolePages {
                 <button type="submit">Show</button>
                 </form>
                 \(deviceList(page, list: list))
+                \(selectionActions(query, total: page.total, csrf: csrf))
                 <p>Stale: not heard from for <code>[devices] stale_after_seconds</code>. Wedged: unsynced changes waiting longer than <code>wedged_after_seconds</code> with no upload. Erroring: an error newer than its last upload.</p>
                 """)
     }

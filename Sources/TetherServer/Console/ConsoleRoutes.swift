@@ -89,12 +89,12 @@ struct ConsoleRoutes {
             }
         }
         group.get("devices") { request, context in
-            try await page(context) { _ in
+            try await page(context) { session in
                 let query = try request.uri.decodeQuery(as: ConsoleDeviceQuery.self, context: context)
                 if let problem = query.problem {
                     return ConsolePages.outcome(title: "Devices", message: problem, error: true, back: "/console/devices")
                 }
-                return ConsolePages.devices(try await control.devicePage(query.page(now: control.now())), query: query)
+                return ConsolePages.devices(try await control.devicePage(query.page(now: control.now())), query: query, csrf: session.csrf)
             }
         }
         group.get("devices/:device") { request, context in
@@ -106,8 +106,21 @@ struct ConsoleRoutes {
                     DeviceLedgerPageQuery(filter: DeviceLedgerFilter(deviceID: id), sort: .partition, limit: DeviceLedgerPageQuery.maxLimit))
                 let identity = try await control.enrolledDevice(id: id).map { AdminAPI.Identity($0, now: control.now()) }
                 let history = entries.devices.isEmpty ? nil : try await control.deviceHistory(id: id)
+                let actions = entries.devices.isEmpty && identity == nil ? nil : try await control.deviceActions(deviceID: id)
+                let remote = actions.map {
+                    ConsolePages.remoteActions($0, deviceID: id, partitions: Array(Set(entries.devices.map(\.partition))).sorted(), csrf: session.csrf)
+                }
                 return ConsolePages.device(
-                    entries.devices, id: id, identity: identity, history: history, csrf: session.csrf, refresh: refresh)
+                    entries.devices, id: id, identity: identity, history: history, csrf: session.csrf, refresh: refresh, extra: remote ?? "")
+            }
+        }
+        group.get("remote-actions/:id") { _, context in
+            let text = try context.parameters.require("id")
+            return try await page(context) { _ in
+                guard let id = Int64(text) else {
+                    return ConsolePages.outcome(title: "Remote action", message: "No remote action has the id \(text).", error: true, back: "/console/devices")
+                }
+                return ConsolePages.diagnostics(try await control.deviceAction(id: id))
             }
         }
         group.get("enrollment") { request, context in
