@@ -10,7 +10,8 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from test_console import TOKEN, URL, browser, shot  # noqa: F401 (browser: the fixture)
+from test_console import URL, browser, shot  # noqa: F401 (browser: the fixture)
+from test_enrollment import page  # noqa: F401 (a signed-in page: the fixture)
 
 DB = os.environ["TETHER_SERVER_DB"]
 FLEET = 10_000
@@ -43,15 +44,9 @@ def fleet():
 
 
 @pytest.fixture(scope="module")
-def console(browser, fleet):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(URL + "/console/sign-in")
-    page.get_by_label("Admin token").fill(TOKEN)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page).to_have_url(URL + "/console/partitions")
-    yield page
-    context.close()
+def console(page, fleet):
+    """A signed-in page (test_enrollment's fixture) over the fleet."""
+    return page
 
 
 def test_the_list_puts_unhealthy_devices_first_with_counts(console):
