@@ -6,7 +6,8 @@ import TetherProtocol
 
 /// Remote actions from the console, in process: a selection's confirmation shows how many
 /// devices it takes and queues nothing; the confirmed request queues one action per entry as
-/// `console`; the device's page lists them and a refused one is marked.
+/// `console`; the device's page lists them; an action needing a partition is refused without
+/// one; a diagnostics report is shown escaped.
 @Suite struct ConsoleActionsRemoteTests {
     @Test func aSelectionIsConfirmedWithItsCountThenQueued() async throws {
         try await ConsoleRoutesTests.withConsole { c in
