@@ -27,15 +27,16 @@ struct ConsoleBrowserEndToEndTests {
                 "TETHER_AGENT_ARGV": try Self.json([try BuiltProducts.executable("tetherd"), "--config", agent.configPath, "--log-destination", "stderr"]),
                 "TETHER_AGENT_STORE": agent.store("p"), "TETHER_AGENT_SOCKET": agent.socket,
                 "TETHER_TETHERCTL": try BuiltProducts.executable("tetherctl"),
+                "TETHER_SERVER_DB": cluster.serverDataDirectory() + "/server.sqlite",
             ]
             let result = try await ChildProcess.run(
                 python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", Self.root.appendingPathComponent("Tests/Browser").path],
                 environment: ChildProcess.inheritedEnvironment(adding: environment), timeout: .seconds(300))
             #expect(result.status == 0, "pytest:\n\(result.standardOutput)\n\(result.standardError)")
-            #expect(result.standardOutput.contains("12 passed"), "\(result.standardOutput)")
+            #expect(result.standardOutput.contains("15 passed"), "\(result.standardOutput)")
             for page in [
                 "sign-in", "partitions-empty", "devices", "device", "snapshot-done", "partition", "refused",
-                "enroll-key-created", "enrollment", "device-enrolled", "device-revoked",
+                "enroll-key-created", "enrollment", "device-enrolled", "device-revoked", "fleet-devices", "fleet-stalest", "fleet-device-history",
             ] {
                 #expect(FileManager.default.fileExists(atPath: screenshots + "/\(page).png"), "no screenshot of \(page)")
             }

@@ -32,7 +32,7 @@ extension ConsoleActions {
         }
     }
 
-    func createEnrollmentKey(_ form: [String: String]) async throws -> AdminAPI.EnrollmentKeyCreated {
+    func createEnrollmentKey(_ form: ConsoleActionForm) async throws -> AdminAPI.EnrollmentKeyCreated {
         func field(_ name: String) -> String? { form[name].flatMap { $0.isEmpty ? nil : $0 } }
         let edit: TagEdit
         do throws(TagProblem) {
@@ -58,7 +58,7 @@ extension ConsoleActions {
             actor: Self.actor)
     }
 
-    func performIdentity(_ action: String, _ form: [String: String]) async throws -> String {
+    func performIdentity(_ action: String, _ form: ConsoleActionForm) async throws -> String {
         let device = form["device"] ?? ""
         switch action {
         case "revoke-enroll-key":

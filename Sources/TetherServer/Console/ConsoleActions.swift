@@ -12,19 +12,26 @@ struct ConsoleActions {
     let control: ServerControl
     typealias H = ConsoleHTML
 
-    func run(_ action: String, form: [String: String], csrf: String) async -> String {
-        guard let description = Self.describe(action, form) else {
+    func run(_ action: String, form: ConsoleActionForm, csrf: String) async -> HTML {
+        let back = Self.back(action, form)
+        let described: String?
+        do {
+            described = action == Self.remoteAction ? try await describeRemote(form) : Self.describe(action, form)
+        } catch let error as AdminError {
+            return ConsolePages.outcome(title: "Refused", message: error.message + (error.hint.map { " (\($0))" } ?? ""), error: true, back: back)
+        } catch {
+            return ConsolePages.outcome(title: "Failed", message: "\(error)", error: true, back: back)
+        }
+        guard let description = described else {
             return ConsolePages.outcome(title: "Refused", message: "Unknown action or missing fields.", error: true, back: "/console/partitions")
         }
-        let back = Self.back(action, form)
         guard form["confirmed"] == "yes" else {
-            let hidden = form.filter { $0.key != "csrf" && $0.key != "confirmed" }.sorted { $0.key < $1.key }
-                .map { "<input type=\"hidden\" name=\"\(H.escape($0.key))\" value=\"\(H.escape($0.value))\">" }.joined()
+            let hidden = form.carried.map { H.hidden($0.name, $0.value) }.joined()
             return H.page(
                 title: "Confirm", current: nil, signedIn: true,
                 body: """
-                    <p class="notice">\(H.escape(description))</p>
-                    \(H.form(action: "/console/actions/\(H.segment(action))", csrf: csrf, fields: hidden + "<input type=\"hidden\" name=\"confirmed\" value=\"yes\">", button: "Confirm", danger: Self.destructive.contains(action)))
+                    <p class="notice">\(description)</p>
+                    \(H.form(action: "/console/actions/\(H.segment(action))", csrf: csrf, fields: hidden + H.hidden("confirmed", "yes"), button: "Confirm", danger: Self.destructive.contains(action)))
                     <p><a href="\(back)">Cancel</a></p>
                     """)
         }
@@ -44,10 +51,11 @@ struct ConsoleActions {
         }
     }
 
-    static let destructive: Set<String> = ["restore", "terminate-sync", "revoke", "revoke-enroll-key", "revoke-device", "remove-device"]
+    static let destructive: Set<String> = ["remote-action", "restore", "terminate-sync", "revoke", "revoke-enroll-key", "revoke-device", "remove-device"]
 
     /// Where the outcome's "Back" leads: the partition, the device, or the page of the action.
-    static func back(_ action: String, _ form: [String: String]) -> String {
+    static func back(_ action: String, _ form: ConsoleActionForm) -> String {
+        if action == remoteAction { return remoteBack(form) }
         if let partition = form["partition"] { return "/console/partitions/\(H.segment(partition))" }
         if let id = form["device-id"], !id.isEmpty, action != "remove-device" { return "/console/devices/\(H.segment(id))" }
         if identityActions.contains(action) { return "/console/enrollment" }
@@ -55,7 +63,7 @@ struct ConsoleActions {
     }
 
     /// What the action will do, in words; nil for an unknown action or missing fields.
-    static func describe(_ action: String, _ form: [String: String]) -> String? {
+    static func describe(_ action: String, _ form: ConsoleActionForm) -> String? {
         func field(_ name: String) -> String? { form[name].flatMap { $0.isEmpty ? nil : $0 } }
         switch action {
         case "snapshot":
@@ -79,7 +87,7 @@ struct ConsoleActions {
         }
     }
 
-    private func perform(_ action: String, _ form: [String: String]) async throws -> String {
+    private func perform(_ action: String, _ form: ConsoleActionForm) async throws -> String {
         let value = { (name: String) in form[name] ?? "" }
         switch action {
         case "snapshot":
@@ -100,6 +108,8 @@ struct ConsoleActions {
         case "revoke":
             let g = try await control.grant(user: value("user"), pattern: value("pattern"), access: nil)
             return "User \(g.user)'s grant \(g.pattern) revoked; \(g.sessionsNotified) sessions told."
+        case Self.remoteAction:
+            return try await performRemote(form)
         default:
             return try await performIdentity(action, form)
         }

@@ -32,31 +32,31 @@ enum ConsoleHTML {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
     }
 
-    /// A whole page: `title`, the navigation (`current` marked), and `body` (already markup).
-    static func page(title: String, current: String?, signedIn: Bool, body: String) -> String {
+    /// A whole page: `title`, the navigation (`current` marked), and `body`; `refresh` (seconds)
+    /// makes the browser load it again that often (`<meta http-equiv="refresh">`: no script).
+    static func page(title: String, current: String?, signedIn: Bool, refresh: Int? = nil, body: HTML) -> HTML {
         let links = [
             ("partitions", "/console/partitions", "Partitions"), ("devices", "/console/devices", "Devices"),
             ("enrollment", "/console/enrollment", "Enrollment"),
         ]
-        let nav = signedIn
-            ? """
-            <nav aria-label="Console"><ul>\(links.map { key, href, label in
-                "<li><a href=\"\(href)\"\(key == current ? " aria-current=\"page\"" : "")>\(label)</a></li>"
-            }.joined())</ul></nav>
-            """ : ""
+        let items = links.map { key, href, label -> HTML in
+            "<li><a href=\"\(href)\"\(key == current ? HTML(" aria-current=\"page\"") : "")>\(label)</a></li>"
+        }
+        let nav: HTML = signedIn ? "<nav aria-label=\"Console\"><ul>\(items)</ul></nav>" : ""
+        let meta: HTML = refresh.map { "\n<meta http-equiv=\"refresh\" content=\"\($0)\">" } ?? ""
         return """
             <!doctype html>
             <html lang="en">
             <head>
             <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(escape(title)) · Tether</title>
+            <meta name="viewport" content="width=device-width, initial-scale=1">\(meta)
+            <title>\(title) · Tether</title>
             <link rel="stylesheet" href="/console/style.css">
             </head>
             <body>
             <header><p class="brand"><a href="/console/partitions">Tether</a> console</p>\(nav)</header>
             <main id="main">
-            <h1>\(escape(title))</h1>
+            <h1>\(title)</h1>
             \(body)
             </main>
             </body>
@@ -64,38 +64,47 @@ enum ConsoleHTML {
             """
     }
 
-    /// A table with a caption; `rows` are already markup cells.
-    static func table(caption: String, headers: [String], rows: [[String]], rowClasses: [String?] = []) -> String {
-        let head = headers.map { "<th scope=\"col\">\($0)</th>" }.joined()
-        let body = rows.enumerated().map { index, cells in
-            let cls = index < rowClasses.count ? rowClasses[index].map { " class=\"\($0)\"" } ?? "" : ""
-            return "<tr\(cls)>" + cells.enumerated().map { $0.offset == 0 ? "<th scope=\"row\">\($0.element)</th>" : "<td>\($0.element)</td>" }.joined() + "</tr>"
+    /// A table with a caption; `headers` are markup (a sort link) or text.
+    static func table(caption: String, headers: [HTML], rows: [[HTML]], rowClasses: [String?] = []) -> HTML {
+        let head = headers.map { h -> HTML in "<th scope=\"col\">\(h)</th>" }
+        let body = rows.enumerated().map { index, cells -> HTML in
+            let cls: HTML = index < rowClasses.count ? rowClasses[index].map { " class=\"\($0)\"" } ?? "" : ""
+            let tds = cells.enumerated().map { $0.offset == 0 ? HTML("<th scope=\"row\">\($0.element)</th>") : "<td>\($0.element)</td>" }
+            return "<tr\(cls)>\(tds)</tr>"
         }.joined(separator: "\n")
-        return "<table><caption>\(escape(caption))</caption><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table>"
+        return "<table><caption>\(caption)</caption><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table>"
     }
 
-    /// A POST form to `action` carrying the CSRF token, `fields` (already markup) and a button.
-    static func form(action: String, csrf: String, fields: String = "", button: String, danger: Bool = false) -> String {
+    /// A table of text headers.
+    static func table(caption: String, headers: [String], rows: [[HTML]], rowClasses: [String?] = []) -> HTML {
+        table(caption: caption, headers: headers.map { h -> HTML in "\(h)" }, rows: rows, rowClasses: rowClasses)
+    }
+
+    /// A POST form to `action` carrying the CSRF token, `fields` and a button.
+    static func form(action: String, csrf: String, fields: HTML = "", button: String, danger: Bool = false) -> HTML {
         """
         <form method="post" action="\(action)">
-        <input type="hidden" name="csrf" value="\(escape(csrf))">
+        <input type="hidden" name="csrf" value="\(csrf)">
         \(fields)
-        <button type="submit"\(danger ? " class=\"danger\"" : "")>\(escape(button))</button>
+        <button type="submit"\(danger ? HTML(" class=\"danger\"") : "")>\(button)</button>
         </form>
         """
     }
 
+    /// A hidden field.
+    static func hidden(_ name: String, _ value: String) -> HTML { "<input type=\"hidden\" name=\"\(name)\" value=\"\(value)\">" }
+
     /// A labelled input; `id` (default `field-NAME`) must be unique on its page.
-    static func input(_ name: String, label: String, value: String = "", type: String = "text", required: Bool = true, id: String? = nil) -> String {
+    static func input(_ name: String, label: String, value: String = "", type: String = "text", required: Bool = true, id: String? = nil) -> HTML {
         let id = id ?? "field-\(name)"
-        return "<p><label for=\"\(id)\">\(escape(label))</label> <input id=\"\(id)\" name=\"\(name)\" type=\"\(type)\" value=\"\(escape(value))\"\(required ? " required" : "")></p>"
+        return "<p><label for=\"\(id)\">\(label)</label> <input id=\"\(id)\" name=\"\(name)\" type=\"\(type)\" value=\"\(value)\"\(required ? HTML(" required") : "")></p>"
     }
 
     /// A labelled choice; `id` (default `field-NAME`) must be unique on its page.
-    static func select(_ name: String, label: String, options: [(value: String, label: String)], selected: String? = nil, id: String? = nil) -> String {
+    static func select(_ name: String, label: String, options: [(value: String, label: String)], selected: String? = nil, id: String? = nil) -> HTML {
         let id = id ?? "field-\(name)"
-        let items = options.map { "<option value=\"\(escape($0.value))\"\($0.value == selected ? " selected" : "")>\(escape($0.label))</option>" }.joined()
-        return "<p><label for=\"\(id)\">\(escape(label))</label> <select id=\"\(id)\" name=\"\(name)\">\(items)</select></p>"
+        let items = options.map { o -> HTML in "<option value=\"\(o.value)\"\(o.value == selected ? HTML(" selected") : "")>\(o.label)</option>" }
+        return "<p><label for=\"\(id)\">\(label)</label> <select id=\"\(id)\" name=\"\(name)\">\(items)</select></p>"
     }
 
     /// The stylesheet: system fonts, dark text on light grounds (contrast ≥ 4.5:1), a visible
@@ -126,6 +135,12 @@ enum ConsoleHTML {
         :focus-visible { outline: 3px solid #f0a500; outline-offset: 2px; }
         .notice { padding: .75rem 1rem; border-left: 4px solid var(--accent); background: #eaf2fb; }
         .error { padding: .75rem 1rem; border-left: 4px solid #b42318; background: var(--bad-bg); color: var(--bad-ink); }
+        ul.chips { display: flex; flex-wrap: wrap; gap: .5rem; margin: .5rem 0; padding: 0; list-style: none; }
+        ul.chips a { display: inline-block; padding: .15rem .6rem; border: 1px solid var(--line); border-radius: 1rem; text-decoration: none; }
+        ul.chips a[aria-current="true"], th a[aria-current="true"] { font-weight: 700; }
+        .pages p, .refresh { margin: .5rem 0; }
+        figure { margin: .5rem 0 1rem; } figcaption { font-weight: 600; } svg.chart { max-width: 100%; height: auto; }
+        details { margin: .5rem 0 1.5rem; } summary { cursor: pointer; color: var(--accent); }
         dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; } dt { font-weight: 600; } dd { margin: 0; }
         """
 }

@@ -3,11 +3,10 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// The web console's HTTP plumbing: its cookie, same-site and form checks, and answers with
-/// the headers every console page carries.
+/// The web console's HTTP plumbing: its same-site check, its session cookie (Hummingbird's
+/// `Cookie`), its answers, and the headers every console answer carries
+/// (``ConsoleHeadersMiddleware`` adds them).
 enum ConsoleHTTP {
-    static func sessionID(_ request: Request) -> String? { ConsoleSessions.sessionID(cookieHeader: request.headers[.cookie]) }
-
     /// Not from another site: `Origin`, when sent, names this host; `Sec-Fetch-Site` is not `cross-site`.
     static func sameSite(_ request: Request) -> Bool {
         if request.headers[values: HTTPField.Name("Sec-Fetch-Site")!].contains("cross-site") { return false }
@@ -16,39 +15,30 @@ enum ConsoleHTTP {
         return origin == "http://\(host)" || origin == "https://\(host)"
     }
 
-    /// An `application/x-www-form-urlencoded` body (64 KiB at most unless told).
-    static func form(_ request: Request, upTo limit: Int = 64 << 10) async throws -> [String: String] {
-        var request = request
-        let buffer = try await request.collectBody(upTo: limit)
-        var fields: [String: String] = [:]
-        for pair in String(buffer: buffer).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ text: Substring) -> String { text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
-            fields[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
-        }
-        return fields
+    /// The session cookie: `HttpOnly`, `SameSite=Strict`, `Path=/console`, `Secure` when the
+    /// listener speaks TLS; an empty value with `Max-Age=0` ends it.
+    static func sessionCookie(_ id: String?, secure: Bool) -> Cookie {
+        Cookie(
+            name: ConsoleSessions.cookieName, value: id ?? "", maxAge: id == nil ? 0 : nil, path: "/console", secure: secure, httpOnly: true,
+            sameSite: .strict)
     }
-
 
     /// Headers every console answer carries: no script, no framing, no caching, no referrer to
     /// other sites (`same-origin`, not `no-referrer`: with that a browser sends `Origin: null` on
-    /// the console's own forms, which the same-site check then refuses).
+    /// the console's own forms, which the same-site check then refuses). Inline SVG (the
+    /// charts) is markup of the page: nothing here has to allow it.
     static let securityHeaders: HTTPFields = [
         .contentSecurityPolicy: "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "same-origin",
         .cacheControl: "no-store",
     ]
 
-    static func html(_ page: String, status: HTTPResponse.Status = .ok) -> Response {
-        var headers = securityHeaders
-        headers[.contentType] = "text/html; charset=utf-8"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
+    static func html(_ page: HTML, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: page.text)))
     }
 
     static func redirect(_ location: String) -> Response {
-        var headers = securityHeaders
-        headers[.location] = location
-        return Response(status: .seeOther, headers: headers)
+        Response(status: .seeOther, headers: [.location: location])
     }
 
     /// No session, a missing or wrong CSRF token, or another site: 403, and nothing done.

@@ -18,6 +18,9 @@ struct ConsoleSignIn: Sendable {
     let secure: Bool
     let throttle = SignInAttempts()
 
+    /// The sign-in form: the admin token.
+    struct Form: Decodable { var token: String? }
+
     func handle(_ request: Request, peer: String, now: ContinuousClock.Instant = .now) async throws -> Response {
         let (admission, line) = throttle.admit(peer, now: now)
         if let line { log(line) }
@@ -30,14 +33,17 @@ struct ConsoleSignIn: Sendable {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > Self.maximumBody {
             return ConsoleHTTP.html(ConsolePages.signIn(error: "The sign-in form was too large."), status: .contentTooLarge)
         }
-        let form: [String: String]
+        let form: Form
         do {
-            form = try await ConsoleHTTP.form(request, upTo: Self.maximumBody)
+            var request = request
+            let body = try await request.collectBody(upTo: Self.maximumBody)
+            // A form that does not parse holds no token: refused as a wrong one.
+            form = (try? URLEncodedFormDecoder().decode(Form.self, from: String(buffer: body))) ?? Form()
         } catch is NIOTooManyBytesError {
             return ConsoleHTTP.html(ConsolePages.signIn(error: "The sign-in form was too large."), status: .contentTooLarge)
         }
         guard ConsoleHTTP.sameSite(request) else { return ConsoleHTTP.refused() }
-        guard control.policy.adminGate.accepts(authorization: "Bearer " + (form["token"] ?? "")) else {
+        guard control.policy.adminGate.accepts(authorization: "Bearer " + (form.token ?? "")) else {
             if let line = throttle.failed(peer, now: now) { log(line) }
             return ConsoleHTTP.html(ConsolePages.signIn(error: "That is not the admin token."), status: .unauthorized)
         }
@@ -45,7 +51,7 @@ struct ConsoleSignIn: Sendable {
         let (id, _) = sessions.open()
         control.logger.notice("console signed in from \(peer)", metadata: ["peer": "\(peer)"])
         var response = ConsoleHTTP.redirect("/console/partitions")
-        response.headers[values: .setCookie] = ["\(ConsoleSessions.cookieName)=\(id); Path=/console; HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"]
+        response.setCookie(ConsoleHTTP.sessionCookie(id, secure: secure))
         return response
     }
 

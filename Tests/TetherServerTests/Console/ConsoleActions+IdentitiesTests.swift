@@ -11,12 +11,12 @@ import TetherProtocol
         try await IdentityFixture.with { f in
             let actions = ConsoleActions(control: f.control)
             let form = ["tags": "store=17 region=north", "uses": "3", "expires": "7d", "note": "shop <17>", "csrf": "c"]
-            let confirm = await actions.run("create-enroll-key", form: form, csrf: "c")
+            let confirm = await actions.run("create-enroll-key", form: ConsoleActionForm(form), csrf: "c").text
             #expect(confirm.contains("Confirm") && f.identities.snapshot.keys.isEmpty, "nothing made before the confirmation")
             #expect(confirm.contains("name=\"note\" value=\"shop &lt;17&gt;\""))
             var confirmed = form
             confirmed["confirmed"] = "yes"
-            let page = await actions.run("create-enroll-key", form: confirmed, csrf: "c")
+            let page = await actions.run("create-enroll-key", form: ConsoleActionForm(confirmed), csrf: "c").text
             let key = try #require(f.identities.snapshot.keys.values.first)
             #expect(key.tags == ["store": "17", "region": "north"] && key.usesAllowed == 3 && key.createdBy == "console" && key.note == "shop <17>")
             let shown = try #require(page.range(of: "tek1.").map { String(page[$0.lowerBound...].prefix(65)) })
@@ -24,7 +24,7 @@ import TetherProtocol
             #expect(text.keyID == key.id && IdentitySecrets.digest(text.secret) == key.digest)
             // The list shows it without its secret.
             let list = ConsolePages.enrollment(
-                try await f.control.enrollmentKeys(), identities: try await f.control.identities(after: nil, limit: 10), after: nil, csrf: "c")
+                try await f.control.enrollmentKeys(), identities: try await f.control.identities(after: nil, limit: 10), after: nil, csrf: "c").text
             #expect(list.contains(key.id) && !list.contains(text.secret) && list.contains("Revoke…"))
         }
     }
@@ -33,7 +33,7 @@ import TetherProtocol
         try await IdentityFixture.with { f in
             let actions = ConsoleActions(control: f.control)
             for form in [["tags": "Store=1"], ["uses": "many"], ["expires": "soon"], ["tags": "store="]] {
-                let page = await actions.run("create-enroll-key", form: form.merging(["confirmed": "yes"]) { a, _ in a }, csrf: "c")
+                let page = await actions.run("create-enroll-key", form: ConsoleActionForm(form.merging(["confirmed": "yes"]) { a, _ in a }), csrf: "c").text
                 #expect(page.contains("Refused"), "\(form)")
             }
             #expect(f.identities.snapshot.keys.isEmpty)
@@ -45,15 +45,15 @@ import TetherProtocol
             let device = f.enrolled("till-1", tags: ["store": "1"])
             let actions = ConsoleActions(control: f.control)
             let base = ["device": "till-1", "device-id": device.id, "confirmed": "yes"]
-            let tagged = await actions.run("tag-device", form: base.merging(["tags": "store=2, lane=a"]) { a, _ in a }, csrf: "c")
+            let tagged = await actions.run("tag-device", form: ConsoleActionForm(base.merging(["tags": "store=2, lane=a"]) { a, _ in a }), csrf: "c").text
             #expect(tagged.contains("lane=a,store=2") && tagged.contains("/console/devices/\(device.id)"))
-            _ = await actions.run("rotate-device", form: base, csrf: "c")
+            _ = await actions.run("rotate-device", form: ConsoleActionForm(base), csrf: "c").text
             #expect(f.identities.snapshot.devices[device.id]?.rotationPending == true)
-            let confirm = await actions.run("revoke-device", form: ["device": "till-1", "device-id": device.id], csrf: "c")
+            let confirm = await actions.run("revoke-device", form: ConsoleActionForm(["device": "till-1", "device-id": device.id]), csrf: "c").text
             #expect(confirm.contains("class=\"danger\"") && f.identities.snapshot.devices[device.id]?.revokedAt == nil)
-            _ = await actions.run("revoke-device", form: base, csrf: "c")
+            _ = await actions.run("revoke-device", form: ConsoleActionForm(base), csrf: "c").text
             #expect(f.identities.snapshot.devices[device.id]?.revokedAt != nil)
-            let removed = await actions.run("remove-device", form: base, csrf: "c")
+            let removed = await actions.run("remove-device", form: ConsoleActionForm(base), csrf: "c").text
             #expect(removed.contains("/console/enrollment") && f.identities.snapshot.devices.isEmpty)
             #expect(f.identities.snapshot.audit.map(\.actor).allSatisfy { $0 == "console" })
             #expect(f.identities.snapshot.audit.map(\.action) == ["device.tag", "device.rotate", "device.revoke", "device.remove"])
@@ -65,13 +65,13 @@ import TetherProtocol
             id: IdentityFixture.deviceID("x"), name: "till-1", tags: ["store": "1"], credentialDigest: [1], credentialIssuedAt: .now,
             createdAt: .now, enrolledWithKey: "00112233aabbccdd")
         let identity = AdminAPI.Identity(record, now: .now)
-        let page = ConsolePages.device([], id: record.id, identity: identity, csrf: "c")
+        let page = ConsolePages.device([], id: record.id, identity: identity, csrf: "c").text
         #expect(page.contains("Device till-1") && page.contains("store=1") && page.contains("00112233aabbccdd"))
         for action in ["tag-device", "rotate-device", "revoke-device", "remove-device"] { #expect(page.contains("/console/actions/\(action)")) }
         var revoked = identity
         revoked.state = "revoked"
-        let revokedPage = ConsolePages.device([], id: record.id, identity: revoked, csrf: "c")
+        let revokedPage = ConsolePages.device([], id: record.id, identity: revoked, csrf: "c").text
         #expect(!revokedPage.contains("/console/actions/rotate-device") && revokedPage.contains("/console/actions/remove-device"))
-        #expect(ConsolePages.device([], id: "nobody").contains("No device has the id"))
+        #expect(ConsolePages.device([], id: "nobody").text.contains("No device has the id"))
     }
 }
