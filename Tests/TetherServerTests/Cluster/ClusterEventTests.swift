@@ -8,9 +8,10 @@ import TetherServer
     @Test func eventsRoundTripThroughAPayload() {
         let events: [ClusterEvent] = [
             .newVersion(store), .restored(store), .flagsChanged, .schemaChanged, .grantsChanged, .deviceChanged("till-1"), .deviceRevoked("till-2"),
+            .actionsQueued("4f1c0a"), .actionsQueued(nil),
         ]
         let payloads = ClusterEvent.payloads(events, sender: "instance-1")
-        #expect(payloads == ["instance-1\nv store-17\nr store-17\nf\ns\ng\nd till-1\nk till-2"])
+        #expect(payloads == ["instance-1\nv store-17\nr store-17\nf\ns\ng\nd till-1\nk till-2\na 4f1c0a\na"])
         let parsed = ClusterEvent.parse(payload: payloads[0])
         #expect(parsed.sender == "instance-1" && parsed.events == events)
     }
@@ -29,5 +30,6 @@ import TetherServer
         #expect(parsed.sender == "x" && parsed.events == [.newVersion(store), .flagsChanged])
         #expect(ClusterEvent.parse(payload: "").events.isEmpty)
         #expect(ClusterEvent.parse(payload: "x\nd bad name\nk\nk -x\nd till-1").events == [.deviceChanged("till-1")])
+        #expect(ClusterEvent.parse(payload: "x\na a/b\na two words\na ok-1").events == [.actionsQueued("ok-1")])
     }
 }
