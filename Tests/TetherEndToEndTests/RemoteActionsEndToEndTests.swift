@@ -73,9 +73,17 @@ struct RemoteActionsEndToEndTests {
             try await cluster.admin(["terminate-sync"])
             try await cluster.admin(["enable-sync"])
             try await eventually("p waits for an operator", timeout: .seconds(60)) { try await till.status("p")?["state"] == "reset-pending" }
-            let reset = try await Self.ask(cluster, ["till-b", "initiate-reset", "--partition", "p"])
+            // From the console: a confirmation first, then the confirmed form queues it as `console`.
+            let console = try ConsoleForms.signIn(port: cluster.adminPorts[0], token: "admin-secret")
+            let fields = ["kind": "initiate-reset", "device": "till-b", "partition": "p"]
+            let confirmation = try console.post("/console/actions/remote-action", fields)
+            #expect(confirmation.status == 200 && confirmation.body.contains("Confirm"), "\(confirmation)")
+            #expect(try await Self.actions(cluster, "till-b")["actions"]?.arrayValue?.isEmpty == true, "nothing queued before the confirmation")
+            let asked = try console.post("/console/actions/remote-action", fields.merging(["confirmed": "yes"]) { a, _ in a })
+            #expect(asked.status == 200 && asked.body.contains("Asked 1 device"), "\(asked)")
+            let reset = try #require(try await Self.actions(cluster, "till-b")["actions"]?.arrayValue?.first?["id"]?.numberValue)
             let done = try await Self.ended(cluster, "till-b", id: reset)
-            #expect(done["state"] == "done", "\(done)")
+            #expect(done["state"] == "done" && done["requested_by"] == "console", "\(done)")
             try await till.waitSynced("p", timeout: 90)
             #expect(try await till.rows("p").contains("kept"))
             #expect(try await till.ctl(["resets"]).standardOutput.contains("manual-done"))

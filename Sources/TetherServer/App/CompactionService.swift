@@ -11,24 +11,18 @@ struct CompactionService<C: Clock>: Service where C.Duration == Duration {
     let logger: Logger
 
     func run() async throws {
-        do {
-            try await cancelWhenGracefulShutdown {
-                while true {
-                    try await clock.sleep(for: interval)
-                    do {
-                        _ = try await control.compact(horizonSeconds: nil)
-                    } catch {
-                        logger.error("history compaction failed", metadata: ["error": "\(error)"])
-                    }
-                    do {
-                        _ = try await control.expireClientFiles()
-                    } catch {
-                        logger.error("client file expiry failed", metadata: ["error": "\(error)"])
-                    }
-                }
+        try await PeriodicRounds(interval: interval, clock: clock).run { [control, logger] _ in
+            do {
+                _ = try await control.compact(horizonSeconds: nil)
+            } catch {
+                logger.error("history compaction failed", metadata: ["error": "\(error)"])
             }
-        } catch is CancellationError {
-            return
+            do {
+                _ = try await control.expireClientFiles()
+            } catch {
+                logger.error("client file expiry failed", metadata: ["error": "\(error)"])
+            }
+            return false  // each failure is logged: compaction runs hourly
         }
     }
 }

@@ -14,37 +14,31 @@ struct DeviceCountsService<C: Clock>: Service where C.Duration == Duration {
     let logger: Logger
 
     func run() async throws {
-        do {
-            try await cancelWhenGracefulShutdown {
-                var failing = false
-                while true {
-                    do {
-                        let counts = try await service.deviceCounts()
-                        service.ledgerCounts.withLock { $0 = counts }
-                        if failing { logger.notice("the device ledger is counted again") }
-                        failing = false
-                    } catch {
-                        if !failing, !Task.isCancelled {
-                            logger.warning(
-                                "cannot count the device ledger; /metrics shows the last counts until the storage answers",
-                                metadata: ["error": "\(SyncService.oneLine(error))"])
-                        }
-                        failing = true
-                    }
-                    do {
-                        try await service.deviceCredentials.flushSeen()
-                    } catch {
-                        if !failing, !Task.isCancelled {
-                            logger.warning("cannot write when devices were last seen; kept for the next round", metadata: [
-                                "error": "\(SyncService.oneLine(error))",
-                            ])
-                        }
-                    }
-                    try await clock.sleep(for: interval)
+        try await PeriodicRounds(interval: interval, clock: clock, immediately: true).run { [service, logger] failedBefore in
+            var failing = failedBefore
+            do {
+                let counts = try await service.deviceCounts()
+                service.ledgerCounts.withLock { $0 = counts }
+                if failing { logger.notice("the device ledger is counted again") }
+                failing = false
+            } catch {
+                if !failing, !Task.isCancelled {
+                    logger.warning(
+                        "cannot count the device ledger; /metrics shows the last counts until the storage answers",
+                        metadata: ["error": "\(SyncService.oneLine(error))"])
+                }
+                failing = true
+            }
+            do {
+                try await service.deviceCredentials.flushSeen()
+            } catch {
+                if !failing, !Task.isCancelled {
+                    logger.warning("cannot write when devices were last seen; kept for the next round", metadata: [
+                        "error": "\(SyncService.oneLine(error))",
+                    ])
                 }
             }
-        } catch is CancellationError {
-            return
+            return failing
         }
     }
 }

@@ -191,7 +191,7 @@ import TetherTestSupport
         server.script([.refusal(.unavailable), .refusal(.unavailable), .refusal(.rateLimited, retryAfter: 0)])
         try await withConnection(url: server.syncURL, enrollmentKey: key) { registry, _, _ in
             let path = await tokenFile(registry)
-            try await eventually("enrolled after three refusals") { TokenFile.inspect(path) != .missing }
+            try await eventually("enrolled after three refusals", timeout: .seconds(120)) { TokenFile.inspect(path) != .missing }
             #expect(server.requestCount == 4)
             #expect(syncErrors(registry).compactMap(\.name).filter { $0.hasPrefix("enrollment_") } == ["enrollment_unavailable", "enrollment_rate_limited"], "a repeat is not announced again")
         }
