@@ -38,7 +38,7 @@ private struct Harness {
     /// Advances one ping period and waits until the service is parked in `sleep` again.
     func tick(_ period: Duration) async throws {
         clock.advance(by: period)
-        try #require(await clock.waitForSleepers(1, timeout: .seconds(30)))
+        try #require(await clock.waitForSleepers(1, timeout: .seconds(120)))
     }
 }
 
@@ -49,7 +49,7 @@ private struct Harness {
     try await testGracefulShutdown { trigger in
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await service.run() }
-            try #require(await harness.clock.waitForSleepers(1, timeout: .seconds(30)))
+            try #require(await harness.clock.waitForSleepers(1, timeout: .seconds(120)))
             #expect(harness.pings.lines == ["WATCHDOG=1"], "first ping at start")
 
             harness.clock.advance(by: .seconds(4))
@@ -98,7 +98,7 @@ private struct Harness {
     let service = harness.service(interval: .seconds(2))
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await service.run() }
-        try #require(await harness.clock.waitForSleepers(1, timeout: .seconds(30)))
+        try #require(await harness.clock.waitForSleepers(1, timeout: .seconds(120)))
         group.cancelAll()
         try await group.next()
     }

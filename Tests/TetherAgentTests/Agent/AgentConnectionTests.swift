@@ -56,7 +56,7 @@ import TetherTestSupport
 
     @Test func aRefusedAttemptIsNamedByItsTypeSendsReadyAndBacksOff() async throws {
         try await withConnection(url: "ws://127.0.0.1:\(try LoopbackPort.free())/sync") { registry, connection, seen in
-            try await eventually("two refused attempts") { syncErrors(registry).count >= 2 }
+            try await eventually("two refused attempts", timeout: .seconds(120)) { syncErrors(registry).count >= 2 }
             #expect(syncErrors(registry).allSatisfy { $0.name == "connection_refused" && $0.action == "transient" && $0.code == nil })
             #expect(seen.ready.withLock { $0 } == 1, "READY=1 once, after the first attempt")
             #expect(seen.connections.withLock { $0 } == 0)
@@ -81,7 +81,7 @@ import TetherTestSupport
                 }))
         defer { fake.stop() }
         try await withConnection(url: fake.url) { _, connection, seen in
-            try await eventually("both answered") { answers.withLock { $0.count } == 2 }
+            try await eventually("both answered", timeout: .seconds(120)) { answers.withLock { $0.count } == 2 }
             #expect(seen.actions.withLock { $0 } == actions, "run in the order sent")
             #expect(answers.withLock { $0 } == [
                 RemoteActionResult(id: 41, outcome: .done, message: "ran diagnostics"),
@@ -95,13 +95,13 @@ import TetherTestSupport
         let welcome = FakeSyncServer.frame(0x2, FakeSyncServer.welcome(protocolVersion: UInt8(TetherVersion.syncProtocol)))
         let fake = try FakeSyncServer(.init(bytes: { welcome }, closeAfter: false))
         try await withConnection(url: fake.url) { registry, connection, seen in
-            try await eventually("connected") { await connection.current != nil }
-            try await eventually("the device reports run") { seen.connections.withLock { $0 } == 1 }
+            try await eventually("connected", timeout: .seconds(120)) { await connection.current != nil }
+            try await eventually("the device reports run", timeout: .seconds(120)) { seen.connections.withLock { $0 } == 1 }
             #expect(seen.ready.withLock { $0 } == 1, "READY=1 once the partitions run")
             #expect(syncErrors(registry).isEmpty)
             fake.stop()
-            try await eventually("the cut is a sync error") { syncErrors(registry).contains { $0.name == "connection_closed" } }
-            try await eventually("retried") { syncErrors(registry).contains { $0.name == "connection_refused" } }
+            try await eventually("the cut is a sync error", timeout: .seconds(120)) { syncErrors(registry).contains { $0.name == "connection_closed" } }
+            try await eventually("retried", timeout: .seconds(120)) { syncErrors(registry).contains { $0.name == "connection_refused" } }
             #expect(await connection.current == nil)
             #expect(seen.ready.withLock { $0 } == 1)
         }
@@ -112,15 +112,15 @@ import TetherTestSupport
     @Test func aReloadThatChangesTheServerEndsTheBackoff() async throws {
         let url = "ws://127.0.0.1:\(try LoopbackPort.free())/sync"
         try await withConnection(url: url, backoff: Backoff(initial: .seconds(600), maximum: .seconds(600))) { registry, connection, _ in
-            try await eventually("the first attempt refused") { syncErrors(registry).count == 1 }
-            try await eventually("backing off") {
+            try await eventually("the first attempt refused", timeout: .seconds(120)) { syncErrors(registry).count == 1 }
+            try await eventually("backing off", timeout: .seconds(120)) {
                 if case .backingOff = await connection.phase { return true }
                 return false
             }
             await connection.reloaded(serverChanged: false)
             #expect(syncErrors(registry).count == 1, "an unchanged server does not end the backoff")
             await connection.reloaded(serverChanged: true)
-            try await eventually("attempted anew at once") { syncErrors(registry).count == 2 }
+            try await eventually("attempted anew at once", timeout: .seconds(120)) { syncErrors(registry).count == 2 }
         }
     }
 
@@ -155,11 +155,11 @@ import TetherTestSupport
         // The fake serves no /sync: after enrolling, the attempts are refused upgrades.
         try await withConnection(url: server.syncURL, enrollmentKey: key) { registry, connection, seen in
             let path = await tokenFile(registry)
-            try await eventually("enrolled") { TokenFile.inspect(path) != .missing }
+            try await eventually("enrolled", timeout: .seconds(120)) { TokenFile.inspect(path) != .missing }
             let deviceID = try registry.stateDatabase.deviceID()
             #expect(TokenFile.inspect(path) == .credential(deviceID: deviceID))
             #expect(server.devices[deviceID]?.tags == ["store": "17"])
-            try await eventually("then it connects") { syncErrors(registry).contains { $0.name == "upgrade_failed" } }
+            try await eventually("then it connects", timeout: .seconds(120)) { syncErrors(registry).contains { $0.name == "upgrade_failed" } }
             #expect(server.devices[deviceID]?.enrollments == 1, "a credential of this device is used, not enrolled again")
             #expect(seen.ready.withLock { $0 } == 1)
         }
@@ -170,7 +170,7 @@ import TetherTestSupport
         defer { server.stop() }
         try await withConnection(url: server.syncURL, enrollmentKey: "tek1.0123456789abcdef.\(String(repeating: "A", count: 43))") {
             registry, connection, seen in
-            try await eventually("stopped") {
+            try await eventually("stopped", timeout: .seconds(120)) {
                 if case .enrollmentStopped(let error) = await connection.phase { return error.code == "unknown_key" }
                 return false
             }
@@ -180,7 +180,7 @@ import TetherTestSupport
             #expect(seen.ready.withLock { $0 } == 1, "READY=1: the service is up, waiting")
             #expect(TokenFile.inspect(await tokenFile(registry)) == .missing)
             await connection.reloaded(serverChanged: false)
-            try await eventually("a reload enrolls again") { server.requestCount == 2 }
+            try await eventually("a reload enrolls again", timeout: .seconds(120)) { server.requestCount == 2 }
         }
     }
 
@@ -204,14 +204,14 @@ import TetherTestSupport
         try await withConnection(url: server.syncURL, backoff: Backoff(initial: .seconds(600), maximum: .seconds(600)), enrollmentKey: key) {
             registry, connection, _ in
             let path = await tokenFile(registry)
-            try await eventually("enrolled") { TokenFile.inspect(path) != .missing }
+            try await eventually("enrolled", timeout: .seconds(120)) { TokenFile.inspect(path) != .missing }
             let me = try registry.stateDatabase.deviceID()
             let golden = String(repeating: "0f", count: 16)
             try CredentialWriter.write("tdc1.\(golden).\(String(repeating: "g", count: 43))", to: path)
             // The next attempt (a reload ends the backoff) finds another device's credential.
             await connection.reloaded(serverChanged: true)
-            try await eventually("enrolled again") { server.devices[me]?.enrollments == 2 }
-            try await eventually("its own credential") { TokenFile.inspect(path) == .credential(deviceID: me) }
+            try await eventually("enrolled again", timeout: .seconds(120)) { server.devices[me]?.enrollments == 2 }
+            try await eventually("its own credential", timeout: .seconds(120)) { TokenFile.inspect(path) == .credential(deviceID: me) }
         }
     }
 }
