@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import TetherTestSupport
 
 /// The web console driven as a browser would over plain HTTP/1.1 on loopback: sign in with the
@@ -30,23 +29,11 @@ struct ConsoleForms {
         return (answer.status, answer.body)
     }
 
-    /// One request (`Connection: close`): status, head and body.
+    /// One request with the console's headers (its own origin, the session cookie, a form):
+    /// status, head and body.
     static func request(
         port: UInt16, _ method: String, _ path: String, form: [String: String]? = nil, cookie: String? = nil
     ) throws -> (status: Int, head: String, body: String) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket failed") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw TestSupportError("connect to 127.0.0.1:\(port) failed") }
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
         let body = (form ?? [:]).sorted { $0.key < $1.key }.map {
             "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
@@ -54,22 +41,6 @@ struct ConsoleForms {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\nOrigin: http://127.0.0.1:\(port)\r\n"
         if let cookie { text += "Cookie: \(cookie)\r\n" }
         if form != nil { text += "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n" }
-        text += "\r\n" + body
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var answer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            answer += chunk[0..<n]
-            if HTTPGet.isComplete(answer) { break }
-        }
-        let reply = String(decoding: answer, as: UTF8.self)
-        guard let split = reply.range(of: "\r\n\r\n"), let status = Int(reply.split(separator: " ").dropFirst().first ?? "") else {
-            throw TestSupportError("no HTTP answer to \(method) \(path): \(reply.prefix(200))")
-        }
-        return (status, String(reply[..<split.lowerBound]), String(reply[split.upperBound...]))
+        return try HTTPGet.exchange(port: port, text + "\r\n" + body)
     }
 }

@@ -11,6 +11,13 @@ enum HTTPGet {
     }
 
     static func get(port: UInt16, path: String) throws -> Response {
+        let answer = try exchange(port: port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        return Response(status: answer.status, body: answer.body)
+    }
+
+    /// Sends `request` (a whole HTTP/1.1 request, `Connection: close`) to 127.0.0.1:`port` and
+    /// reads the answer: its status, its head and its body.
+    static func exchange(port: UInt16, _ request: String) throws -> (status: Int, head: String, body: String) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket failed") }
         defer { close(fd) }
@@ -24,8 +31,8 @@ enum HTTPGet {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw TestSupportError("connect to 127.0.0.1:\(port) failed: \(String(cString: strerror(errno)))") }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let bytes = Array(request.utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -36,10 +43,10 @@ enum HTTPGet {
             if Self.isComplete(answer) { break }
         }
         let text = String(decoding: answer, as: UTF8.self)
-        guard let head = text.range(of: "\r\n\r\n"), let status = Int(text.split(separator: " ").dropFirst().first ?? "") else {
-            throw TestSupportError("no HTTP answer from 127.0.0.1:\(port)\(path): \(text.prefix(200))")
+        guard let split = text.range(of: "\r\n\r\n"), let status = Int(text.split(separator: " ").dropFirst().first ?? "") else {
+            throw TestSupportError("no HTTP answer from 127.0.0.1:\(port): \(text.prefix(200))")
         }
-        return Response(status: status, body: String(text[head.upperBound...]))
+        return (status, String(text[..<split.lowerBound]), String(text[split.upperBound...]))
     }
 }
 
