@@ -3,6 +3,7 @@ import TetherServer
 import TetherTestSupport
 #if canImport(Glibc)
 import Glibc
+import NIOCore
 #endif
 
 /// A real `tether-server` child process on free loopback ports (the devices' listener and the
@@ -88,7 +89,7 @@ final class ServerProcess: @unchecked Sendable {
     var httpURL: String { "http://127.0.0.1:\(port)" }
     /// The admin listener: the admin API and the console.
     var adminURL: String { "http://127.0.0.1:\(adminPort)" }
-    var admin: AdminClient { AdminClient(baseURL: adminURL, token: Self.adminToken) }
+    var admin: AdminClient { AdminClient(baseURL: adminURL, token: Self.adminToken, connectTimeout: .seconds(30)) }
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Starts the server and waits (with a deadline) for its "listening on" lines (both listeners).

@@ -31,15 +31,22 @@ package struct AdminClient: Sendable {
     let token: String
     let tlsConfiguration: TLSConfiguration?
     let timeout: TimeAmount
+    /// How long a TCP connection to the admin listener may take (5 s: a listener that answers
+    /// nothing that long is unreachable; tests on a loaded machine give more).
+    let connectTimeout: TimeAmount
 
     /// `baseURL` is `http(s)://host:port`; a trailing `/`, `/admin` or `/sync` is ignored.
-    package init(baseURL: String, token: String, tlsConfiguration: TLSConfiguration? = nil, timeout: TimeAmount = .seconds(60)) {
+    package init(
+        baseURL: String, token: String, tlsConfiguration: TLSConfiguration? = nil, timeout: TimeAmount = .seconds(60),
+        connectTimeout: TimeAmount = .seconds(5)
+    ) {
         var url = baseURL
         for suffix in ["/", "/admin", "/sync", "/"] where url.hasSuffix(suffix) { url.removeLast(suffix.count) }
         self.baseURL = url
         self.token = token
         self.tlsConfiguration = tlsConfiguration
         self.timeout = timeout
+        self.connectTimeout = connectTimeout
     }
 
     package func status() async throws -> AdminAPI.Status { try await call(.GET, "status") }
@@ -191,7 +198,7 @@ package struct AdminClient: Sendable {
 
     private func withClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tlsConfiguration)
-        configuration.timeout = .init(connect: .seconds(5))
+        configuration.timeout = .init(connect: connectTimeout)
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         do {
             let result = try await body(client)
