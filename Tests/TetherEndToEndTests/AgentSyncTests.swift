@@ -115,7 +115,7 @@ struct AgentSyncTests {
             let result = await a.stop(SIGTERM)
             #expect(result?.status == 0)
             #expect(ContinuousClock.now - start < .seconds(5))
-            #expect(await listener.waitForCount(1, timeout: .seconds(5)) { $0.contains("STOPPING=1") })
+            #expect(await listener.waitForCount(1, timeout: .seconds(30)) { $0.contains("STOPPING=1") })
         }
     }
 

@@ -158,7 +158,7 @@ import Glibc
             #expect(try await two.admin.status().server.syncTerminated)
             _ = try await one.admin.enableSync()
             _ = try await one.admin.setRecovery(false)
-            _ = try await eventually("instance two to see the flags", timeout: .seconds(3)) {
+            _ = try await eventually("instance two to see the flags", timeout: .seconds(30)) {
                 let status = try await two.admin.status()
                 return !status.server.syncTerminated && !status.server.clientRecovery ? true : nil
             }

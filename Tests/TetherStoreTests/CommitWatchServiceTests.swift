@@ -33,7 +33,7 @@ import TetherTestSupport
                 for (index, store) in stores.enumerated() {
                     let before = recorders[index].count
                     #expect(try await sqlite3(store.path, "INSERT INTO items VALUES (\(round), 'x', NULL)").status == 0)
-                    try await eventually("commit \(round) to store \(index) noticed", timeout: .seconds(2)) {
+                    try await eventually("commit \(round) to store \(index) noticed", timeout: .seconds(30)) {
                         recorders[index].count > before
                     }
                 }
@@ -59,13 +59,13 @@ import TetherTestSupport
             let quietNotices = consume(quietNotifier, in: &group)
             for round in 1...3 {
                 #expect(try await sqlite3(busy.path, "INSERT INTO items VALUES (\(round), 'x', NULL)").status == 0)
-                try await eventually("busy store's commit \(round) noticed", timeout: .seconds(2)) { busyNotices.count >= round }
+                try await eventually("busy store's commit \(round) noticed", timeout: .seconds(30)) { busyNotices.count >= round }
             }
             // Through the busy store's re-checks (about a second) and beyond: nothing for the quiet one.
             try await consistently("no notice for the quiet store", for: .milliseconds(1200)) { quietNotices.count == 0 }
             #expect(try await sqlite3(quiet.path, "SELECT count(*) FROM items").status == 0)  // a read: no notice
             #expect(try await sqlite3(quiet.path, "INSERT INTO items VALUES (9, 'q', NULL)").status == 0)
-            try await eventually("quiet store's own commit noticed", timeout: .seconds(2)) { quietNotices.count >= 1 }
+            try await eventually("quiet store's own commit noticed", timeout: .seconds(30)) { quietNotices.count >= 1 }
             #expect(quietNotices.count == 1)
             group.cancelAll()
         }
@@ -90,10 +90,10 @@ import TetherTestSupport
             #expect(!firstNotifier.isWatching)
             #expect(service.watchedStores == 1)
             #expect(try await sqlite3(second.path, "INSERT INTO items VALUES (1, 'x', NULL)").status == 0)
-            try await eventually("second store's commit noticed", timeout: .seconds(2)) { secondNotices.count == 1 }
+            try await eventually("second store's commit noticed", timeout: .seconds(30)) { secondNotices.count == 1 }
             #expect(try await sqlite3(first.path, "INSERT INTO items VALUES (1, 'x', NULL)").status == 0)
             #expect(try await sqlite3(second.path, "INSERT INTO items VALUES (2, 'x', NULL)").status == 0)
-            try await eventually("second store's next commit noticed", timeout: .seconds(2)) { secondNotices.count == 2 }
+            try await eventually("second store's next commit noticed", timeout: .seconds(30)) { secondNotices.count == 2 }
             #expect(firstNotices.count == 0)
             secondNotifier.stop()
             try await group.waitForAll()
@@ -106,7 +106,7 @@ import TetherTestSupport
         try await withThrowingTaskGroup(of: Void.self) { group in
             let notices = consume(again, in: &group)
             #expect(try await sqlite3(first.path, "INSERT INTO items VALUES (3, 'x', NULL)").status == 0)
-            try await eventually("commit noticed by the new thread", timeout: .seconds(2)) { notices.count == 1 }
+            try await eventually("commit noticed by the new thread", timeout: .seconds(30)) { notices.count == 1 }
             group.cancelAll()
         }
         try first.close()
@@ -133,7 +133,7 @@ import TetherTestSupport
             #expect(notices.count == 0)
             let before = service.wakeups
             #expect(try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'x', NULL)").status == 0)
-            try await eventually("the store's own commit noticed", timeout: .seconds(2)) { notices.count == 1 }
+            try await eventually("the store's own commit noticed", timeout: .seconds(30)) { notices.count == 1 }
             #expect(service.wakeups > before)
             group.cancelAll()
         }
@@ -157,7 +157,7 @@ import TetherTestSupport
             let writer = try DatabaseQueue(path: store.path)
             for round in 1...3 {
                 try await writer.write { db in try db.execute(sql: "INSERT INTO items VALUES (?, 'x', NULL)", arguments: [round]) }
-                try await eventually("commit \(round) noticed", timeout: .seconds(2)) { notices.count == round }
+                try await eventually("commit \(round) noticed", timeout: .seconds(30)) { notices.count == round }
             }
             try writer.close()
             group.cancelAll()
@@ -181,7 +181,7 @@ import TetherTestSupport
         let notices = NoticeRecorder()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { for await notice in stream { notices.record(notice) } }
-            try await eventually("the hidden commit announced", timeout: .seconds(5)) { notices.count == 1 }
+            try await eventually("the hidden commit announced", timeout: .seconds(30)) { notices.count == 1 }
             group.cancelAll()
             service.unwatch(id)
         }
@@ -201,7 +201,7 @@ import TetherTestSupport
         try await withThrowingTaskGroup(of: Void.self) { group in
             let notices = consume(notifier, in: &group)
             #expect(try await sqlite3(store.path, "INSERT INTO items VALUES (1, 'x', NULL)").status == 0)
-            try await eventually("commit noticed", timeout: .seconds(2)) { notices.count == 1 }
+            try await eventually("commit noticed", timeout: .seconds(30)) { notices.count == 1 }
             let clock = try #require(service.cpuClock)
             // Past the dense re-checks (about a second; the next is a second later), the thread sleeps.
             try await consistently("one notice only", for: .milliseconds(1200)) { notices.count == 1 }

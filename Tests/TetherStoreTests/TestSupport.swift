@@ -36,7 +36,8 @@ struct ProcessResult {
 func sqlite3(_ file: String, _ sql: String) async throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = ["-bail", file, sql]
+    // As an application would: wait for a lock (the agent's watcher reads) rather than fail at once.
+    process.arguments = ["-bail", "-cmd", ".timeout 10000", file, sql]
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err

@@ -43,7 +43,7 @@ import TetherTestSupport
 
     var received: [String] = []
     for _ in 0..<7 {
-        received.append(try #require(await listener.next(timeout: .seconds(5)), "got only \(received)"))
+        received.append(try #require(await listener.next(timeout: .seconds(30)), "got only \(received)"))
     }
     #expect(received[0] == "READY=1")
     #expect(received[1] == "STATUS=Syncing 3 partitions")
