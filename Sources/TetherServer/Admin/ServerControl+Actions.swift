@@ -116,8 +116,7 @@ extension ServerControl {
                 "action": "\(record.kind)", "reason": "\(record.message ?? "-")",
             ])
         }
-        let waiting = try await storage.actions.devicesWithPendingActions(now: at, limit: 100_000)
-        if !waiting.isEmpty { await service.deliverPendingActions(toDeviceIDs: Set(waiting.map(\.deviceID))) }
+        await service.deliverPendingActions()
         return expired.count
     }
 

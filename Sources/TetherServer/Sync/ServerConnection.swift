@@ -109,8 +109,8 @@ actor ServerConnection {
 
     /// Logs a report's refused ledger entries, the first at once and the rest folded
     /// (``ReportRefusalLog``); notes the device the report speaks for and what it accepts.
-    /// True when the connection now speaks for a device it did not before (its pending remote
-    /// actions are due).
+    /// True when the connection now speaks for a device it did not before, in protocol 8 (its
+    /// pending remote actions are due; the hub's index now sends them here).
     func reportRecorded(_ outcome: SyncService.ReportOutcome, report: DeviceReport) async -> Bool {
         guard let user = outcome.user else { return false }
         reportUser = user
@@ -123,12 +123,10 @@ actor ServerConnection {
             acceptedActionsKept = accepted
             await service.recordAcceptedActions(accepted, device: key)
         }
-        return isNew && machine.speaksRemoteActions
+        guard isNew, machine.speaksRemoteActions else { return false }
+        await service.hub.speaks(for: key, connection: id)
+        return true
     }
-
-    /// The device whose remote actions go to this connection: the one its reports speak for,
-    /// when it speaks protocol 8.
-    var actionDevice: DeviceKey? { machine.speaksRemoteActions ? reportedDevice : nil }
 
     /// Sends the device the actions of `records` not sent on this connection yet; their ids.
     func offerActions(_ records: [DeviceActionRecord]) async -> [Int64] {

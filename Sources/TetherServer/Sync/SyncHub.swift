@@ -60,6 +60,11 @@ package actor SyncHub {
     private var listeners: [PartitionName: [SessionKey: AsyncStream<Void>.Continuation]] = [:]
     private var connections: [UInt64: ServerConnection] = [:]
     private var nextConnection: UInt64 = 1
+    /// Where each device's remote actions go: its id → the connections whose accepted reports
+    /// speak for it (protocol 8), and back, so that delivering a device's actions costs a
+    /// lookup, not a visit to every connection.
+    private var actionConnections: [String: [UInt64: DeviceKey]] = [:]
+    private var actionDevices: [UInt64: DeviceKey] = [:]
 
     package init() {}
 
@@ -75,12 +80,37 @@ package actor SyncHub {
     /// The connection with this id, while it is open.
     func connection(_ id: UInt64) -> ServerConnection? { connections[id] }
 
-    package func closeConnection(_ id: UInt64) { connections[id] = nil }
-
-    /// Every open connection, in the order they opened.
-    func openConnections() -> [ServerConnection] {
-        connections.sorted { $0.key < $1.key }.map(\.value)
+    package func closeConnection(_ id: UInt64) {
+        connections[id] = nil
+        speaks(for: nil, connection: id)
     }
+
+    /// Records that the connection `id` now speaks for `device` (nil: for none), where that
+    /// device's remote actions go.
+    func speaks(for device: DeviceKey?, connection id: UInt64) {
+        if let old = actionDevices.removeValue(forKey: id) {
+            actionConnections[old.deviceID]?[id] = nil
+            if actionConnections[old.deviceID]?.isEmpty == true { actionConnections[old.deviceID] = nil }
+        }
+        guard let device, connections[id] != nil else { return }
+        actionDevices[id] = device
+        actionConnections[device.deviceID, default: [:]][id] = device
+    }
+
+    /// The open connections that speak for the devices with these ids, by device, each
+    /// device's in the order they opened.
+    func actionConnections(forDeviceIDs deviceIDs: some Sequence<String>) -> [DeviceKey: [ServerConnection]] {
+        var found: [DeviceKey: [ServerConnection]] = [:]
+        for deviceID in Set(deviceIDs) {
+            for (id, key) in (actionConnections[deviceID] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                if let connection = connections[id] { found[key, default: []].append(connection) }
+            }
+        }
+        return found
+    }
+
+    /// How many devices have a connection here their remote actions go to.
+    var actionDeviceCount: Int { actionConnections.count }
 
     /// Reserves a client file for a session; false when another session holds it (108).
     package func reserve(_ clientFile: Int64, of partition: PartitionName, for key: SessionKey) -> Bool {

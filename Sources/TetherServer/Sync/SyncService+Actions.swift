@@ -9,15 +9,26 @@ import TetherProtocol
 /// record.
 extension SyncService {
     /// Sends the pending actions of the devices connected here — those with an id in
-    /// `deviceIDs`, or all when nil — that their connections have not sent yet, and marks them
-    /// sent. Returns how many were sent. A storage failure is logged; the next report, request
-    /// or sweep tries again.
+    /// `deviceIDs`, or every device with pending actions when nil — that their connections
+    /// have not sent yet, and marks them sent. Returns how many were sent. A storage failure is
+    /// logged; the next report, request or sweep tries again. The connections are found in the
+    /// hub's index of devices (``SyncHub/actionConnections(forDeviceIDs:)``): the cost follows
+    /// the devices named, not the connections open.
     @discardableResult
     package func deliverPendingActions(toDeviceIDs deviceIDs: Set<String>? = nil) async -> Int {
-        var connections: [DeviceKey: [ServerConnection]] = [:]
-        for connection in await hub.openConnections() {
-            guard let key = await connection.actionDevice, deviceIDs?.contains(key.deviceID) ?? true else { continue }
-            connections[key, default: []].append(connection)
+        let connections: [DeviceKey: [ServerConnection]]
+        if let deviceIDs {
+            connections = await hub.actionConnections(forDeviceIDs: deviceIDs)
+        } else {
+            do {
+                let waiting = try await storage.actions.devicesWithPendingActions(now: now(), limit: Self.pendingDevicesLimit)
+                connections = await hub.actionConnections(forDeviceIDs: waiting.map(\.deviceID))
+            } catch {
+                logger.warning("cannot read which devices have pending remote actions; the next sweep tries again", metadata: [
+                    "error": "\(Self.oneLine(error))",
+                ])
+                return 0
+            }
         }
         guard !connections.isEmpty else { return 0 }
         do {
@@ -77,6 +88,10 @@ extension SyncService {
             ])
         }
     }
+
+    /// How many devices with pending actions one delivery looks at (a selection is at most
+    /// `max_devices_per_action`; the rest wait for the next sweep).
+    static let pendingDevicesLimit = 100_000
 
     static func isJSONObject(_ bytes: [UInt8]) -> Bool {
         (try? JSONSerialization.jsonObject(with: Data(bytes))) is [String: Any]
