@@ -23,6 +23,8 @@ struct CampaignStats: Sendable {
     var stuckConnecting = 0
     /// Resets the agent's loop guard made manual (reason `reset loop`).
     var loopsCut = 0
+    /// Remote actions asked for, by kind and outcome (`retry-now done`).
+    var remoteActions: [String: Int] = [:]
     var rowsChecked = 0
     /// Contested rows (written by several agents) changed in a round and checked against every server order.
     var contestedChecked = 0
@@ -64,6 +66,7 @@ struct CampaignStats: Sendable {
         if !unavailable.isEmpty { line += " (unavailable: \(unavailable.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")))" }
         line += " | resets: \(list(resets)) forced=\(forced) loops-cut=\(loopsCut) stuck-connecting=\(stuckConnecting)"
         line += " | reset causes: \(list(causes))"
+        if !remoteActions.isEmpty { line += " | remote actions: \(list(remoteActions))" }
         line += " | rounds checked: \(list(roundsByCertainty)) rows checked=\(rowsChecked) contested=\(contestedChecked) by-several=\(contestedBySeveral)"
         line += " | changes lost=\(violations.count) findings=\(findings.count)"
         return line

@@ -11,6 +11,7 @@ extension FaultCampaign {
         let converged = try await converge()
         try await checkServerRows(converged)
         try await checkRotations()
+        try await checkRemoteActions()
         var discardedOwners = shared.withLock { state in
             defer { state.discardedOwners = [:] }
             return state.discardedOwners

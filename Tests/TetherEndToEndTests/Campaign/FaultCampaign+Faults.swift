@@ -29,6 +29,8 @@ extension FaultCampaign {
         /// (`admin device revoke`) until it is removed and enrolls again
         /// (``FaultCampaign/injectIdentity(_:agentIndex:anyAgent:admin:)``).
         case rotate, revokeDevice = "revoke-device"
+        /// An operator's remote action for one device or every device (``FaultCampaign/injectRemoteAction(anyAgent:admin:)``).
+        case remoteAction = "remote-action"
 
         /// Whether the fault applies to a cluster of `instances` server instances.
         func applies(instances: Int) -> Bool {
@@ -60,6 +62,7 @@ extension FaultCampaign {
             case .flood: 3
             case .rotate: 4
             case .revokeDevice: 3
+            case .remoteAction: 4
             }
         }
 
@@ -240,6 +243,9 @@ extension FaultCampaign {
         case .rotate, .revokeDevice:
             guard serverUp else { return .skipped }
             return try await injectIdentity(fault, agentIndex: agentIndex, anyAgent: anyAgent, admin: admin)
+        case .remoteAction:
+            guard serverUp else { return .skipped }
+            return try await injectRemoteAction(anyAgent: anyAgent, admin: admin)
         case .reload:
             guard let index = agentIndex else { return .skipped }
             let name = agents[index].name

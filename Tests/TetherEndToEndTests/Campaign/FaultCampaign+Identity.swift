@@ -47,6 +47,7 @@ extension FaultCampaign {
         shared.withLock { state in
             state.revokedDevices.remove(agent.name)
             state.removedDevices.remove(agent.name)
+            state.remoteActions = state.remoteActions.filter { $0.value.device != agent.name }
         }
         return true
     }

@@ -128,6 +128,9 @@ final class FaultCampaign: Sendable {
         /// device is removed already (``FaultCampaign/readmit(_:admin:)``).
         var revokedDevices: Set<String> = []
         var removedDevices: Set<String> = []
+        /// Remote actions asked for this round, by id: the device's name and the kind
+        /// (``FaultCampaign/checkRemoteActions()``).
+        var remoteActions: [Int64: (device: String, kind: String)] = [:]
         /// Per partition: how many of the model's snapshots existed at its last restore. Those
         /// taken since, and the one it was restored to, are on its current line of history.
         var lineStart: [String: Int] = [:]
