@@ -110,7 +110,7 @@ private func rawExchange(_ socketPath: String, _ bytes: [UInt8]) -> String {
             [0, 1, 2, 0xff, 0x0a], [],
         ]
         for garbage in inputs {
-            let reply = rawExchange(socket, garbage)
+            let reply = await BlockingCall.run { rawExchange(socket, garbage) }
             #expect(reply.contains("\"ok\":false"), "\(reply)")
         }
         let after = try await tetherctl(["--socket", socket, "status"])

@@ -130,13 +130,13 @@ private func tetherctlStatus(_ socket: String) async throws -> ChildProcess.Resu
         // next connection finds none.
         let refusal = try await eventually("a connection past the budget is refused", timeout: .seconds(30)) { () -> String? in
             let extra = try RawClient(socket)
-            let (reply, closed) = extra.readUntilClosed(timeout: 2000)
+            let (reply, closed) = await BlockingCall.run { extra.readUntilClosed(timeout: 2000) }
             return closed && reply.contains("tetherd is busy") ? reply : nil
         }
         #expect(refusal.contains("\"ok\":false") && refusal.contains("unavailable"), "\(refusal)")
         // The silent ones are closed at the request deadline, each with its reason.
         for client in silent {
-            let (reply, closed) = client.readUntilClosed(timeout: 30_000)
+            let (reply, closed) = await BlockingCall.run { client.readUntilClosed(timeout: 30_000) }
             #expect(closed && reply.contains("no complete request within"), "\(reply)")
         }
         let status = try await tetherctlStatus(socket)
