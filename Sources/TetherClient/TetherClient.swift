@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 @_exported import TetherControl
 
@@ -151,21 +150,25 @@ public struct TetherClient: Sendable {
 
     // MARK: Exchanges
 
-    /// Sends `request` on a thread of Dispatch's pool (the socket calls block) and returns the
-    /// agent's answer, refusals included.
+    /// Sends `request` on a thread of its own (the socket calls block for up to the timeout)
+    /// and returns the agent's answer, refusals included. Not on Dispatch's global queue: on
+    /// Linux that is the pool Swift concurrency runs every task on, one thread per core, and an
+    /// answer that takes seconds (a reset initiated, a busy agent) would hold one of them.
     func send(_ request: ControlRequest, answerWithin limit: Duration? = nil) async throws(TetherClientError) -> ControlResponse {
         var request = request
         request.protocol = request.protocol ?? ControlProtocol.version
         let control = ControlClient(socketPath: socketPath, timeout: limit ?? timeout)
         let path = socketPath
         let outcome: Result<ControlResponse, TetherClientError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { [request] in
+            let thread = Thread { [request] in
                 do throws(ControlClientError) {
                     continuation.resume(returning: .success(try control.send(request)))
                 } catch {
                     continuation.resume(returning: .failure(.transport(error, socketPath: path)))
                 }
             }
+            thread.name = "tether-client"
+            thread.start()
         }
         return try outcome.get()
     }
