@@ -1,8 +1,8 @@
 import Glibc
 
 /// `sockaddr_un` for a filesystem path, handed to `bind`/`connect`/`sendto`.
-enum UnixAddress {
-    static func withSockaddr<T>(path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+package enum UnixAddress {
+    package static func withSockaddr<T>(path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)

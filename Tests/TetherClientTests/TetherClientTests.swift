@@ -52,12 +52,7 @@ private final class HeldAgent: Sendable {
     init(path: String, clients: Int) throws {
         self.path = path
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = UnixAddress.withSockaddr(path: path) { bind(listener, $0, $1) }
         guard bound == 0, listen(listener, 512) == 0 else { throw TestSupportError("cannot listen on \(path): errno \(errno)") }
         let thread = Thread { [self] in
             for _ in 0..<clients {
