@@ -147,14 +147,17 @@ demo: bootstrap
 	@scripts/demo
 
 # Performance figures (BENCHMARKS.md): a real server and agents on loopback, each figure with a
-# floor measured in the same run. Prints a table and writes bench/results.json; never fails on
+# floor measured in the same run. Prints a table and writes bench/results.json, keeps the run
+# with its commit and date in bench/history/ (in git) and prints each figure's change against
+# the last earlier run of it in the same mode; never fails on
 # a figure (not part of `make test`). About 9 minutes; `make bench QUICK=1` is a small version
 # (10k rows, one run each) in about 35 s once built.
 QUICK ?=
 bench: bootstrap
 	@scripts/bench-venv
 	$(SWIFT) build $(RELEASE_FLAGS)
-	$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/tether-bench $(if $(filter-out 0,$(QUICK)),--quick) --results bench/results.json
+	$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/tether-bench $(if $(filter-out 0,$(QUICK)),--quick) --results bench/results.json \
+	    --history bench/history --commit "$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo -dirty)"
 
 # Installs binaries, units, sysusers, tmpfiles, catalog, example configuration and hooks,
 # and docs. Honours DESTDIR and PREFIX; never overwrites an existing configuration file.

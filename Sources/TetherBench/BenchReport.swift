@@ -3,6 +3,8 @@ import Foundation
 /// Everything one `tether-bench` run measured: printed as a table and written as JSON.
 package struct BenchReport: Sendable, Codable {
     package var date: String
+    /// The commit measured (`git rev-parse --short HEAD`, from `make bench`); nil when not given.
+    package var commit: String?
     package var machine: String
     package var mode: String
     package var figures: [BenchFigure] = []

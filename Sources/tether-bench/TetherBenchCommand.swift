@@ -1,7 +1,7 @@
 import Foundation
 import TetherBench
 
-/// `tether-bench [--quick] [--results FILE] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions] [--scales N,…]
+/// `tether-bench [--quick] [--results FILE] [--history DIR] [--commit C] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions] [--scales N,…]
 /// [--devices N] [--enrollments N] [--ledger-entries N] [--storage sqlite|postgresql] [--instances 1|2]`:
 /// runs the benchmark against the release builds next to it, prints a table and writes JSON.
 /// Exits 0 whatever the figures are (it is a benchmark, not a test); 2 on a usage error.
@@ -10,6 +10,8 @@ struct TetherBenchCommand {
     static func main() async {
         var quick = ProcessInfo.processInfo.environment["QUICK"].map { !$0.isEmpty && $0 != "0" } ?? false
         var results = "bench/results.json"
+        var history: String?
+        var commit: String?
         var only: Set<String> = []
         var scales: [Int]?
         var devices: Int?
@@ -24,6 +26,12 @@ struct TetherBenchCommand {
             case "--results":
                 guard let value = arguments.next() else { usage("--results needs a file") }
                 results = value
+            case "--history":
+                guard let value = arguments.next() else { usage("--history needs a directory") }
+                history = value
+            case "--commit":
+                guard let value = arguments.next() else { usage("--commit needs a commit") }
+                commit = value
             case "--only":
                 guard let value = arguments.next() else { usage("--only needs a list") }
                 only = Set(value.split(separator: ",").map(String.init))
@@ -48,7 +56,7 @@ struct TetherBenchCommand {
                 guard let value = arguments.next(), let count = Int(value), (1...2).contains(count) else { usage("--instances needs 1 or 2") }
                 instances = count
             case "--help", "-h":
-                print("usage: tether-bench [--quick] [--results FILE] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions] [--scales 10000,100000] [--devices 5000] [--enrollments 1000] [--ledger-entries 100000] [--storage sqlite|postgresql] [--instances 1|2]")
+                print("usage: tether-bench [--quick] [--results FILE] [--history DIR] [--commit C] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions] [--scales 10000,100000] [--devices 5000] [--enrollments 1000] [--ledger-entries 100000] [--storage sqlite|postgresql] [--instances 1|2]")
                 return
             default: usage("unknown argument \(argument)")
             }
@@ -61,7 +69,8 @@ struct TetherBenchCommand {
         if instances > 1 && storage != .postgresql { usage("--instances 2 needs --storage postgresql") }
         options.storage = storage
         options.instances = instances
-        let report = await Benchmark(options: options, only: only).run()
+        var report = await Benchmark(options: options, only: only).run()
+        report.commit = commit
         print("\n" + report.table)
         print("total: \(BenchReport.number(report.totalSeconds)) s (\(report.mode))")
         do {
@@ -69,6 +78,16 @@ struct TetherBenchCommand {
             print("wrote \(results)")
         } catch {
             print("tether-bench: cannot write \(results): \(error)")
+        }
+        if let history {
+            let kept = BenchHistory(directory: history)
+            print("\nChange against the previous run of each figure (\(report.mode)):")
+            for line in BenchHistory.changes(of: report, against: kept.previousRuns()) { print("- " + line) }
+            do {
+                print("kept in \(try kept.record(report))")
+            } catch {
+                print("tether-bench: cannot keep the run in \(history): \(error)")
+            }
         }
     }
 
