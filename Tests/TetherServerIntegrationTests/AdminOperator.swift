@@ -1,4 +1,5 @@
 import Foundation
+import TetherTestSupport
 import Synchronization
 
 /// An operator using the admin API while a flood goes on (``HostileFloodTests``): `GET
@@ -29,7 +30,7 @@ struct AdminOperator: Sendable {
         while !stop.isSet && calls.count < maxCalls {
             let started = clock.now
             let (url, token, source, timeout) = (url, token, sourceAddress, timeoutSeconds)
-            calls.append(await onOwnThread { Self.status(url: url, token: token, sourceAddress: source, timeout: timeout) })
+            calls.append(await BlockingCall.run { Self.status(url: url, token: token, sourceAddress: source, timeout: timeout) })
             let next = started.advanced(by: interval)
             if next > clock.now { try? await Task.sleep(until: next, clock: .continuous) }
         }
@@ -67,11 +68,4 @@ final class StopFlag: Sendable {
     private let state = Mutex(false)
     var isSet: Bool { state.withLock { $0 } }
     func set() { state.withLock { $0 = true } }
-}
-
-/// Runs blocking `work` on a new thread of its own and waits for its result.
-func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(returning: work()) }
-    }
 }
