@@ -139,14 +139,20 @@ package struct DeviceLedgerSQL: Sendable {
         if let user = filter.user { conditions.append("user_name = \(bind(.text(user)))") }
         if let text = filter.text, !text.isEmpty {
             let needle = DeviceLedgerFilter.asciiLowercased(text)
-            let name = bind(.text(needle))
-            let id = bind(.text(needle))
-            let condition =
-                switch dialect {
-                case .sqlite: "(instr(lower(device_name), \(name)) > 0 OR instr(lower(device_id), \(id)) > 0)"
-                case .postgres: "(strpos(\(Self.postgresLower("device_name")), \(name)) > 0 OR strpos(\(Self.postgresLower("device_id")), \(id)) > 0)"
-                }
-            conditions.append(condition)
+            switch dialect {
+            case .sqlite:
+                let name = bind(.text(needle))
+                let id = bind(.text(needle))
+                conditions.append("(instr(lower(device_name), \(name)) > 0 OR instr(lower(device_id), \(id)) > 0)")
+            case .postgres:
+                // A substring as LIKE '%…%' over the lowered columns: what the trigram indexes
+                // of migration 10 serve (without them, the same scan as strpos).
+                let pattern = "%" + Self.likeEscaped(needle) + "%"
+                let name = bind(.text(pattern))
+                let id = bind(.text(pattern))
+                conditions.append(
+                    "(\(Self.postgresLower("device_name")) LIKE \(name) ESCAPE '\\' OR \(Self.postgresLower("device_id")) LIKE \(id) ESCAPE '\\')")
+            }
         }
         return conditions
     }
@@ -204,6 +210,16 @@ package struct DeviceLedgerSQL: Sendable {
 
     static func and(_ conditions: [String]) -> String {
         conditions.isEmpty ? "1 = 1" : conditions.joined(separator: " AND ")
+    }
+
+    /// `text` matching itself in a PostgreSQL `LIKE … ESCAPE '\'`.
+    static func likeEscaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            if character == "\\" || character == "%" || character == "_" { out.append("\\") }
+            out.append(character)
+        }
+        return out
     }
 
     /// ASCII letters lowered, as SQLite's `lower()` does (PostgreSQL's lowers every script).

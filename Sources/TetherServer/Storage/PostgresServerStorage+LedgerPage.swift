@@ -3,18 +3,25 @@ import PostgresNIO
 
 /// The ledger's pages, selections and history on PostgreSQL (``DeviceLedgerSQL``).
 extension PostgresServerStorage {
-    package func devicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerPage {
+    package func devicePageEntries(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> [DeviceLedgerEntry] {
         try await withStorageErrors {
             try await client.withConnection { connection in
                 let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .postgres)
-                let entries = try await Self.deviceEntries(try await connection.guardedQuery(Self.query(sql), logger: logger))
-                let counts = DeviceLedgerSQL.counts(query.filter.withoutState, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .postgres)
+                return try await Self.deviceEntries(try await connection.guardedQuery(Self.query(sql), logger: logger))
+            }
+        }
+    }
+
+    package func deviceCountRows(_ filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerCountRows {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                let counts = DeviceLedgerSQL.counts(filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .postgres)
                 var tally = DeviceLedgerCountRows()
                 let rows = try await connection.guardedQuery(Self.query(counts), logger: logger)
                 for try await (state, health, entries, stale, erroring) in rows.decode((String, Int32, Int64, Int64, Int64).self) {
                     tally.add(state: state, health: Int(health), entries: Int(entries), stale: Int(stale), erroring: Int(erroring))
                 }
-                return tally.page(query, entries: entries, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+                return tally
             }
         }
     }

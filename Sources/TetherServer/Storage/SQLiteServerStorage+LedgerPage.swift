@@ -3,16 +3,21 @@ import GRDB
 
 /// The ledger's pages, selections and history on SQLite (``DeviceLedgerSQL``).
 extension SQLiteServerStorage {
-    package func devicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerPage {
+    package func devicePageEntries(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> [DeviceLedgerEntry] {
         try await pool.read { db in
             let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
-            let entries = try Row.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql)).map(Self.deviceEntry)
-            let counts = DeviceLedgerSQL.counts(query.filter.withoutState, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
+            return try Row.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql)).map(Self.deviceEntry)
+        }
+    }
+
+    package func deviceCountRows(_ filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerCountRows {
+        try await pool.read { db in
+            let counts = DeviceLedgerSQL.counts(filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
             var tally = DeviceLedgerCountRows()
             for row in try Row.fetchAll(db, sql: counts.text, arguments: Self.arguments(counts)) {
                 tally.add(state: row[0], health: row[1], entries: row[2], stale: row[3], erroring: row[4])
             }
-            return tally.page(query, entries: entries, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+            return tally
         }
     }
 

@@ -20,7 +20,10 @@ import Testing
         #expect(sqlite.text.filter { $0 == "?" }.count == sqlite.binds.count)
         #expect(sqlite.text.contains("partition GLOB ?") && sqlite.text.contains(") < (") && sqlite.text.contains(" DESC"))
         let postgres = DeviceLedgerSQL.page(query, staleBefore: stale, wedgedBefore: wedged, dialect: .postgres)
-        #expect(postgres.binds.dropFirst() == sqlite.binds.dropFirst() && sqlite.binds.first == .text("s-*"))
+        // The same values but the glob and the text, which PostgreSQL matches with LIKE.
+        let unpatterned = postgres.binds.dropFirst().map { $0 == .text("%till%") ? DeviceLedgerSQL.Bind.text("till") : $0 }
+        #expect(unpatterned == Array(sqlite.binds.dropFirst()) && sqlite.binds.first == .text("s-*"))
+        #expect(postgres.binds.filter { $0 == .text("%till%") }.count == 2)
         #expect(postgres.text.contains("$\(postgres.binds.count)::bigint") && !postgres.text.contains("$\(postgres.binds.count + 1)"))
         #expect(postgres.text.contains("LIKE $1::text ESCAPE '\\'"))
         #expect(postgres.binds.first == .text("s-%"))
@@ -43,9 +46,19 @@ import Testing
                 DeviceLedgerSQL.keys(Self.everyFilter, staleBefore: stale, wedgedBefore: wedged, limit: 3, dialect: dialect),
                 DeviceLedgerSQL.deviceCount(Self.everyFilter, staleBefore: stale, wedgedBefore: wedged, dialect: dialect),
             ] {
-                #expect(sql.binds.contains(.text("u")) && sql.binds.contains(.text("till")) && sql.binds.contains(.text("d")))
+                let text = dialect == .sqlite ? "till" : "%till%"
+                #expect(sql.binds.contains(.text("u")) && sql.binds.contains(.text(text)) && sql.binds.contains(.text("d")))
                 if dialect == .sqlite { #expect(sql.text.filter { $0 == "?" }.count == sql.binds.count) }
             }
         }
+    }
+
+    /// PostgreSQL's text filter is a substring: LIKE's wildcards and escape in it match themselves.
+    @Test func theTextFilterIsALikePatternOfItselfOnPostgres() {
+        #expect(DeviceLedgerSQL.likeEscaped("50%_a\\b") == "50\\%\\_a\\\\b")
+        let sql = DeviceLedgerSQL.page(
+            DeviceLedgerPageQuery(filter: DeviceLedgerFilter(text: "Till_%")), staleBefore: stale, wedgedBefore: wedged, dialect: .postgres)
+        #expect(sql.binds.filter { $0 == .text("%till\\_\\%%") }.count == 2)
+        #expect(sql.text.contains("LIKE $1::text ESCAPE '\\' OR"))
     }
 }
