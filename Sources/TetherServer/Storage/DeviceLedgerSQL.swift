@@ -57,10 +57,23 @@ package struct DeviceLedgerSQL: Sendable {
         }
         let order = keys.map { sql.column($0, staleBefore: staleBefore, wedgedBefore: wedgedBefore) + (query.descending ? " DESC" : " ASC") }
         let limit = sql.bind(.integer(Int64(max(0, query.limit)) + 1))
-        let offset = query.cursor == nil && query.offset > 0 ? " OFFSET " + sql.bind(.integer(Int64(query.offset))) : ""
+        guard query.cursor == nil && query.offset > 0 else {
+            sql.text = """
+                SELECT \(columns) FROM device_reports WHERE \(Self.and(conditions))
+                ORDER BY \(order.joined(separator: ", ")) LIMIT \(limit)
+                """
+            return sql
+        }
+        // A page by offset skips the entries before it by their keys alone (in the order's
+        // index, which holds the entry's key), and reads only its own entries whole.
+        let offset = sql.bind(.integer(Int64(query.offset)))
+        let columns = Self.columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         sql.text = """
-            SELECT \(columns) FROM device_reports WHERE \(Self.and(conditions))
-            ORDER BY \(order.joined(separator: ", ")) LIMIT \(limit)\(offset)
+            SELECT \(columns.joined(separator: ", ")) FROM device_reports AS r JOIN (
+                SELECT user_name, device_id, partition FROM device_reports WHERE \(Self.and(conditions))
+                ORDER BY \(order.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)
+            ) AS k ON r.user_name = k.user_name AND r.device_id = k.device_id AND r.partition = k.partition
+            ORDER BY \(order.map { "r." + $0 }.joined(separator: ", "))
             """
         return sql
     }
@@ -105,7 +118,7 @@ package struct DeviceLedgerSQL: Sendable {
     }
 
     /// The statement's text, once built.
-    package private(set) var text = ""
+    package internal(set) var text = ""
 
     // MARK: Pieces
 
@@ -183,7 +196,8 @@ package struct DeviceLedgerSQL: Sendable {
     /// The column (or expression) of a sort key.
     package mutating func column(_ key: DeviceLedgerSortKey, staleBefore: Date, wedgedBefore: Date) -> String {
         switch key {
-        case .health: health(staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        // The stored class (``DeviceLedgerHealthColumn``), for these cutoffs once refreshed.
+        case .health: "health"
         case .reportedAt: "reported_at"
         case .deviceName: "device_name"
         case .user: "user_name"

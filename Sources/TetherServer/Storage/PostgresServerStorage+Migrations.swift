@@ -257,6 +257,9 @@ extension PostgresServerStorage {
             $tether$
             """,
         ]),
+        // The ledger's stored health class (issue 49; docs/server.md, "Device ledger"): the
+        // `health` order as an index walk (``DeviceLedgerHealthColumn``).
+        (11, DeviceLedgerHealthColumn.postgresMigration),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

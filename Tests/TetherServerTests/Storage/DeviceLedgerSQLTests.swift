@@ -34,9 +34,14 @@ import Testing
     @Test func offsetsAreUsedOnlyWithoutACursor() {
         let query = DeviceLedgerPageQuery(sort: .name, limit: 5, offset: 20)
         let sql = DeviceLedgerSQL.page(query, staleBefore: stale, wedgedBefore: wedged, dialect: .sqlite)
-        #expect(sql.text.hasSuffix("LIMIT ? OFFSET ?") && sql.binds == [.integer(6), .integer(20)])
-        #expect(sql.text.contains("ORDER BY device_name ASC, user_name ASC, device_id ASC, partition ASC"))
+        #expect(sql.text.contains("LIMIT ? OFFSET ?") && sql.binds == [.integer(6), .integer(20)])
+        #expect(sql.text.contains("ORDER BY device_name ASC, user_name ASC, device_id ASC, partition ASC LIMIT"))
         #expect(sql.text.contains("WHERE 1 = 1"))
+        // The offset skips keys in the subquery; the page's entries are read whole, in order.
+        #expect(sql.text.contains("SELECT user_name, device_id, partition FROM device_reports WHERE"))
+        #expect(sql.text.hasSuffix("ORDER BY r.device_name ASC, r.user_name ASC, r.device_id ASC, r.partition ASC"))
+        let first = DeviceLedgerSQL.page(DeviceLedgerPageQuery(sort: .name, limit: 5), staleBefore: stale, wedgedBefore: wedged, dialect: .sqlite)
+        #expect(!first.text.contains("OFFSET") && !first.text.contains("JOIN") && first.binds == [.integer(6)])
     }
 
     @Test func countsKeysAndDeviceCountsTakeTheFilter() {
