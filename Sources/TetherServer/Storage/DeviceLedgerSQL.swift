@@ -48,7 +48,7 @@ package struct DeviceLedgerSQL: Sendable {
         _ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date, dialect: Dialect
     ) -> DeviceLedgerSQL {
         var sql = DeviceLedgerSQL(dialect)
-        var conditions = sql.conditions(query.filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        var conditions = sql.conditions(query.filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore, storedHealth: true)
         let keys = query.sort.keys
         if let cursor = query.cursor {
             let columns = keys.map { sql.column($0, staleBefore: staleBefore, wedgedBefore: wedgedBefore) }
@@ -123,7 +123,9 @@ package struct DeviceLedgerSQL: Sendable {
     // MARK: Pieces
 
     /// The conditions of `filter`, each a parenthesised SQL condition.
-    package mutating func conditions(_ filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date) -> [String] {
+    /// `storedHealth`: the classes `unhealthy` and `wedged` by the stored class (a page's
+    /// query, run once the classes are for its cutoffs: ``DeviceLedgerPageQuery/readsStoredHealth``).
+    package mutating func conditions(_ filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date, storedHealth: Bool = false) -> [String] {
         var conditions: [String] = []
         if let partition = filter.partition {
             if DeviceLedgerFilter.isGlob(partition) {
@@ -139,8 +141,11 @@ package struct DeviceLedgerSQL: Sendable {
         }
         if let state = filter.state {
             switch state {
+            case DeviceLedgerHealth.unhealthyName where storedHealth:
+                conditions.append("health < \(DeviceLedgerHealth.healthy.rawValue)")
             case DeviceLedgerHealth.unhealthyName:
                 conditions.append("\(health(staleBefore: staleBefore, wedgedBefore: wedgedBefore)) < \(DeviceLedgerHealth.healthy.rawValue)")
+            case DeviceLedgerHealth.wedged.name where storedHealth: conditions.append("health = \(DeviceLedgerHealth.wedged.rawValue)")
             case DeviceLedgerHealth.wedged.name: conditions.append(wedged(wedgedBefore))
             case DeviceLedgerHealth.erroring.name: conditions.append(erroring(staleBefore: staleBefore))
             case DeviceLedgerHealth.stale.name: conditions.append("reported_at < \(bind(.real(staleBefore.timeIntervalSince1970)))")

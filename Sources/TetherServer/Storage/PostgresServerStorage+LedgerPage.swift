@@ -6,14 +6,14 @@ import PostgresNIO
 extension PostgresServerStorage {
     package func devicePageEntries(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> [DeviceLedgerEntry] {
         let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .postgres)
-        guard query.sort == .health else {
+        guard query.readsStoredHealth else {
             return try await withStorageErrors {
                 try await client.withConnection { connection in
                     try await Self.deviceEntries(try await connection.guardedQuery(Self.query(sql), logger: logger))
                 }
             }
         }
-        // The health order reads the stored classes: for these cutoffs (held shared while the
+        // The stored classes are read for these cutoffs (held shared while the
         // page is read), or moved to them first (held for update).
         let cutoffs = DeviceLedgerHealthColumn.Cutoffs(staleBefore: staleBefore, wedgedBefore: wedgedBefore)
         let classed = try await transaction { connection -> [DeviceLedgerEntry]? in

@@ -6,9 +6,9 @@ extension SQLiteServerStorage {
     package func devicePageEntries(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> [DeviceLedgerEntry] {
         let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
         let cutoffs = DeviceLedgerHealthColumn.Cutoffs(staleBefore: staleBefore, wedgedBefore: wedgedBefore)
-        // The health order reads the stored classes: for these cutoffs, or moved to them first.
+        // The stored classes are read for these cutoffs, or moved to them first.
         let classed = try await pool.read { db -> [DeviceLedgerEntry]? in
-            if query.sort == .health, try Self.healthCutoffs(db) != cutoffs { return nil }
+            if query.readsStoredHealth, try Self.healthCutoffs(db) != cutoffs { return nil }
             return try Row.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql)).map(Self.deviceEntry)
         }
         if let classed { return classed }
