@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import HTTPTypes
 import TetherProtocol
 import TetherTOML
@@ -18,6 +19,8 @@ package final class ServerControl: Sendable {
     let logger: Logger
     /// Heads this instance has seen, for ``resynchronize()`` (instances sharing a database).
     let headTracker = HeadTracker()
+    /// The counts above the ledger's large lists, kept a few seconds (``DeviceLedgerCountCache``).
+    let ledgerCounts = Mutex(DeviceLedgerCountCache())
 
     package init(
         service: SyncService, configuration: ServerConfiguration, now: @escaping @Sendable () -> Date, logger: Logger

@@ -103,7 +103,8 @@ struct ConsoleRoutes {
                 let refresh = try request.uri.decodeQuery(as: ConsoleDeviceQuery.self, context: context).refresh
                 // Only this device's entries: by its id, every user and partition.
                 let entries = try await control.devicePage(
-                    DeviceLedgerPageQuery(filter: DeviceLedgerFilter(deviceID: id), sort: .partition, limit: DeviceLedgerPageQuery.maxLimit))
+                    DeviceLedgerPageQuery(filter: DeviceLedgerFilter(deviceID: id), sort: .partition, limit: DeviceLedgerPageQuery.maxLimit),
+                    counts: false)
                 let identity = try await control.enrolledDevice(id: id).map { AdminAPI.Identity($0, now: control.now()) }
                 let history = entries.devices.isEmpty ? nil : try await control.deviceHistory(id: id)
                 let actions = entries.devices.isEmpty && identity == nil ? nil : try await control.deviceActions(deviceID: id)

@@ -19,9 +19,14 @@ package protocol DeviceLedgerStorage: Sendable {
     func devices(_ query: DeviceQuery) async throws -> [DeviceLedgerEntry]
     /// Counts for the metrics: entries by state, stale and wedged ones.
     func deviceCounts(staleBefore: Date, wedgedBefore: Date) async throws -> DeviceCounts
-    /// One page of the entries matching `query.filter`, in its order, with the counts around it
-    /// (``DeviceLedgerSQL``); `staleBefore` and `wedgedBefore` place each entry's health.
-    func devicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerPage
+    /// The entries of one page of `query` (``DeviceLedgerSQL/page(_:staleBefore:wedgedBefore:dialect:)``):
+    /// up to `query.limit + 1`, the extra one saying that another page follows; `staleBefore`
+    /// and `wedgedBefore` place each entry's health. Without the counts around it, which
+    /// ``deviceCountRows(_:staleBefore:wedgedBefore:)`` gives (a page asks for them once per list).
+    func devicePageEntries(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> [DeviceLedgerEntry]
+    /// The counts by state and health class of the entries matching `filter` (a page's filter
+    /// without its state): a scan of those entries.
+    func deviceCountRows(_ filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerCountRows
     /// The keys of the entries matching `filter` (a remote action's selection), in key order, at most `limit`.
     func deviceKeys(matching filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date, limit: Int) async throws -> [DeviceLedgerKey]
     /// How many devices (user and device id) have an entry matching `filter`.
@@ -35,6 +40,16 @@ package protocol DeviceLedgerStorage: Sendable {
     /// the least recently reported entries of the users holding more than
     /// ``DeviceLedgerTrim/cap(entriesPerUser:maxEntries:)``. Returns how many went.
     func expireDevices(reportedBefore cutoff: Date, maxEntries: Int) async throws -> Int
+}
+
+extension DeviceLedgerStorage {
+    /// One page of the entries matching `query.filter`, in its order, with the counts around it
+    /// (``DeviceLedgerSQL``), read now: the page's entries and then its counts.
+    package func devicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerPage {
+        let entries = try await devicePageEntries(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        let counts = try await deviceCountRows(query.filter.withoutState, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        return counts.page(query, entries: entries, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+    }
 }
 
 /// One device's last report for one partition, with the server's times.

@@ -46,6 +46,13 @@ package struct DeviceLedgerPageQuery: Sendable, Hashable {
     package var offset: Int
     package var cursor: DeviceLedgerCursor?
 
+    /// Whether the page's query reads the stored health class (``DeviceLedgerHealthColumn``):
+    /// the `health` order, and the `unhealthy` and `wedged` filters. The storage first brings
+    /// the classes to the page's cutoffs.
+    package var readsStoredHealth: Bool {
+        sort == .health || filter.state == DeviceLedgerHealth.unhealthyName || filter.state == DeviceLedgerHealth.wedged.name
+    }
+
     package static let defaultLimit = 100
     package static let maxLimit = 500
 

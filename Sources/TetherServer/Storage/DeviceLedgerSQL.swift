@@ -48,7 +48,7 @@ package struct DeviceLedgerSQL: Sendable {
         _ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date, dialect: Dialect
     ) -> DeviceLedgerSQL {
         var sql = DeviceLedgerSQL(dialect)
-        var conditions = sql.conditions(query.filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        var conditions = sql.conditions(query.filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore, storedHealth: true)
         let keys = query.sort.keys
         if let cursor = query.cursor {
             let columns = keys.map { sql.column($0, staleBefore: staleBefore, wedgedBefore: wedgedBefore) }
@@ -57,10 +57,23 @@ package struct DeviceLedgerSQL: Sendable {
         }
         let order = keys.map { sql.column($0, staleBefore: staleBefore, wedgedBefore: wedgedBefore) + (query.descending ? " DESC" : " ASC") }
         let limit = sql.bind(.integer(Int64(max(0, query.limit)) + 1))
-        let offset = query.cursor == nil && query.offset > 0 ? " OFFSET " + sql.bind(.integer(Int64(query.offset))) : ""
+        guard query.cursor == nil && query.offset > 0 else {
+            sql.text = """
+                SELECT \(columns) FROM device_reports WHERE \(Self.and(conditions))
+                ORDER BY \(order.joined(separator: ", ")) LIMIT \(limit)
+                """
+            return sql
+        }
+        // A page by offset skips the entries before it by their keys alone (in the order's
+        // index, which holds the entry's key), and reads only its own entries whole.
+        let offset = sql.bind(.integer(Int64(query.offset)))
+        let columns = Self.columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         sql.text = """
-            SELECT \(columns) FROM device_reports WHERE \(Self.and(conditions))
-            ORDER BY \(order.joined(separator: ", ")) LIMIT \(limit)\(offset)
+            SELECT \(columns.joined(separator: ", ")) FROM device_reports AS r JOIN (
+                SELECT user_name, device_id, partition FROM device_reports WHERE \(Self.and(conditions))
+                ORDER BY \(order.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)
+            ) AS k ON r.user_name = k.user_name AND r.device_id = k.device_id AND r.partition = k.partition
+            ORDER BY \(order.map { "r." + $0 }.joined(separator: ", "))
             """
         return sql
     }
@@ -105,12 +118,14 @@ package struct DeviceLedgerSQL: Sendable {
     }
 
     /// The statement's text, once built.
-    package private(set) var text = ""
+    package internal(set) var text = ""
 
     // MARK: Pieces
 
     /// The conditions of `filter`, each a parenthesised SQL condition.
-    package mutating func conditions(_ filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date) -> [String] {
+    /// `storedHealth`: the classes `unhealthy` and `wedged` by the stored class (a page's
+    /// query, run once the classes are for its cutoffs: ``DeviceLedgerPageQuery/readsStoredHealth``).
+    package mutating func conditions(_ filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date, storedHealth: Bool = false) -> [String] {
         var conditions: [String] = []
         if let partition = filter.partition {
             if DeviceLedgerFilter.isGlob(partition) {
@@ -126,8 +141,11 @@ package struct DeviceLedgerSQL: Sendable {
         }
         if let state = filter.state {
             switch state {
+            case DeviceLedgerHealth.unhealthyName where storedHealth:
+                conditions.append("health < \(DeviceLedgerHealth.healthy.rawValue)")
             case DeviceLedgerHealth.unhealthyName:
                 conditions.append("\(health(staleBefore: staleBefore, wedgedBefore: wedgedBefore)) < \(DeviceLedgerHealth.healthy.rawValue)")
+            case DeviceLedgerHealth.wedged.name where storedHealth: conditions.append("health = \(DeviceLedgerHealth.wedged.rawValue)")
             case DeviceLedgerHealth.wedged.name: conditions.append(wedged(wedgedBefore))
             case DeviceLedgerHealth.erroring.name: conditions.append(erroring(staleBefore: staleBefore))
             case DeviceLedgerHealth.stale.name: conditions.append("reported_at < \(bind(.real(staleBefore.timeIntervalSince1970)))")
@@ -139,14 +157,20 @@ package struct DeviceLedgerSQL: Sendable {
         if let user = filter.user { conditions.append("user_name = \(bind(.text(user)))") }
         if let text = filter.text, !text.isEmpty {
             let needle = DeviceLedgerFilter.asciiLowercased(text)
-            let name = bind(.text(needle))
-            let id = bind(.text(needle))
-            let condition =
-                switch dialect {
-                case .sqlite: "(instr(lower(device_name), \(name)) > 0 OR instr(lower(device_id), \(id)) > 0)"
-                case .postgres: "(strpos(\(Self.postgresLower("device_name")), \(name)) > 0 OR strpos(\(Self.postgresLower("device_id")), \(id)) > 0)"
-                }
-            conditions.append(condition)
+            switch dialect {
+            case .sqlite:
+                let name = bind(.text(needle))
+                let id = bind(.text(needle))
+                conditions.append("(instr(lower(device_name), \(name)) > 0 OR instr(lower(device_id), \(id)) > 0)")
+            case .postgres:
+                // A substring as LIKE '%…%' over the lowered columns: what the trigram indexes
+                // of migration 10 serve (without them, the same scan as strpos).
+                let pattern = "%" + Self.likeEscaped(needle) + "%"
+                let name = bind(.text(pattern))
+                let id = bind(.text(pattern))
+                conditions.append(
+                    "(\(Self.postgresLower("device_name")) LIKE \(name) ESCAPE '\\' OR \(Self.postgresLower("device_id")) LIKE \(id) ESCAPE '\\')")
+            }
         }
         return conditions
     }
@@ -177,7 +201,8 @@ package struct DeviceLedgerSQL: Sendable {
     /// The column (or expression) of a sort key.
     package mutating func column(_ key: DeviceLedgerSortKey, staleBefore: Date, wedgedBefore: Date) -> String {
         switch key {
-        case .health: health(staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        // The stored class (``DeviceLedgerHealthColumn``), for these cutoffs once refreshed.
+        case .health: "health"
         case .reportedAt: "reported_at"
         case .deviceName: "device_name"
         case .user: "user_name"
@@ -204,6 +229,16 @@ package struct DeviceLedgerSQL: Sendable {
 
     static func and(_ conditions: [String]) -> String {
         conditions.isEmpty ? "1 = 1" : conditions.joined(separator: " AND ")
+    }
+
+    /// `text` matching itself in a PostgreSQL `LIKE … ESCAPE '\'`.
+    static func likeEscaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            if character == "\\" || character == "%" || character == "_" { out.append("\\") }
+            out.append(character)
+        }
+        return out
     }
 
     /// ASCII letters lowered, as SQLite's `lower()` does (PostgreSQL's lowers every script).

@@ -47,6 +47,11 @@ extension PostgresServerStorage {
     static let ledgerLockClass: Int32 = 0x7464_6576
 
     private static func upsert(_ entries: [DeviceLedgerEntry], _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !entries.isEmpty else { return }
+        // The stored health classes' cutoffs, shared before any entry is written: a refresh
+        // (which takes them for update, then the entries) waits for this write, or this write
+        // for it, and the trigger classes the entries for the cutoffs that hold at commit.
+        try await connection.guardedQuery(PostgresQuery(unsafeSQL: DeviceLedgerHealthColumn.cutoffsQuery + " FOR SHARE"), logger: logger)
         for entry in entries {
             let sample = DeviceHistory.sample(of: entry)
             try await connection.guardedQuery(

@@ -1,20 +1,55 @@
 import Foundation
+import Logging
 import PostgresNIO
 
 /// The ledger's pages, selections and history on PostgreSQL (``DeviceLedgerSQL``).
 extension PostgresServerStorage {
-    package func devicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerPage {
+    package func devicePageEntries(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> [DeviceLedgerEntry] {
+        let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .postgres)
+        guard query.readsStoredHealth else {
+            return try await withStorageErrors {
+                try await client.withConnection { connection in
+                    try await Self.deviceEntries(try await connection.guardedQuery(Self.query(sql), logger: logger))
+                }
+            }
+        }
+        // The stored classes are read for these cutoffs (held shared while the
+        // page is read), or moved to them first (held for update).
+        let cutoffs = DeviceLedgerHealthColumn.Cutoffs(staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        let classed = try await transaction { connection -> [DeviceLedgerEntry]? in
+            guard try await Self.healthCutoffs(connection, lock: "FOR SHARE", self.logger) == cutoffs else { return nil }
+            return try await Self.deviceEntries(try await connection.guardedQuery(Self.query(sql), logger: self.logger))
+        }
+        if let classed { return classed }
+        return try await transaction { connection in
+            let stored = try await Self.healthCutoffs(connection, lock: "FOR UPDATE", self.logger)
+            if stored != cutoffs {
+                for statement in DeviceLedgerHealthColumn.refresh(from: stored, to: cutoffs, dialect: .postgres) {
+                    try await connection.guardedQuery(Self.query(statement), logger: self.logger)
+                }
+            }
+            return try await Self.deviceEntries(try await connection.guardedQuery(Self.query(sql), logger: self.logger))
+        }
+    }
+
+    static func healthCutoffs(_ connection: PostgresConnection, lock: String, _ logger: Logger) async throws -> DeviceLedgerHealthColumn.Cutoffs {
+        let rows = try await connection.guardedQuery(PostgresQuery(unsafeSQL: DeviceLedgerHealthColumn.cutoffsQuery + " " + lock), logger: logger)
+        for try await (stale, wedged) in rows.decode((Double, Double).self) {
+            return DeviceLedgerHealthColumn.Cutoffs(staleBefore: stale, wedgedBefore: wedged)
+        }
+        throw StorageError.corrupt("device_ledger_cutoffs")
+    }
+
+    package func deviceCountRows(_ filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerCountRows {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .postgres)
-                let entries = try await Self.deviceEntries(try await connection.guardedQuery(Self.query(sql), logger: logger))
-                let counts = DeviceLedgerSQL.counts(query.filter.withoutState, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .postgres)
+                let counts = DeviceLedgerSQL.counts(filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .postgres)
                 var tally = DeviceLedgerCountRows()
                 let rows = try await connection.guardedQuery(Self.query(counts), logger: logger)
                 for try await (state, health, entries, stale, erroring) in rows.decode((String, Int32, Int64, Int64, Int64).self) {
                     tally.add(state: state, health: Int(health), entries: Int(entries), stale: Int(stale), erroring: Int(erroring))
                 }
-                return tally.page(query, entries: entries, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+                return tally
             }
         }
     }
@@ -99,7 +134,8 @@ extension PostgresServerStorage {
 extension PostgresServerStorage {
     /// The executed plan of a page's query (`EXPLAIN ANALYZE`), for `tether-bench`'s misses.
     package func explainDevicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> String {
-        try await withStorageErrors {
+        _ = try await devicePageEntries(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        return try await withStorageErrors {
             try await client.withConnection { connection in
                 var sql = Self.query(DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .postgres))
                 sql.sql = "EXPLAIN (ANALYZE, BUFFERS) " + sql.sql

@@ -239,6 +239,27 @@ extension PostgresServerStorage {
                 reported_at double precision NOT NULL, PRIMARY KEY(user_name, device_id))
             """,
         ]),
+        // The ledger's text filter (issue 49; docs/server.md, "Device ledger"): trigram indexes
+        // of the lowered name and id, which serve `q` (LIKE '%…%'). pg_trgm is a contrib
+        // extension, trusted since PostgreSQL 13 (a role with CREATE on the database may add
+        // it); where it cannot be added the migration goes on without them (a warning; `q`
+        // then scans the ledger) — docs/server.md ("PostgreSQL") says how to add them later.
+        (10, [
+            """
+            DO $tether$
+            BEGIN
+                CREATE EXTENSION IF NOT EXISTS pg_trgm;
+                CREATE INDEX device_reports_name_text ON device_reports USING gin (\(DeviceLedgerSQL.postgresLower("device_name")) gin_trgm_ops);
+                CREATE INDEX device_reports_id_text ON device_reports USING gin (\(DeviceLedgerSQL.postgresLower("device_id")) gin_trgm_ops);
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'no trigram index for the device ledger''s text filter (%): q scans the ledger (docs/server.md, PostgreSQL)', SQLERRM;
+            END
+            $tether$
+            """,
+        ]),
+        // The ledger's stored health class (issue 49; docs/server.md, "Device ledger"): the
+        // `health` order as an index walk (``DeviceLedgerHealthColumn``).
+        (11, DeviceLedgerHealthColumn.postgresMigration),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

@@ -3,16 +3,39 @@ import GRDB
 
 /// The ledger's pages, selections and history on SQLite (``DeviceLedgerSQL``).
 extension SQLiteServerStorage {
-    package func devicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerPage {
+    package func devicePageEntries(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> [DeviceLedgerEntry] {
+        let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
+        let cutoffs = DeviceLedgerHealthColumn.Cutoffs(staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        // The stored classes are read for these cutoffs, or moved to them first.
+        let classed = try await pool.read { db -> [DeviceLedgerEntry]? in
+            if query.readsStoredHealth, try Self.healthCutoffs(db) != cutoffs { return nil }
+            return try Row.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql)).map(Self.deviceEntry)
+        }
+        if let classed { return classed }
+        return try await pool.write { db in
+            let stored = try Self.healthCutoffs(db)
+            if stored != cutoffs {
+                for statement in DeviceLedgerHealthColumn.refresh(from: stored, to: cutoffs, dialect: .sqlite) {
+                    try db.execute(sql: statement.text, arguments: Self.arguments(statement))
+                }
+            }
+            return try Row.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql)).map(Self.deviceEntry)
+        }
+    }
+
+    static func healthCutoffs(_ db: Database) throws -> DeviceLedgerHealthColumn.Cutoffs {
+        guard let row = try Row.fetchOne(db, sql: DeviceLedgerHealthColumn.cutoffsQuery) else { throw StorageError.corrupt("device_ledger_cutoffs") }
+        return DeviceLedgerHealthColumn.Cutoffs(staleBefore: row[0] as Double, wedgedBefore: row[1] as Double)
+    }
+
+    package func deviceCountRows(_ filter: DeviceLedgerFilter, staleBefore: Date, wedgedBefore: Date) async throws -> DeviceLedgerCountRows {
         try await pool.read { db in
-            let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
-            let entries = try Row.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql)).map(Self.deviceEntry)
-            let counts = DeviceLedgerSQL.counts(query.filter.withoutState, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
+            let counts = DeviceLedgerSQL.counts(filter, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
             var tally = DeviceLedgerCountRows()
             for row in try Row.fetchAll(db, sql: counts.text, arguments: Self.arguments(counts)) {
                 tally.add(state: row[0], health: row[1], entries: row[2], stale: row[3], erroring: row[4])
             }
-            return tally.page(query, entries: entries, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+            return tally
         }
     }
 
@@ -73,7 +96,8 @@ extension SQLiteServerStorage {
 extension SQLiteServerStorage {
     /// The query plan of a page's query (`EXPLAIN QUERY PLAN`), for `tether-bench`'s misses.
     package func explainDevicePage(_ query: DeviceLedgerPageQuery, staleBefore: Date, wedgedBefore: Date) async throws -> String {
-        try await pool.read { db in
+        _ = try await devicePageEntries(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore)
+        return try await pool.read { db in
             let sql = DeviceLedgerSQL.page(query, staleBefore: staleBefore, wedgedBefore: wedgedBefore, dialect: .sqlite)
             return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql.text, arguments: Self.arguments(sql))
                 .map { row -> String in row["detail"] }.joined(separator: "\n")

@@ -198,6 +198,11 @@ extension SQLiteServerStorage {
                     PRIMARY KEY(user_name, device_id));
                 """)
         }
+        // The ledger's stored health class (issue 49; docs/server.md, "Device ledger"): the
+        // `health` order as an index walk (``DeviceLedgerHealthColumn``).
+        migrator.registerMigration("v9: device ledger health") { db in
+            try db.execute(sql: DeviceLedgerHealthColumn.sqliteMigration)
+        }
         return migrator
     }
 }

@@ -20,7 +20,10 @@ import Testing
         #expect(sqlite.text.filter { $0 == "?" }.count == sqlite.binds.count)
         #expect(sqlite.text.contains("partition GLOB ?") && sqlite.text.contains(") < (") && sqlite.text.contains(" DESC"))
         let postgres = DeviceLedgerSQL.page(query, staleBefore: stale, wedgedBefore: wedged, dialect: .postgres)
-        #expect(postgres.binds.dropFirst() == sqlite.binds.dropFirst() && sqlite.binds.first == .text("s-*"))
+        // The same values but the glob and the text, which PostgreSQL matches with LIKE.
+        let unpatterned = postgres.binds.dropFirst().map { $0 == .text("%till%") ? DeviceLedgerSQL.Bind.text("till") : $0 }
+        #expect(unpatterned == Array(sqlite.binds.dropFirst()) && sqlite.binds.first == .text("s-*"))
+        #expect(postgres.binds.filter { $0 == .text("%till%") }.count == 2)
         #expect(postgres.text.contains("$\(postgres.binds.count)::bigint") && !postgres.text.contains("$\(postgres.binds.count + 1)"))
         #expect(postgres.text.contains("LIKE $1::text ESCAPE '\\'"))
         #expect(postgres.binds.first == .text("s-%"))
@@ -31,9 +34,14 @@ import Testing
     @Test func offsetsAreUsedOnlyWithoutACursor() {
         let query = DeviceLedgerPageQuery(sort: .name, limit: 5, offset: 20)
         let sql = DeviceLedgerSQL.page(query, staleBefore: stale, wedgedBefore: wedged, dialect: .sqlite)
-        #expect(sql.text.hasSuffix("LIMIT ? OFFSET ?") && sql.binds == [.integer(6), .integer(20)])
-        #expect(sql.text.contains("ORDER BY device_name ASC, user_name ASC, device_id ASC, partition ASC"))
+        #expect(sql.text.contains("LIMIT ? OFFSET ?") && sql.binds == [.integer(6), .integer(20)])
+        #expect(sql.text.contains("ORDER BY device_name ASC, user_name ASC, device_id ASC, partition ASC LIMIT"))
         #expect(sql.text.contains("WHERE 1 = 1"))
+        // The offset skips keys in the subquery; the page's entries are read whole, in order.
+        #expect(sql.text.contains("SELECT user_name, device_id, partition FROM device_reports WHERE"))
+        #expect(sql.text.hasSuffix("ORDER BY r.device_name ASC, r.user_name ASC, r.device_id ASC, r.partition ASC"))
+        let first = DeviceLedgerSQL.page(DeviceLedgerPageQuery(sort: .name, limit: 5), staleBefore: stale, wedgedBefore: wedged, dialect: .sqlite)
+        #expect(!first.text.contains("OFFSET") && !first.text.contains("JOIN") && first.binds == [.integer(6)])
     }
 
     @Test func countsKeysAndDeviceCountsTakeTheFilter() {
@@ -43,9 +51,19 @@ import Testing
                 DeviceLedgerSQL.keys(Self.everyFilter, staleBefore: stale, wedgedBefore: wedged, limit: 3, dialect: dialect),
                 DeviceLedgerSQL.deviceCount(Self.everyFilter, staleBefore: stale, wedgedBefore: wedged, dialect: dialect),
             ] {
-                #expect(sql.binds.contains(.text("u")) && sql.binds.contains(.text("till")) && sql.binds.contains(.text("d")))
+                let text = dialect == .sqlite ? "till" : "%till%"
+                #expect(sql.binds.contains(.text("u")) && sql.binds.contains(.text(text)) && sql.binds.contains(.text("d")))
                 if dialect == .sqlite { #expect(sql.text.filter { $0 == "?" }.count == sql.binds.count) }
             }
         }
+    }
+
+    /// PostgreSQL's text filter is a substring: LIKE's wildcards and escape in it match themselves.
+    @Test func theTextFilterIsALikePatternOfItselfOnPostgres() {
+        #expect(DeviceLedgerSQL.likeEscaped("50%_a\\b") == "50\\%\\_a\\\\b")
+        let sql = DeviceLedgerSQL.page(
+            DeviceLedgerPageQuery(filter: DeviceLedgerFilter(text: "Till_%")), staleBefore: stale, wedgedBefore: wedged, dialect: .postgres)
+        #expect(sql.binds.filter { $0 == .text("%till\\_\\%%") }.count == 2)
+        #expect(sql.text.contains("LIKE $1::text ESCAPE '\\' OR"))
     }
 }
