@@ -94,9 +94,17 @@ package final class ClusterAgent: Sendable {
             try BuiltProducts.executable("tetherd"), ["--config", configPath, "--log-destination", logDestination],
             environment: ChildProcess.inheritedEnvironment(adding: extra))
         process.withLock { $0 = child }
-        try await eventually("tetherd \(name) answers", timeout: timing.start, pollInterval: timing.startPoll) {
-            if child.hasExited { throw TestSupportError("tetherd \(name) exited: \(child.standardError)") }
-            return (try? await ctl(["status"]))?.status == 0  // not answering yet: asked again
+        do {
+            try await eventually("tetherd \(name) answers", timeout: timing.start, pollInterval: timing.startPoll) {
+                if child.hasExited { throw TestSupportError("tetherd \(name) exited: \(child.standardError)") }
+                return (try? await ctl(["status"]))?.status == 0  // not answering yet: asked again
+            }
+        } catch let timeout as ConditionTimeout {
+            // What the daemon was doing when it did not answer: the end of its log, and the
+            // machine's load (a start that misses its deadline on a loaded machine is not a hang).
+            let tail = child.standardError.split(separator: "\n", omittingEmptySubsequences: false).suffix(30).joined(separator: "\n")
+            let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            throw TestSupportError("\(timeout) (load \(load)); its log ends:\n\(tail)")
         }
     }
 

@@ -30,7 +30,7 @@ package struct ClusterSettings: Sendable {
 
         /// Tests: debug builds, several clusters at once.
         package static let test = Timing(
-            start: .seconds(30), startPoll: .milliseconds(10), command: .seconds(30), waitSynced: 30, stop: .seconds(20))
+            start: .seconds(60), startPoll: .milliseconds(10), command: .seconds(30), waitSynced: 30, stop: .seconds(20))
         /// `tether-bench`: release builds, millions of rows, boot times measured to the millisecond.
         package static let bench = Timing(
             start: .seconds(120), startPoll: .milliseconds(5), command: .seconds(300), waitSynced: 600, stop: .seconds(30))
