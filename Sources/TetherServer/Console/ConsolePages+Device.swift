@@ -8,7 +8,7 @@ extension ConsolePages {
     /// history when there is one.
     static func device(
         _ entries: [AdminAPI.Device], id: String, identity: AdminAPI.Identity? = nil, history: AdminAPI.DeviceHistory? = nil, csrf: String = "",
-        refresh: Int? = nil, extra: HTML = ""
+        refresh: Int? = nil, extra: HTML = "", moreEntries: Bool = false
     ) -> HTML {
         let enrolled: HTML = identity.map { identitySection($0, csrf: csrf) } ?? ""
         guard let first = entries.first else {
@@ -43,9 +43,15 @@ extension ConsolePages {
                     caption: "Partitions of \(first.deviceName)",
                     headers: (users.count > 1 ? ["User"] : []) + ["Partition", "State", "Version", "Client file", "Unsynced", "Waiting since", "Last upload", "Last error", "Resets", "Pending reset"],
                     rows: rows, rowClasses: entries.map(rowClass)))
+                \(moreEntries ? truncationNote(id: first.deviceID, shown: entries.count) : "")
                 \(extra)
                 \(history.map { historySection($0, multipleUsers: users.count > 1) } ?? "")
                 """)
+    }
+
+    /// Said under a device's partitions when it has more ledger entries than one page shows.
+    static func truncationNote(id: String, shown: Int) -> HTML {
+        "<p class=\"flag\">Only the first \(shown) entries of this device (by partition) are shown: it has more. <code>GET /admin/devices?device_id=\(id)&amp;sort=partition&amp;offset=\(shown)</code> pages through the rest.</p>"
     }
 
     /// The report history, per user and partition: two charts and the samples as a table.

@@ -112,7 +112,8 @@ struct ConsoleRoutes {
                     ConsolePages.remoteActions($0, deviceID: id, partitions: Array(Set(entries.devices.map(\.partition))).sorted(), csrf: session.csrf)
                 }
                 return ConsolePages.device(
-                    entries.devices, id: id, identity: identity, history: history, csrf: session.csrf, refresh: refresh, extra: remote ?? "")
+                    entries.devices, id: id, identity: identity, history: history, csrf: session.csrf, refresh: refresh, extra: remote ?? "",
+                    moreEntries: entries.truncated)
             }
         }
         group.get("remote-actions/:id") { _, context in

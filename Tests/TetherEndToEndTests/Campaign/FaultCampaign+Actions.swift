@@ -20,7 +20,7 @@ extension FaultCampaign {
         guard !shared.withLock({ $0.revokedDevices.contains(name) }) else { return .skipped }
         let arguments = everyDevice && kind != "pause"
             ? ["action", "request", kind, "--yes", "--json"]
-            : ["device", "action", name, kind, "--partition", settings.partitions[0], "--json"]
+            : ["device", "action", name, kind, "--json"] + (kind == "pause" ? ["--partition", settings.partitions[0]] : [])
         let text = try await cluster.admin(arguments, instance: admin)
         let actions = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))["actions"]?.arrayValue ?? []
         shared.withLock { state in

@@ -43,6 +43,20 @@ extension FaultCampaign {
         }
     }
 
+    /// The resets `agent` made this round that did not recover, noted as discarding before its
+    /// state goes back to an image: the image has no record of them (nor their backups, as a
+    /// restored disk would not), and the round's check must still allow what they discarded
+    /// (a soak met it: a discard while client recovery was off, then an image restore).
+    func noteResets(of agent: ClusterAgent) async throws {
+        let resets = try await agent.json(["resets"])["resets"]?.arrayValue ?? []
+        let known = shared.withLock { $0.roundKnownResets[agent.name] ?? [] }
+        for reset in resets where !known.contains(reset["id"]?.stringValue ?? "") && reset["outcome"]?.stringValue != "recovered" {
+            let partition = reset["partition"]?.stringValue ?? "?"
+            shared.withLock { _ = $0.discardedOwners[partition, default: []].insert(agent.name) }
+            event("\(agent.name) reset \(reset["id"]?.stringValue ?? "?") of \(partition) (\(reset["outcome"]?.stringValue ?? "?")) noted before its image restore")
+        }
+    }
+
     /// `image-restore` (`partition` nil) or `store-rollback` (that partition's store only).
     func rollBack(_ index: Int?, partition: String?) async throws -> Injection {
         guard let index, let image = shared.withLock({ state in state.images[index]?.randomElement(using: &state.faultRandom) }),
@@ -51,6 +65,7 @@ extension FaultCampaign {
         let agent = agents[index]
         guard try await holdSynced(agent) else { return .skipped }
         defer { release(agent) }
+        try await noteResets(of: agent)
         shared.withLock {
             _ = $0.down.insert(agent.name)
             $0.roundServerFaults += 1

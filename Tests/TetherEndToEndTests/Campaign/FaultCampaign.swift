@@ -131,6 +131,8 @@ final class FaultCampaign: Sendable {
         /// Remote actions asked for this round, by id: the device's name and the kind
         /// (``FaultCampaign/checkRemoteActions()``).
         var remoteActions: [Int64: (device: String, kind: String)] = [:]
+        /// Per agent: the ids of its resets when the round began (``FaultCampaign/noteResets(of:)``).
+        var roundKnownResets: [String: Set<String>] = [:]
         /// Per partition: how many of the model's snapshots existed at its last restore. Those
         /// taken since, and the one it was restored to, are on its current line of history.
         var lineStart: [String: Int] = [:]
@@ -216,6 +218,7 @@ final class FaultCampaign: Sendable {
         shared.withLock {
             $0.timeline = []
             $0.roundServerFaults = 0
+            $0.roundKnownResets = knownResets
         }
         let end = clock.now.advanced(by: settings.roundLength)
         try await withThrowingTaskGroup(of: Void.self) { group in
