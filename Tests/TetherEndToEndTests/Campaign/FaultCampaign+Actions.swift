@@ -37,9 +37,12 @@ extension FaultCampaign {
     /// with the outcome its kind must have; else a finding names it. A device removed and
     /// enrolled again (`revoke-device`) is a new device for its old actions: they are not checked.
     func checkRemoteActions() async throws {
+        // A selection of every device takes the ledger's, stopped clones included: their actions
+        // rightly wait (until they expire) for a device that no longer runs.
+        let running = Set(agents.map(\.name))
         let asked = shared.withLock { state in
             defer { state.remoteActions = [:] }
-            return state.remoteActions
+            return state.remoteActions.filter { running.contains($0.value.device) }
         }
         guard !asked.isEmpty else { return }
         let deadline = clock.now.advanced(by: .seconds(60))
