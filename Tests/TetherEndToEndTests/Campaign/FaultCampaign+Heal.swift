@@ -62,6 +62,11 @@ extension FaultCampaign {
                 // No restore since the backup (checked above): the lines of history the campaign
                 // knows are the backup's.
                 state.model.snapshotLists = backup.snapshots
+                // The remote actions asked for this round came after the backup (taken once the
+                // last round's were answered): they are gone with the database, as an operator's
+                // would be, and the ids restart (a device's answer to an old one is matched by its
+                // connection, which the restart closed).
+                state.remoteActions = [:]
             }
             event("server database put back from the last checkpoint's backup (devices heal it)")
             return .instant
