@@ -23,17 +23,11 @@ extension PostgresServerStorage {
     func acquireLease(clientFile: Int64, instance: String, holderKey: Int32) async throws -> Bool {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                let rows = try await connection.guardedQuery(
-                    """
-                    INSERT INTO client_file_leases(client_file, instance, holder_key) VALUES (\(clientFile), \(instance), \(holderKey))
-                    ON CONFLICT (client_file) DO UPDATE SET instance = excluded.instance, holder_key = excluded.holder_key, taken_at = now()
-                    WHERE client_file_leases.instance = excluded.instance OR NOT EXISTS (
-                        SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-                            AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                            AND l.classid = \(Self.instanceLockClass)::oid AND l.objid = client_file_leases.holder_key::oid)
-                    RETURNING client_file
-                    """, logger: logger)
-                for try await _ in rows.decode(Int64.self) { return true }
+                for try await _ in try await connection.guardedExecute(
+                    PostgresHotSQL.AcquireLease.self, clientFile, instance, holderKey, Self.instanceLockClass, logger: logger)
+                {
+                    return true
+                }
                 return false
             }
         }

@@ -7,12 +7,11 @@ import TetherProtocol
 extension PostgresServerStorage {
     /// The partition's row; `lock` takes the row lock every change to the partition takes first.
     static func partitionRow(_ name: PartitionName, lock: Bool = false, _ connection: PostgresConnection, _ logger: Logger) async throws -> StoredPartition? {
-        let rows = try await connection.guardedQuery(
-            lock
-                ? "SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = \(name.rawValue) FOR UPDATE"
-                : "SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = \(name.rawValue)",
-            logger: logger)
-        for try await (id, latest, latestSalt, base, baseSalt, epoch) in rows.decode((Int64, Int64, Int64, Int64, Int64, Int64).self) {
+        let rows = lock
+            ? try await connection.guardedExecute(PostgresHotSQL.PartitionRowLocked.self, name.rawValue, logger: logger)
+            : try await connection.guardedExecute(PostgresHotSQL.PartitionRow.self, name.rawValue, logger: logger)
+        for try await row in rows {
+            let (id, latest, latestSalt, base, baseSalt, epoch) = try row.decode((Int64, Int64, Int64, Int64, Int64, Int64).self)
             return StoredPartition(
                 id: id,
                 head: PartitionHead(latest: ServerVersion(version: latest, salt: latestSalt), base: ServerVersion(version: base, salt: baseSalt)),
@@ -26,13 +25,9 @@ extension PostgresServerStorage {
         _ partition: PartitionName, now: Date, lock: Bool, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> StoredPartition {
         let head = PartitionRules.createdHead
-        try await connection.guardedQuery(
-            """
-            INSERT INTO partitions(name, latest_version, latest_salt, base_version, base_salt, created_at)
-            VALUES (\(partition.rawValue), \(head.latest.version), \(head.latest.salt), \(head.base.version), \(head.base.salt),
-                \(now.timeIntervalSince1970))
-            ON CONFLICT (name) DO NOTHING
-            """, logger: logger)
+        for try await _ in try await connection.guardedExecute(
+            PostgresHotSQL.CreatePartition.self, partition.rawValue, head.latest.version, head.latest.salt, head.base.version, head.base.salt,
+            now.timeIntervalSince1970, logger: logger) {}
         guard let row = try await partitionRow(partition, lock: lock, connection, logger) else { throw StorageError.corrupt("partitions") }
         return row
     }
@@ -54,15 +49,9 @@ extension PostgresServerStorage {
     package func clientFile(_ id: Int64, of partition: PartitionName) async throws -> ClientFileRecord? {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                let rows = try await connection.guardedQuery(
-                    """
-                    SELECT c.id, c.salt, c.integrated_seq, c.integrated_version, c.integrated_salt, c.confirmed_version, c.last_seen
-                    FROM client_files c JOIN partitions p ON p.id = c.partition_id
-                    WHERE c.id = \(id) AND p.name = \(partition.rawValue)
-                    """, logger: logger)
-                for try await (id, salt, seq, version, uploadSalt, confirmed, lastSeen) in rows.decode(
-                    (Int64, Int64, Int64, Int64, Int64, Int64, Double).self)
-                {
+                for try await row in try await connection.guardedExecute(PostgresHotSQL.ClientFile.self, id, partition.rawValue, logger: logger) {
+                    let (id, salt, seq, version, uploadSalt, confirmed, lastSeen) = try row.decode(
+                        (Int64, Int64, Int64, Int64, Int64, Int64, Double).self)
                     return ClientFileRecord(
                         identity: ClientFileIdentity(id: id, salt: salt), integratedSeq: seq, integratedVersion: version,
                         integratedSalt: uploadSalt, confirmedVersion: confirmed, lastSeen: Date(timeIntervalSince1970: lastSeen))
@@ -85,12 +74,11 @@ extension PostgresServerStorage {
         try await transaction { connection in
             let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: false, connection, self.logger)
             let salt = PartitionRules.freshSalt()
-            let rows = try await connection.guardedQuery(
-                """
-                INSERT INTO client_files(partition_id, salt, created_at, last_seen)
-                VALUES (\(p.id), \(salt), \(now.timeIntervalSince1970), \(now.timeIntervalSince1970)) RETURNING id
-                """, logger: self.logger)
-            for try await id in rows.decode(Int64.self) { return (ClientFileIdentity(id: id, salt: salt), p.head, p.epoch) }
+            for try await row in try await connection.guardedExecute(
+                PostgresHotSQL.RegisterClientFile.self, p.id, salt, now.timeIntervalSince1970, now.timeIntervalSince1970, logger: self.logger)
+            {
+                return (ClientFileIdentity(id: try row.decode(Int64.self), salt: salt), p.head, p.epoch)
+            }
             throw StorageError.corrupt("client_files")
         }
     }
@@ -98,11 +86,8 @@ extension PostgresServerStorage {
     package func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                try await connection.guardedQuery(
-                    """
-                    UPDATE client_files SET last_seen = \(now.timeIntervalSince1970),
-                        confirmed_version = greatest(confirmed_version, \(confirmedVersion)) WHERE id = \(id)
-                    """, logger: logger)
+                for try await _ in try await connection.guardedExecute(
+                    PostgresHotSQL.TouchClientFile.self, now.timeIntervalSince1970, confirmedVersion, id, logger: logger) {}
             }
         }
     }
@@ -138,10 +123,8 @@ extension PostgresServerStorage {
             }
             if let fence, fence != p.epoch { throw StorageError.fenced("partition \(partition)") }
             var integratedSeq: Int64? = nil
-            for try await seq in try await connection.guardedQuery(
-                "SELECT integrated_seq FROM client_files WHERE id = \(clientFile) AND partition_id = \(p.id)", logger: logger
-            ).decode(Int64.self) {
-                integratedSeq = seq
+            for try await row in try await connection.guardedExecute(PostgresHotSQL.UploadIntegratedSeq.self, clientFile, p.id, logger: logger) {
+                integratedSeq = try row.decode(Int64.self)
             }
             guard let integratedSeq else { throw StorageError.notFound("client file \(clientFile)") }
             let plan = UploadSequencing.plan(uploads, integratedSeq: integratedSeq)
@@ -149,11 +132,9 @@ extension PostgresServerStorage {
             if !accepted.isEmpty {
                 try await Self.append(
                     accepted.map(\.changes), originFile: clientFile, originSeqs: accepted.map(\.lastSeq), to: &p, now: now, connection, logger)
-                try await connection.guardedQuery(
-                    """
-                    UPDATE client_files SET integrated_seq = \(plan.integratedSeq), integrated_version = \(p.head.latest.version),
-                        integrated_salt = \(uploadSalt), last_seen = \(now.timeIntervalSince1970) WHERE id = \(clientFile)
-                    """, logger: logger)
+                for try await _ in try await connection.guardedExecute(
+                    PostgresHotSQL.UploadIntegrated.self, plan.integratedSeq, p.head.latest.version, uploadSalt, now.timeIntervalSince1970, clientFile,
+                    logger: logger) {}
             }
             return IntegrationOutcome(
                 head: p.head, accepted: accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq, gap: plan.gap)
@@ -176,15 +157,10 @@ extension PostgresServerStorage {
             blobs.append(ByteBuffer(bytes: entry.encoded))
             p.head.latest = version
         }
-        try await connection.guardedQuery(
-            """
-            INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
-            SELECT \(p.id), v, s, \(originFile), o, \(now.timeIntervalSince1970), c
-            FROM unnest(\(versions)::bigint[], \(salts)::bigint[], \(originSeqs)::bigint[], \(blobs)::bytea[]) AS u(v, s, o, c)
-            """, logger: logger)
-        try await connection.guardedQuery(
-            "UPDATE partitions SET latest_version = \(p.head.latest.version), latest_salt = \(p.head.latest.salt) WHERE id = \(p.id)",
-            logger: logger)
+        for try await _ in try await connection.guardedExecute(
+            PostgresHotSQL.AppendHistory.self, p.id, originFile, now.timeIntervalSince1970, versions, salts, originSeqs, blobs, logger: logger) {}
+        for try await _ in try await connection.guardedExecute(
+            PostgresHotSQL.MoveHead.self, p.head.latest.version, p.head.latest.salt, p.id, logger: logger) {}
     }
 
     private struct StateKey: Hashable {
@@ -208,14 +184,10 @@ extension PostgresServerStorage {
         }
         guard !order.isEmpty else { return }
         var rows: [StateKey: [UInt8]] = [:]
-        let existing = try await connection.guardedQuery(
-            """
-            SELECT s.tbl, s.key, s.fields FROM state s
-            JOIN unnest(\(order.map(\.table))::text[], \(order.map { ByteBuffer(bytes: $0.key) })::bytea[]) AS u(tbl, key)
-                ON s.tbl = u.tbl COLLATE "C" AND s.key = u.key
-            WHERE s.partition_id = \(partitionID)
-            """, logger: logger)
-        for try await (table, key, fields) in existing.decode((String, ByteBuffer, ByteBuffer).self) {
+        let existing = try await connection.guardedExecute(
+            PostgresHotSQL.StateRowsForKeys.self, partitionID, order.map(\.table), order.map { ByteBuffer(bytes: $0.key) }, logger: logger)
+        for try await row in existing {
+            let (table, key, fields) = try row.decode((String, ByteBuffer, ByteBuffer).self)
             rows[StateKey(table: table, key: key.bytes)] = fields.bytes
         }
         var dirty: Set<StateKey> = []
@@ -237,21 +209,13 @@ extension PostgresServerStorage {
         let puts = order.filter { dirty.contains($0) && rows[$0] != nil }
         let deletes = order.filter { dirty.contains($0) && rows[$0] == nil }
         if !puts.isEmpty {
-            try await connection.guardedQuery(
-                """
-                INSERT INTO state(partition_id, tbl, key, fields)
-                SELECT \(partitionID), t, k, f
-                FROM unnest(\(puts.map(\.table))::text[], \(puts.map { ByteBuffer(bytes: $0.key) })::bytea[],
-                    \(puts.map { ByteBuffer(bytes: rows[$0]!) })::bytea[]) AS u(t, k, f)
-                ON CONFLICT (partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
-                """, logger: logger)
+            for try await _ in try await connection.guardedExecute(
+                PostgresHotSQL.PutStateRows.self, partitionID, puts.map(\.table), puts.map { ByteBuffer(bytes: $0.key) },
+                puts.map { ByteBuffer(bytes: rows[$0]!) }, logger: logger) {}
         }
         if !deletes.isEmpty {
-            try await connection.guardedQuery(
-                """
-                DELETE FROM state s USING unnest(\(deletes.map(\.table))::text[], \(deletes.map { ByteBuffer(bytes: $0.key) })::bytea[]) AS u(tbl, key)
-                WHERE s.partition_id = \(partitionID) AND s.tbl = u.tbl COLLATE "C" AND s.key = u.key
-                """, logger: logger)
+            for try await _ in try await connection.guardedExecute(
+                PostgresHotSQL.DeleteStateRows.self, partitionID, deletes.map(\.table), deletes.map { ByteBuffer(bytes: $0.key) }, logger: logger) {}
         }
     }
 
@@ -296,19 +260,11 @@ extension PostgresServerStorage {
         _ p: StoredPartition, after version: Int64, maxEntries: Int, maxBytes: Int, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [HistoryEntry] {
         // The page's running size decides in the database where it stops (always one entry).
-        let rows = try await connection.guardedQuery(
-            """
-            WITH page AS (
-                SELECT version, octet_length(changeset) AS size FROM history
-                WHERE partition_id = \(p.id) AND version > \(version) ORDER BY version LIMIT \(Int64(maxEntries))),
-            running AS (
-                SELECT version, sum(size) OVER (ORDER BY version) AS total, row_number() OVER (ORDER BY version) AS n FROM page)
-            SELECT h.version, h.salt, h.origin_file, h.origin_seq, h.changeset
-            FROM running r JOIN history h ON h.partition_id = \(p.id) AND h.version = r.version
-            WHERE r.n = 1 OR r.total <= \(Int64(maxBytes)) ORDER BY h.version
-            """, logger: logger)
+        let rows = try await connection.guardedExecute(
+            PostgresHotSQL.HistoryPage.self, p.id, version, Int64(maxEntries), Int64(maxBytes), logger: logger)
         var entries: [HistoryEntry] = []
-        for try await (version, salt, originFile, originSeq, blob) in rows.decode((Int64, Int64, Int64, Int64, ByteBuffer).self) {
+        for try await row in rows {
+            let (version, salt, originFile, originSeq, blob) = try row.decode((Int64, Int64, Int64, Int64, ByteBuffer).self)
             let changeset = blob.bytes
             do { try Changeset.check(changeset) } catch { throw StorageError.corrupt("history") }
             entries.append(HistoryEntry(
@@ -323,11 +279,8 @@ extension PostgresServerStorage {
             try await client.withConnection { connection in
                 guard let p = try await Self.partitionRow(partition, connection, logger) else { return 0 }
                 var file: (seq: Int64, version: Int64)? = nil
-                for try await (seq, integratedVersion) in try await connection.guardedQuery(
-                    "SELECT integrated_seq, integrated_version FROM client_files WHERE id = \(clientFile) AND partition_id = \(p.id)",
-                    logger: logger
-                ).decode((Int64, Int64).self) {
-                    file = (seq, integratedVersion)
+                for try await row in try await connection.guardedExecute(PostgresHotSQL.IntegratedSeq.self, clientFile, p.id, logger: logger) {
+                    file = try row.decode((Int64, Int64).self)
                 }
                 guard let file else { return 0 }
                 if case .known(let seq) = PartitionRules.integratedSeq(file.seq, integratedVersion: file.version, atOrBefore: version) {

@@ -118,7 +118,8 @@ package final class PostgresServerStorage: ServerStorage, Service {
 
     static func readFlags(_ connection: PostgresConnection, _ logger: Logger) async throws -> ServerFlags {
         var values: [String: Int64?] = [:]
-        for try await (key, value) in try await connection.guardedQuery("SELECT key, value FROM meta", logger: logger).decode((String, Int64?).self) {
+        for try await row in try await connection.guardedExecute(PostgresHotSQL.Flags.self, logger: logger) {
+            let (key, value) = try row.decode((String, Int64?).self)
             values[key] = value
         }
         return ServerFlags(meta: values)

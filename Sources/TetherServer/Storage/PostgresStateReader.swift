@@ -74,11 +74,8 @@ actor PostgresStateReader: StateReader {
                         idle: storage.idleDownloadConnections, logger: logger)
                 }
                 var totals: (Int64, Int64) = (0, 0)
-                for try await row in try await connection.guardedQuery(
-                    "SELECT count(*), coalesce(sum(octet_length(key) + octet_length(fields)), 0)::bigint FROM state WHERE partition_id = \(p.id)",
-                    logger: logger
-                ).decode((Int64, Int64).self) {
-                    totals = row
+                for try await row in try await connection.guardedExecute(PostgresHotSQL.StateTotals.self, p.id, logger: logger) {
+                    totals = try row.decode((Int64, Int64).self)
                 }
                 return PostgresStateReader(
                     version: p.head.latest, totalRows: totals.0, totalBytes: totals.1, connection: connection, partitionID: p.id,
@@ -101,21 +98,16 @@ actor PostgresStateReader: StateReader {
     func nextStored(maxRows: Int, maxBytes: Int) async throws -> [StoredStateRow] {
         guard let partitionID, !done, !closed else { return [] }
         let limit = Int64(maxRows)
-        let rows: PostgresRowSequence
-        if let after {
-            rows = try await connection.guardedQuery(
-                """
-                SELECT tbl, key, fields FROM state WHERE partition_id = \(partitionID) AND (tbl, key) > (\(after.table) COLLATE "C", \(after.key))
-                ORDER BY tbl, key LIMIT \(limit)
-                """, logger: logger)
+        let rows = if let after {
+            try await connection.guardedExecute(PostgresHotSQL.StateNextRows.self, partitionID, after.table, after.key, limit, logger: logger)
         } else {
-            rows = try await connection.guardedQuery(
-                "SELECT tbl, key, fields FROM state WHERE partition_id = \(partitionID) ORDER BY tbl, key LIMIT \(limit)", logger: logger)
+            try await connection.guardedExecute(PostgresHotSQL.StateFirstRows.self, partitionID, limit, logger: logger)
         }
         var changes: [StoredStateRow] = []
         var bytes = 0
         var full = false
-        for try await (table, keyBytes, fieldBytes) in rows.decode((String, ByteBuffer, ByteBuffer).self) {
+        for try await row in rows {
+            let (table, keyBytes, fieldBytes) = try row.decode((String, ByteBuffer, ByteBuffer).self)
             if full { continue }
             changes.append(StoredStateRow(table: table, key: keyBytes.bytes, fields: fieldBytes.bytes))
             bytes += keyBytes.readableBytes + fieldBytes.readableBytes

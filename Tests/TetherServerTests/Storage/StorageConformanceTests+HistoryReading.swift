@@ -63,6 +63,38 @@ extension StorageConformanceTests {
         }
     }
 
+    /// A state larger than one chunk (SQLite reads a small one whole with its version, and a
+    /// larger one through a snapshot of its own): still one version from the first chunk to the
+    /// last while another instance commits.
+    @Test(arguments: StorageBackend.allCases)
+    func aStateLargerThanAChunkIsReadAtOneVersion(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, place in
+            let (a, _) = try await storage.registerClientFile(in: partition, now: now)
+            let count = StoredStateRow.maxRowsPerChunk + 100
+            let rows = (0..<count).map { RowChange.insert("items", .integer(Int64($0)), ["n": .integer(Int64($0))]) }
+            _ = try await storage.integrate([UploadChangeset(firstSeq: 1, lastSeq: 1, changeset: Changeset(rows))], from: a.id, into: partition, now: now)
+            let reader = try await storage.openState(of: partition)
+            #expect(reader.version.version == 1 && reader.totalRows == Int64(count))
+            var all = try await reader.next(maxRows: 1000, maxBytes: 1 << 20)
+            try await place.withInstance { other in
+                _ = try await other.integrate(
+                    [upload(2, 2, .delete("items", .integer(Int64(count - 1))), .insert("items", .integer(-1), [:]))],
+                    from: a.id, into: partition, now: now)
+            }
+            while true {
+                let chunk = try await reader.next(maxRows: 1000, maxBytes: 1 << 20)
+                if chunk.isEmpty { break }
+                all += chunk
+            }
+            await reader.close()
+            #expect(all.count == count)
+            #expect(Set(all.map(\.key)) == Set((0..<count).map { RowKey.integer(Int64($0)) }))
+            let after = try await storage.openState(of: partition)
+            #expect(after.version.version == 2 && after.totalRows == Int64(count))
+            await after.close()
+        }
+    }
+
     /// PostgreSQL fences sessions bound before a restore (another instance may not have told
     /// them yet); SQLite has no epochs: the restoring process ends its own sessions itself.
     @Test(arguments: StorageBackend.allCases)

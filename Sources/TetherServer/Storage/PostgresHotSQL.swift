@@ -1,0 +1,159 @@
+/// The statements PostgreSQL storage prepares once per connection (``PostgresPreparedSQL``):
+/// those of a bind, of a state download and of a session's history reads — what runs once per
+/// device and once per change per device. Each names its result columns.
+enum PostgresHotSQL {
+    enum PartitionRow: PostgresPreparedSQL {
+        static let name = "tether_partition_row"
+        static let sql = "SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = $1"
+    }
+
+    /// ``PartitionRow`` with the row lock every change to the partition takes first.
+    enum PartitionRowLocked: PostgresPreparedSQL {
+        static let name = "tether_partition_row_locked"
+        static let sql = PartitionRow.sql + " FOR UPDATE"
+    }
+
+    enum CreatePartition: PostgresPreparedSQL {
+        static let name = "tether_create_partition"
+        static let sql = """
+            INSERT INTO partitions(name, latest_version, latest_salt, base_version, base_salt, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING
+            """
+    }
+
+    enum RegisterClientFile: PostgresPreparedSQL {
+        static let name = "tether_register_client_file"
+        static let sql = "INSERT INTO client_files(partition_id, salt, created_at, last_seen) VALUES ($1, $2, $3, $4) RETURNING id"
+    }
+
+    enum ClientFile: PostgresPreparedSQL {
+        static let name = "tether_client_file"
+        static let sql = """
+            SELECT c.id, c.salt, c.integrated_seq, c.integrated_version, c.integrated_salt, c.confirmed_version, c.last_seen
+            FROM client_files c JOIN partitions p ON p.id = c.partition_id WHERE c.id = $1 AND p.name = $2
+            """
+    }
+
+    enum TouchClientFile: PostgresPreparedSQL {
+        static let name = "tether_touch_client_file"
+        static let sql = "UPDATE client_files SET last_seen = $1, confirmed_version = greatest(confirmed_version, $2) WHERE id = $3"
+    }
+
+    enum IntegratedSeq: PostgresPreparedSQL {
+        static let name = "tether_integrated_seq"
+        static let sql = "SELECT integrated_seq, integrated_version FROM client_files WHERE id = $1 AND partition_id = $2"
+    }
+
+    enum Flags: PostgresPreparedSQL {
+        static let name = "tether_flags"
+        static let sql = "SELECT key, value FROM meta"
+    }
+
+    /// A page of history after a version, stopped in the database at a running size (always
+    /// one entry): `$1` partition, `$2` after version, `$3` entries, `$4` bytes.
+    enum HistoryPage: PostgresPreparedSQL {
+        static let name = "tether_history_page"
+        static let sql = """
+            WITH page AS (
+                SELECT version, octet_length(changeset) AS size FROM history
+                WHERE partition_id = $1 AND version > $2 ORDER BY version LIMIT $3),
+            running AS (
+                SELECT version, sum(size) OVER (ORDER BY version) AS total, row_number() OVER (ORDER BY version) AS n FROM page)
+            SELECT h.version, h.salt, h.origin_file, h.origin_seq, h.changeset
+            FROM running r JOIN history h ON h.partition_id = $1 AND h.version = r.version
+            WHERE r.n = 1 OR r.total <= $4 ORDER BY h.version
+            """
+    }
+
+    enum StateTotals: PostgresPreparedSQL {
+        static let name = "tether_state_totals"
+        static let sql = "SELECT count(*), coalesce(sum(octet_length(key) + octet_length(fields)), 0)::bigint FROM state WHERE partition_id = $1"
+    }
+
+    enum StateFirstRows: PostgresPreparedSQL {
+        static let name = "tether_state_first_rows"
+        static let sql = "SELECT tbl, key, fields FROM state WHERE partition_id = $1 ORDER BY tbl, key LIMIT $2"
+    }
+
+    enum StateNextRows: PostgresPreparedSQL {
+        static let name = "tether_state_next_rows"
+        static let sql = """
+            SELECT tbl, key, fields FROM state WHERE partition_id = $1 AND (tbl, key) > ($2 COLLATE "C", $3) ORDER BY tbl, key LIMIT $4
+            """
+    }
+}
+
+extension PostgresHotSQL {
+    enum UploadIntegratedSeq: PostgresPreparedSQL {
+        static let name = "tether_upload_integrated_seq"
+        static let sql = "SELECT integrated_seq FROM client_files WHERE id = $1 AND partition_id = $2"
+    }
+
+    /// `$1` integrated seq, `$2` version, `$3` upload salt, `$4` now, `$5` client file.
+    enum UploadIntegrated: PostgresPreparedSQL {
+        static let name = "tether_upload_integrated"
+        static let sql = """
+            UPDATE client_files SET integrated_seq = $1, integrated_version = $2, integrated_salt = $3, last_seen = $4 WHERE id = $5
+            """
+    }
+
+    /// `$1` partition, `$2` origin file, `$3` now, then the arrays of versions, salts, origin
+    /// seqs and changesets.
+    enum AppendHistory: PostgresPreparedSQL {
+        static let name = "tether_append_history"
+        static let sql = """
+            INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
+            SELECT $1, v, s, $2, o, $3, c FROM unnest($4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[]) AS u(v, s, o, c)
+            """
+    }
+
+    enum MoveHead: PostgresPreparedSQL {
+        static let name = "tether_move_head"
+        static let sql = "UPDATE partitions SET latest_version = $1, latest_salt = $2 WHERE id = $3"
+    }
+
+    /// The stored rows of `$1` among the keys of the arrays `$2` (tables) and `$3` (keys).
+    enum StateRowsForKeys: PostgresPreparedSQL {
+        static let name = "tether_state_rows_for_keys"
+        static let sql = """
+            SELECT s.tbl, s.key, s.fields FROM state s
+            JOIN unnest($2::text[], $3::bytea[]) AS u(tbl, key) ON s.tbl = u.tbl COLLATE "C" AND s.key = u.key
+            WHERE s.partition_id = $1
+            """
+    }
+
+    enum PutStateRows: PostgresPreparedSQL {
+        static let name = "tether_put_state_rows"
+        static let sql = """
+            INSERT INTO state(partition_id, tbl, key, fields)
+            SELECT $1, t, k, f FROM unnest($2::text[], $3::bytea[], $4::bytea[]) AS u(t, k, f)
+            ON CONFLICT (partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
+            """
+    }
+
+    enum DeleteStateRows: PostgresPreparedSQL {
+        static let name = "tether_delete_state_rows"
+        static let sql = """
+            DELETE FROM state s USING unnest($2::text[], $3::bytea[]) AS u(tbl, key)
+            WHERE s.partition_id = $1 AND s.tbl = u.tbl COLLATE "C" AND s.key = u.key
+            """
+    }
+}
+
+extension PostgresHotSQL {
+    /// A client file's lease for this instance (`$1` client file, `$2` instance, `$3` its
+    /// holder key, `$4` the instances' advisory lock class): taken when free, held by this
+    /// instance already, or held by an instance whose advisory lock is gone.
+    enum AcquireLease: PostgresPreparedSQL {
+        static let name = "tether_acquire_lease"
+        static let sql = """
+            INSERT INTO client_file_leases(client_file, instance, holder_key) VALUES ($1, $2, $3)
+            ON CONFLICT (client_file) DO UPDATE SET instance = excluded.instance, holder_key = excluded.holder_key, taken_at = now()
+            WHERE client_file_leases.instance = excluded.instance OR NOT EXISTS (
+                SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    AND l.classid = $4::oid AND l.objid = client_file_leases.holder_key::oid)
+            RETURNING client_file
+            """
+    }
+}
