@@ -106,12 +106,20 @@ package final class PostgresCluster: Sendable {
         if let failure = try await startServer() { throw TestSupportError("PostgreSQL did not start again: \(failure)") }
     }
 
+    /// More settings for the server from `TETHER_TEST_POSTGRES_OPTIONS` (`name=value`,
+    /// separated by spaces), to look into what a test or a bench sends it, e.g.
+    /// `logging_collector=on log_directory=/tmp/pg-log log_statement=all`.
+    static var extraOptions: [String] {
+        (ProcessInfo.processInfo.environment["TETHER_TEST_POSTGRES_OPTIONS"] ?? "")
+            .split(separator: " ").flatMap { ["-c", String($0)] }
+    }
+
     /// Starts the postmaster and polls until it answers; nil when it does, else why not.
     private func startServer() async throws -> String? {
         let options = [
             "-D", dataDirectory, "-c", "listen_addresses=127.0.0.1", "-p", "\(port)", "-k", directory, "-c", "fsync=off",
             "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200",
-        ]
+        ] + Self.extraOptions
         let process = try start("postgres", options)
         server.withLock { $0 = process }
         let clock = ContinuousClock()

@@ -26,6 +26,17 @@ enum PostgresHotSQL {
         static let sql = "INSERT INTO client_files(partition_id, salt, created_at, last_seen) VALUES ($1, $2, $3, $4) RETURNING id"
     }
 
+    /// A new client file of the partition named `$1` (salt `$2`, now `$3`) with the partition's
+    /// head and epoch, read in the same statement; no row when the partition does not exist.
+    enum RegisterClientFileInPartition: PostgresPreparedSQL {
+        static let name = "tether_register_in_partition"
+        static let sql = """
+            WITH p AS (SELECT id, latest_version, latest_salt, base_version, base_salt, epoch FROM partitions WHERE name = $1),
+            f AS (INSERT INTO client_files(partition_id, salt, created_at, last_seen) SELECT id, $2, $3, $3 FROM p RETURNING id)
+            SELECT f.id, p.latest_version, p.latest_salt, p.base_version, p.base_salt, p.epoch FROM f CROSS JOIN p
+            """
+    }
+
     enum ClientFile: PostgresPreparedSQL {
         static let name = "tether_client_file"
         static let sql = """

@@ -66,12 +66,27 @@ extension PostgresServerStorage {
         return (identity, head)
     }
 
-    /// The partition's row (and so its epoch) is read in the registration's transaction: a new
-    /// device's bind makes one round trip for both.
+    /// The partition's row (and so its epoch) is read in the registration's statement: a new
+    /// device's bind to a partition that exists makes one round trip for both (a new partition:
+    /// a transaction that creates it first).
     package func registerClientFileWithEpoch(in partition: PartitionName, now: Date) async throws -> (
         ClientFileIdentity, PartitionHead, epoch: Int64
     ) {
-        try await transaction { connection in
+        let salt = PartitionRules.freshSalt()
+        let registered = try await withStorageErrors {
+            try await client.withConnection { connection -> (ClientFileIdentity, PartitionHead, epoch: Int64)? in
+                for try await row in try await connection.guardedExecute(
+                    PostgresHotSQL.RegisterClientFileInPartition.self, partition.rawValue, salt, now.timeIntervalSince1970, logger: logger)
+                {
+                    let (id, latest, latestSalt, base, baseSalt, epoch) = try row.decode((Int64, Int64, Int64, Int64, Int64, Int64).self)
+                    let head = PartitionHead(latest: ServerVersion(version: latest, salt: latestSalt), base: ServerVersion(version: base, salt: baseSalt))
+                    return (ClientFileIdentity(id: id, salt: salt), head, epoch)
+                }
+                return nil
+            }
+        }
+        if let registered { return registered }
+        return try await transaction { connection in
             let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: false, connection, self.logger)
             let salt = PartitionRules.freshSalt()
             for try await row in try await connection.guardedExecute(
