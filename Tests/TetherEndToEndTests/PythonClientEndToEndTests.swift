@@ -34,7 +34,11 @@ struct PythonClientEndToEndTests {
                 "TETHER_TEST_TETHERCTL": try BuiltProducts.executable("tetherctl"), "TETHER_TEST_READER": "49101:0",
             ]
             let result = try await ChildProcess.run(
-                python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", Self.root.appendingPathComponent("python/tests").path],
+                python, [
+                    // A test that outlives 100 s prints every thread's stack (what it waits for).
+                    "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "faulthandler_timeout=100",
+                    Self.root.appendingPathComponent("python/tests").path,
+                ],
                 environment: ChildProcess.inheritedEnvironment(adding: environment), timeout: .seconds(300))
             #expect(result.status == 0, "pytest:\n\(result.standardOutput)\n\(result.standardError)\nb:\n\(b.log.suffix(4000))")
             #expect(result.standardOutput.contains("9 passed"), "\(result.standardOutput)")
