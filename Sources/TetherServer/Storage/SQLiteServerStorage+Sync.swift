@@ -5,7 +5,7 @@ import TetherProtocol
 extension SQLiteServerStorage {
     static func partitionRow(_ name: PartitionName, _ db: Database) throws -> StoredPartition? {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT id, latest_version, latest_salt, base_version, base_salt FROM partitions WHERE name = ?",
+            db.cachedStatement(sql: "SELECT id, latest_version, latest_salt, base_version, base_salt FROM partitions WHERE name = ?"),
             arguments: [name.rawValue])
         else { return nil }
         return StoredPartition(
@@ -29,7 +29,11 @@ extension SQLiteServerStorage {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db),
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM client_files WHERE id = ? AND partition_id = ?", arguments: [id, p.id])
+                    db.cachedStatement(sql: """
+                        SELECT id, salt, integrated_seq, integrated_version, integrated_salt, confirmed_version, last_seen
+                        FROM client_files WHERE id = ? AND partition_id = ?
+                        """),
+                    arguments: [id, p.id])
             else { return nil }
             return ClientFileRecord(
                 identity: ClientFileIdentity(id: row["id"], salt: row["salt"]),
@@ -43,9 +47,8 @@ extension SQLiteServerStorage {
         try await pool.write { db in
             let p = try Self.createPartitionIfNeeded(partition, now: now, db)
             let salt = PartitionRules.freshSalt()
-            try db.execute(
-                sql: "INSERT INTO client_files(partition_id, salt, created_at, last_seen) VALUES (?, ?, ?, ?)",
-                arguments: [p.id, salt, now.timeIntervalSince1970, now.timeIntervalSince1970])
+            try db.cachedStatement(sql: "INSERT INTO client_files(partition_id, salt, created_at, last_seen) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [p.id, salt, now.timeIntervalSince1970, now.timeIntervalSince1970])
             return (ClientFileIdentity(id: db.lastInsertedRowID, salt: salt), p.head)
         }
     }
@@ -54,11 +57,10 @@ extension SQLiteServerStorage {
     static func createPartitionIfNeeded(_ partition: PartitionName, now: Date, _ db: Database) throws -> StoredPartition {
         if let existing = try partitionRow(partition, db) { return existing }
         let head = PartitionRules.createdHead
-        try db.execute(
-            sql: """
-                INSERT INTO partitions(name, latest_version, latest_salt, base_version, base_salt, created_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """,
+        try db.cachedStatement(sql: """
+            INSERT INTO partitions(name, latest_version, latest_salt, base_version, base_salt, created_at)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """).execute(
             arguments: [partition.rawValue, head.latest.version, head.latest.salt, head.base.version, head.base.salt,
                         now.timeIntervalSince1970])
         return StoredPartition(id: db.lastInsertedRowID, head: head)
@@ -66,9 +68,8 @@ extension SQLiteServerStorage {
 
     package func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
         try await pool.write { db in
-            try db.execute(
-                sql: "UPDATE client_files SET last_seen = ?, confirmed_version = max(confirmed_version, ?) WHERE id = ?",
-                arguments: [now.timeIntervalSince1970, confirmedVersion, id])
+            try db.cachedStatement(sql: "UPDATE client_files SET last_seen = ?, confirmed_version = max(confirmed_version, ?) WHERE id = ?")
+                .execute(arguments: [now.timeIntervalSince1970, confirmedVersion, id])
         }
     }
 
@@ -78,15 +79,16 @@ extension SQLiteServerStorage {
         try await pool.write { db in
             guard var p = try Self.partitionRow(partition, db) else { throw StorageError.notFound("partition \(partition)") }
             guard let file = try Row.fetchOne(
-                db, sql: "SELECT integrated_seq FROM client_files WHERE id = ? AND partition_id = ?", arguments: [clientFile, p.id])
+                db.cachedStatement(sql: "SELECT integrated_seq FROM client_files WHERE id = ? AND partition_id = ?"), arguments: [clientFile, p.id])
             else { throw StorageError.notFound("client file \(clientFile)") }
             let plan = UploadSequencing.plan(uploads, integratedSeq: file["integrated_seq"])
             for upload in plan.accepted {
                 try Self.append(upload.changes, originFile: clientFile, originSeq: upload.lastSeq, to: &p, now: now, db)
             }
             if !plan.accepted.isEmpty {
-                try db.execute(
-                    sql: "UPDATE client_files SET integrated_seq = ?, integrated_version = ?, integrated_salt = ?, last_seen = ? WHERE id = ?",
+                try db.cachedStatement(
+                    sql: "UPDATE client_files SET integrated_seq = ?, integrated_version = ?, integrated_salt = ?, last_seen = ? WHERE id = ?"
+                ).execute(
                     arguments: [plan.integratedSeq, p.head.latest.version, uploadSalt, now.timeIntervalSince1970, clientFile])
             }
             return IntegrationOutcome(
@@ -153,11 +155,10 @@ extension SQLiteServerStorage {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db) else { return [] }
             let rows = try Row.fetchCursor(
-                db,
-                sql: """
+                db.cachedStatement(sql: """
                     SELECT version, salt, origin_file, origin_seq, changeset FROM history
                     WHERE partition_id = ? AND version > ? ORDER BY version LIMIT ?
-                    """,
+                    """),
                 arguments: [p.id, version, maxEntries])
             var entries: [HistoryEntry] = []
             var bytes = 0
@@ -179,7 +180,7 @@ extension SQLiteServerStorage {
         try await pool.read { db in
             guard let p = try Self.partitionRow(partition, db),
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT integrated_seq, integrated_version FROM client_files WHERE id = ? AND partition_id = ?",
+                    db.cachedStatement(sql: "SELECT integrated_seq, integrated_version FROM client_files WHERE id = ? AND partition_id = ?"),
                     arguments: [clientFile, p.id])
             else { return 0 }
             let source = PartitionRules.integratedSeq(
