@@ -182,16 +182,24 @@ package final class Cluster: Sendable {
     private static func suffix(_ instance: Int) -> String { instance == 0 ? "" : "-\(instance + 1)" }
 }
 
-/// Runs `body` with a cluster, always tearing it down (with the agents it started).
+/// Runs `body` with a cluster, always tearing it down (with the agents it started), once one
+/// of ``ClusterSlots``' slots is free.
 package func withCluster(
     _ settings: ClusterSettings = ClusterSettings(), _ body: (Cluster) async throws -> Void
 ) async throws {
-    let cluster = try await Cluster(settings)
+    await ClusterSlots.shared.take()
     do {
-        try await body(cluster)
-    } catch {
+        let cluster = try await Cluster(settings)
+        do {
+            try await body(cluster)
+        } catch {
+            await cluster.shutdown()
+            throw error
+        }
         await cluster.shutdown()
+    } catch {
+        await ClusterSlots.shared.give()
         throw error
     }
-    await cluster.shutdown()
+    await ClusterSlots.shared.give()
 }
