@@ -146,10 +146,10 @@ package final class ChildProcess: Sendable {
 
     /// Waits for the child to end; at the deadline it is killed with SIGKILL.
     package func wait(timeout: Duration) async -> Result {
-        if !(await state.wait(timeout: timeout) { $0.termination != nil }) {
+        if !(await waitForEnd(until: .now + timeout)) {
             state.update { $0.killedAtDeadline = true }
             kill(processID, SIGKILL)
-            _ = await state.wait(timeout: .seconds(10)) { $0.termination != nil }
+            _ = await waitForEnd(until: .now + .seconds(10))
         }
         // Output still in the pipes; bounded, since a grandchild may hold them open.
         _ = await state.wait(timeout: .seconds(2)) { $0.stdoutClosed && $0.stderrClosed }
@@ -159,6 +159,33 @@ package final class ChildProcess: Sendable {
                 timedOut: state.killedAtDeadline, standardOutput: String(decoding: state.stdout, as: UTF8.self),
                 standardError: String(decoding: state.stderr, as: UTF8.self))
         }
+    }
+}
+
+extension ChildProcess {
+    /// Whether the child ended by `deadline`: told by Foundation's termination handler or, when
+    /// that has not come a second after the child exited, read from the kernel. On a loaded
+    /// machine a child that had printed its answer and exited was reported "killed at deadline"
+    /// (and a `sqlite3` that had run, status -1), its end never told.
+    private func waitForEnd(until deadline: ContinuousClock.Instant) async -> Bool {
+        while true {
+            let left = deadline - .now
+            if left <= .zero { return hasExited }
+            if await state.wait(timeout: min(left, .seconds(1)), until: { $0.termination != nil }) { return true }
+            if let end = Self.endedUnreported(processID) {
+                state.update { if $0.termination == nil { $0.termination = end } }
+                return true
+            }
+        }
+    }
+
+    /// The end of a child that exited and is not reaped yet, read with `waitid(WNOWAIT)`, which
+    /// leaves it for Foundation to reap; nil while it runs (or once reaped: Foundation tells).
+    private static func endedUnreported(_ pid: pid_t) -> (status: Int32, signalled: Bool)? {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid != 0 else { return nil }
+        // si_code: CLD_EXITED 1, CLD_KILLED 2, CLD_DUMPED 3.
+        return (info._sifields._sigchld.si_status, info.si_code == 2 || info.si_code == 3)
     }
 }
 
