@@ -15,9 +15,14 @@ extension PostgresConnection {
     func guardedQuery(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> PostgresRowSequence {
+        try refuseWhenClosed()
+        return try await self.query(query, logger: logger, file: file, line: line)
+    }
+
+    /// Throws when the server has already closed the connection (``guardedQuery(_:logger:file:line:)``).
+    func refuseWhenClosed() throws {
         guard !isClosed else {
             throw StorageError.unavailable("the connection to PostgreSQL was closed (the server ended it or went away)")
         }
-        return try await self.query(query, logger: logger, file: file, line: line)
     }
 }

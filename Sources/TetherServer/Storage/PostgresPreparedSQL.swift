@@ -36,11 +36,16 @@ extension PostgresConnection {
     func guardedExecute<SQL: PostgresPreparedSQL, each Value: PostgresDynamicTypeEncodable>(
         _ sql: SQL.Type, _ values: repeat each Value, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
-        guard !isClosed else {
-            throw StorageError.unavailable("the connection to PostgreSQL was closed (the server ended it or went away)")
-        }
+        try refuseWhenClosed()
         var bindings = PostgresBindings()
         for value in repeat each values { bindings.append(value) }
         return try await execute(PreparedStatement<SQL>(bindings: bindings), logger: logger, file: file, line: line)
+    }
+
+    /// Runs `sql`, a statement without rows (an insert, an update, a delete), to its end.
+    func guardedRun<SQL: PostgresPreparedSQL, each Value: PostgresDynamicTypeEncodable>(
+        _ sql: SQL.Type, _ values: repeat each Value, logger: Logger, file: String = #fileID, line: Int = #line
+    ) async throws {
+        for try await _ in try await guardedExecute(sql, repeat each values, logger: logger, file: file, line: line) {}
     }
 }

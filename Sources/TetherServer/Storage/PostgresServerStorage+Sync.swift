@@ -25,9 +25,9 @@ extension PostgresServerStorage {
         _ partition: PartitionName, now: Date, lock: Bool, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> StoredPartition {
         let head = PartitionRules.createdHead
-        for try await _ in try await connection.guardedExecute(
+        try await connection.guardedRun(
             PostgresHotSQL.CreatePartition.self, partition.rawValue, head.latest.version, head.latest.salt, head.base.version, head.base.salt,
-            now.timeIntervalSince1970, logger: logger) {}
+            now.timeIntervalSince1970, logger: logger)
         guard let row = try await partitionRow(partition, lock: lock, connection, logger) else { throw StorageError.corrupt("partitions") }
         return row
     }
@@ -88,7 +88,6 @@ extension PostgresServerStorage {
         if let registered { return registered }
         return try await transaction { connection in
             let p = try await Self.createPartitionIfNeeded(partition, now: now, lock: false, connection, self.logger)
-            let salt = PartitionRules.freshSalt()
             for try await row in try await connection.guardedExecute(
                 PostgresHotSQL.RegisterClientFile.self, p.id, salt, now.timeIntervalSince1970, now.timeIntervalSince1970, logger: self.logger)
             {
@@ -101,8 +100,8 @@ extension PostgresServerStorage {
     package func touchClientFile(_ id: Int64, of partition: PartitionName, now: Date, confirmedVersion: Int64) async throws {
         try await withStorageErrors {
             try await client.withConnection { connection in
-                for try await _ in try await connection.guardedExecute(
-                    PostgresHotSQL.TouchClientFile.self, now.timeIntervalSince1970, confirmedVersion, id, logger: logger) {}
+                try await connection.guardedRun(
+                    PostgresHotSQL.TouchClientFile.self, now.timeIntervalSince1970, confirmedVersion, id, logger: logger)
             }
         }
     }
@@ -147,9 +146,9 @@ extension PostgresServerStorage {
             if !accepted.isEmpty {
                 try await Self.append(
                     accepted.map(\.changes), originFile: clientFile, originSeqs: accepted.map(\.lastSeq), to: &p, now: now, connection, logger)
-                for try await _ in try await connection.guardedExecute(
+                try await connection.guardedRun(
                     PostgresHotSQL.UploadIntegrated.self, plan.integratedSeq, p.head.latest.version, uploadSalt, now.timeIntervalSince1970, clientFile,
-                    logger: logger) {}
+                    logger: logger)
             }
             return IntegrationOutcome(
                 head: p.head, accepted: accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq, gap: plan.gap)
@@ -172,10 +171,10 @@ extension PostgresServerStorage {
             blobs.append(ByteBuffer(bytes: entry.encoded))
             p.head.latest = version
         }
-        for try await _ in try await connection.guardedExecute(
-            PostgresHotSQL.AppendHistory.self, p.id, originFile, now.timeIntervalSince1970, versions, salts, originSeqs, blobs, logger: logger) {}
-        for try await _ in try await connection.guardedExecute(
-            PostgresHotSQL.MoveHead.self, p.head.latest.version, p.head.latest.salt, p.id, logger: logger) {}
+        try await connection.guardedRun(
+            PostgresHotSQL.AppendHistory.self, p.id, originFile, now.timeIntervalSince1970, versions, salts, originSeqs, blobs, logger: logger)
+        try await connection.guardedRun(
+            PostgresHotSQL.MoveHead.self, p.head.latest.version, p.head.latest.salt, p.id, logger: logger)
     }
 
     private struct StateKey: Hashable {
@@ -224,13 +223,13 @@ extension PostgresServerStorage {
         let puts = order.filter { dirty.contains($0) && rows[$0] != nil }
         let deletes = order.filter { dirty.contains($0) && rows[$0] == nil }
         if !puts.isEmpty {
-            for try await _ in try await connection.guardedExecute(
+            try await connection.guardedRun(
                 PostgresHotSQL.PutStateRows.self, partitionID, puts.map(\.table), puts.map { ByteBuffer(bytes: $0.key) },
-                puts.map { ByteBuffer(bytes: rows[$0]!) }, logger: logger) {}
+                puts.map { ByteBuffer(bytes: rows[$0]!) }, logger: logger)
         }
         if !deletes.isEmpty {
-            for try await _ in try await connection.guardedExecute(
-                PostgresHotSQL.DeleteStateRows.self, partitionID, deletes.map(\.table), deletes.map { ByteBuffer(bytes: $0.key) }, logger: logger) {}
+            try await connection.guardedRun(
+                PostgresHotSQL.DeleteStateRows.self, partitionID, deletes.map(\.table), deletes.map { ByteBuffer(bytes: $0.key) }, logger: logger)
         }
     }
 
