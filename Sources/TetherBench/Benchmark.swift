@@ -7,7 +7,7 @@ import TetherTestSupport
 package struct Benchmark {
     package let options: BenchOptions
     /// Figures to run (`connections`, `fan-file`, `scale`, `bulk`, `capture`, `latency`, `wire`, `fanout`, `idle`,
-    /// `enrollment`, `ledger`); empty: all.
+    /// `enrollment`, `ledger`, `actions`, `first-device`); empty: all.
     package let only: Set<String>
 
     package init(options: BenchOptions, only: Set<String> = []) {
@@ -52,6 +52,12 @@ package struct Benchmark {
             progress("tether-bench: \(error)")
         }
         await cluster.shutdown(signal: SIGTERM)
+        // Its own cluster, with ready files built in the background.
+        if wants("first-device"), let rows = options.scales.max() {
+            await phase("first device", &report) { report in
+                for figure in try await FirstDeviceBench(options: options, rows: rows).run() { report.add(figure) }
+            }
+        }
         report.totalSeconds = started.duration(to: clock.now).seconds
         return report
     }
@@ -70,7 +76,7 @@ package struct Benchmark {
             }
         }
         // Phases that need no agent: run alone, they start none.
-        if !only.isEmpty && only.isSubset(of: ["connections", "enrollment", "ledger", "actions"]) {
+        if !only.isEmpty && only.isSubset(of: ["connections", "enrollment", "ledger", "actions", "first-device"]) {
             await runEnrollment(cluster, &report)
             return
         }

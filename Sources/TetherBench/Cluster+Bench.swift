@@ -8,7 +8,10 @@ extension ClusterSettings {
         ClusterSettings(
             // Every bench device connects from 127.0.0.1: the per-address limit (256 by default)
             // would close the connections bench's 257th.
-            token: "bench-device-secret", serverExtra: "log_level = \"info\"", serverConfig: "[limits]\nconnections_per_peer = 1000000\n",
+                        // Ready files are built when a bind asks (as before issue 50), so that no figure
+            // shares the machine with a background build; FirstDeviceBench measures those.
+            token: "bench-device-secret", serverExtra: "log_level = \"info\"",
+            serverConfig: "[limits]\nconnections_per_peer = 1000000\n[ready_files]\nsettle_seconds = 0\n",
             storage: options.storage == .postgresql ? .postgresql : .sqlite,
             instances: options.instances, agentLogLevel: "warn", timing: .bench, directoryPrefix: "tether-bench")
     }

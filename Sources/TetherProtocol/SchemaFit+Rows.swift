@@ -18,7 +18,9 @@ extension SchemaFit {
     /// known columns, values that fit them (null only in nullable ones), a carried key equal to
     /// the change's, and for an insert every non-nullable column. Throws the first problem.
     package static func check(_ rows: ChangeRows, in schema: Schema) throws(Problem) {
-        var tables: [(table: TableSchema, keyType: ColumnType, positions: [Int32], required: [Int32])?] =
+        // Per table of the dictionary, looked up once (``TableSchema/valueColumns`` is computed:
+        // read per field it would allocate an array per value).
+        var tables: [(table: TableSchema, valueColumns: [ColumnSchema], keyType: ColumnType, positions: [Int32], required: [Int32])?] =
             Array(repeating: nil, count: rows.tables.count)
         // The change in which each position was last set (inserts' completeness).
         var setIn: [Int] = []
@@ -31,10 +33,10 @@ extension SchemaFit {
                     guard let keyColumn = table.primaryKeyColumn else { throw .unknownTable(table: table.name) }
                     let valueColumns = table.valueColumns
                     let required = valueColumns.indices.filter { !valueColumns[$0].nullable }.map { Int32($0 + 2) }
-                    tables[tableIndex] = (table, keyColumn.type, positions(of: rows.columns, in: table), required)
+                    tables[tableIndex] = (table, valueColumns, keyColumn.type, positions(of: rows.columns, in: table), required)
                     if setIn.count < valueColumns.count + 2 { setIn += Array(repeating: 0, count: valueColumns.count + 2 - setIn.count) }
                 }
-                let (table, keyType, positions, required) = tables[tableIndex]!
+                let (table, valueColumns, keyType, positions, required) = tables[tableIndex]!
                 switch (key, keyType) {
                 case (.integer, .integer), (.text, .text): break
                 default: throw .typeMismatch(table: table.name, column: table.primaryKey, expected: keyType.rawValue, found: key.typeName)
@@ -49,7 +51,7 @@ extension SchemaFit {
                         }
                         continue
                     }
-                    let schemaColumn = table.valueColumns[Int(position) - 2]
+                    let schemaColumn = valueColumns[Int(position) - 2]
                     if case .null = value {
                         guard schemaColumn.nullable else { throw .missingValue(table: table.name, column: schemaColumn.name) }
                     } else if !value.fits(schemaColumn.type) {
@@ -59,7 +61,7 @@ extension SchemaFit {
                 }
                 if kind == .insert {
                     for position in required where setIn[Int(position)] != change {
-                        throw .missingValue(table: table.name, column: table.valueColumns[Int(position) - 2].name)
+                        throw .missingValue(table: table.name, column: valueColumns[Int(position) - 2].name)
                     }
                 }
             }

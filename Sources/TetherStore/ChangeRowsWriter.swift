@@ -57,10 +57,10 @@ struct ChangeRowsWriter {
         do { try SchemaFit.check(rows, in: schema) } catch { throw StoreError(error) }
     }
 
-    /// Writes every row of `rows` (state rows: inserts, each the whole row), checked first.
-    mutating func writeStateRows(_ rows: StateRows) throws {
+    /// Writes every row of `rows` (state rows: inserts, each the whole row), already checked
+    /// against this writer's schema (``PartitionStore/checkStateRows(_:)``).
+    mutating func writeCheckedStateRows(_ rows: StateRows) throws {
         precondition(inserts == .wholeRows, "state rows are written whole")
-        try check(rows)
         begin(rows)
         try rows.withCursor { (cursor) throws in
             while let (kind, table, key) = cursor.nextChange() {

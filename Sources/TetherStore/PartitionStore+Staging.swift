@@ -34,11 +34,25 @@ extension PartitionStore {
     /// capture triggers are dropped while the store fills (a staging store captures nothing) and
     /// put back by ``completeState(serverVersion:clientFile:)``.
     package func insertStateRows(_ rows: StateRows) async throws(StoreError) {
+        try await insertStateRows(checkStateRows(rows))
+    }
+
+    /// `rows` checked against this store's schema (``ChangeRowsWriter/check(_:)``), before and
+    /// apart from writing them: a caller reading the next chunk while this one is written (a
+    /// server's ready-file build) checks it there, off the store's one writer.
+    package func checkStateRows(_ rows: StateRows) throws(StoreError) -> CheckedStateRows {
+        do { try SchemaFit.check(rows, in: schema) } catch { throw StoreError(error) }
+        return CheckedStateRows(rows: rows, schemaVersion: schema.version)
+    }
+
+    /// Writes state rows ``checkStateRows(_:)`` passed, as ``insertStateRows(_:)-(StateRows)``.
+    package func insertStateRows(_ checked: CheckedStateRows) async throws(StoreError) {
         let schema = self.schema
+        precondition(checked.schemaVersion == schema.version, "state rows checked against another schema")
         try await write { db in
             try Self.dropCaptureTriggers(db)
             var writer = ChangeRowsWriter(db: db, schema: schema, inserts: .wholeRows)
-            try writer.writeStateRows(rows)
+            try writer.writeCheckedStateRows(checked.rows)
         }
     }
 

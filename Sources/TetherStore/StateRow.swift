@@ -23,3 +23,11 @@ package struct StateRow: Sendable, Hashable {
         self.fields = fields
     }
 }
+
+/// State rows checked against a store's schema (``PartitionStore/checkStateRows(_:)``), to be
+/// written by ``PartitionStore/insertStateRows(_:)-(CheckedStateRows)`` without checking them again.
+package struct CheckedStateRows: Sendable {
+    let rows: StateRows
+    /// The version of the schema they were checked against.
+    let schemaVersion: Int
+}

@@ -11,10 +11,11 @@ import TetherTestSupport
 /// application is `sqlite3`.
 @Suite(.timeLimit(.minutes(6)))
 struct ReadyFileEndToEndTests {
-    /// Files for partitions of at least 100 rows.
-    static let readyFiles = "[ready_files]\nmin_rows = 100\n"
+    /// Files for partitions of at least 100 rows, built when a bind asks (no background builds:
+    /// these tests count on the first device after a write getting rows).
+    static let readyFiles = "[ready_files]\nmin_rows = 100\nsettle_seconds = 0\n"
     /// The same, sent as the file's bytes (no compressed slices).
-    static let uncompressed = "[ready_files]\nmin_rows = 100\ncompress = false\n"
+    static let uncompressed = "[ready_files]\nmin_rows = 100\nsettle_seconds = 0\ncompress = false\n"
     /// `/metrics` on the sync listener, for the tests to read.
     static let publicMetrics = "public_metrics = true"
 
@@ -23,6 +24,13 @@ struct ReadyFileEndToEndTests {
         let url = cluster.url(instance: instance)
         let port = UInt16(url.split(separator: ":").last?.prefix { $0.isNumber } ?? "") ?? 0
         return try HTTPGet.get(port: port, path: "/metrics").body
+    }
+
+    /// `tether_server_state_downloads_total{source}` of instance 0.
+    static func stateDownloads(_ cluster: Cluster, source: String) throws -> Int {
+        let prefix = "tether_server_state_downloads_total{source=\"\(source)\"} "
+        let line = try metrics(cluster).split(separator: "\n").first { $0.hasPrefix(prefix) }
+        return line.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
     }
 
     /// The ready files of partition `p` in `instance`'s cache, by version.
@@ -98,6 +106,33 @@ struct ReadyFileEndToEndTests {
             let newest = try #require(Self.files(cluster).last)
             #expect(FileManager.default.fileExists(atPath: String(newest.path.dropLast(3)) + ".slices"), "its slices compressed beside it")
             _ = file
+        }
+    }
+
+    /// Issue 50: once a partition's writes settle the server builds its file without a bind
+    /// asking, so the first new device after a bulk write gets the file; a later write brings
+    /// it up to date in the background (from the history, not from rows).
+    @Test func theFirstNewDeviceAfterABulkWriteGetsAFileBuiltInTheBackground() async throws {
+        let settings = ClusterSettings(serverExtra: Self.publicMetrics, serverConfig: "[ready_files]\nmin_rows = 100\nsettle_seconds = 1\n")
+        try await withCluster(settings) { cluster in
+            let a = try cluster.agent("a", partitions: ["p"])
+            try await a.start()
+            try await a.waitSynced("p")
+            try await Self.fill(a, 3000, prefix: "o")
+            let file = try await Self.waitForFile(cluster)
+            let rowsBefore = try Self.stateDownloads(cluster, source: "rows")
+            let b = try cluster.agent("b", partitions: ["p"])
+            try await b.start()
+            try await b.waitSynced("p", timeout: 90)
+            #expect(try await b.rows("p") == a.rows("p"))
+            #expect(try Self.stateDownloads(cluster, source: "file") == 1, "b took the file")
+            #expect(try Self.stateDownloads(cluster, source: "rows") == rowsBefore, "b's state did not go as rows")
+            try await Self.fill(a, 10, prefix: "late")
+            let newer = try await Self.waitForFile(cluster, newerThan: file.version)
+            let log = cluster.serverProcess(instance: 0)?.standardError ?? ""
+            #expect(log.components(separatedBy: "ready file built from rows").count == 2, "built from rows once")
+            #expect(log.contains("ready file built from the previous file and"), "brought up to date from the history")
+            #expect(newer.version > file.version)
         }
     }
 

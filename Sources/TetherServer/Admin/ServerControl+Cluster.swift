@@ -14,6 +14,7 @@ extension ServerControl {
             switch event {
             case .newVersion(let partition):
                 await hub.publish(partition)
+                await service.readyFiles?.committed(partition, changes: nil)
             case .restored(let partition):
                 await headTracker.forget(partition)
                 await service.readyFiles?.historyRewritten(partition)

@@ -16,6 +16,12 @@ package struct ReadyFileSettings: Sendable, Hashable {
     /// `compress`: keep each file's slices compressed too (zlib, built once with the file) and
     /// send those (default true); false sends the file's bytes as they are.
     package var compress = true
+    /// `settle_seconds`: a written partition's file is built or brought up to date in the
+    /// background once its writes have been quiet this long (0: only when a bind asks).
+    package var settleSeconds = 2
+    /// `settle_max_seconds`: a partition written without pause gets its build at the latest this
+    /// long after the first write its file does not hold.
+    package var settleMaxSeconds = 60
 
     package init(dataDirectory: String) {
         cacheDirectory = dataDirectory + "/ready-files"
@@ -30,6 +36,8 @@ package struct ReadyFileSettings: Sendable, Hashable {
         if let value = table.integer("max_cache_bytes", range: (1 << 20)...(1 << 50)) { settings.maxCacheBytes = Int64(value) }
         if let value = table.integer("min_rows", range: 0...1_000_000_000) { settings.minRows = value }
         if let value = table.bool("compress") { settings.compress = value }
+        if let value = table.integer("settle_seconds", range: 0...3600) { settings.settleSeconds = value }
+        if let value = table.integer("settle_max_seconds", range: 1...86_400) { settings.settleMaxSeconds = value }
         return settings
     }
 }

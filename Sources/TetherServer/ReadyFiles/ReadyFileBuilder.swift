@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import Logging
+import NIOPosix
+import Synchronization
 import TetherProtocol
 import TetherStore
 
@@ -14,7 +16,7 @@ struct ReadyFileBuilder: Sendable {
     /// What a build did.
     enum Outcome: Sendable, Equatable {
         case upToDate
-        case tooSmall(version: Int64)
+        case tooSmall(version: Int64, rows: Int64)
         case built(ReadyFile, fromRows: Bool, entries: Int)
     }
 
@@ -30,7 +32,7 @@ struct ReadyFileBuilder: Sendable {
         // Read first: a restore after this point fences the history read below (the file would
         // otherwise mix two lines of history).
         let epoch = try await storage.epoch(of: partition)
-        guard let head = try await storage.head(of: partition), head.latest.version > 0 else { return .tooSmall(version: 0) }
+        guard let head = try await storage.head(of: partition), head.latest.version > 0 else { return .tooSmall(version: 0, rows: 0) }
         let schema = await currentSchema()
         if let current, try await Self.isUsable(current, head: head, schemaVersion: schema.version, storage: storage) {
             guard current.version.version < head.latest.version else { return .upToDate }
@@ -54,16 +56,25 @@ struct ReadyFileBuilder: Sendable {
         do {
             guard reader.totalRows >= Int64(settings.minRows) else {
                 await reader.close()
-                return .tooSmall(version: reader.version.version)
+                return .tooSmall(version: reader.version.version, rows: reader.totalRows)
             }
             let store = try await PartitionStore.open(path: building, partition: partition, schema: schema, place: .staging)
             var done: Int64 = 0
             do {
-                while done < reader.totalRows {
+                // The next chunk is read, converted and checked while this one is written: the
+                // store's one writer does nothing else, as a device's download and inserts overlap.
+                @Sendable func next() async throws -> (count: Int64, rows: CheckedStateRows)? {
                     let stored = try await reader.nextStored(maxRows: StoredStateRow.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
-                    if stored.isEmpty { break }
-                    try await store.insertStateRows(try StoredStateRow.stateRows(stored, schema))
-                    done += Int64(stored.count)
+                    guard !stored.isEmpty else { return nil }
+                    return (Int64(stored.count), try store.checkStateRows(try StoredStateRow.stateRows(stored, schema)))
+                }
+                var chunk = try await next()
+                while let current = chunk {
+                    done += current.count
+                    let more = done < reader.totalRows
+                    async let following = more ? next() : nil
+                    try await store.insertStateRows(current.rows)
+                    chunk = try await following
                 }
                 await reader.close()
                 try await store.completeState(serverVersion: reader.version, clientFile: nil)
@@ -72,7 +83,7 @@ struct ReadyFileBuilder: Sendable {
                 try? store.close()  // cleanup: the build's error is the one reported; the file is removed
                 throw error
             }
-            let file = try finish(building, partition: partition, version: reader.version, schemaVersion: schema.version, rows: done, previous: nil)
+            let file = try await finish(building, partition: partition, version: reader.version, schemaVersion: schema.version, rows: done, previous: nil)
             return .built(file, fromRows: true, entries: 0)
         } catch {
             await reader.close()
@@ -105,7 +116,7 @@ struct ReadyFileBuilder: Sendable {
                 try await store.completeState(serverVersion: version, clientFile: nil)
                 let rows = try await store.rowCount()
                 try store.close()
-                let file = try finish(
+                let file = try await finish(
                     building, partition: current.partition, version: version, schemaVersion: schema.version, rows: rows, previous: current)
                 return .built(file, fromRows: false, entries: entries)
             } catch {
@@ -119,25 +130,48 @@ struct ReadyFileBuilder: Sendable {
     }
 
     /// Hashes the finished file, gives it its name, and compresses its slices (`compress`),
-    /// taking those that did not change from `previous`.
+    /// taking those that did not change from `previous`. The hashing and the compression read
+    /// the file side by side, the slices compressed on every core (``ReadyFileSlices``), on
+    /// NIO's blocking-work pool: they are seconds of CPU for a large file, not for the
+    /// cooperative pool the sessions run on.
     private func finish(
         _ building: String, partition: PartitionName, version: ServerVersion, schemaVersion: Int, rows: Int64, previous: ReadyFile?
-    ) throws -> ReadyFile {
-        for companion in ["-wal", "-shm"] { unlink(building + companion) }
-        chmod(building, 0o640)
-        let digest = try ReadyFileDigest.of(path: building)
-        let size = (try FileManager.default.attributesOfItem(atPath: building)[.size] as? NSNumber)?.int64Value ?? 0
-        var file = ReadyFile(
-            partition: partition, version: version, schemaVersion: schemaVersion, rows: rows, size: size,
-            digest: digest, path: "")
-        file.path = directory(of: partition) + "/" + file.fileName
-        // The slices first: a file in place under its name has its slices beside it.
-        if settings.compress { file.slices = try ReadyFileSlices.build(for: file, source: building, previous: previous).slices }
-        guard rename(building, file.path) == 0 else {
-            unlink(ReadyFileSlices.path(for: file.path))
-            throw ReadyFileError.io(path: file.path, operation: "rename", errno: errno)
+    ) async throws -> ReadyFile {
+        let directory = directory(of: partition)
+        let compress = settings.compress
+        return try await NIOThreadPool.singleton.runIfActive {
+            for companion in ["-wal", "-shm"] { unlink(building + companion) }
+            chmod(building, 0o640)
+            let size = (try FileManager.default.attributesOfItem(atPath: building)[.size] as? NSNumber)?.int64Value ?? 0
+            let slicesBuilding = building + ".slices"
+            defer { unlink(slicesBuilding) }  // renamed into place below unless something failed
+            let outcome = Mutex<(digest: Result<[UInt8], any Error>?, slices: Result<ReadyFileSlices, any Error>?)>((nil, nil))
+            DispatchQueue.concurrentPerform(iterations: compress ? 2 : 1) { task in
+                if task == 0 {
+                    let digest = Result { try ReadyFileDigest.of(path: building) }
+                    outcome.withLock { $0.digest = digest }
+                } else {
+                    let slices = Result { try ReadyFileSlices.write(filePath: building, fileSize: size, to: slicesBuilding, previous: previous).slices }
+                    outcome.withLock { $0.slices = slices }
+                }
+            }
+            let (digestResult, slicesResult) = outcome.withLock { $0 }
+            var file = ReadyFile(
+                partition: partition, version: version, schemaVersion: schemaVersion, rows: rows, size: size,
+                digest: try digestResult?.get() ?? [], path: "")
+            file.path = directory + "/" + file.fileName
+            // The slices first: a file in place under its name has its slices beside it.
+            if var slices = try slicesResult?.get() {
+                slices.path = ReadyFileSlices.path(for: file.path)
+                guard rename(slicesBuilding, slices.path) == 0 else { throw ReadyFileError.io(path: slices.path, operation: "rename", errno: errno) }
+                file.slices = slices
+            }
+            guard rename(building, file.path) == 0 else {
+                unlink(ReadyFileSlices.path(for: file.path))
+                throw ReadyFileError.io(path: file.path, operation: "rename", errno: errno)
+            }
+            return file
         }
-        return file
     }
 
     func directory(of partition: PartitionName) -> String {

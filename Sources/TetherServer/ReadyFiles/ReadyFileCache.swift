@@ -26,9 +26,13 @@ package actor ReadyFileCache {
     private var lastUsed: [PartitionName: UInt64] = [:]
     private var useCounter: UInt64 = 0
     private var queued: Set<Work> = []
-    /// Partitions that get no file (too few rows, or a file larger than the whole cache), and
-    /// the version they were at then: not built again before a newer version.
-    private var withoutFile: [PartitionName: Int64] = [:]
+    /// Partitions that get no file (``NoFile``): not built again before a newer version.
+    var withoutFile: [PartitionName: NoFile] = [:]
+    /// Written partitions waiting for their writes to settle (`settle_seconds`); nil when off.
+    var settling: ReadyFileSettling<ContinuousClock.Instant>?
+    let settleContinuation: AsyncStream<Void>.Continuation
+    /// Wakes ``ReadyFileService``'s settle loop when a first partition is written.
+    nonisolated let settleWakeups: AsyncStream<Void>
     /// Digests already checked after a refusal: a device cannot make the server hash a file twice.
     private var checked: Set<[UInt8]> = []
     /// Bumped when a partition's history is rewritten (a restore): a build that began before is
@@ -41,6 +45,10 @@ package actor ReadyFileCache {
         self.settings = settings
         self.logger = logger
         (work, workContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (settleWakeups, settleContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        if settings.enabled, settings.settleSeconds > 0 {
+            settling = ReadyFileSettling(quiet: .seconds(settings.settleSeconds), longest: .seconds(settings.settleMaxSeconds))
+        }
     }
 
     /// The partition's newest file, if one is ready.
@@ -58,7 +66,11 @@ package actor ReadyFileCache {
     func wantBuild(_ partition: PartitionName, head: Int64) {
         guard settings.enabled else { return }
         // A partition found too small is counted again only once it has a newer version.
-        if let small = withoutFile[partition], head <= small { return }
+        if let none = withoutFile[partition], head <= none.version { return }
+        enqueueBuild(partition)
+    }
+
+    func enqueueBuild(_ partition: PartitionName) {
         let item = Work.build(partition)
         guard !queued.contains(item) else { return }
         queued.insert(item)
@@ -76,8 +88,10 @@ package actor ReadyFileCache {
 
     func finished(_ item: Work) { queued.remove(item) }
 
-    /// The partition holds fewer rows than `min_rows` at `version`.
-    func noteTooSmall(_ partition: PartitionName, at version: Int64) { withoutFile[partition] = version }
+    /// The partition holds `rows` rows, fewer than `min_rows`, at `version`.
+    func noteTooSmall(_ partition: PartitionName, at version: Int64, rows: Int64) {
+        withoutFile[partition] = .tooSmall(version: version, rows: rows, changesSince: 0)
+    }
 
     /// The partition's history was rewritten (restored): builds under way are not installed.
     /// Its file stays: the bind checks whether the history still continues from it.
@@ -96,7 +110,7 @@ package actor ReadyFileCache {
         }
         guard file.diskBytes <= settings.maxCacheBytes else {
             file.remove()
-            withoutFile[file.partition] = file.version.version
+            withoutFile[file.partition] = .tooLarge(version: file.version.version)
             logger.warning("ready file larger than max_cache_bytes; the partition's states go as rows", metadata: [
                 "partition": "\(file.partition)", "bytes": "\(file.diskBytes)", "max_cache_bytes": "\(settings.maxCacheBytes)",
             ])
@@ -234,6 +248,9 @@ package actor ReadyFileCache {
         }
     }
 
-    /// Ends the work queue (shutdown).
-    nonisolated func close() { workContinuation.finish() }
+    /// Ends the work queue and the settle loop's wake-ups (shutdown).
+    nonisolated func close() {
+        workContinuation.finish()
+        settleContinuation.finish()
+    }
 }

@@ -12,16 +12,35 @@ struct ReadyFileService: Service {
     let builder: ReadyFileBuilder
     let metrics: ServerMetrics
     let logger: Logger
+    var clock = ContinuousClock()
 
     func run() async throws {
         await cache.load()
-        await withGracefulShutdownHandler {
-            for await item in cache.work {
-                await perform(item)
-                await cache.finished(item)
+        await withDiscardingTaskGroup { group in
+            group.addTask { await settleLoop() }
+            await withGracefulShutdownHandler {
+                for await item in cache.work {
+                    await perform(item)
+                    await cache.finished(item)
+                }
+            } onGracefulShutdown: {
+                cache.close()
             }
-        } onGracefulShutdown: {
-            cache.close()
+            group.cancelAll()
+        }
+    }
+
+    /// Queues the builds of written partitions as their writes settle (`settle_seconds`):
+    /// sleeps until the next one is due, or waits for a first write while none is.
+    private func settleLoop() async {
+        var wakeups = cache.settleWakeups.makeAsyncIterator()
+        while !Task.isCancelled {
+            if let deadline = await cache.settleDeadline {
+                do { try await clock.sleep(until: deadline) } catch { return }  // cancelled: shutting down
+                await cache.settle(at: clock.now)
+            } else if await wakeups.next() == nil {
+                return  // closed: shutting down
+            }
         }
     }
 
@@ -34,8 +53,8 @@ struct ReadyFileService: Service {
                 switch try await builder.build(partition, current: await cache.current(partition)) {
                 case .upToDate:
                     break
-                case .tooSmall(let version):
-                    await cache.noteTooSmall(partition, at: version)
+                case .tooSmall(let version, let rows):
+                    await cache.noteTooSmall(partition, at: version, rows: rows)
                 case .built(let file, let fromRows, let entries):
                     await cache.install(file, generation: generation)
                     metrics.readyFileBuilt(fromRows: fromRows)

@@ -1,4 +1,7 @@
+import Dispatch
 import Glibc
+import NIOCore
+import Synchronization
 import TetherProtocol
 import TetherStore
 
@@ -41,15 +44,14 @@ package struct ReadyFileSlices: Sendable, Hashable {
     /// Writes the slices of `file` beside it (`previous` as in ``write(filePath:fileSize:to:previous:)``):
     /// into a `.building-` file first, renamed over any slices there, so that a download reading
     /// the old ones keeps reading them. Returns them and how many were taken from `previous`.
-    /// `source` is where the file's bytes are read (by default its path; the builder compresses
-    /// a new file before naming it, so that its slices are in place when it appears).
-    static func build(for file: ReadyFile, source: String? = nil, previous: ReadyFile?) throws -> (slices: ReadyFileSlices, reused: Int) {
+    /// (A new file's builder writes them before it names the file, so that its slices are in
+    /// place when it appears.)
+    static func build(for file: ReadyFile, previous: ReadyFile?) throws -> (slices: ReadyFileSlices, reused: Int) {
         let final = path(for: file.path)
         let directory = String(file.path[..<(file.path.lastIndex(of: "/") ?? file.path.startIndex)])
         let building = directory + "/.building-\(UInt64.random(in: 1...UInt64.max)).slices"
         do {
-            var (slices, reused) = try write(
-                filePath: source ?? file.path, fileSize: file.size, to: building, previous: previous)
+            var (slices, reused) = try write(filePath: file.path, fileSize: file.size, to: building, previous: previous)
             guard rename(building, final) == 0 else { throw ReadyFileError.io(path: final, operation: "rename", errno: errno) }
             slices.path = final
             return (slices, reused)
@@ -59,7 +61,8 @@ package struct ReadyFileSlices: Sendable, Hashable {
         }
     }
 
-    /// Compresses the file at `filePath` into `path`, slice by slice. A slice whose bytes equal
+    /// Compresses the file at `filePath` into `path`, slice by slice, a batch of slices at a
+    /// time on every core (``System/coreCount``), written in order. A slice whose bytes equal
     /// the same slice of `previous` (the file this one was brought up to date from: most of its
     /// pages did not change) takes its compressed stream from there instead of compressing again.
     static func write(
@@ -74,24 +77,36 @@ package struct ReadyFileSlices: Sendable, Hashable {
         var slices = ReadyFileSlices(path: path, sliceBytes: sliceBytes, entries: [], size: 0)
         var reused = 0
         var written: Int64 = 0
-        var index = 0
-        while Int64(index) * Int64(sliceBytes) < fileSize {
-            let range = slices.range(of: index, fileSize: fileSize)
-            let bytes = try source.read(at: range.lowerBound, count: Int(range.count))
-            var stream = try earlier?.stream(index, range: range, bytes: bytes)
-            if stream != nil {
-                reused += 1
-            } else {
-                stream = bytes.withUnsafeBytes { ReadyFileSliceCodec.deflate($0) }
+        let count = Int((fileSize + Int64(sliceBytes) - 1) / Int64(sliceBytes))
+        let batch = max(1, System.coreCount)
+        for first in stride(from: 0, to: count, by: batch) {
+            let indices = first..<min(first + batch, count)
+            var inputs: [[UInt8]] = []
+            var streams: [[UInt8]?] = []
+            for index in indices {
+                let range = slices.range(of: index, fileSize: fileSize)
+                let bytes = try source.read(at: range.lowerBound, count: Int(range.count))
+                let kept = try earlier?.stream(index, range: range, bytes: bytes)
+                if kept != nil { reused += 1 }
+                inputs.append(bytes)
+                streams.append(kept)
             }
-            if let stream {
-                try writeAll(fd, stream, at: written, path: path)
-                slices.entries.append(Entry(offset: written, length: stream.count))
-                written += Int64(stream.count)
-            } else {
-                slices.entries.append(Entry(offset: 0, length: 0))
+            let toCompress = inputs
+            let compressed = Mutex(streams)
+            DispatchQueue.concurrentPerform(iterations: toCompress.count) { position in
+                guard compressed.withLock({ $0[position] == nil }) else { return }
+                let stream = toCompress[position].withUnsafeBytes { ReadyFileSliceCodec.deflate($0) }
+                compressed.withLock { $0[position] = stream }
             }
-            index += 1
+            for stream in compressed.withLock({ $0 }) {
+                if let stream {
+                    try writeAll(fd, stream, at: written, path: path)
+                    slices.entries.append(Entry(offset: written, length: stream.count))
+                    written += Int64(stream.count)
+                } else {
+                    slices.entries.append(Entry(offset: 0, length: 0))
+                }
+            }
         }
         var tail = ByteWriterLE()
         for entry in slices.entries {

@@ -32,7 +32,7 @@ extension SyncService {
             // by newer views wakes the sessions for nothing, which costs them one empty read.
             if Self.mayHaveWritten(reply, rows: chunk.rows) {
                 let head = try await storage.history.head(of: session.partition) ?? .empty
-                await committed(session.partition, head: head.latest.version, wroteHistory: true)
+                await committed(session.partition, head: head.latest.version, wroteHistory: true, changes: Int64(chunk.rows.count))
             }
             // A contribution's end (completed, not wanted, rebase) once per device reset at
             // info; the chunks in between at debug.

@@ -219,7 +219,9 @@ package final class SyncService: Sendable {
                 upload.changesets, from: session.clientFile, uploadSalt: session.uploadSalt, into: session.partition, now: now(),
                 epoch: session.epoch)
             metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)
-            await committed(session.partition, head: outcome.head.latest.version, wroteHistory: outcome.accepted > 0)
+            await committed(
+                session.partition, head: outcome.head.latest.version, wroteHistory: outcome.accepted > 0,
+                changes: upload.changesets.reduce(0) { $0 + Int64($1.changes.count) })
             if let gap = outcome.gap {
                 return SyncError(
                     .otherSessionError,
@@ -238,12 +240,14 @@ package final class SyncService: Sendable {
     }
 
     /// After a commit of `session`'s: the partition's version for `/metrics` and, when the
-    /// commit wrote history, wakes the partition's sessions here and tells other instances.
-    func committed(_ partition: PartitionName, head: Int64, wroteHistory: Bool) async {
+    /// commit wrote history, wakes the partition's sessions here, tells other instances and
+    /// the ready files (`changes`: at most that many rows were added).
+    func committed(_ partition: PartitionName, head: Int64, wroteHistory: Bool, changes: Int64) async {
         summary.committed(partition.rawValue, version: head)
         if wroteHistory {
             await hub.publish(partition)
             await bus?.announce(.newVersion(partition))
+            await readyFiles?.committed(partition, changes: changes)
         }
     }
 

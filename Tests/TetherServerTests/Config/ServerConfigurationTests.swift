@@ -124,19 +124,24 @@ import TetherTestSupport
         let defaults = try ServerConfiguration.parse(toml: "admin_token_file = \"/a\"\ndata_dir = \"/d\"\n", file: "f.toml").readyFileSettings
         #expect(defaults == ReadyFileSettings(dataDirectory: "/d"))
         #expect(defaults.enabled && defaults.cacheDirectory == "/d/ready-files" && defaults.maxCacheBytes == 4 << 30 && defaults.minRows == 1000)
+        #expect(defaults.settleSeconds == 2 && defaults.settleMaxSeconds == 60)
         let set = try ServerConfiguration.parse(
-            toml: "admin_token_file = \"/a\"\n[ready_files]\nenabled = false\ncache_dir = \"/c\"\nmax_cache_bytes = 2097152\nmin_rows = 0\n",
+            toml: "admin_token_file = \"/a\"\n[ready_files]\nenabled = false\ncache_dir = \"/c\"\nmax_cache_bytes = 2097152\nmin_rows = 0\nsettle_seconds = 0\nsettle_max_seconds = 5\n",
             file: "f.toml").readyFileSettings
         #expect(!set.enabled && set.cacheDirectory == "/c" && set.maxCacheBytes == 2 << 20 && set.minRows == 0)
+        #expect(set.settleSeconds == 0 && set.settleMaxSeconds == 5)
         do {
             _ = try ServerConfiguration.parse(
-                toml: "admin_token_file = \"/a\"\n[ready_files]\ncache_dir = \"relative\"\nmax_cache_bytes = 5\nsize = 1\n", file: "f.toml")
+                toml: "admin_token_file = \"/a\"\n[ready_files]\ncache_dir = \"relative\"\nmax_cache_bytes = 5\nsize = 1\nsettle_seconds = -1\nsettle_max_seconds = 0\n",
+                file: "f.toml")
             Issue.record("accepted")
         } catch {
             let problems = error.problems.map(\.description)
             #expect(problems.contains { $0.hasPrefix("f.toml:3: ready_files.cache_dir") }, "\(problems)")
             #expect(problems.contains { $0.hasPrefix("f.toml:4: ready_files.max_cache_bytes") }, "\(problems)")
             #expect(problems.contains { $0.hasPrefix("f.toml:5: ready_files.size") }, "\(problems)")
+            #expect(problems.contains { $0.hasPrefix("f.toml:6: ready_files.settle_seconds") }, "\(problems)")
+            #expect(problems.contains { $0.hasPrefix("f.toml:7: ready_files.settle_max_seconds") }, "\(problems)")
         }
     }
 

@@ -116,7 +116,7 @@ import TetherTestSupport
         await cache.refused(p, digest: file.digest)
         await cache.refused(p, digest: [1, 2, 3])  // not the file it serves: ignored
         await cache.finished(.build(p))
-        await cache.noteTooSmall(p, at: 9)
+        await cache.noteTooSmall(p, at: 9, rows: 10)
         await cache.wantBuild(p, head: 9)  // too small at 9: not asked again until a newer version
         await cache.wantBuild(p, head: 10)
         cache.close()
