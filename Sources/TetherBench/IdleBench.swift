@@ -31,17 +31,26 @@ struct IdleBench {
         // The measurement is the idle period itself: nothing to wait for but time.
         try await Task.sleep(for: .seconds(options.idleSeconds))
         let wall = started.duration(to: clock.now).seconds
-        let cpu = ((probe.cpuSeconds ?? cpuBefore) - cpuBefore) / wall * 100
+        let cpuAfterFirst = probe.cpuSeconds ?? cpuBefore
+        let cpu = (cpuAfterFirst - cpuBefore) / wall * 100
+        // Then as long again: the first period follows the bootstrap (the commit watcher's
+        // re-checks after the stores' idle release); this one is an agent long idle.
+        let second = clock.now
+        try await Task.sleep(for: .seconds(options.idleSeconds))
+        let steadyWall = second.duration(to: clock.now).seconds
+        let steadyCPU = ((probe.cpuSeconds ?? cpuAfterFirst) - cpuAfterFirst) / steadyWall * 100
         let rss = probe.residentBytes ?? 0
         let anonymous = probe.residentAnonymousBytes ?? 0
         let file = probe.residentFileBytes ?? 0
         let peak = probe.peakResidentBytes ?? 0
         await agent.stop()
         return BenchFigure(
-            name: "idle partitions", workload: "agent with \(partitions.count) synced partitions, no writes, \(options.idleSeconds) s",
+            name: "idle partitions",
+            workload: "agent with \(partitions.count) synced partitions, no writes, the \(options.idleSeconds) s after they are synced (steady_cpu_percent: the \(options.idleSeconds) s after those)",
             value: cpu, unit: "% CPU", runs: [cpu], peakResidentBytes: peak, target: "CPU ≤ 1 %, RSS ≤ 32 MB",
             met: cpu <= 1 && rss <= 32 * 1_048_576,
             extra: [
+                "steady_cpu_percent": steadyCPU, "steady_cpu_seconds": steadyCPU * steadyWall / 100,
                 "rss_mb": Double(rss) / 1_048_576, "rss_anon_mb": Double(anonymous) / 1_048_576,
                 "rss_file_mb": Double(file) / 1_048_576, "cpu_seconds": cpu * wall / 100, "rss_one_partition_mb": Double(singleRSS) / 1_048_576,
                 "rss_one_partition_anon_mb": Double(singleAnonymous) / 1_048_576,
