@@ -155,10 +155,12 @@ struct ReadyFileBuilder: Sendable {
                     outcome.withLock { $0.slices = slices }
                 }
             }
+            // concurrentPerform returns once every iteration ran: the digest is there.
             let (digestResult, slicesResult) = outcome.withLock { $0 }
+            guard let digestResult else { throw ReadyFileError.io(path: building, operation: "hash", errno: EIO) }
             var file = ReadyFile(
                 partition: partition, version: version, schemaVersion: schemaVersion, rows: rows, size: size,
-                digest: try digestResult?.get() ?? [], path: "")
+                digest: try digestResult.get(), path: "")
             file.path = directory + "/" + file.fileName
             // The slices first: a file in place under its name has its slices beside it.
             if var slices = try slicesResult?.get() {

@@ -1,10 +1,10 @@
 import TetherProtocol
 
 /// Background builds (docs/server.md, "Ready files", `settle_seconds`): a partition written
-/// here gets its file built, or brought up to date, once its writes settle, so that the first
-/// new device after a bulk write finds it ready. A partition too small for a file is looked at
-/// again only once enough changes came to reach `min_rows`; one whose file would not fit the
-/// cache is left to binds.
+/// here gets its file built once its writes settle, so that the first new device after a bulk
+/// write finds it ready, and brought up to date once it is a tenth behind. A partition too
+/// small for a file is looked at again only once enough changes came to reach `min_rows`; one
+/// whose file would not fit the cache is left to binds.
 extension ReadyFileCache {
     /// Why a partition has no file, and at which version that was found.
     enum NoFile: Sendable, Equatable {
@@ -41,10 +41,20 @@ extension ReadyFileCache {
         for item in due where worthBuilding(item) { enqueueBuild(item.partition) }
     }
 
-    /// Whether a settled partition is worth a build: one with a file is brought up to date; one
-    /// found too small only once the changes since could have brought it to `min_rows`.
+    /// Whether a settled partition is worth a build: one without a file when it may hold
+    /// `min_rows`; one with a file once the changes committed here since it was built reach a
+    /// tenth of its rows (and `min_rows`) — a device served an older file downloads the history
+    /// after it, and bringing a file up to date copies, hashes and compares all of it; one found
+    /// too small only once the changes since could have brought it to `min_rows`. Another
+    /// instance's versions (not counted) start nothing: binds there ask, as before.
     private func worthBuilding(_ due: ReadyFileSettling<ContinuousClock.Instant>.Due) -> Bool {
-        guard isLoaded, current(due.partition) == nil else { return isLoaded }
+        guard isLoaded else { return false }
+        if let file = current(due.partition) {
+            guard let changes = due.changes else { return false }
+            let since = (changesSinceFile[due.partition] ?? 0) + changes
+            changesSinceFile[due.partition] = since
+            return since >= max(Int64(settings.minRows), file.rows / 10)
+        }
         switch withoutFile[due.partition] {
         case nil:
             return due.changes != nil  // never looked at: counted once (another instance's writes: left to binds)

@@ -28,6 +28,8 @@ package actor ReadyFileCache {
     private var queued: Set<Work> = []
     /// Partitions that get no file (``NoFile``): not built again before a newer version.
     var withoutFile: [PartitionName: NoFile] = [:]
+    /// Changes committed here since each partition's file was installed (background updates).
+    var changesSinceFile: [PartitionName: Int64] = [:]
     /// Written partitions waiting for their writes to settle (`settle_seconds`); nil when off.
     var settling: ReadyFileSettling<ContinuousClock.Instant>?
     let settleContinuation: AsyncStream<Void>.Continuation
@@ -117,6 +119,7 @@ package actor ReadyFileCache {
             return
         }
         withoutFile[file.partition] = nil
+        changesSinceFile[file.partition] = nil
         if let old = files[file.partition], old.path != file.path { old.remove() }
         files[file.partition] = file
         touch(file.partition)
