@@ -46,3 +46,29 @@ extension Cluster {
         return ProcessProbe(processID: pid).cpuSecondsWithChildren
     }
 }
+
+extension Cluster {
+    /// The partition's ready file in the server's cache once built (by default within 10 minutes), and its
+    /// compressed slices once written (the server compresses by default).
+    func readyFile(of partition: String, timeout: Duration = .seconds(600)) async throws -> (path: String, size: Int, slices: (path: String, size: Int)?) {
+        let directory = serverDataDirectory() + "/ready-files/" + partition
+        let deadline = ContinuousClock.now + timeout
+        // A file not there (yet): 0.
+        func size(_ path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+        var found: ContinuousClock.Instant? = nil
+        while ContinuousClock.now < deadline {
+            // No directory yet: nothing built; looked at again.
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            if let name = names.first(where: { $0.hasPrefix("v") && $0.hasSuffix(".db") }) {
+                let path = directory + "/" + name
+                let slices = String(path.dropLast(3)) + ".slices"
+                if FileManager.default.fileExists(atPath: slices) { return (path, size(path), (slices, size(slices))) }
+                // The slices follow the file (they are written once it is named); none a minute on: not compressed.
+                if let found, ContinuousClock.now - found > .seconds(60) { return (path, size(path), nil) }
+                found = found ?? ContinuousClock.now
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestSupportError("the server built no ready file of \(partition) in \(timeout)")
+    }
+}

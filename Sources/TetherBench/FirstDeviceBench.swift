@@ -41,20 +41,8 @@ struct FirstDeviceBench {
         await writer.stop()
 
         // The file, built without any device asking for it.
-        let directory = cluster.serverDataDirectory() + "/ready-files/" + partition
-        let deadline = clock.now + .seconds(900)
-        var readyAt: ContinuousClock.Instant? = nil
-        while clock.now < deadline {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []  // no directory yet: not built
-            if let name = names.first(where: { $0.hasPrefix("v") && $0.hasSuffix(".db") }),
-                FileManager.default.fileExists(atPath: directory + "/" + String(name.dropLast(3)) + ".slices")
-            {
-                readyAt = clock.now
-                break
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        guard let readyAt else { throw TestSupportError("no ready file of \(partition) 15 minutes after the writes were synced") }
+        _ = try await cluster.readyFile(of: partition, timeout: .seconds(900))
+        let readyAt = clock.now
         let builds = Self.builds(cluster.serverProcess?.standardError ?? "", partition: partition)
         let buildSeconds = builds.last(where: \.fromRows)?.seconds
         for build in builds { progress("  \(build.line)") }

@@ -9,7 +9,7 @@ extension ScaleBench {
     /// size, its compressed slices, the same bootstrap with the file's bytes sent as they are,
     /// and what each way would take on a 100 Mbit/s link.
     func readyFileBootstrap() async throws -> BenchFigure {
-        let file = try await readyFile()
+        let file = try await cluster.readyFile(of: partition)
         let oneStatement = cluster.dir.appending("floor-one-\(partition).sqlite")
         try await SQLWorkload.makePlainFile(oneStatement)
         let floor = try await SQLWorkload.run(oneStatement, SQLWorkload.insertScript(prefix: partition, count: rows, transactions: 1))
@@ -91,30 +91,6 @@ extension ScaleBench {
             await agent.stop()
         }
         return runs
-    }
-
-    /// The partition's ready file in the server's cache once built (up to 10 minutes), and its
-    /// compressed slices once written (the server compresses by default).
-    private func readyFile() async throws -> (path: String, size: Int, slices: (path: String, size: Int)?) {
-        let directory = cluster.serverDataDirectory() + "/ready-files/" + partition
-        let deadline = ContinuousClock.now + .seconds(600)
-        // A file not there (yet): 0.
-        func size(_ path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
-        var found: ContinuousClock.Instant? = nil
-        while ContinuousClock.now < deadline {
-            // No directory yet: nothing built; looked at again.
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            if let name = names.first(where: { $0.hasPrefix("v") && $0.hasSuffix(".db") }) {
-                let path = directory + "/" + name
-                let slices = String(path.dropLast(3)) + ".slices"
-                if FileManager.default.fileExists(atPath: slices) { return (path, size(path), (slices, size(slices))) }
-                // The slices follow the file (they are written once it is named); none a minute on: not compressed.
-                if let found, ContinuousClock.now - found > .seconds(60) { return (path, size(path), nil) }
-                found = found ?? ContinuousClock.now
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw TestSupportError("the server built no ready file of \(partition) in 10 minutes")
     }
 
     /// Bytes of `gzip -1` of the file.

@@ -91,10 +91,10 @@ package struct ReadyFileSlices: Sendable, Hashable {
                 inputs.append(bytes)
                 streams.append(kept)
             }
-            let toCompress = inputs
+            let (toCompress, kept) = (inputs, streams)
             let compressed = Mutex(streams)
             DispatchQueue.concurrentPerform(iterations: toCompress.count) { position in
-                guard compressed.withLock({ $0[position] == nil }) else { return }
+                guard kept[position] == nil else { return }
                 let stream = toCompress[position].withUnsafeBytes { ReadyFileSliceCodec.deflate($0) }
                 compressed.withLock { $0[position] = stream }
             }
