@@ -105,6 +105,7 @@ package struct Benchmark {
                     report.add(outcome.bootstrap)
                     report.add(outcome.readyFileBootstrap)
                     report.add(outcome.recover)
+                    report.add(outcome.recoverWithHeal)
                     report.add(outcome.discard)
                 }
             }

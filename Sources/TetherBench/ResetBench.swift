@@ -16,7 +16,10 @@ struct ResetBench {
     /// A plain SQLite file holding the same rows (the bootstrap floor's), rewritten by the floor.
     let plainCopy: String
 
-    func run(mode: String) async throws -> BenchFigure {
+    /// `heal`: the server is restored with `--heal` (the default of a real restore) instead of
+    /// `--rollback`: the reset passes through `healing` (its view compared with the fetched
+    /// state and offered) and, when the view healed rows, fetches the state again.
+    func run(mode: String, heal: Bool = false) async throws -> BenchFigure {
         let discard = mode == "discard_unsynced_changes"
         let unsynced = options.unsyncedChanges(rows)
         var times: [Double] = []
@@ -35,9 +38,10 @@ struct ResetBench {
             try await agent.ctl(["pause", partition])
             try await SQLWorkload.run(
                 agent.store(partition), SQLWorkload.updateScript(prefix: partition, count: unsynced, stride: rows / unsynced, total: marker))
-            // A rollback: the figure is the reset's own cost, as before restores healed by default
-            // (a heal adds the healing phase and a second fetch when the view healed rows).
-            try await cluster.admin(["restore", partition, snapshot, "--rollback"])
+            // A rollback: the reset's own cost, as before restores healed by default. A heal adds
+            // the healing phase and a second fetch when the view healed rows (here one: the
+            // update synced after the snapshot).
+            try await cluster.admin(["restore", partition, snapshot, heal ? "--heal" : "--rollback"])
             let before = try await agent.resets().count
             agent.probe?.resetPeak()
             let clock = ContinuousClock()
@@ -72,10 +76,10 @@ struct ResetBench {
         }
         let median = Statistics.median(times) ?? 0
         return BenchFigure(
-            name: "client reset, \(discard ? "discard" : "recover") \(rows) rows",
-            workload: "\(rows)-row store, \(unsynced) unsynced changes, server restored; \(mode)",
+            name: "client reset, \(discard ? "discard" : "recover")\(heal ? " with heal" : "") \(rows) rows",
+            workload: "\(rows)-row store, \(unsynced) unsynced changes, server restored (\(heal ? "--heal" : "--rollback")); \(mode)",
             value: median, unit: "s", runs: times, seconds: median, floorSeconds: Statistics.median(floors), peakResidentBytes: peak,
-            target: discard ? "≤ 1.2× floor, peak RSS ≤ 48 MB" : "≤ 1.5× floor, peak RSS ≤ 48 MB",
+            target: heal ? "≤ 2× floor, peak RSS ≤ 48 MB" : discard ? "≤ 1.2× floor, peak RSS ≤ 48 MB" : "≤ 1.5× floor, peak RSS ≤ 48 MB",
             extra: phaseTimes.reduce(into: ["resume_to_synced_s": Statistics.median(totals) ?? 0]) { extra, phase in
                 extra["\(phase.key)_s"] = Statistics.median(phase.value) ?? 0
             },

@@ -4,7 +4,8 @@ import TetherTestSupport
 
 /// Bootstrap and client reset at one store size: a partition of `rows` rows uploaded by agent A,
 /// downloaded by new agents (bootstrap), then reset on the last of them after a server restore
-/// with 1 % of the rows changed offline, in recover mode and then in discard mode.
+/// with 1 % of the rows changed offline, in recover mode (after a rollback, then after a heal)
+/// and then in discard mode.
 struct ScaleBench {
     let options: BenchOptions
     let cluster: Cluster
@@ -19,6 +20,7 @@ struct ScaleBench {
         var bootstrap: BenchFigure
         var readyFileBootstrap: BenchFigure
         var recover: BenchFigure
+        var recoverWithHeal: BenchFigure
         var discard: BenchFigure
     }
 
@@ -87,6 +89,10 @@ struct ScaleBench {
         let recover = try await resets.run(mode: "recover_unsynced_changes")
         report.addScale(
             "reset recover", .init(rows: rows, seconds: recover.seconds ?? 0, floorSeconds: recover.floorSeconds, peakResidentBytes: recover.peakResidentBytes))
+        let healed = try await resets.run(mode: "recover_unsynced_changes", heal: true)
+        report.addScale(
+            "reset recover with heal",
+            .init(rows: rows, seconds: healed.seconds ?? 0, floorSeconds: healed.floorSeconds, peakResidentBytes: healed.peakResidentBytes))
         try await agent.reload(resetMode: "discard_unsynced_changes")
         let discard = try await resets.run(mode: "discard_unsynced_changes")
         report.addScale(
@@ -96,7 +102,8 @@ struct ScaleBench {
         return Outcome(
             upload: upload, bootstrap: judged(bootstrap, ratio: 1.5, rss: 64), readyFileBootstrap: fromFile,
             // Issue 35's targets (issue 14's were 2× and 1.5× at 64 MB).
-            recover: judged(recover, ratio: 1.5, rss: 48), discard: judged(discard, ratio: 1.2, rss: 48))
+            recover: judged(recover, ratio: 1.5, rss: 48), recoverWithHeal: judged(healed, ratio: 2, rss: 48),
+            discard: judged(discard, ratio: 1.2, rss: 48))
     }
 
     private func judged(_ figure: BenchFigure, ratio limit: Double, rss: Int?) -> BenchFigure {

@@ -22,6 +22,7 @@ package struct HealViewCursor: AsyncIteratorProtocol {
     }
 
     private static let unknownTable = "temp.tether_heal_unknown"
+    private static let updatedTable = "temp.tether_heal_updated"
     private static let pageSize = 256
 
     private let reader: HealViewReader
@@ -90,7 +91,8 @@ package struct HealViewCursor: AsyncIteratorProtocol {
             table = schemaTable
             let after = last != nil
             statement = try db.cachedStatement(
-                sql: stage == .rows(index) ? Self.rowsSQL(schemaTable, after: after) : Self.missingSQL(schemaTable, after: after))
+                sql: stage == .rows(index)
+                    ? Self.rowsSQL(schemaTable, after: after, recovering: reader.recovering) : Self.missingSQL(schemaTable, after: after))
         case .done:
             return
         }
@@ -159,6 +161,8 @@ package struct HealViewCursor: AsyncIteratorProtocol {
     /// the log names — but when `recovering`, not a row whose first logged change is an update
     /// and that the store still holds (``HealViewReader``). The first change of each key comes
     /// from one grouped scan of the log (SQLite's `min()` picks the row its bare columns come from).
+    /// When `recovering`, also fills `temp.tether_heal_updated`: the rows whose every logged
+    /// change is an update, with the columns those updates changed (`,a,b,`), for ``rowsSQL``.
     static func unknownKeysSQL(_ schema: Schema, recovering: Bool) -> String {
         let tables = schema.tables.map { StoreSQL.literal($0.name) }.joined(separator: ", ")
         var sql = """
@@ -174,6 +178,10 @@ package struct HealViewCursor: AsyncIteratorProtocol {
             INSERT INTO temp.tether_heal_first (tbl, pk, kind)
               SELECT tbl, pk, kind FROM (SELECT tbl, pk, kind, min(seq) FROM main._tether_log WHERE tbl IN (\(tables)) GROUP BY tbl, pk);
             INSERT OR IGNORE INTO \(unknownTable) (tbl, pk) SELECT tbl, pk FROM temp.tether_heal_first WHERE kind <> 'update';
+            CREATE TEMP TABLE tether_heal_updated (tbl TEXT NOT NULL, pk NOT NULL, cols TEXT NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID;
+            INSERT INTO \(updatedTable) (tbl, pk, cols)
+              SELECT tbl, pk, ',' || group_concat(coalesce(cols, ''), ',') || ',' FROM main._tether_log WHERE tbl IN (\(tables))
+              GROUP BY tbl, pk HAVING sum(kind <> 'update') = 0;
 
             """
         for table in schema.tables {
@@ -191,16 +199,28 @@ package struct HealViewCursor: AsyncIteratorProtocol {
     /// The view's rows (not unknown) that no staged row equals in every column: the key, then
     /// the value columns in schema order. `?1` the table's name, `?2` the last key read (when
     /// `after`), `?3` the page size.
-    static func rowsSQL(_ table: TableSchema, after: Bool) -> String {
+    ///
+    /// When `recovering`, a row the device only updated is left out too when the staged row
+    /// equals it in every column those updates did not change: the view vouches for nothing
+    /// the server lacks there, and the changed columns reach the server as the recovery's
+    /// replay, which wins over a healed value anyway. (Sent, such rows made a reset's heal
+    /// upload every unsynced update a second time: 10,000 rows at 1M, BENCHMARKS.md issue 50.)
+    static func rowsSQL(_ table: TableSchema, after: Bool, recovering: Bool = false) -> String {
         let t = StoreSQL.quote(table.name), pk = StoreSQL.quote(table.primaryKey)
         let s = StoreSQL.quote(StoreRewriter.stagingSchema)
         let values = table.valueColumns.map { StoreSQL.quote($0.name) }
         let same = (["s.\(pk) = v.\(pk)"] + values.map { "s.\($0) IS v.\($0)" }).joined(separator: " AND ")
+        let sameUnchanged = (["w.tbl = ?1", "w.pk = v.\(pk)", "s.\(pk) = v.\(pk)"] + table.valueColumns.map { column in
+            let c = StoreSQL.quote(column.name)
+            return "(instr(w.cols, \(StoreSQL.literal(",\(column.name),"))) > 0 OR s.\(c) IS v.\(c))"
+        }).joined(separator: " AND ")
+        let onlyUpdated = recovering
+            ? "\n  AND NOT EXISTS (SELECT 1 FROM \(updatedTable) AS w, \(s).\(t) AS s WHERE \(sameUnchanged))" : ""
         return """
             SELECT \(([pk] + values).map { "v.\($0)" }.joined(separator: ", ")) FROM main.\(t) AS v
             WHERE \(after ? "v.\(pk) > ?2" : "true")
               AND NOT EXISTS (SELECT 1 FROM \(unknownTable) AS u WHERE u.tbl = ?1 AND u.pk = v.\(pk))
-              AND NOT EXISTS (SELECT 1 FROM \(s).\(t) AS s WHERE \(same))
+              AND NOT EXISTS (SELECT 1 FROM \(s).\(t) AS s WHERE \(same))\(onlyUpdated)
             ORDER BY v.\(pk) LIMIT ?3
             """
     }

@@ -28,7 +28,9 @@ package struct HealViewChunk: Sendable, Hashable {
 /// ones with the device's own changes on top. Those changes reach the server after the reset
 /// as changes made since the restore, which win over a healed value field by field anyway;
 /// so the row's window values are not lost when every device that held it had changed it
-/// (soak seed 961973229).
+/// (soak seed 961973229). Such a row is left out when only updates changed it and the fetched
+/// state holds it with the same values in every column they did not change: the view adds
+/// nothing there that the replay does not write anyway.
 ///
 /// Both files are only read (opened read-only, the staging store attached to the backup's
 /// connection). ``chunks()`` reads the difference a page of SQL at a time per table, so

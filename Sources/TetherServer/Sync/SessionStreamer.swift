@@ -56,6 +56,12 @@ struct SessionStreamer: Sendable {
 
     /// Sends the whole state; returns the version it represents, nil when the session ended.
     private func streamState() async throws -> ServerVersion? {
+        // A partition at version 0 has no rows (every row comes with a version): a new device
+        // of a new partition — a rollout of per-device partitions — gets its empty state without
+        // reading it, which on PostgreSQL is five of a new device's round trips (a snapshot's
+        // BEGIN, the head, the totals, the first rows, COMMIT). A version committed since the
+        // bind read `after` reaches the device as history after it.
+        if after.version == 0 { return try await sendEmptyState(at: after) }
         let reader = try await storage.openState(of: session.partition)
         let schema = await policy.snapshot.schemas.current
         do {
@@ -85,6 +91,16 @@ struct SessionStreamer: Sendable {
             await reader.close()
             throw error
         }
+    }
+
+    /// Sends one last, empty state chunk at `version`; nil when the session ended.
+    private func sendEmptyState(at version: ServerVersion) async throws -> ServerVersion? {
+        guard await window.take(), await connection.sendingStateChunk(id, generation: generation, isLast: true) else { return nil }
+        let chunk = StateChunk(session: id, serverVersion: version, progress: .none, isLast: true, rows: Changeset())
+        let bytes = ServerMessage.state(chunk).encoded()
+        try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
+        connection.service.metrics.sent(bytes: bytes.count)
+        return version
     }
 
     /// Sends the ready file from where the device's download starts, in slices under the

@@ -57,6 +57,10 @@ package actor SyncHub {
 
     private var sessions: [SessionKey: BoundSession] = [:]
     private var owners: [ClientFileKey: SessionKey] = [:]
+    /// The client files each session holds (``owners`` the other way round): a release looks
+    /// its own up instead of scanning every owner — a scan (and the copy of the dictionary its
+    /// removals made) per release cost a 5,000-device storm's teardown O(n²).
+    private var ownedFiles: [SessionKey: [ClientFileKey]] = [:]
     private var listeners: [PartitionName: [SessionKey: AsyncStream<Void>.Continuation]] = [:]
     private var connections: [UInt64: ServerConnection] = [:]
     private var nextConnection: UInt64 = 1
@@ -115,8 +119,9 @@ package actor SyncHub {
     /// Reserves a client file for a session; false when another session holds it (108).
     package func reserve(_ clientFile: Int64, of partition: PartitionName, for key: SessionKey) -> Bool {
         let fileKey = ClientFileKey(partition: partition, id: clientFile)
-        if let owner = owners[fileKey], owner != key { return false }
+        if let owner = owners[fileKey] { return owner == key }
         owners[fileKey] = key
+        ownedFiles[key, default: []].append(fileKey)
         return true
     }
 
@@ -135,7 +140,7 @@ package actor SyncHub {
     @discardableResult
     package func release(_ key: SessionKey) -> [Int64] {
         var freed: [Int64] = []
-        for (fileKey, owner) in owners where owner == key {
+        for fileKey in ownedFiles.removeValue(forKey: key) ?? [] where owners[fileKey] == key {
             owners[fileKey] = nil
             freed.append(fileKey.id)
         }

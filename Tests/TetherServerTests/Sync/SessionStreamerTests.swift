@@ -35,6 +35,27 @@ import TetherTestSupport
         }
     }
 
+    /// A partition at version 0 holds no rows: a new store of it gets one empty last chunk at
+    /// that version (without a read of the state), and what is committed later as history.
+    @Test func aNewStoreOfAPartitionWithoutVersionsGetsOneEmptyChunk() async throws {
+        try await InProcessSync.run { _, client in
+            try await client.sync { socket in
+                try await socket.hello()
+                try await socket.send(.bind(InProcessSync.newStore(1)))
+                let chunk = try await socket.next("a state chunk") { if case .state(let chunk) = $0, chunk.session == 1 { chunk } else { nil } }
+                #expect(chunk.isLast)
+                #expect(chunk.serverVersion.version == 0)
+                #expect(chunk.rows.count == 0 && chunk.progress == .none)
+                _ = try await socket.bindNewStore(2)
+                try await socket.send(.upload(Upload(session: 2, changesets: [InProcessSync.changeset(1, 1, id: 7, a: "seven")])))
+                let download = try await socket.next("session 2's upload as history") {
+                    if case .download(let d) = $0, d.session == 1, !d.entries.isEmpty { d } else { nil }
+                }
+                #expect(download.entries.flatMap(\.changes.changeset.changes) == [.insert("t", .integer(7), ["a": .text("seven")])])
+            }
+        }
+    }
+
     @Test func anotherSessionsUploadReachesABoundSessionWithItsChanges() async throws {
         try await InProcessSync.run { _, client in
             try await client.sync { socket in

@@ -23,6 +23,26 @@ import TetherServer
         #expect(await hub.reserve(5, of: partition, for: b))
     }
 
+    /// A release frees exactly the client files its session reserved (each once, however often
+    /// it reserved them), from its own list rather than a scan of every owner.
+    @Test func aReleaseFreesTheClientFilesOfItsSessionOnly() async {
+        let hub = SyncHub()
+        let other = PartitionName("store-18")!
+        let a = SessionKey(connection: 1, session: 1)
+        let b = SessionKey(connection: 1, session: 2)
+        #expect(await hub.reserve(5, of: partition, for: a))
+        #expect(await hub.reserve(5, of: partition, for: a))
+        #expect(await hub.reserve(5, of: other, for: a))
+        #expect(await hub.reserve(7, of: partition, for: b))
+        #expect(await hub.release(a) == [5, 5])
+        #expect(await hub.release(a) == [])
+        #expect(await hub.reserve(5, of: partition, for: b))
+        #expect(await hub.reserve(5, of: other, for: b))
+        #expect(await !hub.reserve(7, of: partition, for: a), "b still holds 7")
+        #expect(Set(await hub.release(b)) == [5, 7])
+        #expect(await hub.reserve(7, of: partition, for: a))
+    }
+
     @Test func publishWakesTheSessionsOfThePartition() async {
         let hub = SyncHub()
         _ = await hub.reserve(5, of: partition, for: SessionKey(connection: 1, session: 1))
