@@ -57,8 +57,8 @@ struct SessionStreamer: Sendable {
     /// Sends the whole state; returns the version it represents, nil when the session ended.
     private func streamState() async throws -> ServerVersion? {
         // A partition at version 0 has no rows (every row comes with a version): a new device
-        // of a new partition — a rollout of per-device partitions — gets its empty state without
-        // reading it, which on PostgreSQL is five of a new device's round trips (a snapshot's
+        // of a partition nobody has written yet — a rollout, per-device partitions — gets its
+        // empty state without reading it, which on PostgreSQL is five of its round trips (a snapshot's
         // BEGIN, the head, the totals, the first rows, COMMIT). A version committed since the
         // bind read `after` reaches the device as history after it.
         if after.version == 0 { return try await sendEmptyState(at: after) }
