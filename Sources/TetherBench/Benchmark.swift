@@ -122,7 +122,7 @@ package struct Benchmark {
         }
         if wants("latency") {
             await phase("latency", &report) { report in
-                report.add(try await LatencyBench(options: options, writer: writer, reader: reader).run())
+                report.add(try await LatencyBench(options: options, cluster: cluster, writer: writer, reader: reader).run())
             }
         }
         if wants("wire") {

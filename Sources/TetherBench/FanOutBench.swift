@@ -24,6 +24,8 @@ struct FanOutBench {
         let token = cluster.token
         let serverBefore = cluster.readerServerProbe?.residentBytes ?? 0
         var serverAfter = 0
+        var postgresBefore: Double?
+        var postgresWrites: Double?
         var logger = Logger(label: "tether-bench.fan-out")
         logger.logLevel = .critical
         let quietLogger = logger
@@ -39,6 +41,7 @@ struct FanOutBench {
             }
             serverAfter = cluster.readerServerProbe?.residentBytes ?? 0
             let source = try StoreReader(path: writer.store(Self.partition))
+            postgresBefore = cluster.postgresCPU
             let clock = ContinuousClock()
             for round in 0..<options.fanOutWrites {
                 recorder.expect(round: round)
@@ -52,10 +55,16 @@ struct FanOutBench {
                 }
                 recorder.finishRound(sessions: sessions)
             }
+            if let before = postgresBefore, let now = cluster.postgresCPU { postgresWrites = now - before }
             await recorder.closeAll()
             group.cancelAll()
         }
         let samples = recorder.samples
+        // On PostgreSQL: its CPU over the writes (each an upload, then a history read per
+        // session), per delivery — the history read's cost docs/scaling.md calls `h`.
+        let postgresExtra: [String: Double] = postgresWrites.map { cpu in
+            ["postgresql_cpu_s_writes": cpu, "postgresql_cpu_ms_per_delivery": cpu * 1000 / Double(max(1, sessions * options.fanOutWrites))]
+        } ?? [:]
         let p99 = Statistics.percentile(99, of: samples) ?? .infinity
         let perDevice = Double(serverAfter - serverBefore) / Double(sessions)
         return [
@@ -66,7 +75,7 @@ struct FanOutBench {
                 extra: [
                     "p50_ms": Statistics.percentile(50, of: samples) ?? 0, "p90_ms": Statistics.percentile(90, of: samples) ?? 0,
                     "p99_ms": p99, "max_ms": samples.max() ?? 0, "missed_deliveries": Double(recorder.missed),
-                ],
+                ].merging(postgresExtra) { a, _ in a },
                 notes: ["runs column: p50, p99 (ms)"]),
             BenchFigure(
                 name: "server memory per connected device", workload: "server VmRSS with \(sessions) bound sessions minus before, / \(sessions)",

@@ -7,6 +7,7 @@ import TetherTestSupport
 /// polling `PRAGMA data_version` every 0.2 ms and then looking the row up by primary key.
 struct LatencyBench {
     let options: BenchOptions
+    let cluster: Cluster
     let writer: ClusterAgent
     let reader: ClusterAgent
     static let partition = "latency"
@@ -17,6 +18,7 @@ struct LatencyBench {
         let clock = ContinuousClock()
         var samples: [Double] = []
         var timeouts = 0
+        let postgresBefore = cluster.postgresCPU
         for i in 0..<options.latencyCommits {
             let id = String(format: "lat-%07d", i)
             try source.execute(
@@ -38,6 +40,12 @@ struct LatencyBench {
             }
             if seen { samples.append(committed.duration(to: clock.now).seconds * 1000) } else { timeouts += 1 }
         }
+        // On PostgreSQL: its CPU per commit (the upload's transaction and the history reads of
+        // A's and B's sessions), for docs/scaling.md's `u`.
+        let postgresExtra: [String: Double] =
+            if let before = postgresBefore, let now = cluster.postgresCPU {
+                ["postgresql_cpu_ms_per_commit": (now - before) * 1000 / Double(max(1, options.latencyCommits))]
+            } else { [:] }
         let p50 = Statistics.percentile(50, of: samples) ?? .infinity
         let p99 = Statistics.percentile(99, of: samples) ?? .infinity
         return BenchFigure(
@@ -46,7 +54,7 @@ struct LatencyBench {
             extra: [
                 "p50_ms": p50, "p90_ms": Statistics.percentile(90, of: samples) ?? 0, "p99_ms": p99,
                 "max_ms": samples.max() ?? 0, "timeouts_5s": Double(timeouts),
-            ],
+            ].merging(postgresExtra) { a, _ in a },
             notes: ["runs column: p50, p99 (ms); watcher: PRAGMA data_version polled every 0.2 ms"])
     }
 }
