@@ -56,7 +56,7 @@ MAN_tether-server = 8 --exit 0=success --exit "1=runtime error (also: the server
     --see-also "tether-server.toml(5)" --see-also "tetherd(8)"
 HANDWRITTEN_MAN = man/tetherd.toml.5 man/tether-server.toml.5 man/tether-hooks.7
 
-.PHONY: all build release test test-packages soak flood demo bench bootstrap clean install uninstall deb
+.PHONY: all build release programs test test-packages soak flood demo bench bootstrap clean install uninstall deb
 
 all: build
 
@@ -68,6 +68,14 @@ build: bootstrap
 
 release: bootstrap
 	$(SWIFT) build $(RELEASE_FLAGS)
+
+# What the packages and `make install` hold: the three programs, and tether-manual, which writes
+# their manual pages. Built one `--product` at a time they leave out the benchmark, the example
+# app and the test helpers, which a whole `swift build` compiles and links too (BENCHMARKS.md,
+# "make test from a clean clone").
+PACKAGED_PRODUCTS = $(PROGRAMS) tether-manual
+programs: bootstrap
+	@for p in $(PACKAGED_PRODUCTS); do echo "$(SWIFT) build $(BUILD_FLAGS) --product $$p"; $(SWIFT) build $(BUILD_FLAGS) --product $$p || exit 1; done
 
 # The whole suite: unit, integration (real processes on loopback) and journald tests.
 # Seven phases keep a 2-core machine responsive: unit tests in parallel (the storage conformance
@@ -163,7 +171,7 @@ bench: bootstrap
 # and docs. Honours DESTDIR and PREFIX; never overwrites an existing configuration file.
 install: $(if $(PRODUCTS_DIR),,bootstrap)
 ifeq ($(PRODUCTS_DIR),)
-	$(SWIFT) build $(BUILD_FLAGS)
+	@for p in $(PACKAGED_PRODUCTS); do $(SWIFT) build $(BUILD_FLAGS) --product $$p || exit 1; done
 endif
 	@bin=$(if $(PRODUCTS_DIR),'$(PRODUCTS_DIR)',$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)) && \
 	install -d -m 0755 $(DESTDIR)$(BINDIR) && \
@@ -224,7 +232,7 @@ uninstall:
 # Debian packages of a static release build: tether-agent_$(VERSION)_<arch>.deb and
 # tether-server_$(VERSION)_<arch>.deb in $(DEB_DIR) (scripts/build-deb, packaging/).
 DEB_DIR ?= .build/deb
-deb: release
+deb: programs
 	scripts/build-deb --products "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" --out $(DEB_DIR) --version $(VERSION)
 
 # The packages and the static programs, tested: each program runs with the Swift toolchain

@@ -59,7 +59,13 @@ private final class Drip: Sendable {
             for byte in bytes {
                 let sent = withUnsafeBytes(of: byte) { send(client.fd, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
                 if sent != 1 {
-                    state.withLock { $0.closedByServer = true }
+                    // Closed between two bytes (on a loaded machine the read below can time
+                    // out just before the server's answer): what it answered is still to read.
+                    let (reply, _) = client.readUntilClosed(timeout: 1000)
+                    state.withLock {
+                        $0.closedByServer = true
+                        $0.reply = reply
+                    }
                     return
                 }
                 state.withLock { $0.sent += 1 }

@@ -48,7 +48,7 @@ import TetherTestSupport
             _ = try await Self.enrollment(server, dir).run()
             Issue.record("enrolled with an expired key")
         } catch {
-            #expect(error.code == "expired_key" && !error.isTransient && error.hint == EnrollmentErrorCode.expiredKey.hint)
+            #expect(error.code == "expired_key" && !error.isTransient && error.hint == EnrollmentErrorCode.expiredKey.hint, "\(error)")
         }
         #expect(TokenFile.inspect(dir.appending("token")) == .missing)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["enroll.key"])
