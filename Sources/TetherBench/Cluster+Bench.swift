@@ -45,6 +45,12 @@ extension Cluster {
         else { return nil }
         return ProcessProbe(processID: pid).cpuSecondsWithChildren
     }
+
+    /// PostgreSQL's CPU seconds since `before` (a ``postgresCPU`` read earlier); nil without one.
+    func postgresCPU(since before: Double?) -> Double? {
+        guard let before, let now = postgresCPU else { return nil }
+        return now - before
+    }
 }
 
 extension Cluster {

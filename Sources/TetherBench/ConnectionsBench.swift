@@ -61,8 +61,7 @@ struct ConnectionsBench {
                     return recorder.readyCount == target
                 }
                 if opened == Self.stormDevices {
-                    let postgres: Double? = if let before = postgresBefore, let now = cluster.postgresCPU { now - before } else { nil }
-                    storm = (started.duration(to: clock.now).seconds, (probe?.cpuSeconds ?? 0) - cpuBefore, postgres)
+                    storm = (started.duration(to: clock.now).seconds, (probe?.cpuSeconds ?? 0) - cpuBefore, cluster.postgresCPU(since: postgresBefore))
                 }
             }
             connectSeconds = started.duration(to: clock.now).seconds

@@ -112,7 +112,7 @@ extension EnrollmentBench {
         }
         guard failures.isEmpty else { throw TestSupportError("\(failures.count) binds failed; the first: \(failures[0])") }
         await waitForQuietServers()
-        let postgres = Self.both(postgresBefore, cluster.postgresCPU).map { pair in pair.1 - pair.0 }
+        let postgres = cluster.postgresCPU(since: postgresBefore)
         return BindBatch(cpu: serverCPU - cpuBefore, postgresCPU: postgres, retried: retries.withLock { $0 })
     }
 

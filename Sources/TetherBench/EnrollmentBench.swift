@@ -125,7 +125,7 @@ struct EnrollmentBench {
         let started = clock.now
         let problems = try await Self.concurrently(count, limit: Self.concurrency, request)
         let wall = started.duration(to: clock.now).seconds
-        let postgres = Self.both(postgresBefore, cluster.postgresCPU).map { pair in pair.1 - pair.0 }
+        let postgres = cluster.postgresCPU(since: postgresBefore)
         return Batch(cpu: serverCPU - cpuBefore, postgresCPU: postgres, wall: wall, problems: problems)
     }
 

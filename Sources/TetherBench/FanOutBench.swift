@@ -55,7 +55,7 @@ struct FanOutBench {
                 }
                 recorder.finishRound(sessions: sessions)
             }
-            if let before = postgresBefore, let now = cluster.postgresCPU { postgresWrites = now - before }
+            postgresWrites = cluster.postgresCPU(since: postgresBefore)
             await recorder.closeAll()
             group.cancelAll()
         }

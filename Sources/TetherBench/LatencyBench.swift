@@ -42,10 +42,9 @@ struct LatencyBench {
         }
         // On PostgreSQL: its CPU per commit (the upload's transaction and the history reads of
         // A's and B's sessions), for docs/scaling.md's `u`.
-        let postgresExtra: [String: Double] =
-            if let before = postgresBefore, let now = cluster.postgresCPU {
-                ["postgresql_cpu_ms_per_commit": (now - before) * 1000 / Double(max(1, options.latencyCommits))]
-            } else { [:] }
+        let postgresExtra: [String: Double] = cluster.postgresCPU(since: postgresBefore).map { cpu in
+            ["postgresql_cpu_ms_per_commit": cpu * 1000 / Double(max(1, options.latencyCommits))]
+        } ?? [:]
         let p50 = Statistics.percentile(50, of: samples) ?? .infinity
         let p99 = Statistics.percentile(99, of: samples) ?? .infinity
         return BenchFigure(

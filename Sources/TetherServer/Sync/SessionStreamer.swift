@@ -61,8 +61,7 @@ struct SessionStreamer: Sendable {
         // empty state without reading it, which on PostgreSQL is five of its round trips (a snapshot's
         // BEGIN, the head, the totals, the first rows, COMMIT). A version committed since the
         // bind read `after` reaches the device as history after it.
-        if after.version == 0 { return try await sendEmptyState(at: after) }
-        let reader = try await storage.openState(of: session.partition)
+        let reader: any StateReader = after.version == 0 ? EmptyStateReader(version: after) : try await storage.openState(of: session.partition)
         let schema = await policy.snapshot.schemas.current
         do {
             var progress = DownloadProgress(rowsDone: 0, rowsTotal: reader.totalRows, bytesDone: 0, bytesTotal: reader.totalBytes)
@@ -91,16 +90,6 @@ struct SessionStreamer: Sendable {
             await reader.close()
             throw error
         }
-    }
-
-    /// Sends one last, empty state chunk at `version`; nil when the session ended.
-    private func sendEmptyState(at version: ServerVersion) async throws -> ServerVersion? {
-        guard await window.take(), await connection.sendingStateChunk(id, generation: generation, isLast: true) else { return nil }
-        let chunk = StateChunk(session: id, serverVersion: version, progress: .none, isLast: true, rows: Changeset())
-        let bytes = ServerMessage.state(chunk).encoded()
-        try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
-        connection.service.metrics.sent(bytes: bytes.count)
-        return version
     }
 
     /// Sends the ready file from where the device's download starts, in slices under the
@@ -185,4 +174,13 @@ struct SessionStreamer: Sendable {
         }
         return (cursor, integrated)
     }
+}
+
+/// The state of a partition at version 0, which holds no rows: read without the storage.
+private struct EmptyStateReader: StateReader {
+    let version: ServerVersion
+    var totalRows: Int64 { 0 }
+    var totalBytes: Int64 { 0 }
+    func nextStored(maxRows: Int, maxBytes: Int) async throws -> [StoredStateRow] { [] }
+    func close() async {}
 }
