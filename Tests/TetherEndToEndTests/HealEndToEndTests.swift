@@ -166,6 +166,9 @@ struct HealEndToEndTests {
             #expect((reset["healed_changes"]?.numberValue ?? 0) >= 1, "\(reset)")
             // r2 and r3 exist only in the window (a's view); r1 was deleted in it.
             #expect(try String(contentsOfFile: rows, encoding: .utf8) == "r0\nr2\nr3\nr4\n")
+            // Brought up to date with the history since its download, not downloaded twice.
+            #expect(scene.a.log.contains("server state caught up from version"), "\(scene.a.log)")
+            #expect(!scene.a.log.contains("fetched again whole"))
             try await Self.expectEveryDevice(scene, holds: Self.healed)
         }
     }

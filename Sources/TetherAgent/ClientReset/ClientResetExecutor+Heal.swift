@@ -83,3 +83,36 @@ extension ClientResetExecutor {
         return .healFinished(healed: 0, contributed: true)
     }
 }
+
+extension ClientResetExecutor {
+    /// Step 4 again after a view healed rows: the staging copy is brought up to the server's
+    /// latest version with the history written since its download (the heal's writes among
+    /// it) rather than downloaded whole a second time. Nil when there is nothing to continue
+    /// (no heal yet, or the staging copy is gone) or the server cannot continue it: the state
+    /// is then fetched whole. A failure that may pass retries the phase, which tries the
+    /// catch-up again from the version the staging copy reached.
+    func catchUpAfterHeal(_ record: ResetRecord, context: ResetContext, log: Logger) async -> ClientResetCoordinator.Event? {
+        guard let healed = record.healedChanges, healed > 0,
+            let fetched = FetchedState.existing(at: context.stagingPath(record), partition: record.partition)
+        else { return nil }
+        do {
+            let caughtUp = try await fetcher.catchUp(fetched, of: record.partition)
+            log.notice(
+                "client reset \(record.id): server state caught up from version \(fetched.serverVersion.version) to \(caughtUp.serverVersion.version) after healing")
+            return .serverStateFetched
+        } catch let unavailable as StateCatchUpUnavailable {
+            log.notice("client reset \(record.id): the state is fetched again whole after healing: \(unavailable.reason)")
+            PartitionStore.removeFiles(at: fetched.path)
+            return nil
+        } catch SessionInterruption.serverError(let error) where Self.refusalIsFinal(error) || error.action == .deleteStore {
+            // The whole fetch meets the refusal too, and answers it as step 4 does.
+            log.notice(
+                "client reset \(record.id): the server refused to continue the state after healing (error \(error.code.rawValue), \(error.code.name)); fetching it whole")
+            return nil
+        } catch is CancellationError {
+            return .effectFailed(reason: "cancelled")
+        } catch {
+            return .effectFailed(reason: "catching up with the server's state after healing: \(error)")
+        }
+    }
+}

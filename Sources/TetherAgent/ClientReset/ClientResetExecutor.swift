@@ -242,6 +242,7 @@ package struct ClientResetExecutor: Sendable {
     private func fetchServerState(_ record: ResetRecord, context: ResetContext, log: Logger, reportingRefusal: Bool = true) async
         -> ClientResetCoordinator.Event
     {
+        if let caughtUp = await catchUpAfterHeal(record, context: context, log: log) { return caughtUp }
         do {
             let staging = context.stagingPath(record)
             try FileManager.default.createDirectory(atPath: (staging as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])

@@ -35,4 +35,20 @@ package protocol ServerStateFetcher: Sendable {
     /// there). The staging store's metadata must hold the new identity and server version
     /// only once every row is in.
     func fetchState(of partition: PartitionName, into stagingPath: String) async throws -> FetchedState
+
+    /// Brings the staging store `fetched` describes up to the server's latest version with
+    /// the history written since it was downloaded — after a heal, the heal's own writes and
+    /// whatever other devices wrote meanwhile — instead of downloading the whole state again.
+    /// Each batch is applied in one transaction that also records its version, so a catch-up
+    /// cut short resumes from where it stopped. Throws ``StateCatchUpUnavailable`` when the
+    /// server cannot continue that staging copy (its identity refused, the history compacted
+    /// past it, the schema changed): the state is then fetched whole.
+    func catchUp(_ fetched: FetchedState, of partition: PartitionName) async throws -> FetchedState
+}
+
+/// The server cannot continue a staging copy with history: the reset fetches the state whole.
+package struct StateCatchUpUnavailable: Error, Sendable, CustomStringConvertible {
+    package var reason: String
+    package init(_ reason: String) { self.reason = reason }
+    package var description: String { reason }
 }

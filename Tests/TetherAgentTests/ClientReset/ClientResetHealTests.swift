@@ -49,7 +49,10 @@ private func keys(_ rows: ChangeRows) -> [String] {
     #expect(try fixture.stateDatabase.resets().last?.healedChanges == 3)
     #expect(record.report.healedChanges == 3)
     let notices = fixture.log.all.filter { $0.message.contains("healing") }.map(\.message)
-    #expect(notices == ["client reset \(record.id): view at server version 10 contributed to healing the restored server: 3 changes healed"])
+    #expect(notices == [
+        "client reset \(record.id): view at server version 10 contributed to healing the restored server: 3 changes healed",
+        "client reset \(record.id): server state caught up from version 20 to 21 after healing",
+    ])
     #expect(!notices.joined().contains("alice"), "no row contents in the log")
 }
 
@@ -115,8 +118,9 @@ func aViewNotWantedOrRefusedProceedsWithNothingHealed(answer: Result<HealContrib
     let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
     #expect(record.outcome == .recovered)
     #expect(record.healedChanges == 1)
-    // Fetched, fetched again for the rebase, and once more after the view healed a row.
-    #expect(fixture.fetcher.fetches == 3)
+    // Fetched, fetched again for the rebase, then caught up after the view healed a row.
+    #expect(fixture.fetcher.fetches == 2)
+    #expect(fixture.fetcher.catchUps == 1)
     let sent = fixture.healer.contributions
     #expect(sent.count == 2)
     #expect(Set(sent.map(\.id)) == [UInt64(record.id, radix: 16)!])
@@ -133,7 +137,41 @@ func aViewNotWantedOrRefusedProceedsWithNothingHealed(answer: Result<HealContrib
     #expect(record.healedChanges == 2)
     #expect(pauses.withLock { $0 } == 2)
     #expect(fixture.healer.contributions.count == 3)
-    #expect(fixture.fetcher.fetches == 2, "the fetched state is kept between attempts, fetched again once the view healed rows")
+    #expect(fixture.fetcher.fetches == 1, "the fetched state is kept between attempts")
+    #expect(fixture.fetcher.catchUps == 1, "and caught up once the view healed rows")
+}
+
+/// After the view healed rows, the staging copy is caught up with the server's history (the
+/// healed rows among it) instead of downloaded whole again: the rewritten store holds what the
+/// server holds after the heal, the unsynced change replayed on top.
+@Test func afterAHealTheStateIsCaughtUpNotFetchedAgain() async throws {
+    let fixture = try await ResetFixture(synced: synced)
+    try await fixture.appWrite("UPDATE orders SET total = 7 WHERE id = 'c'")
+    fixture.fetcher.serve(server)
+    fixture.healer.answer(.success(.contributed(healed: 1)))
+    // What the server holds once b came back from the view (served to the catch-up).
+    fixture.fetcher.onFetch { fixture.fetcher.serve(server + [order("b", "bob", 2)]) }
+    let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
+    #expect(record.outcome == .recovered)
+    #expect((fixture.fetcher.fetches, fixture.fetcher.catchUps) == (1, 1))
+    #expect(record.resultServerVersion == 21, "the caught-up version, one after the fetched 20")
+    let rows = try await ChildProcess.run("/usr/bin/sqlite3", [fixture.store.path, "SELECT id, total FROM orders ORDER BY id"]).standardOutput
+    #expect(rows == "a|10.0\nb|2.0\nc|7.0\nd|4.0\ne|5.0\n", "b healed, c's unsynced update replayed")
+    #expect(fixture.log.all.contains { $0.message.contains("server state caught up from version 20 to 21 after healing") })
+}
+
+/// A server that cannot continue the staging copy (identity refused, history compacted):
+/// the state is fetched whole, as before catch-ups existed.
+@Test func aCatchUpTheServerCannotServeFallsBackToAWholeFetch() async throws {
+    let fixture = try await ResetFixture(synced: synced)
+    fixture.fetcher.serve(server)
+    fixture.fetcher.refuseCatchUps("the history was compacted past the staging copy")
+    fixture.healer.answer(.success(.contributed(healed: 1)))
+    let record = try await fixture.executor().begin(error: restored, store: fixture.store, context: fixture.context)
+    #expect(record.outcome == .recovered)
+    #expect((fixture.fetcher.fetches, fixture.fetcher.catchUps) == (2, 1))
+    #expect(fixture.healer.contributions.count == 1, "the view is not offered twice")
+    #expect(fixture.log.all.contains { $0.message.contains("fetched again whole after healing: the history was compacted") })
 }
 
 /// A restart during healing (the daemon stops while it waits to retry) resumes in healing:
@@ -152,7 +190,8 @@ func aViewNotWantedOrRefusedProceedsWithNothingHealed(answer: Result<HealContrib
     let record = try await fixture.executor().drive(persisted, store: fixture.store, context: fixture.context)
     #expect(record.outcome == .recovered)
     #expect(record.healedChanges == 4)
-    #expect(fixture.fetcher.fetches == 2, "the state fetched before the restart, then again after the view healed rows")
+    #expect(fixture.fetcher.fetches == 1, "the state fetched before the restart")
+    #expect(fixture.fetcher.catchUps == 1, "caught up after the view healed rows")
     #expect(fixture.healer.contributions.map(\.id) == Array(repeating: UInt64(record.id, radix: 16)!, count: 2))
 }
 

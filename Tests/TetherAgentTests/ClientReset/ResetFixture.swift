@@ -85,10 +85,19 @@ final class ResetFixture: Sendable {
     }
 }
 
-/// Plays the server of step 4: the state it would send, with a fresh identity each fetch.
+/// Plays the server of step 4: the state it would send, with a fresh identity each fetch; a
+/// catch-up (after a heal) stages the rows it serves then, keeping the identity, one version on.
 final class StagedServer: ServerStateFetcher {
+    private struct State {
+        var rows: [StateRow] = []
+        var fetches = 0
+        var catchUps = 0
+        var failuresLeft = 0
+        var catchUpUnavailable: String?
+    }
+
     let schema: Schema
-    private let state = Mutex<(rows: [StateRow], fetches: Int, failuresLeft: Int)>(([], 0, 0))
+    private let state = Mutex(State())
 
     init(schema: Schema) { self.schema = schema }
 
@@ -98,7 +107,10 @@ final class StagedServer: ServerStateFetcher {
     /// Called as each fetch starts.
     func onFetch(_ body: @escaping @Sendable () -> Void) { observer.withLock { $0 = body } }
     func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
+    /// Every catch-up from now on is refused as ``StateCatchUpUnavailable`` with `reason`.
+    func refuseCatchUps(_ reason: String) { state.withLock { $0.catchUpUnavailable = reason } }
     var fetches: Int { state.withLock { $0.fetches } }
+    var catchUps: Int { state.withLock { $0.catchUps } }
 
     func fetchState(of partition: PartitionName, into stagingPath: String) async throws -> FetchedState {
         observer.withLock { $0 }?()
@@ -110,12 +122,27 @@ final class StagedServer: ServerStateFetcher {
         }
         if fail { throw TestSupportError("server unreachable") }
         PartitionStore.removeFiles(at: stagingPath)
-        let staging = try await PartitionStore.open(path: stagingPath, partition: partition, schema: schema)
         let identity = ClientFileIdentity(id: Int64(100 + fetch), salt: 7)
-        let version = ServerVersion(version: 20, salt: 2)
+        return try await stage(rows, at: stagingPath, partition: partition, identity: identity, version: ServerVersion(version: 20, salt: 2))
+    }
+
+    func catchUp(_ fetched: FetchedState, of partition: PartitionName) async throws -> FetchedState {
+        let (rows, unavailable) = state.withLock { s in
+            s.catchUps += 1
+            return (s.rows, s.catchUpUnavailable)
+        }
+        if let unavailable { throw StateCatchUpUnavailable(unavailable) }
+        let version = ServerVersion(version: fetched.serverVersion.version + 1, salt: fetched.serverVersion.salt)
+        return try await stage(rows, at: fetched.path, partition: partition, identity: fetched.identity, version: version)
+    }
+
+    private func stage(
+        _ rows: [StateRow], at path: String, partition: PartitionName, identity: ClientFileIdentity, version: ServerVersion
+    ) async throws -> FetchedState {
+        let staging = try await PartitionStore.open(path: path, partition: partition, schema: schema)
         try await staging.resetInPlace(to: ArrayStateSource(rows.sorted { ($0.table, $0.key) < ($1.table, $1.key) }), serverVersion: version, clientFile: identity)
         try staging.close()
-        return FetchedState(path: stagingPath, schema: schema, identity: identity, serverVersion: version)
+        return FetchedState(path: path, schema: schema, identity: identity, serverVersion: version)
     }
 }
 
