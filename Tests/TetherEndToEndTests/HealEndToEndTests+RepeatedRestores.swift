@@ -90,6 +90,46 @@ extension HealEndToEndTests {
         }
     }
 
+    /// A device away through two rollbacks comes back, after a restart of the server, at a
+    /// version the first one lost — past the second one's window and past where the history
+    /// ended when the server started. It is that first rollback's leftover: it resets as after
+    /// a rollback, and its stale view heals nothing (soak seed 391972695: it was taken for a
+    /// database put back behind the server's back, a heal opened, and its view put back rows
+    /// the fleet had deleted and removed rows written since — 152 changes lost).
+    @Test func aDeviceAwayThroughTwoRollbacksIsALeftoverNotARestore() async throws {
+        try await withCluster { cluster in
+            let (a, b) = try await Self.twoDevicesSynced(cluster)
+            let snapshot = try await cluster.admin(["snapshot", "p"])
+            for n in 1...8 {
+                try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('lost\(n)', 'first line', \(n))")
+                try await a.waitSynced("p")
+            }
+            try await b.waitSynced("p")
+            let away = try await Self.version(b)
+            try await b.ctl(["pause", "p"])
+            #expect(try await cluster.admin(["restore", "p", snapshot, "--rollback"]).contains("rolled back"))
+            try await Self.settled([a], resets: 1)
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('second', 'second line', 1)")
+            try await a.waitSynced("p")
+            #expect(try await cluster.admin(["restore", "p", snapshot, "--rollback"]).contains("rolled back"))
+            try await Self.settled([a], resets: 2)
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('third', 'third line', 1)")
+            try await a.waitSynced("p")
+            #expect(try await Self.version(a) < away, "b is past where the history ends")
+            await cluster.killServer()
+            try await cluster.startServer()
+
+            try await b.ctl(["resume", "p"])
+            try await Self.settled([b], resets: 1)
+            let reset = try #require(try await b.resets().last)
+            #expect((reset["healed_changes"]?.numberValue ?? 0) == 0, "\(reset)")
+            let heal = try #require(try await Self.heal(cluster))
+            #expect(heal["mode"] == "rollback" && heal["origin"] != "devices-ahead", "\(heal)")
+            try await a.waitSynced("p")
+            try await Self.expect([a, b], hold: "r0|zero|0.0|-\nthird|third line|1.0|-\n")
+        }
+    }
+
     /// The database put back twice, the first heal still open (nobody ran `heal-done`) and its
     /// window's end unknown: the devices reset onto the history written since the first, write
     /// past the second backup, and must get those writes back. Raising the first window instead

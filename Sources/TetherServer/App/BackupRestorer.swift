@@ -51,7 +51,7 @@ package enum BackupRestorer {
                 try? manager.removeItem(atPath: leftover)  // a leftover of an interrupted restore, usually absent
             }
             try manager.copyItem(atPath: backup, toPath: partial)
-            let previousHeads: [String: (head: Int64, salts: [Int64: Int64])]
+            let previousHeads: [String: PreviousHistory]
             if manager.fileExists(atPath: database) {
                 // Fold the WAL into the old database before reading it and moving it aside.
                 try DatabaseQueue(path: database).writeWithoutTransaction { db in
@@ -77,20 +77,36 @@ package enum BackupRestorer {
         return Summary(partitions: partitions, previousDatabase: previous, heals: heals)
     }
 
+    /// What the database being replaced held of a partition: its latest version, the salts of
+    /// its retained history, and the versions earlier restores of it lost (`restored_away`).
+    struct PreviousHistory {
+        var head: Int64
+        var salts: [Int64: Int64] = [:]
+        var restoredAway: [(version: Int64, salt: Int64)] = []
+    }
+
     /// Every partition's latest version in the database at `path`, with the salts of its
-    /// retained history.
-    static func histories(of path: String) throws -> [String: (head: Int64, salts: [Int64: Int64])] {
+    /// retained history and the versions its earlier restores lost.
+    static func histories(of path: String) throws -> [String: PreviousHistory] {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }  // read only: nothing to lose
         return try queue.read { db in
-            var partitions: [String: (head: Int64, salts: [Int64: Int64])] = [:]
+            var partitions: [String: PreviousHistory] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, latest_version FROM partitions") {
-                partitions[row["name"]] = (row["latest_version"], [:])
+                partitions[row["name"]] = PreviousHistory(head: row["latest_version"])
             }
             for row in try Row.fetchAll(db, sql: "SELECT p.name, h.version, h.salt FROM history h JOIN partitions p ON p.id = h.partition_id") {
                 partitions[row["name"]]?.salts[row["version"]] = row["salt"]
+            }
+            // A database last opened by a server before the table existed has none.
+            if try db.tableExists("restored_away") {
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT p.name, r.version, r.salt FROM restored_away r JOIN partitions p ON p.id = r.partition_id")
+                {
+                    partitions[row["name"]]?.restoredAway.append((row["version"], row["salt"]))
+                }
             }
             return partitions
         }
@@ -100,7 +116,7 @@ package enum BackupRestorer {
     /// `previous` database was past, the window the restore loses (its versions after the
     /// backup's head, with the salts the previous history held).
     static func prepare(
-        _ path: String, previous: [String: (head: Int64, salts: [Int64: Int64])], mode: RestoreMode, now: Date
+        _ path: String, previous: [String: PreviousHistory], mode: RestoreMode, now: Date
     ) throws -> [HealRecord] {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }  // the writes committed; closing only releases the file
@@ -110,16 +126,27 @@ package enum BackupRestorer {
             for (name, lost) in previous.sorted(by: { $0.key < $1.key }) {
                 guard let partition = PartitionName(name) else { continue }
                 let existing = try SQLiteServerStorage.partitionRow(partition, db)
+                // What the replaced database's earlier restores lost stays known (``HealDetection``).
+                if let existing { try keepRestoredAway(lost, partitionID: existing.id, db) }
                 let restoredTo = existing?.head.latest.version ?? 0
                 guard lost.head > restoredTo else { continue }
                 // A partition created after the backup was taken comes back empty, its whole history lost.
                 let p = try existing ?? SQLiteServerStorage.createPartitionIfNeeded(partition, now: now, db)
+                if existing == nil { try keepRestoredAway(lost, partitionID: p.id, db) }
                 let window = LostWindow(restoredTo: restoredTo, lostUntil: lost.head, salts: lost.salts.filter { $0.key > restoredTo })
                 let record = HealPlan.record(partition, window: window, mode: mode, origin: .backupRestore, now: now)
                 try SQLiteServerStorage.write(record, salts: window.salts, partitionID: p.id, db)
                 records.append(record)
             }
             return records
+        }
+    }
+
+    private static func keepRestoredAway(_ lost: PreviousHistory, partitionID: Int64, _ db: Database) throws {
+        for (version, salt) in lost.restoredAway {
+            try db.execute(
+                sql: "INSERT INTO restored_away(partition_id, version, salt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                arguments: [partitionID, version, salt])
         }
     }
 

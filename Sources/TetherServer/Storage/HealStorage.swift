@@ -17,6 +17,10 @@ package protocol HealStorage: Sendable {
     /// The salt the partition's heal record lists for the lost version `version`
     /// (`heal_window`); nil when it lists none.
     func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64?
+    /// Whether some restore of this database — the current heal record's or an earlier one's —
+    /// lost the partition's version `version` issued with `salt` (`restored_away`, kept when a
+    /// later restore replaces the record or a heal is closed).
+    func lostByARestore(of partition: PartitionName, version: Int64, salt: Int64) async throws -> Bool
     /// Every partition's heal record.
     func heals() async throws -> [HealRecord]
     /// Applies one chunk of a device's contribution, in one transaction with the history

@@ -33,6 +33,22 @@ extension PostgresServerStorage {
         }
     }
 
+    package func lostByARestore(of partition: PartitionName, version: Int64, salt: Int64) async throws -> Bool {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                for try await found in try await connection.guardedQuery(
+                    """
+                    SELECT EXISTS (SELECT 1 FROM restored_away r JOIN partitions p ON p.id = r.partition_id
+                        WHERE p.name = \(partition.rawValue) AND r.version = \(version) AND r.salt = \(salt))
+                    """, logger: logger
+                ).decode(Bool.self) {
+                    return found
+                }
+                return false
+            }
+        }
+    }
+
     package func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? {
         try await withStorageErrors {
             try await client.withConnection { connection in
@@ -267,6 +283,12 @@ extension PostgresServerStorage {
                 """
                 INSERT INTO heal_window(partition_id, version, salt)
                 SELECT \(partitionID), v, s FROM unnest(\(versions)::bigint[], \(versions.map { salts[$0]! })::bigint[]) AS u(v, s)
+                """, logger: logger)
+            try await connection.guardedQuery(
+                """
+                INSERT INTO restored_away(partition_id, version, salt)
+                SELECT \(partitionID), v, s FROM unnest(\(versions)::bigint[], \(versions.map { salts[$0]! })::bigint[]) AS u(v, s)
+                ON CONFLICT DO NOTHING
                 """, logger: logger)
         }
     }

@@ -260,6 +260,15 @@ extension PostgresServerStorage {
         // The ledger's stored health class (issue 49; docs/server.md, "Device ledger"): the
         // `health` order as an index walk (``DeviceLedgerHealthColumn``).
         (11, DeviceLedgerHealthColumn.postgresMigration),
+        // Every version a restore of this database lost, with its salt (as SQLite's v10).
+        (12, [
+            """
+            CREATE TABLE restored_away(
+                partition_id bigint NOT NULL, version bigint NOT NULL, salt bigint NOT NULL,
+                PRIMARY KEY(partition_id, version, salt))
+            """,
+            "INSERT INTO restored_away(partition_id, version, salt) SELECT partition_id, version, salt FROM heal_window",
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

@@ -36,6 +36,15 @@ extension SQLiteServerStorage {
         }
     }
 
+    package func lostByARestore(of partition: PartitionName, version: Int64, salt: Int64) async throws -> Bool {
+        try await pool.read { db in
+            guard let p = try Self.partitionRow(partition, db) else { return false }
+            return try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM restored_away WHERE partition_id = ? AND version = ? AND salt = ?)",
+                arguments: [p.id, version, salt]) ?? false
+        }
+    }
+
     /// The salt the partition's heal record lists for the lost version `version` (`heal_window`).
     private static func lostSalt(of version: Int64, partitionID: Int64, _ db: Database) throws -> Int64? {
         try Int64.fetchOne(db, sql: "SELECT salt FROM heal_window WHERE partition_id = ? AND version = ?", arguments: [partitionID, version])
@@ -216,6 +225,9 @@ extension SQLiteServerStorage {
         for (version, salt) in salts {
             try db.execute(
                 sql: "INSERT INTO heal_window(partition_id, version, salt) VALUES (?, ?, ?)", arguments: [partitionID, version, salt])
+            try db.execute(
+                sql: "INSERT INTO restored_away(partition_id, version, salt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                arguments: [partitionID, version, salt])
         }
     }
 

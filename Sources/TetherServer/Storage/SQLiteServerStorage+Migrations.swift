@@ -203,6 +203,18 @@ extension SQLiteServerStorage {
         migrator.registerMigration("v9: device ledger health") { db in
             try db.execute(sql: DeviceLedgerHealthColumn.sqliteMigration)
         }
+        // Every version a restore of this database lost, with its salt (issue 50, soak seed
+        // 391972695): `heal_window` holds the current record's only, and a device that stayed
+        // away through two restores came back with a version of the first one's window and
+        // was taken for a database put back behind the server's back (``HealDetection``).
+        migrator.registerMigration("v10: versions lost by every restore") { db in
+            try db.execute(sql: """
+                CREATE TABLE restored_away(
+                    partition_id INTEGER NOT NULL, version INTEGER NOT NULL, salt INTEGER NOT NULL,
+                    PRIMARY KEY(partition_id, version, salt)) WITHOUT ROWID;
+                INSERT INTO restored_away(partition_id, version, salt) SELECT partition_id, version, salt FROM heal_window;
+                """)
+        }
         return migrator
     }
 }

@@ -31,6 +31,12 @@ package enum HealDetection {
     ///   - record: the partition's heal record, if any.
     ///   - lostByRecord: whether that record lists the reported version, with the store's salt,
     ///     among the versions its restore lost (`heal_window`).
+    ///   - lostByARestore: whether any restore of this database lost the reported version with
+    ///     the store's salt (`restored_away`): the current record's, or an earlier one a later
+    ///     restore replaced, or one whose heal was closed. A salt is drawn per issued version, so
+    ///     such a store holds a line of history that restore ended, whatever came after it: it
+    ///     is a leftover — a device away through several restores — never evidence of a
+    ///     database put back behind the server's back, and never opens or widens a window.
     ///   - headAtStart: the partition's latest version when this process started (nil when it
     ///     did not exist then): a database put back while the server was stopped ended there,
     ///     and what this process added since is post-restore history.
@@ -42,10 +48,12 @@ package enum HealDetection {
     ///     restore: a version of it the history lacks now was lost again — the database was put
     ///     back once more — and is neither part of that record's window nor its leftover.
     package static func verdict(
-        reported: Int64, inHistory: Bool, head: PartitionHead, record: HealRecord?, lostByRecord: Bool = false, headAtStart: Int64?,
-        startedAt: Date, clientFileLastSeen: Date? = nil
+        reported: Int64, inHistory: Bool, head: PartitionHead, record: HealRecord?, lostByRecord: Bool = false,
+        lostByARestore: Bool = false, headAtStart: Int64?, startedAt: Date, clientFileLastSeen: Date? = nil
     ) -> Verdict {
         guard !inHistory else { return .nothing }
+        // An earlier restore's leftover (the current record's own are weighed below, as before).
+        guard !lostByARestore || lostByRecord else { return .nothing }
         let boundSinceRecord = record.flatMap { record in clientFileLastSeen.map { $0 > record.openedAt } } ?? false
         if let record, record.closedAt == nil, !record.windowKnown, !boundSinceRecord, reported > record.lostUntil,
             reported > record.restoredTo

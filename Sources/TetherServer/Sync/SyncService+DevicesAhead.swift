@@ -13,9 +13,11 @@ extension SyncService {
             let record = try await storage.heal.heal(of: partition)
             let lostSalt = record == nil ? nil : try await storage.heal.lostSalt(of: partition, version: reported.version)
             let lostByRecord = lostSalt == reported.salt
+            let lostByARestore =
+                record == nil ? false : try await storage.heal.lostByARestore(of: partition, version: reported.version, salt: reported.salt)
             switch HealDetection.verdict(
                 reported: reported.version, inHistory: reported.version <= head.latest.version && saltInHistory == reported.salt,
-                head: head, record: record, lostByRecord: lostByRecord, headAtStart: headsAtStart.version(of: partition),
+                head: head, record: record, lostByRecord: lostByRecord, lostByARestore: lostByARestore, headAtStart: headsAtStart.version(of: partition),
                 startedAt: headsAtStart.startedAt, clientFileLastSeen: clientFile?.lastSeen)
             {
             case .nothing:

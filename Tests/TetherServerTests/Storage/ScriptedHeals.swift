@@ -26,6 +26,9 @@ final class ScriptedHeals: HealStorage, @unchecked Sendable {
     func noteLostVersion(_ version: Int64, of partition: PartitionName) async throws { try await base.noteLostVersion(version, of: partition) }
     func heal(of partition: PartitionName) async throws -> HealRecord? { try await base.heal(of: partition) }
     func lostSalt(of partition: PartitionName, version: Int64) async throws -> Int64? { try await base.lostSalt(of: partition, version: version) }
+    func lostByARestore(of partition: PartitionName, version: Int64, salt: Int64) async throws -> Bool {
+        try await base.lostByARestore(of: partition, version: version, salt: salt)
+    }
     func heals() async throws -> [HealRecord] { try await base.heals() }
     func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord { try await base.closeHeal(partition, now: now) }
 }

@@ -44,6 +44,32 @@ extension StorageConformanceTests {
         }
     }
 
+    /// Every restore's lost versions stay known after a later restore replaces its record, and
+    /// after a heal is closed (``HealDetection``: a device away through both is a leftover).
+    @Test(arguments: StorageBackend.allCases)
+    func theVersionsEveryRestoreLostStayKnown(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let (a, first, salts) = try await lostWindow(storage)
+            _ = try await storage.restore(partition, to: first.id, mode: .rollback, now: now)  // 2 and 3 lost
+            var newSalts: [Int64: Int64] = [:]
+            for seq in Int64(2)...4 {  // the client file's seqs after 1 were lost with the history
+                let outcome = try await storage.integrate(
+                    [upload(seq, seq, .insert("t", .integer(seq), ["v": .integer(seq)]))], from: a.id, into: partition, now: now)
+                newSalts[outcome.head.latest.version] = outcome.head.latest.salt
+            }
+            _ = try await storage.restore(partition, to: first.id, mode: .heal, now: now)  // the new line's 2...4 lost
+            #expect(try await storage.lostSalt(of: partition, version: 3) == newSalts[3], "the record holds the second restore's window")
+            for version in Int64(2)...3 {
+                #expect(try await storage.lostByARestore(of: partition, version: version, salt: salts[version]!), "first restore, \(version)")
+                #expect(try await storage.lostByARestore(of: partition, version: version, salt: newSalts[version]!), "second restore, \(version)")
+                #expect(try await !storage.lostByARestore(of: partition, version: version, salt: salts[version]! &+ 1))
+            }
+            _ = try await storage.closeHeal(partition, now: now)
+            #expect(try await storage.lostByARestore(of: partition, version: 3, salt: salts[3]!))
+            #expect(try await storage.lostByARestore(of: partition, version: 4, salt: newSalts[4]!))
+        }
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func aRestoreRecordsTheLostWindowAndDevicesGiveItBack(_ backend: StorageBackend) async throws {
         try await withStorage(backend) { storage, _ in

@@ -120,4 +120,30 @@ import TetherServer
                 clientFileLastSeen: started.addingTimeInterval(6))
                 == .nothing)
     }
+
+    /// Soak seed 391972695: rolled back from 1398 to 1070, then from 1113 to 194; the server
+    /// restarted at 264; a device put back from an image made before the first rollback binds
+    /// at 1354. Only the second restore is the record (its window 195...1113): without the
+    /// first one's lost versions the device was taken for a database put back behind the
+    /// server's back, and its stale view was healed into the partition.
+    @Test func aVersionAnEarlierRestoreLostOpensNothing() {
+        let second = HealRecord(
+            partition: "p", mode: .rollback, origin: .snapshotRestore, restoredTo: 194, lostUntil: 1113, healedTo: 194, devices: 0,
+            healedChanges: 0, windowKnown: true, openedAt: started.addingTimeInterval(-30), closedAt: started.addingTimeInterval(-30))
+        #expect(
+            HealDetection.verdict(
+                reported: 1354, inHistory: false, head: head(276), record: second, lostByRecord: false, lostByARestore: true,
+                headAtStart: 264, startedAt: started) == .nothing)
+        // A version no restore lost with the store's salt is still evidence of a database put back.
+        #expect(
+            HealDetection.verdict(
+                reported: 1354, inHistory: false, head: head(276), record: second, lostByRecord: false, lostByARestore: false,
+                headAtStart: 264, startedAt: started) == .open(LostWindow(restoredTo: 264, lostUntil: 1354, salts: [:])))
+        // An open window of unknown end is not raised by an earlier restore's leftover either.
+        let open = record(opened: started.addingTimeInterval(5))
+        #expect(
+            HealDetection.verdict(
+                reported: 25, inHistory: false, head: head(12), record: open, lostByARestore: true, headAtStart: 10, startedAt: started)
+                == .nothing)
+    }
 }
