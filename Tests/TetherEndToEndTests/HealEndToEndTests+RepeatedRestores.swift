@@ -44,6 +44,16 @@ extension HealEndToEndTests {
         try await settled(agents, resets: resets)
     }
 
+    /// A snapshot of `p`, then `lost1`…`lost8` written by `a` one version each; the snapshot's id.
+    static func snapshotThenEightRows(_ cluster: Cluster, _ a: ClusterAgent, customer: String) async throws -> String {
+        let snapshot = try await cluster.admin(["snapshot", "p"])
+        for n in 1...8 {
+            try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('lost\(n)', '\(customer)', \(n))")
+            try await a.waitSynced("p")
+        }
+        return snapshot
+    }
+
     static func expect(_ agents: [ClusterAgent], hold expected: String) async throws {
         for agent in agents {
             let rows = try await agent.rows("p")
@@ -59,11 +69,7 @@ extension HealEndToEndTests {
     @Test func aDatabasePutBackAfterAnEarlierRollbackHealsTheNewLine() async throws {
         try await withCluster { cluster in
             let (a, b) = try await Self.twoDevicesSynced(cluster)
-            let snapshot = try await cluster.admin(["snapshot", "p"])
-            for n in 1...8 {
-                try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('lost\(n)', 'rolled back', \(n))")
-                try await a.waitSynced("p")
-            }
+            let snapshot = try await Self.snapshotThenEightRows(cluster, a, customer: "rolled back")
             let lostUntil = try await Self.version(a)
             let rolledBack = try await cluster.admin(["restore", "p", snapshot, "--rollback"])
             #expect(rolledBack.contains("rolled back"), "\(rolledBack)")
@@ -99,11 +105,7 @@ extension HealEndToEndTests {
     @Test func aDeviceAwayThroughTwoRollbacksIsALeftoverNotARestore() async throws {
         try await withCluster { cluster in
             let (a, b) = try await Self.twoDevicesSynced(cluster)
-            let snapshot = try await cluster.admin(["snapshot", "p"])
-            for n in 1...8 {
-                try await a.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('lost\(n)', 'first line', \(n))")
-                try await a.waitSynced("p")
-            }
+            let snapshot = try await Self.snapshotThenEightRows(cluster, a, customer: "first line")
             try await b.waitSynced("p")
             let away = try await Self.version(b)
             try await b.ctl(["pause", "p"])

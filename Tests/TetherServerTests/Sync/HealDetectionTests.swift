@@ -10,6 +10,12 @@ import TetherServer
     func head(_ latest: Int64) -> PartitionHead {
         PartitionHead(latest: ServerVersion(version: latest, salt: 7), base: .none)
     }
+    /// A rollback restore's record, closed as it opened, its lost versions' salts known.
+    func rollback(restoredTo: Int64, lostUntil: Int64, opened: Date) -> HealRecord {
+        HealRecord(
+            partition: "p", mode: .rollback, origin: .snapshotRestore, restoredTo: restoredTo, lostUntil: lostUntil, healedTo: restoredTo,
+            devices: 0, healedChanges: 0, windowKnown: true, openedAt: opened, closedAt: opened)
+    }
     func record(restoredTo: Int64 = 10, lostUntil: Int64 = 20, known: Bool = false, opened: Date, closed: Date? = nil) -> HealRecord {
         HealRecord(
             partition: "p", mode: .heal, origin: .devicesAhead, restoredTo: restoredTo, lostUntil: lostUntil, healedTo: restoredTo,
@@ -69,9 +75,7 @@ import TetherServer
     /// device at 19 of the new line is ahead, one at 19 of the rolled-back line is a leftover
     /// (soak seed 993829452).
     @Test func aVersionAnEarlierRollbackLostIsALeftoverOnlyWithOneOfItsLostSalts() {
-        let rollback = HealRecord(
-            partition: "p", mode: .rollback, origin: .snapshotRestore, restoredTo: 10, lostUntil: 20, healedTo: 10, devices: 0,
-            healedChanges: 0, windowKnown: true, openedAt: started.addingTimeInterval(-500), closedAt: started.addingTimeInterval(-500))
+        let rollback = rollback(restoredTo: 10, lostUntil: 20, opened: started.addingTimeInterval(-500))
         #expect(
             HealDetection.verdict(
                 reported: 19, inHistory: false, head: head(12), record: rollback, lostByRecord: false, headAtStart: 10, startedAt: started)
@@ -127,9 +131,7 @@ import TetherServer
     /// first one's lost versions the device was taken for a database put back behind the
     /// server's back, and its stale view was healed into the partition.
     @Test func aVersionAnEarlierRestoreLostOpensNothing() {
-        let second = HealRecord(
-            partition: "p", mode: .rollback, origin: .snapshotRestore, restoredTo: 194, lostUntil: 1113, healedTo: 194, devices: 0,
-            healedChanges: 0, windowKnown: true, openedAt: started.addingTimeInterval(-30), closedAt: started.addingTimeInterval(-30))
+        let second = rollback(restoredTo: 194, lostUntil: 1113, opened: started.addingTimeInterval(-30))
         #expect(
             HealDetection.verdict(
                 reported: 1354, inHistory: false, head: head(276), record: second, lostByRecord: false, lostByARestore: true,
