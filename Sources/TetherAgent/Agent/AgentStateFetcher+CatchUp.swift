@@ -42,6 +42,9 @@ extension AgentStateFetcher {
         default: throw SessionInterruption.unbound
         }
         var current = fetched.serverVersion
+        guard latest.version >= current.version else {
+            throw StateCatchUpUnavailable("the partition's history ends before the staging copy (\(latest.version) < \(current.version))")
+        }
         guard current.version < latest.version else { return fetched }
         let staging = try await PartitionStore.open(path: fetched.path, partition: partition, schema: fetched.schema, place: .staging)
         defer { try? staging.close() }  // each batch committed: closing only releases the file
