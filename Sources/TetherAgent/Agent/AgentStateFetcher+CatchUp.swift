@@ -5,7 +5,9 @@ import TetherSyncClient
 extension AgentStateFetcher {
     /// A session bound with the staging copy's identity at its version: the server streams the
     /// history after it, as to any device that was away; each batch is applied to the staging
-    /// store until it holds the version the bind's reply named as the latest.
+    /// store until it holds the version the bind's reply named as the latest. A server error
+    /// (a reset-class one when it cannot continue the copy) is thrown as it came: the reset
+    /// answers it (``ClientResetExecutor/catchUpAfterHeal(_:context:log:)``).
     func catchUp(_ fetched: FetchedState, of partition: PartitionName) async throws -> FetchedState {
         guard let connection = await partitions.connection.current else { throw AgentError.noConnection }
         let token = try await partitions.readToken()
@@ -35,8 +37,6 @@ extension AgentStateFetcher {
                 throw StateCatchUpUnavailable("the partition's schema changed since the state was fetched")
             }
             latest = reply.latestServerVersion
-        case .error(let error) where error.action == .clientReset || error.action == .clientResetNoRecovery:
-            throw StateCatchUpUnavailable("the server cannot continue the staging copy: error \(error.code.rawValue) (\(error.code.name))")
         case .error(let error): throw SessionInterruption.serverError(error)
         case .disconnected(let error): throw SessionInterruption.disconnected(error)
         default: throw SessionInterruption.unbound
@@ -53,8 +53,6 @@ extension AgentStateFetcher {
             switch event {
             case .download(let download):
                 current = try await staging.apply(download.entries).serverVersion
-            case .error(let error) where error.action == .clientReset || error.action == .clientResetNoRecovery:
-                throw StateCatchUpUnavailable("the server cannot continue the staging copy: error \(error.code.rawValue) (\(error.code.name))")
             case .error(let error): throw SessionInterruption.serverError(error)
             case .disconnected(let error): throw SessionInterruption.disconnected(error)
             case .unbound: throw SessionInterruption.unbound

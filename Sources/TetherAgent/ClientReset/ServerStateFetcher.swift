@@ -41,8 +41,10 @@ package protocol ServerStateFetcher: Sendable {
     /// whatever other devices wrote meanwhile — instead of downloading the whole state again.
     /// Each batch is applied in one transaction that also records its version, so a catch-up
     /// cut short resumes from where it stopped. Throws ``StateCatchUpUnavailable`` when the
-    /// server cannot continue that staging copy (its identity refused, the history compacted
-    /// past it, the schema changed): the state is then fetched whole.
+    /// bind's reply shows the server cannot continue that staging copy (a whole state follows,
+    /// the schema changed, the history ends before it), and the server's error when it refuses
+    /// the bind (the identity refused, the history compacted past it): a reset-class or final
+    /// one makes the reset fetch the state whole.
     func catchUp(_ fetched: FetchedState, of partition: PartitionName) async throws -> FetchedState
 }
 

@@ -127,26 +127,18 @@ package enum BackupRestorer {
                 guard let partition = PartitionName(name) else { continue }
                 let existing = try SQLiteServerStorage.partitionRow(partition, db)
                 // What the replaced database's earlier restores lost stays known (``HealDetection``).
-                if let existing { try keepRestoredAway(lost, partitionID: existing.id, db) }
+                if let existing { try SQLiteServerStorage.keepRestoredAway(lost.restoredAway, partitionID: existing.id, db) }
                 let restoredTo = existing?.head.latest.version ?? 0
                 guard lost.head > restoredTo else { continue }
                 // A partition created after the backup was taken comes back empty, its whole history lost.
                 let p = try existing ?? SQLiteServerStorage.createPartitionIfNeeded(partition, now: now, db)
-                if existing == nil { try keepRestoredAway(lost, partitionID: p.id, db) }
+                if existing == nil { try SQLiteServerStorage.keepRestoredAway(lost.restoredAway, partitionID: p.id, db) }
                 let window = LostWindow(restoredTo: restoredTo, lostUntil: lost.head, salts: lost.salts.filter { $0.key > restoredTo })
                 let record = HealPlan.record(partition, window: window, mode: mode, origin: .backupRestore, now: now)
                 try SQLiteServerStorage.write(record, salts: window.salts, partitionID: p.id, db)
                 records.append(record)
             }
             return records
-        }
-    }
-
-    private static func keepRestoredAway(_ lost: PreviousHistory, partitionID: Int64, _ db: Database) throws {
-        for (version, salt) in lost.restoredAway {
-            try db.execute(
-                sql: "INSERT INTO restored_away(partition_id, version, salt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                arguments: [partitionID, version, salt])
         }
     }
 

@@ -279,15 +279,16 @@ extension PostgresServerStorage {
             """, logger: logger)
         if !salts.isEmpty {
             let versions = Array(salts.keys)
+            let lostSalts = versions.map { salts[$0]! }
             try await connection.guardedQuery(
                 """
                 INSERT INTO heal_window(partition_id, version, salt)
-                SELECT \(partitionID), v, s FROM unnest(\(versions)::bigint[], \(versions.map { salts[$0]! })::bigint[]) AS u(v, s)
+                SELECT \(partitionID), v, s FROM unnest(\(versions)::bigint[], \(lostSalts)::bigint[]) AS u(v, s)
                 """, logger: logger)
             try await connection.guardedQuery(
                 """
                 INSERT INTO restored_away(partition_id, version, salt)
-                SELECT \(partitionID), v, s FROM unnest(\(versions)::bigint[], \(versions.map { salts[$0]! })::bigint[]) AS u(v, s)
+                SELECT \(partitionID), v, s FROM unnest(\(versions)::bigint[], \(lostSalts)::bigint[]) AS u(v, s)
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
         }

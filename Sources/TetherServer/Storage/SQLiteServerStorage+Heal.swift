@@ -225,6 +225,13 @@ extension SQLiteServerStorage {
         for (version, salt) in salts {
             try db.execute(
                 sql: "INSERT INTO heal_window(partition_id, version, salt) VALUES (?, ?, ?)", arguments: [partitionID, version, salt])
+        }
+        try keepRestoredAway(salts.map { ($0.key, $0.value) }, partitionID: partitionID, db)
+    }
+
+    /// Adds lost versions with their salts to `restored_away`, which only grows (``HealDetection``).
+    static func keepRestoredAway(_ lost: [(version: Int64, salt: Int64)], partitionID: Int64, _ db: Database) throws {
+        for (version, salt) in lost {
             try db.execute(
                 sql: "INSERT INTO restored_away(partition_id, version, salt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 arguments: [partitionID, version, salt])
