@@ -37,9 +37,7 @@ extension AgentStateFetcher {
                 throw StateCatchUpUnavailable("the partition's schema changed since the state was fetched")
             }
             latest = reply.latestServerVersion
-        case .error(let error): throw SessionInterruption.serverError(error)
-        case .disconnected(let error): throw SessionInterruption.disconnected(error)
-        default: throw SessionInterruption.unbound
+        default: throw SessionInterruption(first)
         }
         var current = fetched.serverVersion
         guard latest.version >= current.version else {
@@ -53,9 +51,7 @@ extension AgentStateFetcher {
             switch event {
             case .download(let download):
                 current = try await staging.apply(download.entries).serverVersion
-            case .error(let error): throw SessionInterruption.serverError(error)
-            case .disconnected(let error): throw SessionInterruption.disconnected(error)
-            case .unbound: throw SessionInterruption.unbound
+            case .error, .disconnected, .unbound: throw SessionInterruption(event)
             case .bound, .state, .healed: continue
             }
         }

@@ -46,9 +46,7 @@ struct AgentStateFetcher: ServerStateFetcher {
             return try await StateDownload.receive(
                 reply: reply, events: &events, partition: partition, stagingPath: stagingPath, storePath: storePath,
                 progress: { await controller?.downloadProgress($0) })
-        case .error(let error): throw SessionInterruption.serverError(error)
-        case .disconnected(let error): throw SessionInterruption.disconnected(error)
-        default: throw SessionInterruption.unbound
+        default: throw SessionInterruption(first)
         }
     }
 }

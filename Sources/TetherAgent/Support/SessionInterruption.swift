@@ -7,4 +7,14 @@ enum SessionInterruption: Error, Sendable {
     case serverError(SyncError)
     case disconnected(SyncError?)
     case unbound
+
+    /// What an event ending a download stands for: the server's error, the connection gone, and
+    /// anything else (an unbind, or a first event other than the bind's reply) as an unbind.
+    init(_ event: SessionEvent) {
+        switch event {
+        case .error(let error): self = .serverError(error)
+        case .disconnected(let error): self = .disconnected(error)
+        default: self = .unbound
+        }
+    }
 }

@@ -63,9 +63,7 @@ struct ReadyFileDownload {
                     let staging = try await install(current, version: chunk.serverVersion, partition: partition, schema: reply.schema)
                     return try await catchUp(staging, reply: reply, events: &events, partition: partition)
                 }
-            case .error(let error): throw SessionInterruption.serverError(error)
-            case .disconnected(let error): throw SessionInterruption.disconnected(error)
-            case .unbound: throw SessionInterruption.unbound
+            case .error, .disconnected, .unbound: throw SessionInterruption(event)
             case .bound, .download, .healed: continue
             }
         }
@@ -162,9 +160,7 @@ struct ReadyFileDownload {
             switch event {
             case .download(let download):
                 version = try await staging.apply(download.entries).serverVersion
-            case .error(let error): throw SessionInterruption.serverError(error)
-            case .disconnected(let error): throw SessionInterruption.disconnected(error)
-            case .unbound: throw SessionInterruption.unbound
+            case .error, .disconnected, .unbound: throw SessionInterruption(event)
             case .bound, .state, .healed: continue
             }
         }

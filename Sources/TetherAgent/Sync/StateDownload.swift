@@ -46,9 +46,7 @@ enum StateDownload {
                     readyFile.forget()  // a refusal noted is answered: the next download may take a file again
                     return FetchedState(path: stagingPath, schema: reply.schema, identity: reply.identity, serverVersion: chunk.serverVersion)
                 }
-            case .error(let error): throw SessionInterruption.serverError(error)
-            case .disconnected(let error): throw SessionInterruption.disconnected(error)
-            case .unbound: throw SessionInterruption.unbound
+            case .error, .disconnected, .unbound: throw SessionInterruption(event)
             case .bound, .download, .healed: continue
             }
         }
