@@ -1,15 +1,16 @@
 import Foundation
 import TetherTestSupport
 
-/// What `make test-packages` hands these tests: the static release programs and the packages
-/// built from them (`make deb`). Run alone they fail with a hint instead of building: a release
-/// build and packaging take minutes and belong to the Makefile.
+/// What `make test-packages` hands these tests: the static programs (the release build; in `make
+/// test` the tests' debug configuration, linked the same way) and the packages built from them
+/// (`make deb`). Run alone they fail with a hint instead of building: a static build and
+/// packaging take minutes and belong to the Makefile.
 enum Packaging {
     static let programs = ["tetherd", "tetherctl", "tether-server"]
 
-    /// `TETHER_RELEASE_BIN`: the directory of the static release build.
-    static func releaseBinaries() throws -> String {
-        try directory("TETHER_RELEASE_BIN", checking: programs)
+    /// `TETHER_PROGRAMS_BIN`: the directory of the static build.
+    static func staticPrograms() throws -> String {
+        try directory("TETHER_PROGRAMS_BIN", checking: programs)
     }
 
     /// `TETHER_DEB_DIR`: where `make deb` put the packages; the path of `package`'s .deb.

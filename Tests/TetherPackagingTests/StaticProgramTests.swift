@@ -2,14 +2,14 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-/// The release programs carry the Swift runtime and Foundation inside them: they run on a
+/// The static programs carry the Swift runtime and Foundation inside them: they run on a
 /// machine without a Swift toolchain. Proven by running them in a mount namespace in which the
 /// toolchain's directory is empty.
 @Suite struct StaticProgramTests {
     /// No Swift library among what the dynamic loader resolves, and nothing unresolved.
     @Test(arguments: Packaging.programs)
     func linksNoSwiftLibrary(program: String) async throws {
-        let path = try Packaging.releaseBinaries() + "/" + program
+        let path = try Packaging.staticPrograms() + "/" + program
         let ldd = try await ChildProcess.run(try Packaging.tool("ldd"), [path])
         #expect(ldd.succeeded, "\(ldd)")
         let toolchain = try Packaging.toolchainDirectory()
@@ -20,7 +20,7 @@ import TetherTestSupport
 
     /// `--version` and `--help` of each program, with the toolchain hidden.
     @Test func versionAndHelpWithTheToolchainHidden() async throws {
-        let bin = try Packaging.releaseBinaries()
+        let bin = try Packaging.staticPrograms()
         let toolchain = try Packaging.toolchainDirectory()
         let result = try await Packaging.withoutToolchain(
             """
@@ -36,7 +36,7 @@ import TetherTestSupport
     /// sqlite3, tetherctl waiting for it, the admin client seeing it, and a token made by
     /// `tether-server token new`.
     @Test func serverAndAgentSyncWithTheToolchainHidden() async throws {
-        let bin = try Packaging.releaseBinaries()
+        let bin = try Packaging.staticPrograms()
         let toolchain = try Packaging.toolchainDirectory()
         let work = try TemporaryDirectory(prefix: "tether-static")
         defer { work.remove() }
