@@ -100,7 +100,7 @@ END_TO_END = TetherEndToEndTests
 # The fault campaign (about two minutes, seeded: 70 % with the server on SQLite, 30 % with two
 # instances on PostgreSQL; one summary line each in the output) runs alone last.
 CAMPAIGN = FaultCampaignTests
-# The packages (static release build, Debian 12 root, lintian) run last: `make test-packages`.
+# The packages (static programs, Debian 12 root, lintian) run last: `make test-packages`.
 # `make test PACKAGES=0` leaves them out of a local run (CI runs them).
 PACKAGING = TetherPackagingTests
 PACKAGES ?= 1
