@@ -78,7 +78,9 @@ actor PartitionController: PartitionSession.Host {
     private func pass(on link: any PartitionLink) async -> Next {
         let pendingReset: PartitionStateMachine.PendingReset?
         do {
-            pendingReset = machine.passLooksUpResets ? try await lookUpPendingReset() : nil
+            // Each step that reaches the store, the connection or a reset runs in a task that
+            // ends with it (ShortLivedTask): this loop lives as long as the partition.
+            pendingReset = machine.passLooksUpResets ? try await ShortLivedTask.run { try await self.lookUpPendingReset() } : nil
         } catch is CancellationError {
             return .exit
         } catch {
@@ -146,10 +148,10 @@ actor PartitionController: PartitionSession.Host {
     }
 
     /// A reset step: its end, or `failed` after logging why (the loop backs off).
-    private func resetStep(_ what: String, _ body: () async throws -> PartitionStateMachine.ResetEnd) async -> Next {
+    private func resetStep(_ what: String, _ body: @escaping @Sendable () async throws -> PartitionStateMachine.ResetEnd) async -> Next {
         let end: PartitionStateMachine.ResetEnd
         do {
-            end = try await body()
+            end = try await ShortLivedTask.run(body)
         } catch is CancellationError {
             return .nextPass
         } catch {

@@ -8,48 +8,21 @@ import TetherStore
 /// One bind's control flow: reads the token, opens the store, binds, then races the session's
 /// events, its uploads and an interruption (``FirstResult``). Each function takes its host as
 /// an `isolated` parameter, so each step runs on the host's actor as a method of it would (no
-/// extra hops, no reentrancy beyond the awaits written here); what it needs of the partition is
-/// the narrow ``Host``, what it keeps of the bind is in the session.
+/// reentrancy beyond the awaits written here; one hop into and out of each short-lived task);
+/// what it needs of the partition is the narrow ``Host``, what it keeps of the bind is in the
+/// session.
 extension PartitionSession {
-    /// One bind of the partition on `link`, until the session ends; how it ended.
+    /// One bind of the partition on `link`, until the session ends; how it ended. The opening
+    /// (the token, the store, the bind request) runs in a task that ends with it, as does each
+    /// event's and each commit's work below (``ShortLivedTask``): the tasks that wait for the
+    /// session's events and commits live as long as it, and would otherwise keep the stack of
+    /// the deepest store access or bind they ever made.
     func run(on link: any PartitionLink, host: isolated some Host) async -> PartitionStateMachine.SessionEnd {
-        host.downloadEnded(complete: false)  // what an interrupted download left
-        let token: String
-        do {
-            token = try await host.context.readToken()
-        } catch {
-            host.log.error("cannot read the token: \(error)", metadata: ["tether.error_code": "203"])
-            return .retry(nil)
-        }
-        let opener = PartitionStoreOpener(settings: host.settings, log: host.log)
-        do {
-            try await host.openStoreIfPresent()
-        } catch where Task.isCancelled {
-            // The connection or the daemon is going away: an open it interrupted says nothing
-            // about the store.
-            return .connectionLost
-        } catch {
-            let failure = opener.sessionEnd(forOpenFailure: error)
-            // Shown as the partition's last error: a stopped partition always says why.
-            if let shown = failure.shown { host.show(shown, heldForItsReset: false) }
-            return failure.end
-        }
-        if let alteration = host.store?.alteration { return .storeAltered(alteration) }
-        let request: BindRequest
-        let uploadSalt: Int64
-        let builder = BindRequestBuilder(settings: host.settings, context: host.context, log: host.log)
-        switch await builder.request(for: host.store, token: token) {
-        case .request(let built, let salt): (request, uploadSalt) = (built, salt)
+        let linkSession: any LinkSession
+        switch await ShortLivedTask.run({ await self.open(on: link, host: host) }) {
+        case .opened(let opened): linkSession = opened
         case .ended(let end): return end
         }
-        let linkSession: any LinkSession
-        do {
-            linkSession = try await link.openSession(request)
-        } catch {
-            return await link.isClosed ? .connectionLost : .retry(nil)
-        }
-        opened(linkSession, uploadSalt: uploadSalt)
-        host.bindSent()
         let outcome = await FirstResult.of(
             [
                 { @Sendable in await processEvents(linkSession, host: host) },
@@ -67,9 +40,57 @@ extension PartitionSession {
         // be gone already).
         try? await linkSession.unbind()
         if case .reset(let error, _) = outcome, error.action == .deleteStore {
-            return .reset(error, storeEmptied: await storeIsAlreadyEmptied(host: host))
+            return .reset(error, storeEmptied: await ShortLivedTask.run { await self.storeIsAlreadyEmptied(host: host) })
         }
         return outcome
+    }
+
+    /// How the opening of a bind ended: the bind sent, or the session's end without one.
+    private enum Opening: Sendable {
+        case opened(any LinkSession)
+        case ended(PartitionStateMachine.SessionEnd)
+    }
+
+    /// Reads the token, opens the store and sends the bind.
+    private func open(on link: any PartitionLink, host: isolated some Host) async -> Opening {
+        host.downloadEnded(complete: false)  // what an interrupted download left
+        let token: String
+        do {
+            token = try await host.context.readToken()
+        } catch {
+            host.log.error("cannot read the token: \(error)", metadata: ["tether.error_code": "203"])
+            return .ended(.retry(nil))
+        }
+        let opener = PartitionStoreOpener(settings: host.settings, log: host.log)
+        do {
+            try await host.openStoreIfPresent()
+        } catch where Task.isCancelled {
+            // The connection or the daemon is going away: an open it interrupted says nothing
+            // about the store.
+            return .ended(.connectionLost)
+        } catch {
+            let failure = opener.sessionEnd(forOpenFailure: error)
+            // Shown as the partition's last error: a stopped partition always says why.
+            if let shown = failure.shown { host.show(shown, heldForItsReset: false) }
+            return .ended(failure.end)
+        }
+        if let alteration = host.store?.alteration { return .ended(.storeAltered(alteration)) }
+        let request: BindRequest
+        let uploadSalt: Int64
+        let builder = BindRequestBuilder(settings: host.settings, context: host.context, log: host.log)
+        switch await builder.request(for: host.store, token: token) {
+        case .request(let built, let salt): (request, uploadSalt) = (built, salt)
+        case .ended(let end): return .ended(end)
+        }
+        let linkSession: any LinkSession
+        do {
+            linkSession = try await link.openSession(request)
+        } catch {
+            return .ended(await link.isClosed ? .connectionLost : .retry(nil))
+        }
+        opened(linkSession, uploadSalt: uploadSalt)
+        host.bindSent()
+        return .opened(linkSession)
     }
 
     private func processEvents(
@@ -84,11 +105,17 @@ extension PartitionSession {
             do {
                 switch event {
                 case .bound(let reply):
+                    // A bootstrap reads the state's chunks from this loop's events, so it runs
+                    // here; what follows it, and each download, runs in a task that ends.
                     try await bound(reply, events: &events, host: host)
-                    if let alteration = await checkStoreSchema(host: host) { return .storeAltered(alteration) }
-                    await uploadPending(host: host)
+                    let alteration = await ShortLivedTask.run { () async -> StoreError? in
+                        if let alteration = await checkStoreSchema(host: host) { return alteration }
+                        await uploadPending(host: host)
+                        return nil
+                    }
+                    if let alteration { return .storeAltered(alteration) }
                 case .download(let download):
-                    try await apply(download, host: host)
+                    try await ShortLivedTask.run { try await apply(download, host: host) }
                 case .error(let error):
                     return await end(with: SessionInterruption.serverError(error), host: host)
                 case .unbound:

@@ -46,10 +46,18 @@ extension PartitionSession {
         }
         defer { notifier.stop() }
         host.log.debug("session ready: uploading what is pending, then after every commit")
-        if let damage = await uploadPending(host: host) { return .storeDamaged(damage) }  // committed before the notifier started
+        // Each round in a task that ends with it (ShortLivedTask): this loop lives as long as
+        // the session.
+        if let damage = await ShortLivedTask.run({ await uploadPending(host: host) }) {
+            return .storeDamaged(damage)  // committed before the notifier started
+        }
         for await _ in notifier {
-            if let alteration = await checkStoreSchema(host: host) { return .storeAltered(alteration) }
-            if let damage = await uploadPending(host: host) { return .storeDamaged(damage) }
+            let end = await ShortLivedTask.run { () async -> PartitionStateMachine.SessionEnd? in
+                if let alteration = await checkStoreSchema(host: host) { return .storeAltered(alteration) }
+                if let damage = await uploadPending(host: host) { return .storeDamaged(damage) }
+                return nil
+            }
+            if let end { return end }
             if Task.isCancelled { return nil }
         }
         if Task.isCancelled { return nil }
