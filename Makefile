@@ -74,8 +74,10 @@ release: bootstrap
 # app and the test helpers, which a whole `swift build` compiles and links too (BENCHMARKS.md,
 # "make test from a clean clone").
 PACKAGED_PRODUCTS = $(PROGRAMS) tether-manual
+# $(call build-products,FLAGS): the four, one `swift build FLAGS --product` each.
+build-products = @for p in $(PACKAGED_PRODUCTS); do echo "$(SWIFT) build $(1) --product $$p"; $(SWIFT) build $(1) --product $$p || exit 1; done
 programs: bootstrap
-	@for p in $(PACKAGED_PRODUCTS); do echo "$(SWIFT) build $(BUILD_FLAGS) --product $$p"; $(SWIFT) build $(BUILD_FLAGS) --product $$p || exit 1; done
+	$(call build-products,$(BUILD_FLAGS))
 
 # The whole suite: unit, integration (real processes on loopback) and journald tests.
 # Seven phases keep a 2-core machine responsive: unit tests in parallel (the storage conformance
@@ -136,7 +138,7 @@ package-programs-beside:
 
 # package-programs without scripts/bootstrap (already run by `make test`).
 package-programs-unchecked:
-	$(build-package-programs)
+	$(call build-products,$(PACKAGE_FLAGS))
 
 # The randomised fault campaign for longer than `make test` runs it (about two minutes):
 # `make soak DURATION=3600` (seconds); `SEED=N` replays the choices of an earlier run;
@@ -187,7 +189,7 @@ bench: bootstrap
 # and docs. Honours DESTDIR and PREFIX; never overwrites an existing configuration file.
 install: $(if $(PRODUCTS_DIR),,bootstrap)
 ifeq ($(PRODUCTS_DIR),)
-	@for p in $(PACKAGED_PRODUCTS); do $(SWIFT) build $(BUILD_FLAGS) --product $$p || exit 1; done
+	$(call build-products,$(BUILD_FLAGS))
 endif
 	@bin=$(if $(PRODUCTS_DIR),'$(PRODUCTS_DIR)',$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)) && \
 	install -d -m 0755 $(DESTDIR)$(BINDIR) && \
@@ -256,11 +258,8 @@ uninstall:
 PACKAGE_BUILD ?= release
 STATIC_DEBUG_FLAGS = --scratch-path .build/packaging --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 PACKAGE_FLAGS = $(if $(filter debug,$(PACKAGE_BUILD)),$(STATIC_DEBUG_FLAGS),$(RELEASE_FLAGS))
-define build-package-programs
-	@for p in $(PACKAGED_PRODUCTS); do echo "$(SWIFT) build $(PACKAGE_FLAGS) --product $$p"; $(SWIFT) build $(PACKAGE_FLAGS) --product $$p || exit 1; done
-endef
 package-programs: bootstrap
-	$(build-package-programs)
+	$(call build-products,$(PACKAGE_FLAGS))
 
 # Debian packages of the static programs (PACKAGE_BUILD): tether-agent_$(VERSION)_<arch>.deb
 # and tether-server_$(VERSION)_<arch>.deb in $(DEB_DIR) (scripts/build-deb, packaging/).
