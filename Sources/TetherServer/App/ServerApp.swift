@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOSSL
@@ -198,15 +197,13 @@ package enum ServerApp {
     ) async throws {
         let control = ServerControl(
             service: service, configuration: configuration, now: options.now, logger: logger)
-        let endpoint = SyncEndpoint(service: service)
+        let syncWork = SyncWorkQueue()
+        let endpoint = SyncEndpoint(service: service, queue: syncWork)
         // The devices' listener: /sync, /healthz, /metrics with public_metrics; /admin and
         // /console are answered with where they are now (admin_listen).
         let router = Router(context: TetherRequestContext.self)
         router.add(middleware: AdminElsewhereMiddleware())
         ObservabilityRoutes(service: service, metrics: configuration.publicMetrics, detailedHealth: false).register(on: router)
-        router.ws("sync") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, context in
-            await endpoint.handle(inbound: inbound, outbound: outbound, gate: context.requestContext.gate, logger: context.logger)
-        }
         let admission = ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
         let enrollment = EnrollmentRoute(service: EnrollmentService(
             identity: service.storage.identity, policy: service.policy, now: options.now, logger: logger,
@@ -227,10 +224,9 @@ package enum ServerApp {
             }
         }
         service.metrics.watchUnauthenticatedBytes { admission.unauthenticatedBytes }
-        let server = HTTPServerBuilder.guardedWebSocket(
-            webSocketRouter: router,
-            webSocket: .init(maxFrameSize: ProtocolLimits.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30))),
-            tls: tlsBox, admission: admission, adminGate: service.policy.adminGate)
+        let server = HTTPServerBuilder.guardedSync(
+            endpoint: endpoint, socket: SyncSocketConfiguration(), tls: tlsBox, admission: admission,
+            adminGate: service.policy.adminGate)
         let scheme = configuration.tls == nil ? "http" : "https"
         let ready = ListenersReady(onReady)
         let app = Application(
@@ -256,6 +252,9 @@ package enum ServerApp {
             ConnectionAdmission(limits: configuration.limits, metrics: service.metrics, logger: logger)
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            // Before the listener: shut down after it, so that the work of the connections it
+            // closes finishes.
+            .init(service: syncWork),
             .init(service: app),
             .init(service: admin),
             .init(

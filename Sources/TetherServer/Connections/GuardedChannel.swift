@@ -1,6 +1,5 @@
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -57,24 +56,6 @@ struct GuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
 struct ConnectionRefused: Error {}
 
 extension HTTPServerBuilder {
-    /// The sync listener: HTTP/1 with the WebSocket upgrade, optionally behind TLS whose
-    /// context comes from `tls` for every new connection, every connection guarded.
-    static func guardedWebSocket<Context: WebSocketRequestContext>(
-        webSocketRouter: Router<Context>, webSocket: WebSocketServerConfiguration, tls: TLSContextBox?,
-        admission: ConnectionAdmission, adminGate: AdminTokenGate, console: ConsoleSessions? = nil
-    ) -> HTTPServerBuilder {
-        let webSocketResponder = webSocketRouter.buildResponder()
-        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(additionalChannelHandlers: [HTTPPhaseWatcher(adminGate: adminGate, console: console, admission: admission)]),
-            ws: webSocket)
-        return .init { responder in
-            let http = HTTP1WebSocketUpgradeChannel(
-                responder: responder, webSocketResponder: webSocketResponder, configuration: configuration)
-            guard let tls else { return GuardedChannel(base: http, admission: admission) }
-            return GuardedChannel(base: ReloadableTLSChannel(base: http, box: tls), admission: admission)
-        }
-    }
-
     /// The `metrics_listen` listener: plain HTTP/1, every connection guarded.
     static func guardedHTTP1(admission: ConnectionAdmission) -> HTTPServerBuilder {
         .init { responder in

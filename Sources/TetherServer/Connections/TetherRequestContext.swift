@@ -1,18 +1,14 @@
 import Hummingbird
-import HummingbirdWebSocket
 import NIOCore
 
-/// The request context of the sync listener: Hummingbird's WebSocket context plus the
-/// connection's channel, through which the sync endpoint tells the ``ConnectionGuard`` that
-/// the connection upgraded and authenticated.
-struct TetherRequestContext: RequestContext, WebSocketRequestContext {
+/// The request context of the devices' listener: Hummingbird's plus the connection's channel,
+/// whose client `/enroll` throttles. (`/sync` is not a route: ``SyncListenerChannel``.)
+struct TetherRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
-    let webSocket: WebSocketHandlerReference<Self>
     let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        webSocket = .init()
         channel = source.channel
     }
 
@@ -20,12 +16,6 @@ struct TetherRequestContext: RequestContext, WebSocketRequestContext {
     /// trusted_proxies`), else the socket's peer (`/enroll` throttles it).
     func client(_ admission: ConnectionAdmission) -> String {
         admission.client(of: ObjectIdentifier(channel)) ?? channel.remoteAddress?.ipAddress ?? "unknown"
-    }
-
-    /// What the sync endpoint reports about this connection.
-    var gate: ConnectionGate {
-        let channel = self.channel
-        return ConnectionGate { event in channel.pipeline.fireUserInboundEventTriggered(event) }
     }
 }
 

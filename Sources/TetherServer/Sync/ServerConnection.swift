@@ -1,15 +1,14 @@
 import Logging
 import NIOCore
 import TetherProtocol
-import WSCore
 
 /// One WebSocket connection on the server: drives its ``ServerConnectionStateMachine``,
 /// writes what the machine says to send, and keeps its bound sessions, one value each
-/// (``ServerSessionTable``). The connection's reader task calls ``received(_:)``; the hub
-/// pushes failures through ``fail(_:generation:with:)``; session streamers ask
+/// (``ServerSessionTable``). Each message's work (``SyncEndpoint``) calls ``received(_:)``; the
+/// hub pushes failures through ``fail(_:generation:with:)``; session streamers ask
 /// ``isCurrent(_:generation:)``.
 actor ServerConnection {
-    /// Work the reader runs after a machine step (it owns the task group for streamers).
+    /// Work the message's job runs after a machine step (``SyncEndpoint``).
     enum Work: Sendable {
         case bind(BindRequest)
         case integrate(Upload, BoundSession)
@@ -22,7 +21,8 @@ actor ServerConnection {
 
     let id: UInt64
     let service: SyncService
-    let writer: WebSocketOutboundWriter
+    let writer: SyncChannelWriter
+    let queue: SyncWorkQueue
     let logger: Logger
     private var machine: ServerConnectionStateMachine
     private var sessions = ServerSessionTable()
@@ -37,10 +37,11 @@ actor ServerConnection {
     /// What the device last said it accepts, as kept (written again only when it changes).
     private var acceptedActionsKept: [RemoteActionKind]?
 
-    init(id: UInt64, service: SyncService, writer: WebSocketOutboundWriter, logger: Logger) {
+    init(id: UInt64, service: SyncService, writer: SyncChannelWriter, queue: SyncWorkQueue, logger: Logger) {
         self.id = id
         self.service = service
         self.writer = writer
+        self.queue = queue
         self.logger = logger
         self.machine = ServerConnectionStateMachine(software: "tether-server \(TetherVersion.release)")
     }
@@ -192,7 +193,7 @@ actor ServerConnection {
                     work.append(.stream(SessionStreamer(
                         session: session.bound, generation: session.generation, bootstrap: bootstrap, file: start.file, after: start.after,
                         wakeups: start.wakeups, window: session.window, connection: self, storage: service.storage.history,
-                        policy: service.policy, fence: service.fence, writer: writer, logger: logger)))
+                        policy: service.policy, fence: service.fence, writer: writer, queue: queue, logger: logger)))
                 case .release:
                     if let session = sessions.release(id) {
                         await service.release(session.bound.key)

@@ -7,7 +7,7 @@ struct ServerSession: Sendable {
     /// Where its streamer starts: the hub's wakeups for its partition and the version it
     /// downloads after.
     struct StreamStart: Sendable {
-        var wakeups: AsyncStream<Void>
+        var wakeups: DownloadWakeup
         var after: ServerVersion
         /// The ready file its state comes as (nil: rows).
         var file: ReadyFileHandle?

@@ -14,7 +14,7 @@ struct ServerSessionTable: Sendable {
     /// the connection negotiated flow control). A window of an earlier bind of the same id is
     /// closed, so its streamer stops.
     mutating func bind(
-        _ id: SessionID, as bound: BoundSession, flowControl: Bool, wakeups: AsyncStream<Void>, after: ServerVersion,
+        _ id: SessionID, as bound: BoundSession, flowControl: Bool, wakeups: DownloadWakeup, after: ServerVersion,
         file: ReadyFileHandle? = nil
     ) -> ServerSession {
         sessions[id]?.window.close()

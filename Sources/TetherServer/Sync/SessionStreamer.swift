@@ -1,11 +1,15 @@
 import Logging
 import NIOCore
+import Synchronization
 import TetherProtocol
-import WSCore
 
 /// Sends one bound session what it needs: the partition's state in chunks (new store or
 /// reset), then history entries after its version, batched, whenever the partition gets
 /// a new version. The store's own changesets go back without changes, as acknowledgements.
+///
+/// It holds no task while the session is idle: the state goes out in one job of the
+/// ``SyncWorkQueue``, then each wake-up of its ``DownloadWakeup`` submits a job that sends
+/// what is new and ends (one at a time; a wake-up meanwhile makes it run once more).
 struct SessionStreamer: Sendable {
     let session: BoundSession
     let generation: UInt64
@@ -13,7 +17,7 @@ struct SessionStreamer: Sendable {
     /// With `bootstrap`: the ready file to send in place of rows.
     let file: ReadyFileHandle?
     let after: ServerVersion
-    let wakeups: AsyncStream<Void>
+    let wakeups: DownloadWakeup
     /// Flow control: one unit per state or download message.
     let window: SendWindow
     let connection: ServerConnection
@@ -23,31 +27,76 @@ struct SessionStreamer: Sendable {
     let policy: ServerPolicy
     /// Turns a storage's fence into the session's rebind.
     let fence: RebindFence
-    let writer: WebSocketOutboundWriter
+    let writer: SyncChannelWriter
+    let queue: SyncWorkQueue
     let logger: Logger
 
     static let maxEntriesPerBatch = 512
 
     var id: SessionID { session.key.session }
 
-    func run() async {
+    /// Starts the session's downloads (its state first when it bootstraps).
+    func start() {
+        queue.submit { await begin() }
+    }
+
+    /// Where the session's downloads stand between wake-ups: the last version sent and the
+    /// store's last integrated seq. Touched by one job at a time (``DownloadWakeup``).
+    private final class Position: Sendable {
+        private let value: Mutex<(cursor: Int64, integrated: Int64)>
+        init(cursor: Int64, integrated: Int64) { value = Mutex((cursor, integrated)) }
+        var current: (cursor: Int64, integrated: Int64) {
+            get { value.withLock { $0 } }
+            set { value.withLock { $0 = newValue } }
+        }
+    }
+
+    private func begin() async {
         do {
             var cursor = after
             if bootstrap {
-                // In a task of its own, as each batch of downloads below: see ShortLivedTask.
-                let file = self.file
-                guard let version = try await ShortLivedTask.run({
-                    if let file { try await streamFile(file) } else { try await streamState() }
-                }) else { return }
-                cursor = version
+                let sent = if let file { try await streamFile(file) } else { try await streamState() }
+                guard let sent else { return }
+                cursor = sent
             }
-            try await streamDownloads(after: cursor)
-        } catch is CancellationError {
-            return
-        } catch StorageError.fenced(let what) {
+            // A bootstrapping session's client file was registered by its bind and could upload
+            // only once the last state chunk was sent, after `start` was read: nothing of it is
+            // integrated at or before `start`. One storage round trip less per new device.
+            let integrated = bootstrap ? 0 : try await storage.integratedSeq(
+                of: session.clientFile, in: session.partition, atOrBefore: cursor.version)
+            let position = Position(cursor: cursor.version, integrated: integrated)
+            wakeups.attach { [self] in queue.submit { await catchUp(position) } }
+        } catch {
+            await ended(by: error)
+        }
+    }
+
+    /// Sends what is new since `position`, again while wake-ups came meanwhile.
+    private func catchUp(_ position: Position) async {
+        do {
+            repeat {
+                let (cursor, integrated) = position.current
+                guard let next = try await sendNewEntries(after: cursor, integrated: integrated) else {
+                    wakeups.finish()
+                    return
+                }
+                position.current = next
+            } while wakeups.ranOnce()
+        } catch {
+            wakeups.finish()
+            await ended(by: error)
+        }
+    }
+
+    /// A failure ends the session (not the connection) unless the session ended already.
+    private func ended(by error: any Error) async {
+        switch error {
+        case is CancellationError, is SyncChannelWriter.WriteFailed:
+            return  // the connection is gone: its close releases the session
+        case StorageError.fenced(let what):
             guard await connection.isCurrent(id, generation: generation) else { return }
             await connection.fail(id, generation: generation, with: fence.fenced(what))
-        } catch {
+        default:
             guard await connection.isCurrent(id, generation: generation) else { return }
             logger.error("download stream failed", metadata: ["partition": "\(session.partition)", "error": "\(error)"])
             await connection.fail(id, generation: generation, with: SyncService.storageFailure(error))
@@ -122,24 +171,6 @@ struct SessionStreamer: Sendable {
             connection.service.metrics.sent(bytes: sent)
             offset = end
             if isLast { return file.version }
-        }
-    }
-
-    private func streamDownloads(after start: ServerVersion) async throws {
-        var cursor = start.version
-        // A bootstrapping session's client file was registered by its bind and could upload
-        // only once the last state chunk was sent, after `start` was read: nothing of it is
-        // integrated at or before `start`. One storage round trip less per new device.
-        var integrated: Int64 = 0
-        if !bootstrap {
-            integrated = try await ShortLivedTask.run {
-                try await storage.integratedSeq(of: session.clientFile, in: session.partition, atOrBefore: start.version)
-            }
-        }
-        for await _ in wakeups {
-            let (from, acknowledged) = (cursor, integrated)
-            guard let next = try await ShortLivedTask.run({ try await sendNewEntries(after: from, integrated: acknowledged) }) else { return }
-            (cursor, integrated) = next
         }
     }
 

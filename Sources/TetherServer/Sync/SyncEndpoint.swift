@@ -1,81 +1,58 @@
 import Logging
 import NIOCore
 import TetherProtocol
-import WSCore
 
-/// The `/sync` WebSocket endpoint: one reader per connection that joins frames into
-/// messages, feeds them to the connection's state machine, runs binds, uploads and heal
-/// chunks in order (each is committed before the next message is read), and starts a
-/// streamer per bound session. Streamers end when their session is released or the
-/// connection closes.
+/// The `/sync` WebSocket endpoint: what a connection's messages cause. Each connection is a
+/// ``SyncChannelHandler`` on its event loop that joins frames into messages and hands them here
+/// one at a time, each in a job of the ``SyncWorkQueue``: the message goes to the connection's
+/// state machine, then binds, uploads and heal chunks run in order (each is committed before the
+/// next message is read), and the sessions that bound start their ``SessionStreamer``s. Between
+/// messages a connection holds no task.
 package struct SyncEndpoint: Sendable {
     package let service: SyncService
+    package let queue: SyncWorkQueue
 
-    package init(service: SyncService) {
+    package init(service: SyncService, queue: SyncWorkQueue) {
         self.service = service
+        self.queue = queue
     }
 
-    package func handle(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, gate: ConnectionGate = .none, logger baseLogger: Logger
-    ) async {
-        gate.upgraded()
-        let connection = await service.hub.openConnection { [service] id in
-            var logger = baseLogger
-            logger[metadataKey: "connection"] = "\(id)"
-            return ServerConnection(id: id, service: service, writer: outbound, logger: logger)
-        }
-        let id = connection.id
-        let logger = connection.logger
-        logger.debug("sync connection opened")
-        await withDiscardingTaskGroup { group in
-            var assembler = MessageAssembler()
-            do {
-                reading: for try await frame in inbound {
-                    service.metrics.received(bytes: frame.data.readableBytes)
-                    let kind: MessageAssembler.FrameKind =
-                        switch frame.opcode {
-                        case .text: .text
-                        case .continuation: .continuation
-                        default: .binary
-                        }
-                    let input: Input
-                    switch assembler.append(kind, frame.data.readableBytesView, fin: frame.fin) {
-                    case .incomplete: continue
-                    case .failure(let error): input = .undecodable(error)
-                    case .message(let bytes): input = .message(bytes)
-                    }
-                    // Each message's work runs in a task of its own: see ShortLivedTask. It throws
-                    // only when the connection's task is cancelled, which closes the connection.
-                    let outcome = (try? await ShortLivedTask.run { await process(input, connection: connection, gate: gate) })
-                        ?? Outcome(streamers: [], close: true)
-                    for streamer in outcome.streamers { group.addTask { await streamer.run() } }
-                    if outcome.close { break reading }
-                }
-            } catch {
-                logger.debug("sync connection read failed", metadata: ["error": "\(error)"])
-            }
-            await connection.connectionClosed()
-            group.cancelAll()
-        }
-        await service.hub.closeConnection(id)
-        logger.debug("sync connection closed")
+    /// The connection of a newly upgraded channel (not yet in the hub: see ``opened(_:)``).
+    func connection(on channel: any Channel, logger baseLogger: Logger) -> ServerConnection {
+        let id = service.hub.newConnectionID()
+        var logger = baseLogger
+        logger[metadataKey: "connection"] = "\(id)"
+        return ServerConnection(id: id, service: service, writer: SyncChannelWriter(channel: channel), queue: queue, logger: logger)
     }
 
-    /// A complete message from the reader, or why it is not one.
-    private enum Input: Sendable {
+    /// The connection's first job, before any of its messages.
+    func opened(_ connection: ServerConnection) async {
+        await service.hub.adopt(connection)
+        connection.logger.debug("sync connection opened")
+    }
+
+    /// The connection's last job, after the last message's: its sessions are released.
+    func closed(_ connection: ServerConnection) async {
+        await connection.connectionClosed()
+        await service.hub.closeConnection(connection.id)
+        connection.logger.debug("sync connection closed")
+    }
+
+    /// A complete message from the channel, or why it is not one.
+    enum Input: Sendable {
         case message([UInt8])
         case undecodable(WireDecodeError)
     }
 
-    /// What a message's work leaves to the reader: streamers to start, and whether to close.
-    private struct Outcome: Sendable {
+    /// What a message's work leaves to the channel: streamers to start, and whether to close.
+    struct Outcome: Sendable {
         var streamers: [SessionStreamer] = []
         var close = false
     }
 
     /// Decodes a message and runs the work it causes: binds, uploads (committed before the
     /// next message is read), and the streamers of sessions that bound.
-    private func process(_ input: Input, connection: ServerConnection, gate: ConnectionGate) async -> Outcome {
+    func process(_ input: Input, connection: ServerConnection, gate: ConnectionGate) async -> Outcome {
         var queue: [ServerConnection.Work]
         switch input {
         case .undecodable(let error):

@@ -1,3 +1,4 @@
+import Synchronization
 import TetherProtocol
 
 /// Identifies one session on one connection.
@@ -61,9 +62,9 @@ package actor SyncHub {
     /// its own up instead of scanning every owner — a scan (and the copy of the dictionary its
     /// removals made) per release cost a 5,000-device storm's teardown O(n²).
     private var ownedFiles: [SessionKey: [ClientFileKey]] = [:]
-    private var listeners: [PartitionName: [SessionKey: AsyncStream<Void>.Continuation]] = [:]
+    private var listeners: [PartitionName: [SessionKey: DownloadWakeup]] = [:]
     private var connections: [UInt64: ServerConnection] = [:]
-    private var nextConnection: UInt64 = 1
+    private let nextConnection = Atomic<UInt64>(1)
     /// Where each device's remote actions go: its id → the connections whose accepted reports
     /// speak for it (protocol 8), and back, so that delivering a device's actions costs a
     /// lookup, not a visit to every connection.
@@ -72,13 +73,15 @@ package actor SyncHub {
 
     package init() {}
 
-    /// A new connection, made by `make` with its id, kept until ``closeConnection(_:)`` for what
-    /// reaches a connection rather than a session (a credential hand-over).
-    func openConnection(_ make: (UInt64) -> ServerConnection) -> ServerConnection {
-        defer { nextConnection += 1 }
-        let connection = make(nextConnection)
-        connections[nextConnection] = connection
-        return connection
+    /// The id of a new connection (taken on its event loop, before the connection reaches the hub).
+    nonisolated func newConnectionID() -> UInt64 {
+        nextConnection.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+
+    /// Keeps a new connection until ``closeConnection(_:)``, for what reaches a connection
+    /// rather than a session (a credential hand-over, remote actions).
+    func adopt(_ connection: ServerConnection) {
+        connections[connection.id] = connection
     }
 
     /// The connection with this id, while it is open.
@@ -125,14 +128,13 @@ package actor SyncHub {
         return true
     }
 
-    /// Records an accepted bind and returns the stream that wakes its downloads (it yields
-    /// once at once, then whenever the partition gets a new version).
-    package func register(_ session: BoundSession) -> AsyncStream<Void> {
+    /// Records an accepted bind and returns what wakes its downloads (woken once at once, then
+    /// whenever the partition gets a new version).
+    package func register(_ session: BoundSession) -> DownloadWakeup {
         sessions[session.key] = session
-        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        listeners[session.partition, default: [:]][session.key] = continuation
-        continuation.yield()
-        return stream
+        let wakeup = DownloadWakeup()
+        listeners[session.partition, default: [:]][session.key] = wakeup
+        return wakeup
     }
 
     /// Ends a session's registration: frees its client file and stops its downloads. Returns
@@ -152,7 +154,7 @@ package actor SyncHub {
 
     /// Wakes every session of the partition (a new version was committed).
     package func publish(_ partition: PartitionName) {
-        for continuation in listeners[partition, default: [:]].values { continuation.yield() }
+        for wakeup in listeners[partition, default: [:]].values { wakeup.wake() }
     }
 
     package func bound(where predicate: (BoundSession) -> Bool = { _ in true }) -> [BoundSession] {

@@ -63,7 +63,7 @@ package final class SyncService: Sendable {
 
     package enum BindOutcome: Sendable {
         /// `file`: the ready file its state comes as (nil: rows, or no state).
-        case accepted(BindReply, downloadAfter: ServerVersion, session: BoundSession, wakeups: AsyncStream<Void>, file: ReadyFileHandle?)
+        case accepted(BindReply, downloadAfter: ServerVersion, session: BoundSession, wakeups: DownloadWakeup, file: ReadyFileHandle?)
         case rejected(SyncError)
 
         /// Whether the bind's token named a user (accepted, or refused for another reason):

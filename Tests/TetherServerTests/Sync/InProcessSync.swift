@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTesting
 import HummingbirdWebSocket
 import HummingbirdWSClient
@@ -10,8 +11,8 @@ import TetherProtocol
 import TetherTestSupport
 @testable import TetherServer
 
-/// ``SyncEndpoint`` served at `/sync` by an in-process Hummingbird application on a loopback
-/// port (HummingbirdTesting's `.live`), over a ``SyncService`` on SQLite in a temporary
+/// ``SyncEndpoint`` served at `/sync` (``SyncListenerChannel``, its ``SyncWorkQueue`` running
+/// beside) by an in-process Hummingbird application on a loopback port (HummingbirdTesting's `.live`), over a ``SyncService`` on SQLite in a temporary
 /// directory: ``ServerConnection`` and ``SessionStreamer`` driven through a real WebSocket,
 /// without a process. One user, `pos`, may read and write `store-*`.
 struct InProcessSync: Sendable {
@@ -45,17 +46,20 @@ struct InProcessSync: Sendable {
             runtimeGrants: [], flags: ServerFlags(), configuredRecovery: true, schemas: schemas)
         let logger = Logger(label: "tether.test.in-process-sync")
         let service = SyncService(storage: StorageRoles(storage), hub: SyncHub(), policy: policy, now: { Date() }, logger: logger)
-        let endpoint = SyncEndpoint(service: service)
-        let router = Router(context: BasicWebSocketRequestContext.self)
-        router.ws("sync") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, context in
-            await endpoint.handle(inbound: inbound, outbound: outbound, logger: context.logger)
-        }
+        let queue = SyncWorkQueue()
+        let endpoint = SyncEndpoint(service: service, queue: queue)
         let app = Application(
-            router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: ProtocolLimits.maxFrameBytes))),
+            router: Router(context: BasicRequestContext.self),
+            server: HTTPServerBuilder { responder in
+                SyncListenerChannel(responder: responder, http1: .init(), endpoint: endpoint, socket: SyncSocketConfiguration())
+            },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
         do {
-            try await app.test(.live) { client in try await body(InProcessSync(storage: storage, service: service), client) }
+            try await withThrowingTaskGroup { group in
+                group.addTask { await queue.run() }
+                defer { group.cancelAll() }
+                try await app.test(.live) { client in try await body(InProcessSync(storage: storage, service: service), client) }
+            }
             try await storage.close()
         } catch {
             try? await storage.close()  // the test's error is the one to report

@@ -14,7 +14,7 @@ import TetherProtocol
     }
 
     func bind(_ table: inout ServerSessionTable, _ id: SessionID, flowControl: Bool = true) -> ServerSession {
-        table.bind(id, as: bound(id), flowControl: flowControl, wakeups: AsyncStream { $0.finish() }, after: .none)
+        table.bind(id, as: bound(id), flowControl: flowControl, wakeups: DownloadWakeup(), after: .none)
     }
 
     @Test func eachBindGetsANewGeneration() {

@@ -31,7 +31,7 @@ import TetherTestSupport
         guard case .accepted(_, _, let bound, let wakeups, _) = await SyncServiceAdmissionTests.bind(
             fixture.service, "store-1", session: session, connection: connection)
         else { throw StorageError.unavailable("the bind was refused") }
-        var iterator = wakeups.makeAsyncIterator()
+        var iterator = wakeups.runs().makeAsyncIterator()
         _ = await iterator.next()
         return (bound, iterator)
     }
