@@ -3,9 +3,10 @@ import NIOWebSocket
 import TetherProtocol
 
 /// Writes one `/sync` connection's messages, each as one binary WebSocket message, from any
-/// task (the connection's actor, its sessions' downloads). A write returns once its bytes are
-/// handed to the socket, so a sender never runs ahead of a device that does not read; it fails
-/// once the socket is closing (``SyncChannelHandler`` refuses data after its close frame).
+/// task (the connection's actor, its sessions' downloads). A sender never runs far ahead of a
+/// device that does not read: once the channel's outbound buffer is past its high-water mark a
+/// write waits until its bytes are handed to the socket; a write fails once the socket is
+/// closing (``SyncChannelHandler`` refuses data after its close frame) or closed.
 struct SyncChannelWriter: Sendable {
     let channel: any Channel
     /// Larger messages go out in continuation frames of this size (none does today:
@@ -28,7 +29,15 @@ struct SyncChannelWriter: Sendable {
 
     private func write(_ buffer: ByteBuffer) async throws {
         if buffer.readableBytes <= maxFrameSize {
-            try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .binary, data: buffer)).get()
+            let frame = WebSocketFrame(fin: true, opcode: .binary, data: buffer)
+            // While the socket takes more, the write is handed to the event loop and not waited
+            // for (a wait is a hop back from the loop per message); once it does not, or the
+            // channel closed, the write is waited for, which throws when it failed.
+            if channel.isWritable {
+                channel.writeAndFlush(frame, promise: nil)
+            } else {
+                try await channel.writeAndFlush(frame).get()
+            }
             return
         }
         // The fragments go out in one turn of the event loop: no other message's frames come between them.
