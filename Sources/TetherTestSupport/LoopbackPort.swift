@@ -25,6 +25,30 @@ package enum LoopbackPort {
         return UInt16(bigEndian: address.sin_port)
     }
 
+    /// A port on 127.0.0.1 that refuses connections until ``RefusingPort/close()``: a socket
+    /// bound to it and never listening, so that no other test's server can take the port
+    /// meanwhile (one from ``free()`` can be, which once made a test that expected a refused
+    /// connection connect to another test's server). Close it with `defer { port.close() }`.
+    package static func refusing() throws -> RefusingPort {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestSupportError("socket(AF_INET): \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard bound == 0, named == 0 else {
+            close(fd)
+            throw TestSupportError("bind 127.0.0.1:0: \(String(cString: strerror(errno)))")
+        }
+        return RefusingPort(descriptor: fd, port: UInt16(bigEndian: address.sin_port))
+    }
+
     /// A listening TCP socket on 127.0.0.1, on a port the kernel picks (the fake servers').
     package static func listen(backlog: Int32 = 16) throws -> (descriptor: Int32, port: UInt16) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -58,4 +82,23 @@ package enum LoopbackPort {
         }
         return true
     }
+}
+
+/// A loopback port held bound and not listening (``LoopbackPort/refusing()``).
+package final class RefusingPort: Sendable {
+    package let port: UInt16
+    private let descriptor: Int32
+
+    init(descriptor: Int32, port: UInt16) {
+        self.descriptor = descriptor
+        self.port = port
+    }
+
+    /// `ws://127.0.0.1:PORT/sync`.
+    package var syncURL: String { "ws://127.0.0.1:\(port)/sync" }
+
+    /// Frees the port (also on deinit; call it last to keep the port held until then).
+    package func close() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+
+    deinit { Glibc.close(descriptor) }
 }

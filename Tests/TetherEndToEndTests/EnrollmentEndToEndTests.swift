@@ -229,7 +229,9 @@ struct EnrollmentEndToEndTests {
         #expect(loose.status == 2 && loose.standardError.contains("mode 644"), "\(loose)")
         let garbage = try await enroll("garbage")
         #expect(garbage.status == 2 && garbage.standardError.contains("does not hold an enrollment key"), "\(garbage)")
-        let unreachable = try await enroll(server.addKey(), server: "ws://127.0.0.1:\(try LoopbackPort.free())/sync")
+        let refusing = try LoopbackPort.refusing()
+        defer { refusing.close() }
+        let unreachable = try await enroll(server.addKey(), server: refusing.syncURL)
         #expect(unreachable.status == 5 && unreachable.standardError.contains("(unreachable;"), "\(unreachable)")
         server.script([.refusal(.rateLimited, retryAfter: 30)])
         let limited = try await enroll(server.addKey())

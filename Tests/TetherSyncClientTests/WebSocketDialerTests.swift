@@ -54,7 +54,9 @@ import TetherTestSupport
     }
 
     @Test func aPortNobodyListensOnRefuses() async throws {
-        let url = "ws://127.0.0.1:\(try LoopbackPort.free())/sync"
+        let refusing = try LoopbackPort.refusing()
+        defer { refusing.close() }
+        let url = refusing.syncURL
         let error = await dial(url)
         guard case .unreachable(let reason, cause: .connectionRefused)? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(reason.hasPrefix("\(url): "))

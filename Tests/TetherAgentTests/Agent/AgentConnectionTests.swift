@@ -55,7 +55,9 @@ import TetherTestSupport
     }
 
     @Test func aRefusedAttemptIsNamedByItsTypeSendsReadyAndBacksOff() async throws {
-        try await withConnection(url: "ws://127.0.0.1:\(try LoopbackPort.free())/sync") { registry, connection, seen in
+        let refusing = try LoopbackPort.refusing()
+        defer { refusing.close() }
+        try await withConnection(url: refusing.syncURL) { registry, connection, seen in
             try await eventually("two refused attempts", timeout: .seconds(120)) { syncErrors(registry).count >= 2 }
             #expect(syncErrors(registry).allSatisfy { $0.name == "connection_refused" && $0.action == "transient" && $0.code == nil })
             #expect(seen.ready.withLock { $0 } == 1, "READY=1 once, after the first attempt")
@@ -110,7 +112,9 @@ import TetherTestSupport
     /// (Closing a connection to the fake server waits for a close frame it never sends, so the
     /// connected case of a reload is played by the machine's tests and the end-to-end suites.)
     @Test func aReloadThatChangesTheServerEndsTheBackoff() async throws {
-        let url = "ws://127.0.0.1:\(try LoopbackPort.free())/sync"
+        let refusing = try LoopbackPort.refusing()
+        defer { refusing.close() }
+        let url = refusing.syncURL
         try await withConnection(url: url, backoff: Backoff(initial: .seconds(600), maximum: .seconds(600))) { registry, connection, _ in
             try await eventually("the first attempt refused", timeout: .seconds(120)) { syncErrors(registry).count == 1 }
             try await eventually("backing off", timeout: .seconds(120)) {

@@ -90,7 +90,9 @@ import TetherTestSupport
     }
 
     @Test func nobodyListeningIsTransient() async throws {
-        let client = try #require(EnrollmentClient(serverURL: "ws://127.0.0.1:\(try LoopbackPort.free())/sync", trust: ServerTrust()))
+        let refusing = try LoopbackPort.refusing()
+        defer { refusing.close() }
+        let client = try #require(EnrollmentClient(serverURL: refusing.syncURL, trust: ServerTrust()))
         do {
             _ = try await client.enroll(Self.request)
             Issue.record("enrolled with nobody")

@@ -1,0 +1,116 @@
+/// The `where` of a subscription (issue 51): which rows of one table a device holds, in
+/// Tether's own small expression language, parsed and checked against the table's schema, never
+/// pasted into SQL as text. docs/subscriptions.md has the grammar:
+///
+///     shop_id = {tag:shop} AND (price_zone IN ('a', 'b') OR promoted)
+///     sensor = {name} AND taken_at >= now() - 7d AND note IS NOT NULL
+///
+/// A filter holds column names, literals, the device's parameters (`{name}`, `{id}`,
+/// `{tag:KEY}`) and `now()` with an offset; ``resolved(with:now:)`` puts the device's values and
+/// the time in, giving a ``ResolvedFilter`` that evaluates rows and renders SQL with placeholders.
+package struct SubscriptionFilter: Sendable, Hashable {
+    /// The text as written (for messages and the configuration's round trip).
+    package let text: String
+    /// The table it filters.
+    package let table: String
+    package let expression: FilterExpression
+
+    /// Parses `text` as a filter over `table` and checks it against the table's columns and types.
+    package init(_ text: String, table: TableSchema) throws(SubscriptionFilterError) {
+        guard text.utf8.count <= SubscriptionFilterLimits.maxTextBytes else {
+            throw SubscriptionFilterError(.tooLarge("longer than \(SubscriptionFilterLimits.maxTextBytes) bytes"), at: 0)
+        }
+        var parser = FilterParser(tokens: try FilterLexer.tokens(of: text))
+        let expression = try parser.parseFilter()
+        try FilterChecker(table: table).check(expression)
+        self.text = text
+        self.table = table.name
+        self.expression = expression
+    }
+
+    /// The parameters the filter names (a device lacking one cannot hold the subscription).
+    package var parameters: Set<FilterParameter> { expression.parameters }
+}
+
+/// A filter's tree. Predicates compare one column with operands; `and`, `or` and `not` combine
+/// them with SQL's three-valued logic (a comparison with NULL is unknown, and only rows for which
+/// the whole filter is true match).
+package indirect enum FilterExpression: Sendable, Hashable {
+    case compare(column: String, FilterComparison, FilterOperand)
+    case isIn(column: String, [FilterOperand], negated: Bool)
+    case between(column: String, FilterOperand, FilterOperand, negated: Bool)
+    case isNull(column: String, negated: Bool)
+    /// A boolean column on its own (`promoted`): true when it holds 1.
+    case isTrue(column: String)
+    case and([FilterExpression])
+    case or([FilterExpression])
+    case not(FilterExpression)
+
+    var parameters: Set<FilterParameter> {
+        switch self {
+        case .compare(_, _, let operand): operand.parameters
+        case .isIn(_, let operands, _): operands.reduce(into: []) { $0.formUnion($1.parameters) }
+        case .between(_, let low, let high, _): low.parameters.union(high.parameters)
+        case .isNull, .isTrue: []
+        case .and(let all), .or(let all): all.reduce(into: []) { $0.formUnion($1.parameters) }
+        case .not(let inner): inner.parameters
+        }
+    }
+
+    /// Predicates and connectives in the tree (bounded by ``SubscriptionFilterLimits/maxNodes``).
+    var nodeCount: Int {
+        switch self {
+        case .compare, .isNull, .isTrue, .between: 1
+        case .isIn(_, let operands, _): 1 + operands.count / 64
+        case .and(let all), .or(let all): 1 + all.reduce(0) { $0 + $1.nodeCount }
+        case .not(let inner): 1 + inner.nodeCount
+        }
+    }
+}
+
+package enum FilterComparison: String, Sendable, Hashable, CaseIterable {
+    case equal = "="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+}
+
+/// What a column is compared with.
+package enum FilterOperand: Sendable, Hashable {
+    case literal(FieldValue)
+    case parameter(FilterParameter)
+    /// `now()` plus `seconds` (negative for `now() - 7d`): for an integer or real column the Unix
+    /// time in seconds, for a text column ISO 8601 in UTC (`2026-11-30T12:00:00.000Z`).
+    case now(offsetSeconds: Int64)
+
+    var parameters: Set<FilterParameter> {
+        if case .parameter(let parameter) = self { [parameter] } else { [] }
+    }
+}
+
+/// A value the device brings: its name, its id, or one of its enrollment tags. Text; compared
+/// with an integer column it must read as an integer.
+package enum FilterParameter: Sendable, Hashable, CustomStringConvertible {
+    case name
+    case id
+    case tag(String)
+
+    package var description: String {
+        switch self {
+        case .name: "{name}"
+        case .id: "{id}"
+        case .tag(let key): "{tag:\(key)}"
+        }
+    }
+}
+
+/// What the server evaluates for one filter, at most.
+package enum SubscriptionFilterLimits {
+    package static let maxTextBytes = 4_096
+    /// Predicates and connectives (an `IN` list counts one per 64 values).
+    package static let maxNodes = 64
+    package static let maxInValues = 1_000
+    package static let maxDepth = 16
+}
