@@ -6,34 +6,22 @@ package enum LoopbackPort {
     /// socket bound to port 0, which is then closed. Another process could take it in between,
     /// which the ephemeral range makes unlikely.
     package static func free() throws -> UInt16 {
+        let (fd, port) = try boundSocket()
+        close(fd)
+        return port
+    }
+
+    /// A TCP socket bound to 127.0.0.1 on a port the kernel picks, and the port.
+    private static func boundSocket(reuseAddress: Bool = false) throws -> (descriptor: Int32, port: UInt16) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket(AF_INET): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
+        if reuseAddress {
+            var yes: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw TestSupportError("bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw TestSupportError("getsockname: \(String(cString: strerror(errno)))") }
-        return UInt16(bigEndian: address.sin_port)
-    }
-
-    /// A port on 127.0.0.1 that refuses connections until ``RefusingPort/close()``: a socket
-    /// bound to it and never listening, so that no other test's server can take the port
-    /// meanwhile (one from ``free()`` can be, which once made a test that expected a refused
-    /// connection connect to another test's server). Close it with `defer { port.close() }`.
-    package static func refusing() throws -> RefusingPort {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket(AF_INET): \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) {
@@ -43,33 +31,31 @@ package enum LoopbackPort {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         guard bound == 0, named == 0 else {
+            let error = TestSupportError("bind 127.0.0.1:0: \(String(cString: strerror(errno)))")
             close(fd)
-            throw TestSupportError("bind 127.0.0.1:0: \(String(cString: strerror(errno)))")
+            throw error
         }
-        return RefusingPort(descriptor: fd, port: UInt16(bigEndian: address.sin_port))
+        return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A port on 127.0.0.1 that refuses connections until ``RefusingPort/close()``: a socket
+    /// bound to it and never listening, so that no other test's server can take the port
+    /// meanwhile (one from ``free()`` can be, which once made a test that expected a refused
+    /// connection connect to another test's server). Close it with `defer { port.close() }`.
+    package static func refusing() throws -> RefusingPort {
+        let (fd, port) = try boundSocket()
+        return RefusingPort(descriptor: fd, port: port)
     }
 
     /// A listening TCP socket on 127.0.0.1, on a port the kernel picks (the fake servers').
     package static func listen(backlog: Int32 = 16) throws -> (descriptor: Int32, port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
+        let (fd, port) = try boundSocket(reuseAddress: true)
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let error = TestSupportError("listen: \(String(cString: strerror(errno)))")
             close(fd)
-            throw TestSupportError("bind/listen: \(String(cString: strerror(errno)))")
+            throw error
         }
-        return (fd, UInt16(bigEndian: address.sin_port))
+        return (fd, port)
     }
 
     /// Writes all of `bytes` to the socket `fd`; false when the peer is gone.

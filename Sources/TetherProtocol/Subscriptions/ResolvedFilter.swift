@@ -15,16 +15,8 @@ package struct FilterParameters: Sendable, Hashable {
 /// (``matches(_:)``) with SQL's three-valued logic and renders SQL with placeholders
 /// (``sql(placeholder:quote:)``) that selects exactly the rows ``matches(_:)`` takes.
 package struct ResolvedFilter: Sendable, Hashable {
-    package indirect enum Node: Sendable, Hashable {
-        case compare(column: String, FilterComparison, FieldValue)
-        case isIn(column: String, [FieldValue], negated: Bool)
-        case between(column: String, FieldValue, FieldValue, negated: Bool)
-        case isNull(column: String, negated: Bool)
-        case isTrue(column: String)
-        case and([Node])
-        case or([Node])
-        case not(Node)
-    }
+    /// The tree with values for operands.
+    package typealias Node = FilterTree<FieldValue>
 
     package let table: String
     package let root: Node
@@ -35,62 +27,38 @@ extension SubscriptionFilter {
     /// the device lacks a parameter or its value does not fit the column (an integer column's
     /// parameter must read as an integer).
     package func resolved(with parameters: FilterParameters, now: Double, schema: TableSchema) throws(SubscriptionFilterError) -> ResolvedFilter {
-        ResolvedFilter(table: table, root: try Self.resolve(expression, parameters, now, schema))
+        let root = try expression.map { (column, operand) throws(SubscriptionFilterError) -> FieldValue in
+            try Self.value(of: operand, for: schema.column(column)?.type ?? .text, column: column, parameters, now: now)
+        }
+        return ResolvedFilter(table: table, root: root)
     }
 
-    private static func resolve(
-        _ expression: FilterExpression, _ parameters: FilterParameters, _ now: Double, _ schema: TableSchema
-    ) throws(SubscriptionFilterError) -> ResolvedFilter.Node {
-        func value(_ operand: FilterOperand, _ column: String) throws(SubscriptionFilterError) -> FieldValue {
-            let type = schema.column(column)?.type ?? .text
-            switch operand {
-            case .literal(let value):
-                return value
-            case .now(let offset):
-                let seconds = now + Double(offset)
-                switch type {
-                case .text: return .text(Self.iso8601(seconds))
-                case .real: return .real(seconds)
-                default: return .integer(Int64(seconds.rounded(.down)))
-                }
-            case .parameter(let parameter):
-                let text: String? =
-                    switch parameter {
-                    case .name: parameters.name
-                    case .id: parameters.id
-                    case .tag(let key): parameters.tags[key]
-                    }
-                guard let text else { throw SubscriptionFilterError(.parameter("the device has no \(parameter)"), at: nil) }
-                guard type == .integer else { return .text(text) }
-                guard let integer = Int64(text) else {
-                    throw SubscriptionFilterError(.parameter("the device's \(parameter) is not an integer, as column \(column) needs"), at: nil)
-                }
-                return .integer(integer)
+    private static func value(
+        of operand: FilterOperand, for type: ColumnType, column: String, _ parameters: FilterParameters, now: Double
+    ) throws(SubscriptionFilterError) -> FieldValue {
+        switch operand {
+        case .literal(let value):
+            return value
+        case .now(let offset):
+            let seconds = now + Double(offset)
+            switch type {
+            case .text: return .text(iso8601(seconds))
+            case .real: return .real(seconds)
+            default: return .integer(Int64(seconds.rounded(.down)))
             }
-        }
-        switch expression {
-        case .compare(let column, let comparison, let operand):
-            return .compare(column: column, comparison, try value(operand, column))
-        case .isIn(let column, let operands, let negated):
-            var values: [FieldValue] = []
-            for operand in operands { values.append(try value(operand, column)) }
-            return .isIn(column: column, values, negated: negated)
-        case .between(let column, let low, let high, let negated):
-            return .between(column: column, try value(low, column), try value(high, column), negated: negated)
-        case .isNull(let column, let negated):
-            return .isNull(column: column, negated: negated)
-        case .isTrue(let column):
-            return .isTrue(column: column)
-        case .and(let all):
-            var nodes: [ResolvedFilter.Node] = []
-            for inner in all { nodes.append(try resolve(inner, parameters, now, schema)) }
-            return .and(nodes)
-        case .or(let all):
-            var nodes: [ResolvedFilter.Node] = []
-            for inner in all { nodes.append(try resolve(inner, parameters, now, schema)) }
-            return .or(nodes)
-        case .not(let inner):
-            return .not(try resolve(inner, parameters, now, schema))
+        case .parameter(let parameter):
+            let text: String? =
+                switch parameter {
+                case .name: parameters.name
+                case .id: parameters.id
+                case .tag(let key): parameters.tags[key]
+                }
+            guard let text else { throw SubscriptionFilterError(.parameter("the device has no \(parameter)"), at: nil) }
+            guard type == .integer else { return .text(text) }
+            guard let integer = Int64(text) else {
+                throw SubscriptionFilterError(.parameter("the device's \(parameter) is not an integer, as column \(column) needs"), at: nil)
+            }
+            return .integer(integer)
         }
     }
 

@@ -29,31 +29,63 @@ package struct SubscriptionFilter: Sendable, Hashable {
     }
 
     /// The parameters the filter names (a device lacking one cannot hold the subscription).
-    package var parameters: Set<FilterParameter> { expression.parameters }
+    package var parameters: Set<FilterParameter> {
+        Set(expression.operands.compactMap { if case .parameter(let parameter) = $0 { parameter } else { nil } })
+    }
 }
 
-/// A filter's tree. Predicates compare one column with operands; `and`, `or` and `not` combine
-/// them with SQL's three-valued logic (a comparison with NULL is unknown, and only rows for which
-/// the whole filter is true match).
-package indirect enum FilterExpression: Sendable, Hashable {
-    case compare(column: String, FilterComparison, FilterOperand)
-    case isIn(column: String, [FilterOperand], negated: Bool)
-    case between(column: String, FilterOperand, FilterOperand, negated: Bool)
+/// A filter's tree over operands of type `Operand`: ``FilterOperand`` as written
+/// (``FilterExpression``), ``FieldValue`` once resolved (``ResolvedFilter``). Predicates compare
+/// one column with operands; `and`, `or` and `not` combine them with SQL's three-valued logic (a
+/// comparison with NULL is unknown, and only rows for which the whole filter is true match).
+package indirect enum FilterTree<Operand: Sendable & Hashable>: Sendable, Hashable {
+    case compare(column: String, FilterComparison, Operand)
+    case isIn(column: String, [Operand], negated: Bool)
+    case between(column: String, Operand, Operand, negated: Bool)
     case isNull(column: String, negated: Bool)
     /// A boolean column on its own (`promoted`): true when it holds 1.
     case isTrue(column: String)
-    case and([FilterExpression])
-    case or([FilterExpression])
-    case not(FilterExpression)
+    case and([FilterTree])
+    case or([FilterTree])
+    case not(FilterTree)
 
-    var parameters: Set<FilterParameter> {
+    /// The same tree with each operand replaced by `transform(column, operand)`.
+    func map<T, E: Error>(_ transform: (String, Operand) throws(E) -> T) throws(E) -> FilterTree<T> {
         switch self {
-        case .compare(_, _, let operand): operand.parameters
-        case .isIn(_, let operands, _): operands.reduce(into: []) { $0.formUnion($1.parameters) }
-        case .between(_, let low, let high, _): low.parameters.union(high.parameters)
+        case .compare(let column, let comparison, let operand):
+            return .compare(column: column, comparison, try transform(column, operand))
+        case .isIn(let column, let operands, let negated):
+            var mapped: [T] = []
+            for operand in operands { mapped.append(try transform(column, operand)) }
+            return .isIn(column: column, mapped, negated: negated)
+        case .between(let column, let low, let high, let negated):
+            return .between(column: column, try transform(column, low), try transform(column, high), negated: negated)
+        case .isNull(let column, let negated):
+            return .isNull(column: column, negated: negated)
+        case .isTrue(let column):
+            return .isTrue(column: column)
+        case .and(let all):
+            var mapped: [FilterTree<T>] = []
+            for inner in all { mapped.append(try inner.map(transform)) }
+            return .and(mapped)
+        case .or(let all):
+            var mapped: [FilterTree<T>] = []
+            for inner in all { mapped.append(try inner.map(transform)) }
+            return .or(mapped)
+        case .not(let inner):
+            return .not(try inner.map(transform))
+        }
+    }
+
+    /// Every operand of the tree, in order.
+    var operands: [Operand] {
+        switch self {
+        case .compare(_, _, let operand): [operand]
+        case .isIn(_, let operands, _): operands
+        case .between(_, let low, let high, _): [low, high]
         case .isNull, .isTrue: []
-        case .and(let all), .or(let all): all.reduce(into: []) { $0.formUnion($1.parameters) }
-        case .not(let inner): inner.parameters
+        case .and(let all), .or(let all): all.flatMap(\.operands)
+        case .not(let inner): inner.operands
         }
     }
 
@@ -67,6 +99,9 @@ package indirect enum FilterExpression: Sendable, Hashable {
         }
     }
 }
+
+/// A filter as written: its operands may name the device's parameters and `now()`.
+package typealias FilterExpression = FilterTree<FilterOperand>
 
 package enum FilterComparison: String, Sendable, Hashable, CaseIterable {
     case equal = "="
@@ -84,10 +119,6 @@ package enum FilterOperand: Sendable, Hashable {
     /// `now()` plus `seconds` (negative for `now() - 7d`): for an integer or real column the Unix
     /// time in seconds, for a text column ISO 8601 in UTC (`2026-11-30T12:00:00.000Z`).
     case now(offsetSeconds: Int64)
-
-    var parameters: Set<FilterParameter> {
-        if case .parameter(let parameter) = self { [parameter] } else { [] }
-    }
 }
 
 /// A value the device brings: its name, its id, or one of its enrollment tags. Text; compared
