@@ -20,7 +20,7 @@ struct FilterChecker {
             try check(low, against: column, type)
             try check(high, against: column, type)
         case .isNull(let column, _):
-            _ = try columnType(column)
+            try requireColumn(column)  // any type, blobs included
         case .isTrue(let column):
             guard try columnType(column) == .boolean else {
                 throw mismatch("column \(column) is not boolean: compare it with a value")
@@ -32,11 +32,18 @@ struct FilterChecker {
         }
     }
 
-    private func columnType(_ column: String) throws(SubscriptionFilterError) -> ColumnType {
+    @discardableResult
+    private func requireColumn(_ column: String) throws(SubscriptionFilterError) -> ColumnSchema {
         guard let found = table.column(column) else {
             throw SubscriptionFilterError(
                 .unknownColumn("no column \(column) in table \(table.name) (its columns: \(table.columns.map(\.name).joined(separator: ", ")))"), at: nil)
         }
+        return found
+    }
+
+    /// The type of a column compared with values (a blob's only test is IS NULL).
+    private func columnType(_ column: String) throws(SubscriptionFilterError) -> ColumnType {
+        let found = try requireColumn(column)
         guard found.type != .blob else { throw mismatch("blob column \(column) can only be tested with IS NULL") }
         return found.type
     }

@@ -53,7 +53,10 @@ final class SyncChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         gate = ConnectionGate { event in channel.pipeline.fireUserInboundEventTriggered(event) }
         gate.upgraded()
         let endpoint = self.endpoint
-        submit(context) { await endpoint.opened(connection) }
+        submit(context) {
+            await endpoint.opened(connection)
+            return SyncEndpoint.Outcome()
+        }
         schedulePing(context)
     }
 
@@ -157,13 +160,7 @@ extension SyncChannelHandler {
             return
         }
         let (endpoint, gate) = (self.endpoint, self.gate)
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let loop = context.eventLoop
-        working = true
-        endpoint.queue.submit {
-            let outcome = await endpoint.process(input, connection: connection, gate: gate)
-            loop.execute { handler.value.processed(outcome) }
-        }
+        submit(context) { await endpoint.process(input, connection: connection, gate: gate) }
     }
 
     /// A message's work is done: its streamers start, and the next message is handed over (or
@@ -181,14 +178,15 @@ extension SyncChannelHandler {
         }
     }
 
-    /// Runs `job` as this connection's work (its opening): nothing else of it runs meanwhile.
-    private func submit(_ context: ChannelHandlerContext, _ job: @escaping @Sendable () async -> Void) {
+    /// Runs `job` as this connection's work (its opening, a message's): nothing else of it runs
+    /// meanwhile; its outcome comes back to the event loop.
+    private func submit(_ context: ChannelHandlerContext, _ job: @escaping @Sendable () async -> SyncEndpoint.Outcome) {
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loop = context.eventLoop
         working = true
         endpoint.queue.submit {
-            await job()
-            loop.execute { handler.value.processed(SyncEndpoint.Outcome()) }
+            let outcome = await job()
+            loop.execute { handler.value.processed(outcome) }
         }
     }
 

@@ -62,6 +62,7 @@ struct SubscriptionFilterTests {
         #expect(try Self.filter("price = 9.5 AND shop_id = 17.0").matches(Self.row()), "an integer equals a real of its value")
         #expect(try Self.filter("promoted = FALSE AND NOT promoted").matches(Self.row()))
         #expect(try Self.filter("\"order\" IS NULL").matches(Self.row()), "a quoted name that is a keyword")
+        #expect(try Self.filter("picture IS NULL").matches(Self.row()), "a blob column's one test")
         #expect(try Self.filter("sku = 'a-1' and zone in ('North', 'north')").matches(Self.row()), "keywords in any case; text by bytes")
         #expect(try Self.filter("updated_at < 'it''s'").matches(Self.row()), "'' inside a string")
     }
