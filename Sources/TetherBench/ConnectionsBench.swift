@@ -139,7 +139,7 @@ struct ConnectionsBench {
                             if index >= partitions, download.entries.contains(where: { !$0.changeset.isEmpty }) {
                                 recorder.deliveries.delivered(index, at: .now)
                             }
-                        case .bound, .state, .healed:
+                        case .bound, .state, .healed, .compensatingWrites, .subscriptionChunk:
                             continue
                         case .error(let error):
                             guard let delay = error.retryAfterMilliseconds else {

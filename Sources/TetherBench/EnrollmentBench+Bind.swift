@@ -128,7 +128,7 @@ extension EnrollmentBench {
             for await event in session.events {
                 if event.makesSessionReady { return .ready }
                 switch event {
-                case .bound, .state, .download, .healed: continue
+                case .bound, .state, .download, .healed, .compensatingWrites, .subscriptionChunk: continue
                 case .error(let error):
                     if let delay = error.retryAfterMilliseconds { return .retry(milliseconds: delay) }
                     return .failed("\(partition): \(error)")

@@ -108,7 +108,7 @@ extension EnrollmentBench {
                 for await event in session.events {
                     if event.makesSessionReady { watch.ready(instance, connection) }
                     switch event {
-                    case .bound, .state, .download, .healed: continue
+                    case .bound, .state, .download, .healed, .compensatingWrites, .subscriptionChunk: continue
                     case .error(let error) where error.code == .badUserAuthentication, .disconnected(.some(let error)) where error.code == .badUserAuthentication:
                         watch.ended(instance)
                         return

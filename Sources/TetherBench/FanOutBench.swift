@@ -94,7 +94,7 @@ struct FanOutBench {
                 for await event in session.events {
                     if event.makesSessionReady { recorder.ready(index) }
                     switch event {
-                    case .bound, .state, .healed:
+                    case .bound, .state, .healed, .compensatingWrites, .subscriptionChunk:
                         continue
                     case .download:
                         recorder.delivered(index, at: clock.now)

@@ -106,7 +106,7 @@ struct ReadyFileFanOutBench {
                     }
                 case .error(let error):
                     throw TestSupportError("bind refused: \(error)")
-                case .download, .healed, .unbound, .disconnected:
+                case .download, .healed, .unbound, .disconnected, .compensatingWrites, .subscriptionChunk:
                     continue
                 }
             }

@@ -37,6 +37,13 @@ package struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, 
     package static let badClientFile = Self(217)
     package static let clientFileExpired = Self(222)
     package static let invalidSchemaChange = Self(225)
+    /// A subscription the server cannot serve: its filter does not parse or check against the
+    /// schema, names a parameter the device lacks, or the set is too large (Realm's `bad_query`).
+    package static let badQuery = Self(227)
+    /// A change the server did not integrate and reverted (outside the subscriptions or the
+    /// grant's write rule): not sent as an error message but as `compensating-writes`; the
+    /// agent reports it under this code.
+    package static let compensatingWrite = Self(231)
     package static let badSchemaVersion = Self(235)
 
     /// Every code this project sends or handles, in numeric order.
@@ -46,7 +53,7 @@ package struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, 
         .accessTokenExpired, .badUserAuthentication, .illegalPartitionName, .permissionDenied,
         .badServerFileIdentifier, .badClientFileIdentifier, .badServerVersion,
         .badClientVersion, .divergingHistories, .badClientFile, .clientFileExpired,
-        .invalidSchemaChange, .badSchemaVersion,
+        .invalidSchemaChange, .badQuery, .compensatingWrite, .badSchemaVersion,
     ]
 
     package var isKnown: Bool { Self.known.contains(self) }
@@ -77,6 +84,8 @@ package struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, 
         case 217: "bad_client_file"
         case 222: "client_file_expired"
         case 225: "invalid_schema_change"
+        case 227: "bad_query"
+        case 231: "compensating_write"
         case 235: "bad_schema_version"
         default: "code_\(rawValue)"
         }
@@ -87,7 +96,7 @@ package struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, 
     /// that lacks one.
     package var defaultAction: ErrorAction {
         switch rawValue {
-        case 105, 204: .fatal
+        case 105, 204, 227: .fatal
         case 202, 203: .reauth
         case 206: .deleteStore
         case 207, 208, 209, 210, 211, 217, 222, 225, 235: .clientReset
@@ -119,6 +128,10 @@ package struct SyncErrorCode: RawRepresentable, Sendable, Hashable, Comparable, 
             "the user has no access to this partition: grant it on the server (tether-server admin grant); meanwhile a delete-store action waits for `tetherctl reset initiate` (or a restart), which backs the store up and empties it, and the partition then takes the server's state once access is back"
         case 207, 208, 209, 210, 211, 217, 222:
             "the server can no longer sync with this store (restored from backup, sync terminated, or device away too long); a client reset follows"
+        case 227:
+            "a subscription of this partition cannot be served (see the message); fix its [[partition.subscription]] or the device's tags, then reload: the partition syncs again without a reset"
+        case 231:
+            "a change outside the partition's subscriptions or its grant's write rule was reverted to the server's version; the rest syncs on, nothing waits"
         case 225, 235:
             "the server's schema changed in a breaking way; the reset waits for `tetherctl reset initiate` after applications are updated"
         default:

@@ -4,7 +4,7 @@ package enum TetherVersion {
     /// `TetherVersionTests` checks that this is the same.
     package static let release = "0.1.0"
     /// The sync protocol version an agent announces in its hello.
-    package static let syncProtocol = 8
+    package static let syncProtocol = 9
     /// The first protocol version with flow control (`credit`, docs/protocol.md).
     package static let flowControl = 2
     /// The first protocol version whose binds carry the store's lineage (``StoreLineage``): the
@@ -28,6 +28,10 @@ package enum TetherVersion {
     /// pause or resume a partition, or send a diagnostics report, and the device answers; its
     /// reports say which actions it accepts.
     package static let remoteActions = 8
+    /// The first protocol version with subscriptions (``SubscriptionRequest``,
+    /// ``SubscriptionChunk``, ``CompensatingWrites``, docs/subscriptions.md): a store holds the
+    /// rows its subscriptions match, and a write outside them is reverted, not integrated.
+    package static let subscriptions = 9
 
     /// The protocol versions a server speaking `server` accepts: its own and the one before it,
     /// so that a fleet upgrades in stages, the server first (docs/contract.md: Versions and

@@ -104,7 +104,7 @@ private struct HealExchange {
             case .error(let error): throw Self.failure(error)
             case .disconnected(let error): throw .transient("the connection ended\(error.map { ": \($0)" } ?? "")")
             case .unbound, nil: throw .transient("the session ended before it was bound")
-            case .state, .download, .healed: continue
+            case .state, .download, .healed, .compensatingWrites, .subscriptionChunk: continue
             }
         }
     }
@@ -127,7 +127,7 @@ private struct HealExchange {
             case .error(let error): throw Self.failure(error)
             case .disconnected(let error): throw .transient("the connection ended\(error.map { ": \($0)" } ?? "")")
             case .unbound, nil: throw .transient("the session ended before the server answered")
-            case .bound, .state, .download, .healed: continue
+            case .bound, .state, .download, .healed, .compensatingWrites, .subscriptionChunk: continue
             }
         }
     }

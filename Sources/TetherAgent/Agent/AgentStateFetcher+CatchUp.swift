@@ -52,7 +52,7 @@ extension AgentStateFetcher {
             case .download(let download):
                 current = try await staging.apply(download.entries).serverVersion
             case .error, .disconnected, .unbound: throw SessionInterruption(event)
-            case .bound, .state, .healed: continue
+            case .bound, .state, .healed, .compensatingWrites, .subscriptionChunk: continue
             }
         }
         return FetchedState(path: fetched.path, schema: fetched.schema, identity: fetched.identity, serverVersion: current)

@@ -127,6 +127,8 @@ extension PartitionSession {
                     continue  // only expected while bootstrapping, handled in bound()
                 case .healed:
                     continue  // answers heal chunks, which only a reset's heal session sends
+                case .compensatingWrites, .subscriptionChunk:
+                    continue
                 }
             } catch {
                 return await end(with: error, host: host)

@@ -64,7 +64,7 @@ struct ReadyFileDownload {
                     return try await catchUp(staging, reply: reply, events: &events, partition: partition)
                 }
             case .error, .disconnected, .unbound: throw SessionInterruption(event)
-            case .bound, .download, .healed: continue
+            case .bound, .download, .healed, .compensatingWrites, .subscriptionChunk: continue
             }
         }
         throw SessionInterruption.disconnected(nil)
@@ -161,7 +161,7 @@ struct ReadyFileDownload {
             case .download(let download):
                 version = try await staging.apply(download.entries).serverVersion
             case .error, .disconnected, .unbound: throw SessionInterruption(event)
-            case .bound, .state, .healed: continue
+            case .bound, .state, .healed, .compensatingWrites, .subscriptionChunk: continue
             }
         }
         try await staging.completeState(serverVersion: version, clientFile: reply.identity)

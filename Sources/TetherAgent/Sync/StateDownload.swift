@@ -47,7 +47,7 @@ enum StateDownload {
                     return FetchedState(path: stagingPath, schema: reply.schema, identity: reply.identity, serverVersion: chunk.serverVersion)
                 }
             case .error, .disconnected, .unbound: throw SessionInterruption(event)
-            case .bound, .download, .healed: continue
+            case .bound, .download, .healed, .compensatingWrites, .subscriptionChunk: continue
             }
         }
         throw SessionInterruption.disconnected(nil)

@@ -17,12 +17,16 @@ package struct BindRequest: Sendable, Hashable {
     /// Whether a bind without identity takes its state as a ready file (protocol 5; nil: rows).
     /// Sent only after a lineage.
     package var readyFile: ReadyFileRequest?
+    /// What the store holds and the device wants of the partition (protocol 9; nil from an
+    /// older agent: the whole partition). Sent only after a lineage.
+    package var subscriptions: SubscriptionRequest?
 
     package init(
         session: SessionID, partition: String, token: String, identity: ClientFileIdentity?,
         lastServerVersion: ServerVersion = .none, schemaVersion: Int = 0, lineage: StoreLineage? = nil,
-        readyFile: ReadyFileRequest? = nil
+        readyFile: ReadyFileRequest? = nil, subscriptions: SubscriptionRequest? = nil
     ) {
+        self.subscriptions = subscriptions
         self.lineage = lineage
         self.readyFile = readyFile
         self.session = session

@@ -74,6 +74,8 @@ package struct ChangeRows: Sendable, Hashable {
         static let deletesOnly = AllowedKinds(kinds: [.delete], refusal: "an unknown key is a delete")
         /// A heal chunk's rows: a view holds a whole row or none.
         static let insertsAndDeletes = AllowedKinds(kinds: [.insert, .delete], refusal: "a heal row is an insert or a delete")
+        /// A subscription chunk's rows: whole rows entering, keys leaving.
+        static let entering = AllowedKinds(kinds: [.insert, .delete], refusal: "a subscription row is an insert or a removal")
     }
 
     /// Checks the rows where they are in the reader's buffer and keeps them there; a kind of

@@ -16,6 +16,12 @@ package enum ServerMessage: Sendable, Hashable {
     /// Remote actions (protocol 8): something an operator asks this device to do, answered
     /// with `action-result` (docs/protocol.md, `8c` action).
     case action(RemoteAction)
+    /// Subscriptions (protocol 9): the compensating writes of an integrated upload
+    /// (docs/protocol.md, `8d` compensating-writes).
+    case compensatingWrites(CompensatingWrites)
+    /// Subscriptions (protocol 9): rows entering and leaving a store whose subscriptions
+    /// changed (docs/protocol.md, `8e` subscription-chunk).
+    case subscriptionChunk(SubscriptionChunk)
 
     package var session: SessionID? {
         switch self {
@@ -26,6 +32,8 @@ package enum ServerMessage: Sendable, Hashable {
         case .unbound(let session): session
         case .error(let message): message.session
         case .healed(let reply): reply.session
+        case .compensatingWrites(let writes): writes.session
+        case .subscriptionChunk(let chunk): chunk.session
         }
     }
 
@@ -41,6 +49,8 @@ package enum ServerMessage: Sendable, Hashable {
         case .healed: "healed"
         case .credential: "credential"
         case .action: "action"
+        case .compensatingWrites: "compensating-writes"
+        case .subscriptionChunk: "subscription-chunk"
         }
     }
 }

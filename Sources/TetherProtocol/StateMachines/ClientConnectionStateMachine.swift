@@ -84,6 +84,10 @@ package struct ClientConnectionStateMachine: Sendable {
             return routeServer(download.session, .downloadReceived(download), name: "download")
         case (.ready, .healed(let reply)):
             return routeServer(reply.session, .healedReceived(reply), name: "healed")
+        case (.ready, .compensatingWrites(let writes)):
+            return routeServer(writes.session, .compensatingWritesReceived(writes), name: "compensating-writes")
+        case (.ready, .subscriptionChunk(let chunk)):
+            return routeServer(chunk.session, .subscriptionChunkReceived(chunk), name: "subscription-chunk")
         case (.ready, .error(let error)):
             return routeServer(error.session ?? 0, .errorReceived(error.error), name: "error")
         case (.ready, .unbound(let session)):

@@ -32,6 +32,9 @@ package struct ClientSessionStateMachine: Sendable {
         case stateReceived(StateChunk)
         case downloadReceived(Download)
         case healedReceived(HealReply)
+        /// Protocol 9: compensating writes, and rows entering or leaving on a subscription change.
+        case compensatingWritesReceived(CompensatingWrites)
+        case subscriptionChunkReceived(SubscriptionChunk)
         case errorReceived(SyncError)
         case unboundReceived
         /// The connection ended.
@@ -117,6 +120,10 @@ package struct ClientSessionStateMachine: Sendable {
             return [.deliver(.download(download))]
         case (.active, .healedReceived(let reply)):
             return [.deliver(.healed(reply))]
+        case (.active, .compensatingWritesReceived(let writes)):
+            return [.deliver(.compensatingWrites(writes))]
+        case (.active, .subscriptionChunkReceived(let chunk)):
+            return [.deliver(.subscriptionChunk(chunk))]
         case (.binding, .errorReceived(let error)), (.bootstrapping, .errorReceived(let error)), (.active, .errorReceived(let error)):
             state = .unbinding
             return [.deliver(.error(error)), .send(.unbind(session))]
@@ -124,10 +131,11 @@ package struct ClientSessionStateMachine: Sendable {
             state = .closed
             return [.deliver(.unbound), .forget]
         case (.unbinding, .boundReceived), (.unbinding, .stateReceived), (.unbinding, .downloadReceived), (.unbinding, .healedReceived),
-            (.unbinding, .errorReceived):
+            (.unbinding, .errorReceived), (.unbinding, .compensatingWritesReceived), (.unbinding, .subscriptionChunkReceived):
             return []  // sent before the server saw our unbind
         case (.closed, .boundReceived), (.closed, .stateReceived), (.closed, .downloadReceived), (.closed, .healedReceived),
-            (.closed, .errorReceived), (.closed, .unboundReceived):
+            (.closed, .errorReceived), (.closed, .unboundReceived), (.closed, .compensatingWritesReceived),
+            (.closed, .subscriptionChunkReceived):
             return []
         case (_, .boundReceived):
             return violation("bound")
@@ -137,6 +145,10 @@ package struct ClientSessionStateMachine: Sendable {
             return violation("download")
         case (_, .healedReceived):
             return violation("healed")
+        case (_, .compensatingWritesReceived):
+            return violation("compensating-writes")
+        case (_, .subscriptionChunkReceived):
+            return violation("subscription-chunk")
         case (_, .errorReceived):
             return violation("error")
         case (_, .unboundReceived):

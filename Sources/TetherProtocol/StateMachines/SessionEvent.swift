@@ -6,6 +6,12 @@ package enum SessionEvent: Sendable, Hashable {
     /// The server's answer to a heal chunk (protocol 4). Not flow-controlled: the client sends
     /// one chunk and waits for its answer.
     case healed(HealReply)
+    /// Protocol 9: changes the server reverted instead of integrating; the entry with the
+    /// reverts follows. Not flow-controlled.
+    case compensatingWrites(CompensatingWrites)
+    /// Protocol 9: rows entering and leaving the store on a subscription change. Flow-controlled
+    /// like state and download messages.
+    case subscriptionChunk(SubscriptionChunk)
     /// A session error from the server; the session is being unbound.
     case error(SyncError)
     /// The server confirmed the unbind: the session id may be bound again.

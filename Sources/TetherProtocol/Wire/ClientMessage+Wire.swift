@@ -43,7 +43,10 @@ extension ClientMessage {
                     case .refused(let digest):
                         w.raw(digest)
                     }
+                } else if bind.subscriptions != nil {
+                    w.byte(0)  // protocol 9: no ready file, subscriptions follow
                 }
+                bind.subscriptions?.encode(into: &w)
             }
         case .upload(let upload):
             w.byte(MessageType.upload.rawValue)
@@ -119,9 +122,12 @@ extension ClientMessage {
             let lineage = r.isAtEnd ? nil : try Self.decodeLineage(&r)
             // Protocol 5 may append what the client says of ready files.
             let readyFile = r.isAtEnd ? nil : try Self.decodeReadyFileRequest(&r)
+            // Protocol 9 may append the subscriptions held and wanted.
+            let subscriptions = r.isAtEnd ? nil : try SubscriptionRequest.decode(from: &r)
             message = .bind(BindRequest(
                 session: session, partition: partition, token: token, identity: identity,
-                lastServerVersion: version, schemaVersion: schemaVersion, lineage: lineage, readyFile: readyFile))
+                lastServerVersion: version, schemaVersion: schemaVersion, lineage: lineage, readyFile: readyFile,
+                subscriptions: subscriptions))
         case .upload:
             let session = try r.uint32("session id")
             let count = try r.count("changeset count", minimumElementBytes: 6, limit: Int.max / 6)
@@ -174,9 +180,12 @@ extension ClientMessage {
             session: session, contribution: contribution, view: view, base: base, isFinal: flags & 1 != 0, unknown: unknown, rows: rows)
     }
 
-    /// The ready-file section of a protocol-5 bind: a kind, then a digest and an offset as it needs.
-    static func decodeReadyFileRequest(_ r: inout ByteReader) throws(WireDecodeError) -> ReadyFileRequest {
+    /// The ready-file section of a protocol-5 bind: a kind, then a digest and an offset as it needs
+    /// (kind 0, protocol 9: none, written only when subscriptions follow).
+    static func decodeReadyFileRequest(_ r: inout ByteReader) throws(WireDecodeError) -> ReadyFileRequest? {
         switch try r.byte("ready file request") {
+        case 0:
+            return nil
         case 1:
             return .accept
         case 2:

@@ -24,6 +24,8 @@ package enum MessageType: UInt8, Sendable, CaseIterable {
     case stateFileDeflated = 0x8a
     case credential = 0x8b
     case action = 0x8c
+    case compensatingWrites = 0x8d
+    case subscriptionChunk = 0x8e
 
     /// `TTHR`: the first bytes of a hello body, so that a client of something else is told apart.
     static let helloMagic: [UInt8] = [0x54, 0x54, 0x48, 0x52]

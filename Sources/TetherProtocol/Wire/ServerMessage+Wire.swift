@@ -71,6 +71,10 @@ extension ServerMessage {
         case .credential(let credential):
             w.byte(MessageType.credential.rawValue)
             w.string(credential.text)
+        case .compensatingWrites(let writes):
+            writes.encode(into: &w)
+        case .subscriptionChunk(let chunk):
+            chunk.encode(into: &w)
         case .action(let action):
             w.byte(MessageType.action.rawValue)
             action.encode(into: &w)
@@ -167,6 +171,10 @@ extension ServerMessage {
             message = .credential(credential)
         case .action:
             message = .action(try RemoteAction.decode(&r))
+        case .compensatingWrites:
+            message = .compensatingWrites(try CompensatingWrites.decode(&r))
+        case .subscriptionChunk:
+            message = .subscriptionChunk(try SubscriptionChunk.decode(&r))
         default:
             throw .unknownMessageType(typeByte)
         }

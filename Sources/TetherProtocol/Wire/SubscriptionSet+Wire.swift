@@ -1,0 +1,52 @@
+extension SubscriptionSet {
+    /// The count, then per subscription its table and, after a flag, its filter's text.
+    package func encode(into w: inout ByteWriter) {
+        w.varint(subscriptions.count)
+        for subscription in subscriptions {
+            w.string(subscription.table)
+            if let filter = subscription.filter {
+                w.bool(true)
+                w.string(filter)
+            } else {
+                w.bool(false)
+            }
+        }
+    }
+
+    /// Reads a set as ``encode(into:)`` writes it; the order and uniqueness are restored (a
+    /// device's set is sorted by the same rule) and the count is bounded.
+    package static func decode(from r: inout ByteReader) throws(WireDecodeError) -> SubscriptionSet {
+        let count = try r.count("subscription count", minimumElementBytes: 2, limit: SubscriptionSetLimits.maxSubscriptions)
+        var subscriptions: [Subscription] = []
+        for _ in 0..<count {
+            let table = try r.string("subscription table", limit: ProtocolLimits.maxNameBytes)
+            let filter: String? = try r.bool("has filter") ? try r.string("subscription filter", limit: SubscriptionFilterLimits.maxTextBytes) : nil
+            subscriptions.append(Subscription(table: table, filter: filter))
+        }
+        do {
+            return try SubscriptionSet(subscriptions)
+        } catch {
+            throw .malformed(field: "subscriptions", reason: error.description)
+        }
+    }
+}
+
+extension SubscriptionRequest {
+    /// A flags byte (bit 0: `held` follows, bit 1: `wanted` follows), then the sets.
+    package func encode(into w: inout ByteWriter) {
+        var flags: UInt8 = 0
+        if held != nil { flags |= 1 }
+        if wanted != nil { flags |= 2 }
+        w.byte(flags)
+        held?.encode(into: &w)
+        wanted?.encode(into: &w)
+    }
+
+    package static func decode(from r: inout ByteReader) throws(WireDecodeError) -> SubscriptionRequest {
+        let flags = try r.byte("subscription flags")
+        guard flags & ~0x03 == 0 else { throw .malformed(field: "subscription flags", reason: "unknown flag bits") }
+        let held = flags & 1 != 0 ? try SubscriptionSet.decode(from: &r) : nil
+        let wanted = flags & 2 != 0 ? try SubscriptionSet.decode(from: &r) : nil
+        return SubscriptionRequest(held: held, wanted: wanted)
+    }
+}
