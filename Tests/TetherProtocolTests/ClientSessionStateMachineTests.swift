@@ -175,5 +175,7 @@ func name(_ event: SessionEvent) -> String {
     case .error: "error"
     case .unbound: "unbound"
     case .disconnected: "disconnected"
+    case .compensatingWrites: "compensating-writes"
+    case .subscriptionChunk: "subscription-chunk"
     }
 }

@@ -39,7 +39,7 @@ import TetherProtocol
     }
 
     /// A ready connection speaking `negotiated`, with session 7 bound.
-    static func connection(negotiated: Int = TetherVersion.credentialRotation) -> Machine {
+    static func connection(negotiated: Int = TetherVersion.syncProtocol) -> Machine {
         var machine = Machine(software: "s")
         _ = machine.received(.hello(Hello(protocolVersion: negotiated, software: "agent")))
         _ = machine.received(.bind(Fixtures.bind))

@@ -26,7 +26,8 @@ import TetherProtocol
         #expect(throws: WireDecodeError.self) { try ClientMessage.decode(Array(accept.dropLast()) + [4]) }
         let resume = ClientMessage.bind(Self.bind(.resume(digest: Self.digest, offset: 5))).encoded()
         #expect(throws: WireDecodeError.self) { try ClientMessage.decode(Array(resume.dropLast(10))) }
-        #expect(throws: WireDecodeError.self) { try ClientMessage.decode(accept + [0]) }
+        // Protocol 9: a subscriptions section may follow, whose flags have two bits.
+        #expect(throws: WireDecodeError.self) { try ClientMessage.decode(accept + [4]) }
     }
 
     static let schema = Schema(version: 1, tables: [TableSchema(name: "t", primaryKey: "id", columns: [ColumnSchema(name: "id", type: .integer)])])

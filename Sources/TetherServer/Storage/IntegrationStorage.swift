@@ -19,18 +19,39 @@ package protocol IntegrationStorage: Sendable {
     /// and appends it to the history with a fresh salt when its `afterSeq` is that seq;
     /// otherwise stops and reports the gap. Records the new integrated seq, and `uploadSalt`
     /// (the session's, ``StoreLineage``) as the salt it was integrated under, in the same
-    /// transaction.
+    /// transaction. A change `scope` (the session's subscriptions) does not allow is not applied
+    /// but recorded with its version as a compensating write (``StateChangeApplier``).
     func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date,
+        scope: SubscriptionScope
     ) async throws -> IntegrationOutcome
-    /// ``integrate(_:from:uploadSalt:into:now:)``, refused when the partition's epoch is no longer `epoch`.
+    /// ``integrate(_:from:uploadSalt:into:now:scope:)``, refused when the partition's epoch is no longer `epoch`.
     func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64,
+        scope: SubscriptionScope
     ) async throws -> IntegrationOutcome
+    /// The scopes the client file's store was last given (``AppliedScopes``); nil when none.
+    func appliedScopes(of clientFile: Int64) async throws -> AppliedScopes?
+    /// Records that the client file's store is being given `scope`: it becomes the latest of
+    /// its ``AppliedScopes``, the one before it kept (the store holds one or the other).
+    func recordAppliedScope(_ scope: AppliedScope, of clientFile: Int64) async throws
 }
 
-/// Uploads without a session salt (tests and tools; an agent older than protocol 3).
+/// Uploads without a session salt (tests and tools; an agent older than protocol 3), and of
+/// sessions holding the whole partition.
 extension IntegrationStorage {
+    package func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
+    ) async throws -> IntegrationOutcome {
+        try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, scope: .whole)
+    }
+
+    package func integrate(
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
+    ) async throws -> IntegrationOutcome {
+        try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, epoch: epoch, scope: .whole)
+    }
+
     package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, into partition: PartitionName, now: Date
     ) async throws -> IntegrationOutcome {

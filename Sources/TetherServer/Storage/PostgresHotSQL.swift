@@ -70,7 +70,7 @@ enum PostgresHotSQL {
                 WHERE partition_id = $1 AND version > $2 ORDER BY version LIMIT $3),
             running AS (
                 SELECT version, sum(size) OVER (ORDER BY version) AS total, row_number() OVER (ORDER BY version) AS n FROM page)
-            SELECT h.version, h.salt, h.origin_file, h.origin_seq, h.changeset
+            SELECT h.version, h.salt, h.origin_file, h.origin_seq, h.changeset, h.images, h.compensations
             FROM running r JOIN history h ON h.partition_id = $1 AND h.version = r.version
             WHERE r.n = 1 OR r.total <= $4 ORDER BY h.version
             """
@@ -109,12 +109,13 @@ extension PostgresHotSQL {
     }
 
     /// `$1` partition, `$2` origin file, `$3` now, then the arrays of versions, salts, origin
-    /// seqs and changesets.
+    /// seqs, changesets, row images and compensation records (empty: none).
     enum AppendHistory: PostgresPreparedSQL {
-        static let name = "tether_append_history"
+        static let name = "tether_append_history2"
         static let sql = """
-            INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
-            SELECT $1, v, s, $2, o, $3, c FROM unnest($4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[]) AS u(v, s, o, c)
+            INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset, images, compensations)
+            SELECT $1, v, s, $2, o, $3, c, i, nullif(x, ''::bytea)
+            FROM unnest($4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[], $8::bytea[], $9::bytea[]) AS u(v, s, o, c, i, x)
             """
     }
 

@@ -269,6 +269,13 @@ extension PostgresServerStorage {
             """,
             "INSERT INTO restored_away(partition_id, version, salt) SELECT partition_id, version, salt FROM heal_window",
         ]),
+        // Subscriptions (issue 51): history row images and compensating writes, and the scopes
+        // a client file's store was last given (``AppliedScopes``).
+        (13, [
+            "ALTER TABLE history ADD COLUMN images bytea",
+            "ALTER TABLE history ADD COLUMN compensations bytea",
+            "CREATE TABLE client_file_scopes(client_file bigint PRIMARY KEY, scopes bytea NOT NULL)",
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

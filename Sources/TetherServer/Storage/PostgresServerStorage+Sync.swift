@@ -110,15 +110,17 @@ extension PostgresServerStorage {
     /// order on every instance. Rows are read and written in batches (`unnest`), whatever the
     /// upload's size: a handful of round trips per upload.
     package func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date,
+        scope: SubscriptionScope
     ) async throws -> IntegrationOutcome {
-        try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: nil)
+        try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: nil, scope: scope)
     }
 
     package func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64,
+        scope: SubscriptionScope
     ) async throws -> IntegrationOutcome {
-        try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: epoch)
+        try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: epoch, scope: scope)
     }
 
     package func epoch(of partition: PartitionName) async throws -> Int64 {
@@ -128,7 +130,8 @@ extension PostgresServerStorage {
     }
 
     private func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, fence: Int64?
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, fence: Int64?,
+        scope: SubscriptionScope
     ) async throws -> IntegrationOutcome {
         try await transaction { connection in
             let logger = self.logger
@@ -143,38 +146,51 @@ extension PostgresServerStorage {
             guard let integratedSeq else { throw StorageError.notFound("client file \(clientFile)") }
             let plan = UploadSequencing.plan(uploads, integratedSeq: integratedSeq)
             let accepted = plan.accepted
+            var compensating = 0
             if !accepted.isEmpty {
-                try await Self.append(
-                    accepted.map(\.changes), originFile: clientFile, originSeqs: accepted.map(\.lastSeq), to: &p, now: now, connection, logger)
+                compensating = try await Self.append(
+                    accepted.map(\.changes), originFile: clientFile, originSeqs: accepted.map(\.lastSeq), scope: scope, to: &p, now: now,
+                    connection, logger)
                 try await connection.guardedRun(
                     PostgresHotSQL.UploadIntegrated.self, plan.integratedSeq, p.head.latest.version, uploadSalt, now.timeIntervalSince1970, clientFile,
                     logger: logger)
             }
             return IntegrationOutcome(
-                head: p.head, accepted: accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq, gap: plan.gap)
+                head: p.head, accepted: accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq,
+                compensatingWrites: compensating, gap: plan.gap)
         }
     }
 
     /// Applies each of `changes` to the state in order and appends them to the history as the
-    /// versions after the partition's latest (origin `originFile`, seqs `originSeqs`); the
-    /// last becomes its head (its row included). Integration and healing both write history this way.
+    /// versions after the partition's latest (origin `originFile`, seqs `originSeqs`), with their
+    /// row images and, when `scope` refused some changes, their compensation records; the last
+    /// becomes its head (its row included). Integration and healing both write history this way.
+    /// Returns the number of compensating writes.
+    @discardableResult
     static func append(
-        _ changes: [ChangeRows], originFile: Int64, originSeqs: [Int64], to p: inout StoredPartition, now: Date,
-        _ connection: PostgresConnection, _ logger: Logger
-    ) async throws {
-        try await applyToState(changes, partitionID: p.id, connection, logger)
-        var versions: [Int64] = [], salts: [Int64] = [], blobs: [ByteBuffer] = []
-        for entry in changes {
+        _ changes: [ChangeRows], originFile: Int64, originSeqs: [Int64], scope: SubscriptionScope = .whole, to p: inout StoredPartition,
+        now: Date, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> Int {
+        let applied = try await applyToState(changes, partitionID: p.id, scope: scope, connection, logger)
+        var versions: [Int64] = [], salts: [Int64] = [], blobs: [ByteBuffer] = [], images: [ByteBuffer] = []
+        var compensations: [ByteBuffer] = []  // empty: none (the record's encoding never is)
+        var compensating = 0
+        for entry in applied {
             let version = PartitionRules.version(after: p.head.latest)
             versions.append(version.version)
             salts.append(version.salt)
-            blobs.append(ByteBuffer(bytes: entry.encoded))
+            blobs.append(ByteBuffer(bytes: entry.kept.encoded))
+            images.append(ByteBuffer(bytes: entry.images.encoded))
+            compensations.append(ByteBuffer(bytes: entry.compensation?.encoded ?? []))
+            compensating += entry.compensation?.writes.count ?? 0
             p.head.latest = version
         }
         try await connection.guardedRun(
-            PostgresHotSQL.AppendHistory.self, p.id, originFile, now.timeIntervalSince1970, versions, salts, originSeqs, blobs, logger: logger)
+            PostgresHotSQL.AppendHistory.self, p.id, originFile, now.timeIntervalSince1970, versions, salts, originSeqs, blobs, images,
+            compensations, logger: logger)
         try await connection.guardedRun(
             PostgresHotSQL.MoveHead.self, p.head.latest.version, p.head.latest.salt, p.id, logger: logger)
+        return compensating
     }
 
     private struct StateKey: Hashable {
@@ -185,7 +201,9 @@ extension PostgresServerStorage {
     /// Reads every row the changes touch in one query, applies the changes in order with
     /// the row-apply rules, each read where it is in the upload and written into the stored row
     /// byte for byte (``StoredFields``), and writes the rows that changed in one upsert and one delete.
-    private static func applyToState(_ uploads: [ChangeRows], partitionID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+    private static func applyToState(
+        _ uploads: [ChangeRows], partitionID: Int64, scope: SubscriptionScope, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [(kept: ChangeRows, images: RowImages, compensation: CompensationRecord?)] {
         var order: [StateKey] = []
         var seen: Set<StateKey> = []
         for changes in uploads {
@@ -196,7 +214,7 @@ extension PostgresServerStorage {
                 }
             }
         }
-        guard !order.isEmpty else { return }
+        guard !order.isEmpty else { return uploads.map { ($0, RowImages(), nil) } }
         var rows: [StateKey: [UInt8]] = [:]
         let existing = try await connection.guardedExecute(
             PostgresHotSQL.StateRowsForKeys.self, partitionID, order.map(\.table), order.map { ByteBuffer(bytes: $0.key) }, logger: logger)
@@ -205,13 +223,17 @@ extension PostgresServerStorage {
             rows[StateKey(table: table, key: key.bytes)] = fields.bytes
         }
         var dirty: Set<StateKey> = []
+        var applied: [(kept: ChangeRows, images: RowImages, compensation: CompensationRecord?)] = []
         for changes in uploads {
             var change = StoredFields.Change(columns: changes.columns)
+            var applier = StateChangeApplier(scope: scope)
             try changes.withCursor { (cursor) throws in
                 while let (kind, table, _) = cursor.nextChange() {
                     let key = StateKey(table: changes.tables[table], key: Array(cursor.encodedKey))
                     change.read(&cursor)
-                    switch try change.applied(kind, to: rows[key]) {
+                    let outcome = try change.applied(kind, to: rows[key])
+                    guard try applier.admit(kind, table: key.table, key: key.key, before: rows[key], outcome: outcome) else { continue }
+                    switch outcome {
                     case .unchanged: continue
                     case .put(let row): rows[key] = row
                     case .delete: rows[key] = nil
@@ -219,6 +241,7 @@ extension PostgresServerStorage {
                     dirty.insert(key)
                 }
             }
+            applied.append(applier.finish(changes))
         }
         let puts = order.filter { dirty.contains($0) && rows[$0] != nil }
         let deletes = order.filter { dirty.contains($0) && rows[$0] == nil }
@@ -231,6 +254,7 @@ extension PostgresServerStorage {
             try await connection.guardedRun(
                 PostgresHotSQL.DeleteStateRows.self, partitionID, deletes.map(\.table), deletes.map { ByteBuffer(bytes: $0.key) }, logger: logger)
         }
+        return applied
     }
 
     package func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
@@ -278,12 +302,13 @@ extension PostgresServerStorage {
             PostgresHotSQL.HistoryPage.self, p.id, version, Int64(maxEntries), Int64(maxBytes), logger: logger)
         var entries: [HistoryEntry] = []
         for try await row in rows {
-            let (version, salt, originFile, originSeq, blob) = try row.decode((Int64, Int64, Int64, Int64, ByteBuffer).self)
+            let (version, salt, originFile, originSeq, blob, images, compensations) = try row.decode(
+                (Int64, Int64, Int64, Int64, ByteBuffer, ByteBuffer?, ByteBuffer?).self)
             let changeset = blob.bytes
             do { try Changeset.check(changeset) } catch { throw StorageError.corrupt("history") }
             entries.append(HistoryEntry(
                 version: ServerVersion(version: version, salt: salt), originFile: originFile, originSeq: originSeq,
-                encodedChangeset: changeset))
+                encodedChangeset: changeset, images: images?.bytes, compensations: compensations?.bytes))
         }
         return entries
     }
@@ -325,6 +350,34 @@ extension PostgresServerStorage {
         } catch {
             downloadSlots.release()
             throw error
+        }
+    }
+}
+
+extension PostgresServerStorage {
+    package func appliedScopes(of clientFile: Int64) async throws -> AppliedScopes? {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                let rows = try await connection.guardedQuery(
+                    "SELECT scopes FROM client_file_scopes WHERE client_file = \(clientFile)", logger: logger)
+                for try await blob in rows.decode(ByteBuffer.self) { return try AppliedScopes.decode(blob.bytes) }
+                return nil
+            }
+        }
+    }
+
+    package func recordAppliedScope(_ scope: AppliedScope, of clientFile: Int64) async throws {
+        try await transaction { connection in
+            var current: AppliedScopes? = nil
+            let rows = try await connection.guardedQuery(
+                "SELECT scopes FROM client_file_scopes WHERE client_file = \(clientFile) FOR UPDATE", logger: self.logger)
+            for try await blob in rows.decode(ByteBuffer.self) { current = try AppliedScopes.decode(blob.bytes) }
+            let scopes = ByteBuffer(bytes: AppliedScopes.recording(scope, over: current).encoded)
+            try await connection.guardedQuery(
+                """
+                INSERT INTO client_file_scopes(client_file, scopes) VALUES (\(clientFile), \(scopes))
+                ON CONFLICT (client_file) DO UPDATE SET scopes = excluded.scopes
+                """, logger: self.logger)
         }
     }
 }

@@ -215,6 +215,16 @@ extension SQLiteServerStorage {
                 INSERT INTO restored_away(partition_id, version, salt) SELECT partition_id, version, salt FROM heal_window;
                 """)
         }
+        // Subscriptions (issue 51; docs/subscriptions.md): each history entry's row images, from
+        // which a filtered session's downloads are cut, and an upload's compensating writes; the
+        // scopes a client file's store was last given (``AppliedScopes``).
+        migrator.registerMigration("v11: subscriptions") { db in
+            try db.execute(sql: """
+                ALTER TABLE history ADD COLUMN images BLOB;
+                ALTER TABLE history ADD COLUMN compensations BLOB;
+                CREATE TABLE client_file_scopes(client_file INTEGER PRIMARY KEY, scopes BLOB NOT NULL);
+                """)
+        }
         return migrator
     }
 }

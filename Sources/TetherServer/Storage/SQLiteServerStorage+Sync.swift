@@ -74,7 +74,8 @@ extension SQLiteServerStorage {
     }
 
     package func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date,
+        scope: SubscriptionScope
     ) async throws -> IntegrationOutcome {
         try await pool.write { db in
             guard var p = try Self.partitionRow(partition, db) else { throw StorageError.notFound("partition \(partition)") }
@@ -82,8 +83,10 @@ extension SQLiteServerStorage {
                 db.cachedStatement(sql: "SELECT integrated_seq FROM client_files WHERE id = ? AND partition_id = ?"), arguments: [clientFile, p.id])
             else { throw StorageError.notFound("client file \(clientFile)") }
             let plan = UploadSequencing.plan(uploads, integratedSeq: file["integrated_seq"])
+            var compensating = 0
             for upload in plan.accepted {
-                try Self.append(upload.changes, originFile: clientFile, originSeq: upload.lastSeq, to: &p, now: now, db)
+                compensating += try Self.append(
+                    upload.changes, originFile: clientFile, originSeq: upload.lastSeq, scope: scope, to: &p, now: now, db)?.writes.count ?? 0
             }
             if !plan.accepted.isEmpty {
                 try db.cachedStatement(
@@ -92,63 +95,88 @@ extension SQLiteServerStorage {
                     arguments: [plan.integratedSeq, p.head.latest.version, uploadSalt, now.timeIntervalSince1970, clientFile])
             }
             return IntegrationOutcome(
-                head: p.head, accepted: plan.accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq, gap: plan.gap)
+                head: p.head, accepted: plan.accepted.count, ignored: plan.ignored, integratedSeq: plan.integratedSeq,
+                compensatingWrites: compensating, gap: plan.gap)
         }
     }
 
     /// Applies `changes` to the state and appends them to the history as the version after
-    /// the partition's latest, which becomes its head (its row included). Integration and
-    /// healing both write history this way.
+    /// the partition's latest, which becomes its head (its row included), with their row images
+    /// and, when `scope` refused some, the compensation record. Integration and healing both
+    /// write history this way.
+    @discardableResult
     static func append(
-        _ changes: ChangeRows, originFile: Int64, originSeq: Int64, to p: inout StoredPartition, now: Date, _ db: Database
-    ) throws {
-        try applyToState(changes, partitionID: p.id, db)
+        _ changes: ChangeRows, originFile: Int64, originSeq: Int64, scope: SubscriptionScope = .whole, to p: inout StoredPartition,
+        now: Date, _ db: Database
+    ) throws -> CompensationRecord? {
+        let (kept, images, compensation) = try applyToState(changes, partitionID: p.id, scope: scope, db)
         let version = PartitionRules.version(after: p.head.latest)
         try db.cachedStatement(sql: """
-            INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO history(partition_id, version, salt, origin_file, origin_seq, created_at, changeset, images, compensations)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
-        ).execute(arguments: [p.id, version.version, version.salt, originFile, originSeq, now.timeIntervalSince1970, Data(changes.encoded)])
+        ).execute(arguments: [
+            p.id, version.version, version.salt, originFile, originSeq, now.timeIntervalSince1970, Data(kept.encoded), Data(images.encoded),
+            compensation.map { Data($0.encoded) },
+        ])
         p.head.latest = version
         try db.cachedStatement(sql: "UPDATE partitions SET latest_version = ?, latest_salt = ? WHERE id = ?")
             .execute(arguments: [version.version, version.salt, p.id])
+        return compensation
     }
 
-    /// One change applied to the stored state by the row-apply rules (``RowWrite``).
     /// Applies an upload's changes to the state in order, each read where it is in the upload
-    /// and written into the stored row byte for byte (``StoredFields``). Prepared statements
+    /// and written into the stored row byte for byte (``StoredFields``), noting each row's images
+    /// and refusing what `scope` does not allow (``StateChangeApplier``). Prepared statements
     /// (preparing them per row was most of the server's CPU time in bulk uploads,
-    /// BENCHMARKS.md); an insert first tries to create the row, and only a row that exists is
-    /// read and merged; a delete deletes without reading.
-    private static func applyToState(_ changes: ChangeRows, partitionID: Int64, _ db: Database) throws {
+    /// BENCHMARKS.md). Without write checks an insert first tries to create the row, and only a
+    /// row that exists is read and merged; a delete returns the row it removed. With them, every
+    /// row is read before it is written.
+    private static func applyToState(
+        _ changes: ChangeRows, partitionID: Int64, scope: SubscriptionScope, _ db: Database
+    ) throws -> (kept: ChangeRows, images: RowImages, compensation: CompensationRecord?) {
         let select = try db.cachedStatement(sql: "SELECT fields FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
         let create = try db.cachedStatement(sql: "INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
         let put = try db.cachedStatement(sql: """
             INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?)
             ON CONFLICT(partition_id, tbl, key) DO UPDATE SET fields = excluded.fields
             """)
-        let delete = try db.cachedStatement(sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ? RETURNING fields")
+        var applier = StateChangeApplier(scope: scope)
         var change = StoredFields.Change(columns: changes.columns)
         try changes.withCursor { (cursor) throws in
             while let (kind, tableIndex, _) = cursor.nextChange() {
                 let table = changes.tables[tableIndex]
-                let key = Data(cursor.encodedKey)
+                let keyBytes = Array(cursor.encodedKey)
+                let key = Data(keyBytes)
                 change.read(&cursor)
-                switch kind {
-                case .delete:
-                    try delete.execute(arguments: [partitionID, table, key])
-                    continue
-                case .insert:
-                    guard case .put(let row) = try change.applied(kind, to: nil) else { continue }
-                    try create.execute(arguments: [partitionID, table, key, Data(row)])
-                    if db.changesCount > 0 { continue }  // a new row
-                case .update: break
+                if !applier.checksWrites {
+                    switch kind {
+                    case .delete:
+                        let removed = try Data.fetchOne(delete, arguments: [partitionID, table, key]).map { [UInt8]($0) }
+                        _ = try applier.admit(kind, table: table, key: keyBytes, before: removed, outcome: removed == nil ? .unchanged : .delete)
+                        continue
+                    case .insert:
+                        guard case .put(let row) = try change.applied(kind, to: nil) else { continue }
+                        try create.execute(arguments: [partitionID, table, key, Data(row)])
+                        if db.changesCount > 0 {  // a new row
+                            _ = try applier.admit(kind, table: table, key: keyBytes, before: nil, outcome: .put(row))
+                            continue
+                        }
+                    case .update: break
+                    }
                 }
                 let existing = try Data.fetchOne(select, arguments: [partitionID, table, key]).map { [UInt8]($0) }
-                guard case .put(let row) = try change.applied(kind, to: existing) else { continue }
-                try put.execute(arguments: [partitionID, table, key, Data(row)])
+                let outcome = try change.applied(kind, to: existing)
+                guard try applier.admit(kind, table: table, key: keyBytes, before: existing, outcome: outcome) else { continue }
+                switch outcome {
+                case .unchanged: continue
+                case .put(let row): try put.execute(arguments: [partitionID, table, key, Data(row)])
+                case .delete: _ = try Data.fetchOne(delete, arguments: [partitionID, table, key])
+                }
             }
         }
+        return applier.finish(changes)
     }
 
     package func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {
@@ -156,7 +184,7 @@ extension SQLiteServerStorage {
             guard let p = try Self.partitionRow(partition, db) else { return [] }
             let rows = try Row.fetchCursor(
                 db.cachedStatement(sql: """
-                    SELECT version, salt, origin_file, origin_seq, changeset FROM history
+                    SELECT version, salt, origin_file, origin_seq, changeset, images, compensations FROM history
                     WHERE partition_id = ? AND version > ? ORDER BY version LIMIT ?
                     """),
                 arguments: [p.id, version, maxEntries])
@@ -168,9 +196,12 @@ extension SQLiteServerStorage {
                 let changeset = [UInt8](blob)
                 do { try Changeset.check(changeset) } catch { throw StorageError.corrupt("history") }
                 bytes += blob.count
+                let images: Data? = row["images"]
+                let compensations: Data? = row["compensations"]
                 entries.append(HistoryEntry(
                     version: ServerVersion(version: row["version"], salt: row["salt"]),
-                    originFile: row["origin_file"], originSeq: row["origin_seq"], encodedChangeset: changeset))
+                    originFile: row["origin_file"], originSeq: row["origin_seq"], encodedChangeset: changeset,
+                    images: images.map { [UInt8]($0) }, compensations: compensations.map { [UInt8]($0) }))
             }
             return entries
         }
@@ -195,5 +226,26 @@ extension SQLiteServerStorage {
 
     package func openState(of partition: PartitionName) async throws -> any StateReader {
         try await SQLiteStateReader.open(pool: pool, partition: partition)
+    }
+}
+
+extension SQLiteServerStorage {
+    package func appliedScopes(of clientFile: Int64) async throws -> AppliedScopes? {
+        try await pool.read { db in
+            guard let blob = try Data.fetchOne(db, sql: "SELECT scopes FROM client_file_scopes WHERE client_file = ?", arguments: [clientFile])
+            else { return nil }
+            return try AppliedScopes.decode([UInt8](blob))
+        }
+    }
+
+    package func recordAppliedScope(_ scope: AppliedScope, of clientFile: Int64) async throws {
+        try await pool.write { db in
+            let current = try Data.fetchOne(db, sql: "SELECT scopes FROM client_file_scopes WHERE client_file = ?", arguments: [clientFile])
+                .map { try AppliedScopes.decode([UInt8]($0)) }
+            let scopes = AppliedScopes.recording(scope, over: current)
+            try db.execute(
+                sql: "INSERT INTO client_file_scopes(client_file, scopes) VALUES (?, ?) ON CONFLICT(client_file) DO UPDATE SET scopes = excluded.scopes",
+                arguments: [clientFile, Data(scopes.encoded)])
+        }
     }
 }

@@ -56,8 +56,18 @@ package struct HistoryEntry: Sendable, Hashable {
     /// The changeset as stored (``Changeset/encoded``), checked when read
     /// (``Changeset/check(_:)``) and sent to devices as it is.
     package var encodedChangeset: [UInt8]
+    /// The rows before and after each change (``RowImages/encoded``), for filtered sessions;
+    /// nil for an entry written before the server kept them.
+    package var images: [UInt8]?
+    /// The upload's compensating writes (``CompensationRecord/encoded``), when it had some.
+    package var compensations: [UInt8]?
 
-    package init(version: ServerVersion, originFile: Int64, originSeq: Int64, encodedChangeset: [UInt8]) {
+    package init(
+        version: ServerVersion, originFile: Int64, originSeq: Int64, encodedChangeset: [UInt8], images: [UInt8]? = nil,
+        compensations: [UInt8]? = nil
+    ) {
+        self.images = images
+        self.compensations = compensations
         self.version = version
         self.originFile = originFile
         self.originSeq = originSeq
@@ -79,6 +89,9 @@ package struct IntegrationOutcome: Sendable, Hashable {
     /// Changesets at or below the store's integrated seq, ignored (re-sent after a crash).
     package var ignored: Int
     package var integratedSeq: Int64
+    /// Changes not integrated because the uploading session may not make them (compensating
+    /// writes, sent back with the acknowledgement).
+    package var compensatingWrites: Int = 0
     /// The first changeset that neither follows the integrated seq nor repeats it (an earlier
     /// batch was lost): it and the rest of the upload were refused.
     package var gap: UploadGap?

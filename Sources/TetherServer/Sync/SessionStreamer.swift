@@ -62,8 +62,12 @@ struct SessionStreamer: Sendable {
             // A bootstrapping session's client file was registered by its bind and could upload
             // only once the last state chunk was sent, after `start` was read: nothing of it is
             // integrated at or before `start`. One storage round trip less per new device.
-            let integrated = bootstrap ? 0 : try await storage.integratedSeq(
+            var integrated = bootstrap ? 0 : try await storage.integratedSeq(
                 of: session.clientFile, in: session.partition, atOrBefore: cursor.version)
+            if !bootstrap, let change = session.subscriptionChange {
+                guard let changed = try await changeSubscriptions(change, after: cursor.version, integrated: integrated) else { return }
+                (cursor, integrated) = (ServerVersion(version: changed.cursor, salt: 0), changed.integrated)
+            }
             let position = Position(cursor: cursor.version, integrated: integrated)
             wakeups.attach { [self] in queue.submit { await catchUp(position) } }
         } catch {
@@ -76,7 +80,7 @@ struct SessionStreamer: Sendable {
         do {
             repeat {
                 let (cursor, integrated) = position.current
-                guard let next = try await sendNewEntries(after: cursor, integrated: integrated) else {
+                guard let next = try await sendNewEntries(after: cursor, integrated: integrated, scope: session.scope) else {
                     wakeups.finish()
                     return
                 }
@@ -113,14 +117,17 @@ struct SessionStreamer: Sendable {
         let reader: any StateReader = after.version == 0 ? EmptyStateReader(version: after) : try await storage.openState(of: session.partition)
         let schema = await policy.snapshot.schemas.current
         do {
+            // With subscriptions, the rows the scope holds; progress counts the rows read.
             var progress = DownloadProgress(rowsDone: 0, rowsTotal: reader.totalRows, bytesDone: 0, bytesTotal: reader.totalBytes)
             while true {
-                let stored = try await reader.nextStored(maxRows: StoredStateRow.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
+                let read = try await reader.nextStored(maxRows: StoredStateRow.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
+                let stored = try Self.held(read, by: session.scope)
                 let rows = try StoredStateRow.stateRows(stored, schema)
-                progress.rowsDone += Int64(rows.count)
-                progress.bytesDone = min(progress.bytesTotal, progress.bytesDone + Int64(rows.byteCount))
-                let isLast = rows.isEmpty || progress.rowsDone >= progress.rowsTotal
+                progress.rowsDone += Int64(read.count)
+                progress.bytesDone = min(progress.bytesTotal, progress.bytesDone + read.reduce(0) { $0 + Int64($1.key.count + $1.fields.count) })
+                let isLast = read.isEmpty || progress.rowsDone >= progress.rowsTotal
                 if isLast { progress.bytesDone = progress.bytesTotal }
+                if rows.isEmpty && !isLast { continue }  // nothing held among these rows
                 if let delay = ServerFaultInjection.stateChunkDelay { try await Task.sleep(for: delay) }
                 if progress.rowsDone > Int64(rows.count) { await ServerFaultInjection.holdStateIfRequested() }  // not the first chunk
                 guard await window.take(), await connection.sendingStateChunk(id, generation: generation, isLast: isLast) else {
@@ -174,34 +181,51 @@ struct SessionStreamer: Sendable {
         }
     }
 
-    /// Sends every history entry after `cursor` in batches; returns the new cursor and
-    /// integrated seq, nil when the session ended.
-    private func sendNewEntries(after start: Int64, integrated seq: Int64) async throws -> (cursor: Int64, integrated: Int64)? {
+    /// Sends every history entry after `cursor` (up to `last` when given) in batches, as
+    /// `scope` sees them; returns the new cursor and integrated seq, nil when the session ended.
+    func sendNewEntries(
+        after start: Int64, integrated seq: Int64, scope: SubscriptionScope, upTo last: Int64? = nil
+    ) async throws -> (cursor: Int64, integrated: Int64)? {
         var cursor = start
         var integrated = seq
-        while true {
+        while last.map({ cursor < $0 }) ?? true {
             await ServerFaultInjection.holdDownloadsIfRequested()
-            let entries = try await storage.history(
+            var entries = try await storage.history(
                 of: session.partition, after: cursor, maxEntries: Self.maxEntriesPerBatch, maxBytes: ProtocolLimits.targetBatchBytes,
                 epoch: session.epoch)
-            guard let last = entries.last else { break }
-            let latest = try await storage.head(of: session.partition)?.latest.version ?? last.version.version
-            // Each entry's changeset goes out as stored: no decode and encode per session.
+            if let last { entries.removeAll { $0.version.version > last } }
+            guard let newest = entries.last else { break }
+            let latest = try await storage.head(of: session.partition)?.latest.version ?? newest.version.version
             var batch: [EncodedDownloadEntry] = []
+            var notices: [CompensatingWrites] = []
             for entry in entries {
                 if entry.originFile == session.clientFile {
                     integrated = max(integrated, entry.originSeq)
-                    batch.append(EncodedDownloadEntry(
-                        serverVersion: entry.version, integratedClientSeq: integrated, changeset: EncodedDownloadEntry.emptyChangeset))
+                    // The store's own changes come back as the acknowledgement: empty, or the
+                    // reverts of its compensating writes, announced just before.
+                    var reverts = EncodedDownloadEntry.emptyChangeset
+                    if let record = try Self.compensation(of: entry) {
+                        notices.append(CompensatingWrites(
+                            session: id, serverVersion: entry.version, writes: Array(record.writes.prefix(CompensatingWrites.maxWrites))))
+                        reverts = record.reverts.encoded
+                    }
+                    batch.append(EncodedDownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: reverts))
                 } else {
-                    batch.append(EncodedDownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: entry.encodedChangeset))
+                    // Each entry's changeset goes out as stored when the session holds the whole
+                    // partition: no decode and encode per session.
+                    batch.append(EncodedDownloadEntry(
+                        serverVersion: entry.version, integratedClientSeq: integrated, changeset: try Self.changes(of: entry, seenBy: scope)))
                 }
             }
+            for notice in notices {
+                guard await connection.isCurrent(id, generation: generation) else { return nil }
+                try await writer.writeBinaryMessage(ByteBuffer(bytes: ServerMessage.compensatingWrites(notice).encoded()))
+            }
             guard await window.take(), await connection.isCurrent(id, generation: generation) else { return nil }
-            let bytes = ServerMessage.encodedDownload(session: id, latestServerVersion: max(latest, last.version.version), entries: batch)
+            let bytes = ServerMessage.encodedDownload(session: id, latestServerVersion: max(latest, newest.version.version), entries: batch)
             try await writer.writeBinaryMessage(ByteBuffer(bytes: bytes))
             connection.service.metrics.sent(bytes: bytes.count)
-            cursor = last.version.version
+            cursor = newest.version.version
         }
         return (cursor, integrated)
     }

@@ -29,6 +29,11 @@ package struct BoundSession: Sendable {
     package var uploadSalt: Int64
     /// Ends the session with a session-level error (pushed to the device).
     package var fail: @Sendable (SyncError) async -> Void
+    /// What the session may hold and write (its subscriptions; ``SubscriptionScope/whole``
+    /// for a session without).
+    package var scope: SubscriptionScope = .whole
+    /// When the store holds another scope than ``scope``: the change its downloads start with.
+    package var subscriptionChange: SubscriptionChange?
 
     package init(
         key: SessionKey, partition: PartitionName, clientFile: Int64, user: String, tokenDigest: TokenDigest,

@@ -103,6 +103,16 @@ package final class SyncService: Sendable {
         }
         let partition = authorized.partition
         do {
+            // Subscriptions first: a set that cannot be served is refused before anything is
+            // registered or reserved.
+            let scopes: BindScopes
+            switch try await bindScopes(
+                request.subscriptions ?? .whole, subject: authorized.subject, schema: snapshot.schemas.current,
+                clientFile: request.identity?.id)
+            {
+            case .success(let value): scopes = value
+            case .failure(let error): return .rejected(error)
+            }
             // Read first (for a new device, with its registration): a restore or terminate-sync
             // after this point fences the session's uploads and downloads.
             let epoch: Int64
@@ -152,16 +162,22 @@ package final class SyncService: Sendable {
                 _ = try await bus?.acquire(clientFile: identity.id)
                 downloadAfter = head.latest
             }
-            let file = request.identity == nil
+            // Ready files hold whole partitions: a store with subscriptions takes rows.
+            let file = request.identity == nil && scopes.wanted.isWhole
                 ? await readyFile(for: request, partition: partition, head: head, schemaVersion: snapshot.schemas.current.version) : nil
+            // Recorded before the store can hold it: a bind cut short after this finds the
+            // values the rows were chosen with.
+            if let applied = scopes.applied { try await storage.integration.recordAppliedScope(applied, of: identity.id) }
             let reply = BindReply(
                 session: request.session, identity: identity, isNewIdentity: request.identity == nil,
                 stateFollows: request.identity == nil, access: authorized.access, latestServerVersion: head.latest,
                 integratedClientSeq: integratedSeq, schema: snapshot.schemas.current, fileFollows: file != nil)
-            let session = BoundSession(
+            var session = BoundSession(
                 key: key, partition: partition, clientFile: identity.id, user: authorized.user,
                 tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch,
                 uploadSalt: request.lineage?.uploadSalt ?? 0, subject: authorized.subject, fail: fail)
+            session.scope = scopes.wanted
+            session.subscriptionChange = scopes.change
             let wakeups = await hub.register(session)
             // A revoke (or a token withdrawn by a reload) while this bind awaited the storage
             // re-checked the sessions registered then, which did not include this one: check
@@ -217,7 +233,7 @@ package final class SyncService: Sendable {
             let started = ContinuousClock.now
             let outcome = try await storage.integration.integrate(
                 upload.changesets, from: session.clientFile, uploadSalt: session.uploadSalt, into: session.partition, now: now(),
-                epoch: session.epoch)
+                epoch: session.epoch, scope: session.scope)
             metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)
             await committed(
                 session.partition, head: outcome.head.latest.version, wroteHistory: outcome.accepted > 0,
@@ -228,6 +244,11 @@ package final class SyncService: Sendable {
                     "upload batch after seq \(gap.afterSeq) does not follow seq \(gap.integratedSeq), the last one the server integrated for this store; bind again and upload after it",
                     hint: "an earlier upload was lost in transit; the agent binds again and resumes from the seq the server reports",
                     retryAfterMilliseconds: 0)
+            }
+            if outcome.compensatingWrites > 0 {
+                logger.info("upload had compensating writes", metadata: [
+                    "partition": "\(session.partition)", "user": "\(session.user)", "compensating_writes": "\(outcome.compensatingWrites)",
+                ])
             }
             logger.debug("upload integrated", metadata: [
                 "partition": "\(session.partition)", "accepted": "\(outcome.accepted)", "ignored": "\(outcome.ignored)",

@@ -50,13 +50,19 @@ final class PausingRegistration: IntegrationStorage, @unchecked Sendable {
         try await base.touchClientFile(id, of: partition, now: now, confirmedVersion: confirmedVersion)
     }
     func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date,
+        scope: SubscriptionScope
     ) async throws -> IntegrationOutcome {
-        try await base.integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now)
+        try await base.integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, scope: scope)
     }
     func integrate(
-        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64
+        _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64,
+        scope: SubscriptionScope
     ) async throws -> IntegrationOutcome {
-        try await base.integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, epoch: epoch)
+        try await base.integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, epoch: epoch, scope: scope)
+    }
+    func appliedScopes(of clientFile: Int64) async throws -> AppliedScopes? { try await base.appliedScopes(of: clientFile) }
+    func recordAppliedScope(_ scope: AppliedScope, of clientFile: Int64) async throws {
+        try await base.recordAppliedScope(scope, of: clientFile)
     }
 }
