@@ -25,6 +25,8 @@ extension ServerConfiguration {
             name = "u"
             [[grant]]
             user = "u"
+            [[grant.write]]
+            table = "t"
             """
         guard let parser = try? ConfigParser(text: everyTable, file: "keys") else { return [] }  // a fixed text: it parses
         _ = read(parser.root, file: "keys")
@@ -99,7 +101,11 @@ extension ServerConfiguration {
                 }
             }
             if patterns.isEmpty, table.has("partitions") { table.problem("partitions", "lists no partition") }
-            if let user, let access { grants.append(Grant(user: user, patterns: parsed, access: access)) }
+            let writeRules = table.tables("write").compactMap(writeRule)
+            if !writeRules.isEmpty, access == .read {
+                table.problem("write", "a read grant lets devices write nothing: write rules belong to readwrite grants")
+            }
+            if let user, let access { grants.append(Grant(user: user, patterns: parsed, access: access, writeRules: writeRules)) }
         }
 
         let storage = root.table("storage").map(parseStorage) ?? .sqlite
@@ -163,5 +169,27 @@ extension ServerConfiguration {
                 return StorageConfiguration(kind: .postgresql, maxStateDownloads: maxStateDownloads)
             }
         }
+    }
+
+    /// One `[[grant.write]]`: the filter's syntax is checked here, its columns against the
+    /// schema when a device binds (a rule that cannot be resolved for it refuses its writes).
+    static func writeRule(_ table: ConfigTable) -> WriteRule? {
+        let name = table.string("table", required: true)
+        let filter = table.string("where")
+        let readOnly = table.stringArray("read_only") ?? []
+        guard let name else { return nil }
+        if let problem = Schema.identifierProblem(name) { table.problem("table", "table name \(problem)") }
+        for (i, column) in readOnly.enumerated() {
+            if let problem = Schema.identifierProblem(column) { table.problem("read_only[\(i)]", "column name \(problem)") }
+        }
+        if let filter {
+            do {
+                try Subscription(table: name, filter: filter).checkSyntax()
+            } catch {
+                table.problem("where", error.description)
+            }
+        }
+        if filter == nil, readOnly.isEmpty { table.problem("table", "a write rule needs a where filter, read_only columns, or both") }
+        return WriteRule(table: name, filter: filter, readOnly: readOnly)
     }
 }

@@ -15,10 +15,26 @@ package struct ServerConfiguration: Sendable, Hashable {
         package var user: String
         package var patterns: [GrantPattern]
         package var access: PartitionAccess
-        package init(user: String, patterns: [GrantPattern], access: PartitionAccess) {
+        /// `[[grant.write]]`: per table, what devices of a readwrite grant may write (issue 51).
+        package var writeRules: [WriteRule]
+        package init(user: String, patterns: [GrantPattern], access: PartitionAccess, writeRules: [WriteRule] = []) {
             self.user = user
             self.patterns = patterns
             self.access = access
+            self.writeRules = writeRules
+        }
+    }
+
+    /// One `[[grant.write]]`: the table, a filter rows must match before and after a change
+    /// (the subscription language; nil: any row), and columns devices may not change.
+    package struct WriteRule: Sendable, Hashable {
+        package var table: String
+        package var filter: String?
+        package var readOnly: [String]
+        package init(table: String, filter: String?, readOnly: [String]) {
+            self.table = table
+            self.filter = filter
+            self.readOnly = readOnly
         }
     }
 

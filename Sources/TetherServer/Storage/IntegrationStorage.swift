@@ -23,12 +23,12 @@ package protocol IntegrationStorage: Sendable {
     /// but recorded with its version as a compensating write (``StateChangeApplier``).
     func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date,
-        scope: SubscriptionScope
+        scope: WriteScope
     ) async throws -> IntegrationOutcome
     /// ``integrate(_:from:uploadSalt:into:now:scope:)``, refused when the partition's epoch is no longer `epoch`.
     func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64,
-        scope: SubscriptionScope
+        scope: WriteScope
     ) async throws -> IntegrationOutcome
     /// The scopes the client file's store was last given (``AppliedScopes``); nil when none.
     func appliedScopes(of clientFile: Int64) async throws -> AppliedScopes?

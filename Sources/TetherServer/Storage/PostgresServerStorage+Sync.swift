@@ -111,14 +111,14 @@ extension PostgresServerStorage {
     /// upload's size: a handful of round trips per upload.
     package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date,
-        scope: SubscriptionScope
+        scope: WriteScope
     ) async throws -> IntegrationOutcome {
         try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: nil, scope: scope)
     }
 
     package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64,
-        scope: SubscriptionScope
+        scope: WriteScope
     ) async throws -> IntegrationOutcome {
         try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, fence: epoch, scope: scope)
     }
@@ -131,7 +131,7 @@ extension PostgresServerStorage {
 
     private func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, fence: Int64?,
-        scope: SubscriptionScope
+        scope: WriteScope
     ) async throws -> IntegrationOutcome {
         try await transaction { connection in
             let logger = self.logger
@@ -168,7 +168,7 @@ extension PostgresServerStorage {
     /// Returns the number of compensating writes.
     @discardableResult
     static func append(
-        _ changes: [ChangeRows], originFile: Int64, originSeqs: [Int64], scope: SubscriptionScope = .whole, to p: inout StoredPartition,
+        _ changes: [ChangeRows], originFile: Int64, originSeqs: [Int64], scope: WriteScope = .whole, to p: inout StoredPartition,
         now: Date, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> Int {
         let applied = try await applyToState(changes, partitionID: p.id, scope: scope, connection, logger)
@@ -202,7 +202,7 @@ extension PostgresServerStorage {
     /// the row-apply rules, each read where it is in the upload and written into the stored row
     /// byte for byte (``StoredFields``), and writes the rows that changed in one upsert and one delete.
     private static func applyToState(
-        _ uploads: [ChangeRows], partitionID: Int64, scope: SubscriptionScope, _ connection: PostgresConnection, _ logger: Logger
+        _ uploads: [ChangeRows], partitionID: Int64, scope: WriteScope, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [(kept: ChangeRows, images: RowImages, compensation: CompensationRecord?)] {
         var order: [StateKey] = []
         var seen: Set<StateKey> = []

@@ -16,7 +16,7 @@ extension SQLiteServerStorage {
 
     package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64,
-        scope: SubscriptionScope
+        scope: WriteScope
     ) async throws -> IntegrationOutcome {
         try await integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, scope: scope)
     }

@@ -75,7 +75,7 @@ extension SQLiteServerStorage {
 
     package func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date,
-        scope: SubscriptionScope
+        scope: WriteScope
     ) async throws -> IntegrationOutcome {
         try await pool.write { db in
             guard var p = try Self.partitionRow(partition, db) else { throw StorageError.notFound("partition \(partition)") }
@@ -106,7 +106,7 @@ extension SQLiteServerStorage {
     /// write history this way.
     @discardableResult
     static func append(
-        _ changes: ChangeRows, originFile: Int64, originSeq: Int64, scope: SubscriptionScope = .whole, to p: inout StoredPartition,
+        _ changes: ChangeRows, originFile: Int64, originSeq: Int64, scope: WriteScope = .whole, to p: inout StoredPartition,
         now: Date, _ db: Database
     ) throws -> CompensationRecord? {
         let (kept, images, compensation) = try applyToState(changes, partitionID: p.id, scope: scope, db)
@@ -133,7 +133,7 @@ extension SQLiteServerStorage {
     /// row that exists is read and merged; a delete returns the row it removed. With them, every
     /// row is read before it is written.
     private static func applyToState(
-        _ changes: ChangeRows, partitionID: Int64, scope: SubscriptionScope, _ db: Database
+        _ changes: ChangeRows, partitionID: Int64, scope: WriteScope, _ db: Database
     ) throws -> (kept: ChangeRows, images: RowImages, compensation: CompensationRecord?) {
         let select = try db.cachedStatement(sql: "SELECT fields FROM state WHERE partition_id = ? AND tbl = ? AND key = ?")
         let create = try db.cachedStatement(sql: "INSERT INTO state(partition_id, tbl, key, fields) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")

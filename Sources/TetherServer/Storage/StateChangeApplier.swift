@@ -2,24 +2,24 @@ import TetherProtocol
 
 /// The bookkeeping both storages do as they apply one changeset to the stored state: each
 /// change's row images (``RowImages``, what filtered sessions' downloads are cut from) and, for
-/// an uploading session with subscriptions, the write checks — a change that would touch a row
+/// an uploading session with subscriptions or write rules, the write checks — a change that would touch a row
 /// outside its scope is not applied but becomes a compensating write, reverted on the device
 /// by the server's row (or its removal). The storages read and write rows; this decides.
 struct StateChangeApplier {
-    /// The uploading session's scope (``SubscriptionScope/whole``: no checks, as for heal).
-    let scope: SubscriptionScope
+    /// What the uploading session may write (``WriteScope/whole``: no checks, as for heal).
+    let scope: WriteScope
     private var images: [RowImages.Image] = []
     private var refused: [Int] = []
     private var writes: [CompensatingWrite] = []
     private var reverts: [RowChange] = []
     private var index = 0
 
-    init(scope: SubscriptionScope) {
+    init(scope: WriteScope) {
         self.scope = scope
     }
 
     /// Whether changes must be checked before they are written (the stored row is read first).
-    var checksWrites: Bool { !scope.isWhole }
+    var checksWrites: Bool { scope.checksWrites }
 
     /// The change at the next index, of `kind` to `table`'s row `key` (as encoded), turns the
     /// stored `before` (nil: absent) into `outcome`: true when it is to be written, false when
@@ -52,7 +52,7 @@ struct StateChangeApplier {
             if let refusal = scope.refusal(of: kind, table: table, key: rowKey, before: beforeFields, after: afterFields) {
                 refused.append(index)
                 writes.append(refusal)
-                if let beforeFields, scope.holds(table, key: rowKey, beforeFields) {
+                if let beforeFields, scope.read.holds(table, key: rowKey, beforeFields) {
                     reverts.append(.insert(table, rowKey, beforeFields))
                 } else {
                     reverts.append(.delete(table, rowKey))

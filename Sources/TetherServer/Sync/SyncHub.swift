@@ -32,6 +32,8 @@ package struct BoundSession: Sendable {
     /// What the session may hold and write (its subscriptions; ``SubscriptionScope/whole``
     /// for a session without).
     package var scope: SubscriptionScope = .whole
+    /// Its grants' write rules (``WriteRules``), checked with ``scope`` on its uploads.
+    package var writeRules: WriteRules = .none
     /// When the store holds another scope than ``scope``: the change its downloads start with.
     package var subscriptionChange: SubscriptionChange?
 

@@ -177,6 +177,10 @@ package final class SyncService: Sendable {
                 tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch,
                 uploadSalt: request.lineage?.uploadSalt ?? 0, subject: authorized.subject, fail: fail)
             session.scope = scopes.wanted
+            if authorized.access == .readwrite {
+                session.writeRules = writeRules(
+                    for: authorized.subject, partition: partition, snapshot: snapshot, now: now().timeIntervalSince1970)
+            }
             session.subscriptionChange = scopes.change
             let wakeups = await hub.register(session)
             // A revoke (or a token withdrawn by a reload) while this bind awaited the storage
@@ -233,7 +237,7 @@ package final class SyncService: Sendable {
             let started = ContinuousClock.now
             let outcome = try await storage.integration.integrate(
                 upload.changesets, from: session.clientFile, uploadSalt: session.uploadSalt, into: session.partition, now: now(),
-                epoch: session.epoch, scope: session.scope)
+                epoch: session.epoch, scope: WriteScope(read: session.scope, rules: session.writeRules))
             metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)
             await committed(
                 session.partition, head: outcome.head.latest.version, wroteHistory: outcome.accepted > 0,

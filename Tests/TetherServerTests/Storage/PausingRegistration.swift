@@ -51,13 +51,13 @@ final class PausingRegistration: IntegrationStorage, @unchecked Sendable {
     }
     func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date,
-        scope: SubscriptionScope
+        scope: WriteScope
     ) async throws -> IntegrationOutcome {
         try await base.integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, scope: scope)
     }
     func integrate(
         _ uploads: [UploadChangeset], from clientFile: Int64, uploadSalt: Int64, into partition: PartitionName, now: Date, epoch: Int64,
-        scope: SubscriptionScope
+        scope: WriteScope
     ) async throws -> IntegrationOutcome {
         try await base.integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, epoch: epoch, scope: scope)
     }

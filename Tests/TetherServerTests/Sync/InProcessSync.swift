@@ -27,7 +27,9 @@ struct InProcessSync: Sendable {
     let service: SyncService
 
     /// Runs `body` with a fresh service, its application listening; removes everything after.
-    static func run(_ body: @Sendable (InProcessSync, any TestClientProtocol) async throws -> Void) async throws {
+    static func run(
+        grantRules: String = "", _ body: @Sendable (InProcessSync, any TestClientProtocol) async throws -> Void
+    ) async throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let storage = try SQLiteServerStorage(directory: dir.path)
@@ -42,6 +44,7 @@ struct InProcessSync: Sendable {
                 user = "pos"
                 partitions = ["store-*"]
                 access = "readwrite"
+                \(grantRules)
                 """, file: "server.toml").grants,
             runtimeGrants: [], flags: ServerFlags(), configuredRecovery: true, schemas: schemas)
         let logger = Logger(label: "tether.test.in-process-sync")

@@ -174,4 +174,55 @@ import TetherTestSupport
             #expect(try await sync.storage.head(of: partition) == nil, "no client file was registered")
         }
     }
+
+    @Test func aWriteOutsideTheGrantsWriteRuleIsACompensatingWrite() async throws {
+        let rules = """
+            [[grant.write]]
+            table = "t"
+            where = "a IS NULL OR a != 'locked'"
+            """
+        try await InProcessSync.run(grantRules: rules) { sync, client in
+            _ = try await write(sync.storage, [(1, "locked"), (2, "open")])
+            try await client.sync { socket in
+                try await socket.hello()
+                _ = try await bootstrap(socket, 1, wanted: nil)
+                let upload = UploadChangeset(firstSeq: 1, lastSeq: 3, changeset: Changeset([
+                    .update("t", .integer(1), ["a": .text("mine")]), .update("t", .integer(2), ["a": .text("locked")]),
+                    .insert("t", .integer(3), ["a": .text("new")]),
+                ]))
+                try await socket.send(.upload(Upload(session: 1, changesets: [upload])))
+                let notice = try await socket.next("the compensating writes") { if case .compensatingWrites(let w) = $0 { w } else { nil } }
+                #expect(notice.writes.map(\.key) == [.integer(1), .integer(2)])
+                #expect(notice.writes.allSatisfy { $0.reason == .writeRule })
+                let ack = try await socket.next("the acknowledgement") {
+                    if case .download(let d) = $0, d.session == 1, let e = d.entries.first { e } else { nil }
+                }
+                #expect(ack.changes.changeset.changes == [
+                    .insert("t", .integer(1), ["a": .text("locked")]), .insert("t", .integer(2), ["a": .text("open")]),
+                ], "the reverts put the server's rows back: the session holds them")
+            }
+            let state = try await sync.storage.openState(of: partition)
+            let rows = try await state.next(maxRows: 100, maxBytes: 1 << 20)
+            await state.close()
+            #expect(rows.map { $0.fields["a"] } == [.text("locked"), .text("open"), .text("new")])
+        }
+    }
+
+    @Test func aReadOnlyColumnMayNotChange() async throws {
+        try await InProcessSync.run(grantRules: "[[grant.write]]\ntable = \"t\"\nread_only = [\"a\"]") { sync, client in
+            _ = try await write(sync.storage, [(1, "fixed")])
+            try await client.sync { socket in
+                try await socket.hello()
+                _ = try await bootstrap(socket, 1, wanted: nil)
+                let upload = UploadChangeset(firstSeq: 1, lastSeq: 2, changeset: Changeset([
+                    .update("t", .integer(1), ["a": .text("changed")]), .insert("t", .integer(2), ["a": .text("new rows may")]),
+                ]))
+                try await socket.send(.upload(Upload(session: 1, changesets: [upload])))
+                let notice = try await socket.next("the compensating writes") { if case .compensatingWrites(let w) = $0 { w } else { nil } }
+                #expect(notice.writes.map(\.key) == [.integer(1)])
+                #expect(notice.writes.first?.reason == .readOnlyColumn)
+                #expect(notice.writes.first?.message.contains("column a") == true)
+            }
+        }
+    }
 }
