@@ -161,6 +161,7 @@ package final class Cluster: Sendable {
         user = "device"
         partitions = ["*"]
         access = "readwrite"
+        \(settings.grantExtra)
         \(storageTable)
         \(settings.serverConfig)
         """

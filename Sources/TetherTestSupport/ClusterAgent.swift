@@ -14,6 +14,8 @@ package final class ClusterAgent: Sendable {
         package var logLevel: String
         /// More keys of `[server]` (`ca_file = …`, `pin_sha256 = […]`).
         package var server: String
+        /// Lines after a partition's `name` (its keys and `[[partition.subscription]]`s), by partition.
+        package var partitionExtra: [String: String] = [:]
 
         package init(url: String, partitions: [String], extra: String = "", logLevel: String = "debug", server: String = "") {
             self.url = url
@@ -49,7 +51,8 @@ package final class ClusterAgent: Sendable {
 
     /// A `tetherd.toml` for an agent in `dir`.
     package static func config(
-        dir: String, url: String, partitions: [String], extra: String, logLevel: String = "debug", server: String = ""
+        dir: String, url: String, partitions: [String], extra: String, logLevel: String = "debug", server: String = "",
+        partitionExtra: [String: String] = [:]
     ) -> String {
         """
         state_dir = "\(dir)/state"
@@ -60,7 +63,7 @@ package final class ClusterAgent: Sendable {
         url = "\(url)"
         token_file = "\(dir)/token"
         \(server)
-        \(partitions.map { "[[partition]]\nname = \"\($0)\"" }.joined(separator: "\n"))
+        \(partitions.map { "[[partition]]\nname = \"\($0)\"\n" + (partitionExtra[$0] ?? "") }.joined(separator: "\n"))
         """
     }
 
@@ -78,7 +81,7 @@ package final class ClusterAgent: Sendable {
         try Cluster.write(
             Self.config(
                 dir: dir, url: config.url, partitions: config.partitions, extra: config.extra, logLevel: config.logLevel,
-                server: config.server),
+                server: config.server, partitionExtra: config.partitionExtra),
             to: configPath)
     }
 

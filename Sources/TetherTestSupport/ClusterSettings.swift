@@ -44,6 +44,8 @@ package struct ClusterSettings: Sendable {
     package var serverExtra: String
     /// Appended to the server config (tables such as `[storage]`).
     package var serverConfig: String
+    /// Right after the device user's `[[grant]]` (its `[[grant.write]]` rules).
+    package var grantExtra: String = ""
     /// Added to the server's environment (fault injection, NOTIFY_SOCKET, WATCHDOG_USEC).
     package var serverEnvironment: [String: String]
     package var storage: Storage
