@@ -241,7 +241,7 @@ extension PostgresServerStorage {
                     dirty.insert(key)
                 }
             }
-            applied.append(applier.finish(changes))
+            applied.append(try applier.finish(changes) { table, key in rows[StateKey(table: table, key: key)] })
         }
         let puts = order.filter { dirty.contains($0) && rows[$0] != nil }
         let deletes = order.filter { dirty.contains($0) && rows[$0] == nil }

@@ -176,7 +176,9 @@ extension SQLiteServerStorage {
                 }
             }
         }
-        return applier.finish(changes)
+        return try applier.finish(changes) { table, key in
+            try Data.fetchOne(select, arguments: [partitionID, table, Data(key)]).map { [UInt8]($0) }
+        }
     }
 
     package func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int) async throws -> [HistoryEntry] {

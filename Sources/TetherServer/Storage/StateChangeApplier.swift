@@ -11,8 +11,15 @@ struct StateChangeApplier {
     private var images: [RowImages.Image] = []
     private var refused: [Int] = []
     private var writes: [CompensatingWrite] = []
-    private var reverts: [RowChange] = []
+    /// The rows to revert on the device, once each, in the order of their first refusal.
+    private var revertOrder: [(table: String, key: RowKey, encodedKey: [UInt8])] = []
+    private var revertKeys: Set<RevertKey> = []
     private var index = 0
+
+    private struct RevertKey: Hashable {
+        var table: String
+        var key: [UInt8]
+    }
 
     init(scope: WriteScope) {
         self.scope = scope
@@ -52,11 +59,7 @@ struct StateChangeApplier {
             if let refusal = scope.refusal(of: kind, table: table, key: rowKey, before: beforeFields, after: afterFields) {
                 refused.append(index)
                 writes.append(refusal)
-                if let beforeFields, scope.read.holds(table, key: rowKey, beforeFields) {
-                    reverts.append(.insert(table, rowKey, beforeFields))
-                } else {
-                    reverts.append(.delete(table, rowKey))
-                }
+                if revertKeys.insert(RevertKey(table: table, key: key)).inserted { revertOrder.append((table, rowKey, key)) }
                 return false
             }
         }
@@ -65,11 +68,32 @@ struct StateChangeApplier {
     }
 
     /// The changes to store in the history (without the refused ones), their images, and the
-    /// compensation record (nil when nothing was refused).
-    func finish(_ changes: ChangeRows) -> (kept: ChangeRows, images: RowImages, compensation: CompensationRecord?) {
+    /// compensation record (nil when nothing was refused). Each refused row is reverted to the
+    /// server's row as the whole changeset left it (`finalRow`: its stored bytes, nil when
+    /// absent), or removed when the session may not hold that row: the device then holds what
+    /// the server holds, its accepted changes of the same upload included.
+    func finish(
+        _ changes: ChangeRows, finalRow: (_ table: String, _ key: [UInt8]) throws -> [UInt8]?
+    ) throws -> (kept: ChangeRows, images: RowImages, compensation: CompensationRecord?) {
         guard !refused.isEmpty else { return (changes, RowImages(images), nil) }
         let skip = Set(refused)
         let kept = changes.changeset.changes.enumerated().filter { !skip.contains($0.offset) }.map(\.element)
+        var reverts: [RowChange] = []
+        for (table, key, encodedKey) in revertOrder {
+            let fields: [String: FieldValue]?
+            do {
+                fields = try finalRow(table, encodedKey).map { try FieldValue.decodeFields($0) }
+            } catch let error as StorageError {
+                throw error
+            } catch {
+                throw StorageError.corrupt("state")
+            }
+            if let fields, scope.read.holds(table, key: key, fields) {
+                reverts.append(.insert(table, key, fields))
+            } else {
+                reverts.append(.delete(table, key))
+            }
+        }
         return (ChangeRows(Changeset(kept)), RowImages(images), CompensationRecord(writes: writes, reverts: Changeset(reverts)))
     }
 }

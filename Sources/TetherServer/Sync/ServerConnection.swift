@@ -59,8 +59,9 @@ actor ServerConnection {
     /// The bind verdict computed by the reader.
     func bindDecided(_ session: SessionID, _ outcome: SyncService.BindOutcome) async -> [Work] {
         switch outcome {
-        case .accepted(let reply, let after, let boundSession, let wakeups, let file):
+        case .accepted(let reply, let after, var boundSession, let wakeups, let file):
             let flowControl = (machine.negotiatedProtocolVersion ?? 0) >= TetherVersion.flowControl
+            boundSession.hearsCompensatingWrites = (machine.negotiatedProtocolVersion ?? 0) >= TetherVersion.subscriptions
             let bound = sessions.bind(session, as: boundSession, flowControl: flowControl, wakeups: wakeups, after: after, file: file)
             let work = await perform(machine.sessionEvent(session, .bindAccepted(reply, downloadAfter: after)))
             sessions.bindPerformed(session, generation: bound.generation)

@@ -205,8 +205,8 @@ struct SessionStreamer: Sendable {
                     // reverts of its compensating writes, announced just before.
                     var reverts = EncodedDownloadEntry.emptyChangeset
                     if let record = try Self.compensation(of: entry) {
-                        notices.append(CompensatingWrites(
-                            session: id, serverVersion: entry.version, writes: Array(record.writes.prefix(CompensatingWrites.maxWrites))))
+                        if session.hearsCompensatingWrites { notices.append(CompensatingWrites(
+                            session: id, serverVersion: entry.version, writes: Array(record.writes.prefix(CompensatingWrites.maxWrites)))) }
                         reverts = record.reverts.encoded
                     }
                     batch.append(EncodedDownloadEntry(serverVersion: entry.version, integratedClientSeq: integrated, changeset: reverts))

@@ -36,6 +36,9 @@ package struct BoundSession: Sendable {
     package var writeRules: WriteRules = .none
     /// When the store holds another scope than ``scope``: the change its downloads start with.
     package var subscriptionChange: SubscriptionChange?
+    /// Whether its connection speaks protocol 9 (``TetherVersion/subscriptions``): only then is it
+    /// sent `compensating-writes` (an older agent gets the reverts alone).
+    package var hearsCompensatingWrites = true
 
     package init(
         key: SessionKey, partition: PartitionName, clientFile: Int64, user: String, tokenDigest: TokenDigest,
