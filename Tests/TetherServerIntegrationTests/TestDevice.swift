@@ -169,7 +169,7 @@ final class TestDevice {
             throw error
         case .disconnected(let error):
             throw ServerFailure("disconnected: \(error.map { "\($0)" } ?? "no error")")
-        case .bound, .state, .unbound, .healed:
+        case .bound, .state, .unbound, .healed, .compensatingWrites, .subscriptionChunk:
             throw ServerFailure("unexpected \(event)")
         }
     }
