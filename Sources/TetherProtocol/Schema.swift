@@ -101,7 +101,7 @@ package struct Schema: Sendable, Hashable, Codable {
     }
 
     /// Why `name` cannot name a table or column, or nil when it can.
-    static func identifierProblem(_ name: String) -> String? {
+    package static func identifierProblem(_ name: String) -> String? {
         let bytes = Array(name.utf8)
         guard let first = bytes.first else { return "is empty" }
         func letter(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F }
