@@ -310,6 +310,17 @@ actor PartitionController: PartitionSession.Host {
         reporter.applied(report, caughtUp: figures.serverVersion >= figures.latestServerVersion, partition: settings.name)
     }
 
+    func subscriptionsPending(_ pending: Bool) {
+        guard reporter.figures.subscriptionsPending != pending else { return }
+        updateFigures { $0.subscriptionsPending = pending }
+    }
+
+    func compensated(_ notice: CompensatingWrites) {
+        guard !notice.writes.isEmpty else { return }
+        reporter.compensated(notice, settings: settings)
+        figuresChanged()
+    }
+
     // MARK: Status
 
     /// What `tetherctl status` shows: the machine's state and pending reset with the figures.

@@ -65,7 +65,10 @@ import TetherControl
             pendingReset: "4f1c", pendingResetReason: "r",
             download: DownloadReport(
                 rowsDone: 1, rowsTotal: 2, bytesDone: 3, bytesTotal: 4, startedAt: "2026-01-01T00:00:00.000Z", rowsPerSecond: 5,
-                bytesPerSecond: 6))
+                bytesPerSecond: 6),
+            compensatingWrites: 1,
+            lastCompensatingWrite: CompensatingWriteReport(table: "orders", key: "o1", reason: "write_rule", at: "2026-01-01T00:00:00.000Z"),
+            subscriptionsPending: false)
         let reset = ResetReport(
             id: "4f1c", partition: "store-17", errorCode: 211, errorMessage: "m", mode: "recover", strategy: "recover",
             outcome: "recovered", phase: "done", backupPath: "/b", backupRemoved: false, startedAt: "t", finishedAt: nil,
