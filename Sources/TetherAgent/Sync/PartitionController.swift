@@ -222,9 +222,16 @@ actor PartitionController: PartitionSession.Host {
     func remove() { command { $0.removeRequested() } }
 
     /// A reload: new settings; a stopped partition gets another chance (105 and 204 are
-    /// retried only after a reload).
+    /// retried only after a reload). Changed subscriptions end the session in flight, so the
+    /// next bind asks for them (no reset: the server changes the store's rows by chunks).
     func update(_ settings: PartitionSettings) {
+        let old = self.settings.subscriptions
         self.settings = settings
+        if old != settings.subscriptions {
+            log.notice(
+                "subscriptions of \(settings.name) changed (digest \(SubscriptionSet.digestText(of: old)) → \(SubscriptionSet.digestText(of: settings.subscriptions)))")
+            command { $0.rebindRequested() }
+        }
         command { $0.reloaded() }
     }
 

@@ -112,6 +112,29 @@ import TetherTestSupport
         }
     }
 
+    /// A reload that changes the subscriptions binds the partition again, without a reset; one
+    /// that changes nothing of them keeps the session.
+    @Test func aReloadThatChangesTheSubscriptionsBindsAgain() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "bob", 1)])
+        try await withController(fixture, wanting: nil) { controller, link, _ in
+            let first = try await link.bind(1)
+            first.acceptKnownStore(version: 10)
+            try await eventually("synced") { await controller.status.state == .synced }
+            var settings = await controller.settings
+            await controller.update(settings)
+            settings.subscriptions = Self.ann
+            await controller.update(settings)
+            let second = try await link.bind(2)
+            #expect(first.unbinds == 1)
+            #expect(second.request.subscriptions == SubscriptionRequest(held: nil, wanted: Self.ann))
+            #expect(second.request.identity == ClientFileIdentity(id: 1, salt: 1), "the same store: no reset")
+            #expect(try fixture.stateDatabase.resets(partition: ResetFixture.partition).isEmpty)
+            let notices = fixture.log.all.filter { $0.message.hasPrefix("subscriptions of store-17 changed") }.map(\.message)
+            #expect(notices == ["subscriptions of store-17 changed (digest whole → \(Self.ann.digestText))"], "\(notices)")
+            #expect(link.binds.count == 2, "the unchanged reload did not bind again")
+        }
+    }
+
     @Test func theErrorHookIsToldTheRowAndTheReason() {
         var report = SyncErrorReport(
             partition: "store-17", store: "/s.sqlite", code: 231, name: "compensating_write", message: "m", action: "retry")
