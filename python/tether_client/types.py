@@ -128,6 +128,20 @@ class RetryNowResult(TypedDict):
     partitions: List[str]
 
 
+class SubscriptionsResult(TypedDict):
+    """The answer to ``subscriptions``: the subscriptions the partition's store holds and those
+    configured, one string each (None: the whole partition), their digests, and whether a
+    change from one to the other is pending."""
+
+    partition: str
+    has_store: bool
+    held: Optional[List[str]]
+    held_digest: str
+    wanted: Optional[List[str]]
+    wanted_digest: str
+    change_pending: bool
+
+
 class PartitionStateResult(TypedDict):
     partition: str
     state: str

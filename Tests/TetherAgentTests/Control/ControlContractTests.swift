@@ -87,6 +87,9 @@ import TetherControl
             .logLevel: try JSONValue(encoding: LogLevelReport(logLevel: "debug")),
             .retryNow: try JSONValue(encoding: RetryNowReport(connection: true, partitions: ["store-17"])),
             .metrics: try JSONValue(encoding: MetricsReport(text: "x 1\n")),
+            .subscriptions: try JSONValue(encoding: SubscriptionsReport(
+                partition: "store-17", hasStore: true, held: nil, heldDigest: "whole", wanted: ["orders WHERE total > 1"],
+                wantedDigest: "9e20b1c47a03d6f5", changePending: true)),
             .hello: try JSONValue(encoding: HelloReport(
                 release: "0.2.0", protocolVersion: ControlProtocol.version, capabilities: ControlProtocol.capabilities, role: "reader",
                 lastEventSeq: 118)),

@@ -135,6 +135,26 @@ import TetherTestSupport
         }
     }
 
+    /// `tetherctl subscriptions`: the set held and the set configured, from the open store or
+    /// the file, and whether a change is pending.
+    @Test func theSubscriptionsReportShowsBothSetsAndAPendingChange() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "bob", 1)])
+        var settings = fixture.context.partition
+        settings.subscriptions = Self.ann
+        let controller = PartitionController(
+            settings: settings, context: try ScriptedAgent(fixture), persisted: try fixture.stateDatabase.status(of: ResetFixture.partition),
+            backoff: Backoff(initial: .milliseconds(10), maximum: .milliseconds(50)))
+        let pending = try await controller.subscriptionsReport()
+        #expect(pending == SubscriptionsReport(
+            partition: "store-17", hasStore: true, held: nil, heldDigest: "whole", wanted: ["orders WHERE customer = 'ann'"],
+            wantedDigest: Self.ann.digestText, changePending: true))
+        try await fixture.store.recordSubscriptions(Self.ann)
+        let done = try await controller.subscriptionsReport()
+        #expect(done.held == ["orders WHERE customer = 'ann'"] && done.heldDigest == Self.ann.digestText && !done.changePending)
+        let value = try JSONValue(encoding: pending)
+        #expect(value["held"] == .null, "null, not left out")
+    }
+
     @Test func theErrorHookIsToldTheRowAndTheReason() {
         var report = SyncErrorReport(
             partition: "store-17", store: "/s.sqlite", code: 231, name: "compensating_write", message: "m", action: "retry")
