@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherAgent
+import TetherControl
 import TetherProtocol
 import TetherStore
 import TetherTestSupport
@@ -102,6 +103,26 @@ import TetherTOML
         let found = Self.problems("[[partition]]\nname = \"shop\"\n" + entries.joined(separator: "\n"))
         #expect(found.count == 1, "\(found)")
         #expect(found.first?.contains("at most 256") == true, "\(found)")
+    }
+
+    @Test func theDiagnosticsShowTheSubscriptions() throws {
+        let config = try Self.parse("""
+            [[partition]]
+            name = "shop"
+            [[partition.subscription]]
+            table = "orders"
+            where = "total > 1"
+            [[partition.subscription]]
+            table = "items"
+            [[partition]]
+            name = "whole"
+            """)
+        guard case .array(let partitions)? = config.diagnostics["partition"] else {
+            Issue.record("no partitions in \(config.diagnostics)")
+            return
+        }
+        #expect(partitions.first?["subscription"] == [["table": "items", "where": .null], ["table": "orders", "where": "total > 1"]])
+        #expect(partitions.last?["subscription"] == nil, "a partition without subscriptions has no such key")
     }
 
     @Test func checkConfigChecksSubscriptionsAgainstAnExistingStore() async throws {
