@@ -46,13 +46,3 @@ extension PartitionSession {
         host.compensated(notice)
     }
 }
-
-extension RowKey {
-    /// The key as events, logs and hooks carry it: an integer's digits, a text as it is.
-    var text: String {
-        switch self {
-        case .integer(let value): String(value)
-        case .text(let value): value
-        }
-    }
-}
