@@ -93,6 +93,12 @@ public struct TetherClient: Sendable {
         try Self.report(try await send(ControlRequest(command: .retryNow, partition: partition)), as: RetryNowReport.self)
     }
 
+    /// The subscriptions `partition`'s store holds and those configured, and whether a change
+    /// is pending (capability `subscriptions`).
+    public func subscriptions(partition: String) async throws(TetherClientError) -> SubscriptionsReport {
+        try Self.report(try await send(ControlRequest(command: .subscriptions, partition: partition)), as: SubscriptionsReport.self)
+    }
+
     /// Every event after `after` (the `seq` of the last one the application handled; nil: the
     /// kept ones first), then each new one, for as long as the sequence is iterated. When the
     /// agent stops or restarts, or is not running yet, it connects again and goes on after the

@@ -29,6 +29,11 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         /// `action_id` the server's id, `partition` when it names one, `outcome` (`done`,
         /// `refused`, `failed`) and `message` as the server is told.
         case remoteAction = "remote-action"
+        /// The server reverted a change of this device instead of integrating it (error 231,
+        /// protocol 9): `table`, `key`, `reason` (`outside_subscriptions`, `write_rule`,
+        /// `read_only_column`), `message`, and `server_version`, the version whose download
+        /// carries the revert. Once per reverted row.
+        case compensatingWrite = "compensating-write"
     }
 
     /// The event's number: one more than the event before, across restarts of the agent (the
@@ -69,9 +74,14 @@ public struct AgentEvent: Sendable, Hashable, Codable {
     public var backupPath: String?
     /// `remote-action`: the server's id of the action.
     public var actionID: Int64?
+    /// `compensating-write`: the row's table and primary key (as text), and why it was reverted.
+    public var table: String?
+    public var key: String?
+    public var reason: String?
 
     enum CodingKeys: String, CodingKey {
         case seq, at, event, partition, state, code, name, message, action, phase, outcome, hook, rows, bytes, skipped, cause, tables
+        case table, key, reason
         case resetID = "reset_id"
         case exitStatus = "exit_status"
         case healedChanges = "healed_changes"
@@ -86,8 +96,12 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         name: String? = nil, message: String? = nil, action: String? = nil, resetID: String? = nil, phase: String? = nil,
         outcome: String? = nil, hook: String? = nil, exitStatus: Int? = nil, rows: Int64? = nil, bytes: Int64? = nil,
         skipped: Int? = nil, cause: String? = nil, healedChanges: Int? = nil, serverVersion: Int64? = nil,
-        tables: [String: Int64]? = nil, storePath: String? = nil, backupPath: String? = nil
+        tables: [String: Int64]? = nil, storePath: String? = nil, backupPath: String? = nil,
+        table: String? = nil, key: String? = nil, reason: String? = nil
     ) {
+        self.table = table
+        self.key = key
+        self.reason = reason
         self.healedChanges = healedChanges
         self.serverVersion = serverVersion
         self.tables = tables
@@ -166,6 +180,9 @@ public struct AgentEvent: Sendable, Hashable, Codable {
         if let tables { parts.append("tables=" + tables.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")) }
         if let backupPath { parts.append("backup=\(backupPath)") }
         if let actionID { parts.append("action_id=\(actionID)") }
+        if let table { parts.append("table=\(table)") }
+        if let key { parts.append("key=\(key)") }
+        if let reason { parts.append("reason=\(reason)") }
         if let message, !message.isEmpty { parts.append("— \(message)") }
         return parts.joined(separator: " ")
     }

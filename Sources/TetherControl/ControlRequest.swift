@@ -20,12 +20,15 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         /// A diagnostics report (``DiagnosticsReport``): status, the last events, the
         /// configuration with secrets removed; what a remote `diagnostics` action sends.
         case diagnostics
+        /// The subscriptions a partition's store holds and those configured
+        /// (``SubscriptionsReport``).
+        case subscriptions
 
         /// True for the commands that change the agent (docs/operations.md "Two roles on the
         /// control socket"): only root, the daemon's user and the operator group may send them.
         public var changesState: Bool {
             switch self {
-            case .hello, .status, .resets, .waitSynced, .metrics, .events, .diagnostics: false
+            case .hello, .status, .resets, .waitSynced, .metrics, .events, .diagnostics, .subscriptions: false
             case .resetInitiate, .pause, .resume, .logLevel, .retryNow: true
             }
         }

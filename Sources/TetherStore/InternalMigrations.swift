@@ -71,6 +71,11 @@ enum InternalMigrations {
                 )
                 """)
         }
+        // The subscriptions the store's rows are of (issue 51): `SubscriptionSet.canonicalBytes`,
+        // NULL for the whole partition (every store before subscriptions).
+        migrator.registerMigration("tether-v4-subscriptions") { db in
+            try db.execute(sql: "ALTER TABLE _tether_meta ADD COLUMN subscriptions BLOB")
+        }
         return migrator
     }
 

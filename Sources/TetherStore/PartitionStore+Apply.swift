@@ -67,34 +67,9 @@ extension PartitionStore {
                         integrated = entry.integratedClientSeq
                     }
                     let rows = entry.changes
-                    // Changes written per table of this entry (`rows.tables`), summed by name below.
-                    var perTable = [Int64](repeating: 0, count: rows.tables.count)
-                    if !weighPending { try writer.check(rows) }
-                    writer.begin(rows)
-                    try rows.withCursor { (cursor) throws in
-                        while let (kind, tableIndex, key) = cursor.nextChange() {
-                            var change: RowChange
-                            if weighPending {
-                                change = try writer.decode(kind, table: tableIndex, key: key, &cursor, rows)
-                            } else {
-                                switch try writer.write(kind, table: tableIndex, key: key, &cursor, rows) {
-                                case .applied:
-                                    report.changesApplied += 1
-                                    if perTable.indices.contains(tableIndex) { perTable[tableIndex] += 1 }
-                                    continue
-                                case .skipped: report.changesSkipped += 1; continue
-                                case .decoded(let decoded): change = decoded
-                                }
-                            }
-                            guard let table = schema.table(change.table) else { continue }  // checked when decoded
-                            let pending = weighPending
-                                ? try ChangeLog.entries(db, of: LoggedRow(table: change.table, key: change.key)).filter { $0.seq > integrated }
-                                : []
-                            let appliedBefore = report.changesApplied
-                            try Self.applyServerChange(change, table: table, pending: pending, db: db, upserts: &upserts, report: &report)
-                            if report.changesApplied > appliedBefore, perTable.indices.contains(tableIndex) { perTable[tableIndex] += 1 }
-                        }
-                    }
+                    let perTable = try Self.applyChanges(
+                        rows, db: db, schema: schema, writer: &writer, upserts: &upserts, weighPending: weighPending,
+                        integrated: integrated, report: &report)
                     for (index, count) in perTable.enumerated() where count > 0 { report.changesPerTable[rows.tables[index], default: 0] += count }
                     try MetaTable.setServerVersion(db, entry.serverVersion)
                     current = entry.serverVersion
@@ -104,6 +79,44 @@ extension PartitionStore {
             report.serverVersion = current
             return report
         }
+    }
+
+    /// Writes one entry's changes by the rules ``apply(_:)`` describes (``ChangeRowsWriter``
+    /// for a row without pending local changes, ``applyServerChange`` for one with some); the
+    /// changes written per table of `rows`, by index. A subscription chunk's rows go the same
+    /// way (``applySubscriptionChunk(_:finalSet:)``).
+    static func applyChanges(
+        _ rows: ChangeRows, db: Database, schema: Schema, writer: inout ChangeRowsWriter, upserts: inout WholeRowUpserts,
+        weighPending: Bool, integrated: Int64, report: inout ApplyReport
+    ) throws -> [Int64] {
+        var perTable = [Int64](repeating: 0, count: rows.tables.count)
+        if !weighPending { try writer.check(rows) }
+        writer.begin(rows)
+        try rows.withCursor { (cursor) throws in
+            while let (kind, tableIndex, key) = cursor.nextChange() {
+                var change: RowChange
+                if weighPending {
+                    change = try writer.decode(kind, table: tableIndex, key: key, &cursor, rows)
+                } else {
+                    switch try writer.write(kind, table: tableIndex, key: key, &cursor, rows) {
+                    case .applied:
+                        report.changesApplied += 1
+                        if perTable.indices.contains(tableIndex) { perTable[tableIndex] += 1 }
+                        continue
+                    case .skipped: report.changesSkipped += 1; continue
+                    case .decoded(let decoded): change = decoded
+                    }
+                }
+                guard let table = schema.table(change.table) else { continue }  // checked when decoded
+                let pending = weighPending
+                    ? try ChangeLog.entries(db, of: LoggedRow(table: change.table, key: change.key)).filter { $0.seq > integrated }
+                    : []
+                let appliedBefore = report.changesApplied
+                try applyServerChange(change, table: table, pending: pending, db: db, upserts: &upserts, report: &report)
+                if report.changesApplied > appliedBefore, perTable.indices.contains(tableIndex) { perTable[tableIndex] += 1 }
+            }
+        }
+        return perTable
     }
 
     /// One server change, written by the rules for a row with pending local changes

@@ -17,6 +17,9 @@ extension PartitionStore {
     /// the replay kept at least one change, nil otherwise: the reset-cycle marker is written
     /// with the data it describes (a crash can never leave one without the other), and a reset
     /// that recovered nothing leaves no marker behind (docs/contract.md: Reset modes). Nothing is captured from the rewrite itself.
+    /// The store records `subscriptions` as the set its rows are of (nil, the default: the
+    /// whole partition, which a reset's state is; a later bind narrows it again by subscription
+    /// chunks).
     ///
     /// `keepingChangesOfAbsentRows`: the server is healing the window the store's state came
     /// from (its view was contributed), so the replay keeps updates and deletes of rows the
@@ -32,7 +35,8 @@ extension PartitionStore {
         clientFile: ClientFileIdentity? = nil,
         recovering recoverySource: RecoverySource? = nil,
         keepingChangesOfAbsentRows keep: Bool = false,
-        resetMarker: String? = nil
+        resetMarker: String? = nil,
+        subscriptions: SubscriptionSet? = nil
     ) async throws(StoreError) -> ResetInPlaceReport {
         if let newSchema {
             let problems = Self.storeProblems(newSchema)
@@ -86,6 +90,8 @@ extension PartitionStore {
                     try MetaTable.setServerVersion(db, serverVersion)
                     if let clientFile { try MetaTable.setClientFile(db, clientFile) }
                     try MetaTable.setClientResetMarker(db, (recovery?.kept ?? 0) > 0 ? resetMarker : nil)
+                    // The state's rows are of this set (a reset's state is the whole partition).
+                    try MetaTable.setSubscriptions(db, subscriptions)
                     return ResetInPlaceReport(
                         rewrite: rewrite, recovery: recovery, localChangesCleared: cleared,
                         schemaDifferences: differences)

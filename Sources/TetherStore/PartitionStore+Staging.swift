@@ -72,12 +72,17 @@ extension PartitionStore {
     /// Marks a staging store complete: the server version its rows represent and the identity
     /// the server assigned. Until this is written, the staging store is not used. A server's
     /// ready file is completed without an identity (nil); the device that installs it sets its own.
-    package func completeState(serverVersion: ServerVersion, clientFile: ClientFileIdentity?) async throws(StoreError) {
+    /// `subscriptions`: the set the state was taken with (nil: the whole partition, as a ready
+    /// file always is), recorded with the rest.
+    package func completeState(
+        serverVersion: ServerVersion, clientFile: ClientFileIdentity?, subscriptions: SubscriptionSet? = nil
+    ) async throws(StoreError) {
         let schema = self.schema
         try await write { db in
             _ = try self.installTriggers(db, schema: schema)
             try MetaTable.setServerVersion(db, serverVersion)
             try MetaTable.setClientFile(db, clientFile)
+            try MetaTable.setSubscriptions(db, subscriptions)
         }
         // Everything into the database file itself, the WAL emptied: the file alone is the
         // complete store (``installWithoutCopy(staging:at:)`` links just that file).

@@ -41,6 +41,10 @@ package enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A symbolic link where the agent keeps its own file (`place`: store, backup, staging,
     /// quarantine, state database): never followed, refused (``NoFollow``).
     case symbolicLink(path: String, place: String)
+    /// The last chunk of a subscription change completes a set other than the one the device
+    /// wants (`expected` and `found`: ``TetherProtocol/SubscriptionSet/digestText``s): refused,
+    /// nothing of the chunk kept; the store keeps the set it held.
+    case subscriptionMismatch(path: String, expected: String, found: String)
 
     /// True when nothing short of a client reset (or a manual repair) makes the store usable:
     /// a damaged file, tables an application altered, or a breaking schema change.
@@ -117,6 +121,8 @@ package enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "the server's ready file is not a store of the partition's schema; the agent dropped it and downloads rows instead. Check the server: its release, and its ready-file cache ([ready_files] cache_dir), which may hold a tampered file"
         case .io:
             "check that the directory exists, is writable by the agent and that the disk is not full"
+        case .subscriptionMismatch:
+            "the server completed a subscription change to another set than the one configured (a reload changed it meanwhile, or a server bug); the partition binds again and asks for the configured set"
         case .symbolicLink:
             "tetherd never follows a symbolic link in its directories; find out who made it, remove the link and put the real file there (docs/operations.md \"Symbolic links\")"
         }
@@ -163,6 +169,8 @@ package enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(operation) \(path) failed: errno \(errno)"
         case .symbolicLink(let path, let place):
             "\(place) \(path) is a symbolic link; refused, not followed"
+        case .subscriptionMismatch(let path, let expected, let found):
+            "store \(path): a subscription change completes the set with digest \(found), not \(expected) as asked; refused"
         }
     }
 }

@@ -14,6 +14,8 @@ package struct StoreMetadata: Sendable, Hashable {
     package var isReadOnly: Bool
     /// Free-form marker for the client-reset machinery (e.g. a reset id); nil when unset.
     package var clientResetMarker: String?
+    /// The subscriptions the store's rows are of (issue 51): nil for the whole partition.
+    package var subscriptions: SubscriptionSet? = nil
 }
 
 /// Reading and writing `_tether_meta` inside a database access.
@@ -24,7 +26,7 @@ enum MetaTable {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM _tether_meta WHERE id = 1") else { return nil }
         let fileId: Int64? = row["client_file_id"]
         let fileSalt: Int64? = row["client_file_salt"]
-        return StoreMetadata(
+        var metadata = StoreMetadata(
             partition: row["partition"],
             schemaVersion: row["schema_version"],
             clientFile: fileId.map { ClientFileIdentity(id: $0, salt: fileSalt ?? 0) },
@@ -32,6 +34,29 @@ enum MetaTable {
             integratedSeq: row["integrated_seq"],
             isReadOnly: row["read_only"] == 1,
             clientResetMarker: row["client_reset_marker"])
+        // A file the agent has not migrated yet (a backup read as a file) has no such column: nil.
+        let subscriptions: Data? = row["subscriptions"]
+        metadata.subscriptions = try subscriptions.map { try decodeSubscriptions(Array($0), path: db.configuration.label ?? "store") }
+        return metadata
+    }
+
+    /// The recorded subscriptions from their canonical bytes (``SubscriptionSet/canonicalBytes``).
+    static func decodeSubscriptions(_ bytes: [UInt8], path: String) throws -> SubscriptionSet {
+        var reader = ByteReader(bytes)
+        do {
+            let set = try SubscriptionSet.decode(from: &reader)
+            guard reader.isAtEnd else { throw WireDecodeError.malformed(field: "subscriptions", reason: "bytes after the set") }
+            return set
+        } catch {
+            throw StoreError.schemaMismatch(
+                path: path, table: "_tether_meta", column: "subscriptions", problem: "the recorded subscriptions cannot be read: \(error)")
+        }
+    }
+
+    /// Records the subscriptions the store's rows are of (nil: the whole partition).
+    static func setSubscriptions(_ db: Database, _ set: SubscriptionSet?) throws {
+        try db.execute(
+            sql: "UPDATE _tether_meta SET subscriptions = ? WHERE id = 1", arguments: [set.map { Data($0.canonicalBytes) }])
     }
 
     static func recordedSchema(_ db: Database, path: String) throws -> Schema {

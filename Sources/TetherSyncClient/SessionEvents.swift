@@ -1,7 +1,7 @@
 import TetherProtocol
 
 /// A session's events, in order (see ``SyncSession``). Taking the next event after a state
-/// chunk or a download grants the server one more such message (protocol 2 flow control,
+/// chunk, a download or a subscription chunk grants the server one more such message (protocol 2 flow control,
 /// docs/protocol.md): a consumer asks for the next event only once it is done with the
 /// previous one — the agent has committed it — so what waits in memory for one session is
 /// bounded by the window, however large the partition and however slow its store.
@@ -50,7 +50,7 @@ package struct SessionEvents: AsyncSequence, Sendable {
 
         private mutating func count(_ event: SessionEvent?) -> SessionEvent? {
             switch event {
-            case .state, .download: owed += 1
+            case .state, .download, .subscriptionChunk: owed += 1
             default: break
             }
             return event

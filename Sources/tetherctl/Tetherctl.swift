@@ -12,7 +12,7 @@ struct Tetherctl: AsyncParsableCommand {
         abstract: "Operator CLI for a running tetherd (through its control socket).",
         discussion: "Exit status: 0 success, 1 runtime error or timeout (enroll: the server refused), 2 usage error, 3 daemon unreachable, 4 permission denied, 5 enroll: the server cannot enroll now (try again later).",
         version: "tetherctl \(TetherVersion.release)",
-        subcommands: [Status.self, Resets.self, Reset.self, WaitSynced.self, Pause.self, Resume.self, Retry.self, LogLevel.self, Metrics.self, Events.self, Diagnostics.self, Enroll.self]
+        subcommands: [Status.self, Resets.self, Reset.self, WaitSynced.self, Pause.self, Resume.self, Retry.self, Subscriptions.self, LogLevel.self, Metrics.self, Events.self, Diagnostics.self, Enroll.self]
     )
 
     /// Accepted before the command too: `tetherctl --socket PATH status` (docs/contract.md: tetherctl).

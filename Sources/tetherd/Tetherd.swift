@@ -51,16 +51,22 @@ struct Tetherd: AsyncParsableCommand {
         // Before anything opens SQLite (the configuration check opens nothing, but the agent does).
         let lean = StoreMemory.configureProcess()
         if checkConfig {
+            let loaded: AgentConfiguration
             do {
-                let loaded = try AgentConfiguration.load(path: config)
-                print("\(config): ok (\(loaded.partitions.count) partition\(loaded.partitions.count == 1 ? "" : "s"))")
-                if let trust = loaded.server.trustSummary { print("\(config): \(trust)") }
-                if let warning = Self.cleartextWarning(loaded) { FileHandle.standardError.write(Data("\(config): warning: \(warning)\n".utf8)) }
-                return
+                loaded = try AgentConfiguration.load(path: config)
             } catch {
                 for problem in error.problems { FileHandle.standardError.write(Data("\(problem)\n".utf8)) }
                 throw ExitCode(2)
             }
+            // The subscriptions against the stores that exist (their schemas).
+            let subscriptions = loaded.subscriptionProblems()
+            for note in subscriptions.skipped { FileHandle.standardError.write(Data("\(config): warning: \(note)\n".utf8)) }
+            for problem in subscriptions.problems { FileHandle.standardError.write(Data("\(config): \(problem)\n".utf8)) }
+            if !subscriptions.problems.isEmpty { throw ExitCode(2) }
+            print("\(config): ok (\(loaded.partitions.count) partition\(loaded.partitions.count == 1 ? "" : "s"))")
+            if let trust = loaded.server.trustSummary { print("\(config): \(trust)") }
+            if let warning = Self.cleartextWarning(loaded) { FileHandle.standardError.write(Data("\(config): warning: \(warning)\n".utf8)) }
+            return
         }
         let configuration: AgentConfiguration
         do {

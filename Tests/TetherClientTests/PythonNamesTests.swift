@@ -19,7 +19,7 @@ import TetherClient
         var event = AgentEvent(
             .state, partition: "p", state: "synced", code: 1, name: "n", message: "m", action: "retry", resetID: "r", phase: "done",
             outcome: "o", hook: "h", exitStatus: 0, rows: 1, bytes: 1, skipped: 1, cause: "c", healedChanges: 1, serverVersion: 1,
-            tables: ["t": 1], storePath: "/s", backupPath: "/b")
+            tables: ["t": 1], storePath: "/s", backupPath: "/b", table: "t", key: "k", reason: "r")
         event.actionID = 1  // remote-action only; not an argument of the initializer
         return event
     }()

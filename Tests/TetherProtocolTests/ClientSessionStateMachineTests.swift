@@ -172,6 +172,8 @@ func name(_ event: SessionEvent) -> String {
     case .state: "state"
     case .download: "download"
     case .healed: "healed"
+    case .compensatingWrites: "compensating-writes"
+    case .subscriptionChunk: "subscription-chunk"
     case .error: "error"
     case .unbound: "unbound"
     case .disconnected: "disconnected"

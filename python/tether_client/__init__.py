@@ -28,6 +28,7 @@ from .types import (
     ResetPhase,
     ResetStrategy,
     RetryNowResult,
+    SubscriptionsResult,
 )
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "ResetPhase",
     "ResetStrategy",
     "RetryNowResult",
+    "SubscriptionsResult",
     "PermissionDenied",
     "ProtocolTooNew",
     "Refused",

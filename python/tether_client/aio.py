@@ -13,7 +13,7 @@ from ._resume import Resumption
 from .client import TetherClient
 from .errors import ProtocolTooNew, TetherError, TimedOut, Unreachable, refusal
 from .events import AgentEvent, ClientResetNotice, ClientResetProgress
-from .types import HelloResult, ResetInitiated, RetryNowResult
+from .types import HelloResult, ResetInitiated, RetryNowResult, SubscriptionsResult
 
 #: The longest line the agent may send (an ``events`` answer holds up to 1,000 events).
 LINE_LIMIT = 16 * 1024 * 1024
@@ -60,6 +60,10 @@ class AsyncTetherClient:
     async def retry_now(self, partition: Optional[str] = None) -> RetryNowResult:
         """As ``TetherClient.retry_now``."""
         return cast(RetryNowResult, _result(await self._exchange("retry-now", {"partition": partition})))
+
+    async def subscriptions(self, partition: str) -> SubscriptionsResult:
+        """As ``TetherClient.subscriptions``."""
+        return cast(SubscriptionsResult, _result(await self._exchange("subscriptions", {"partition": partition})))
 
     async def events(self, after: Optional[int] = None, partition: Optional[str] = None) -> AsyncGenerator[AgentEvent, None]:
         """As ``TetherClient.events``: connects again after the last delivered event whenever

@@ -12,7 +12,7 @@ from . import _wire
 from ._resume import Resumption
 from .errors import ProtocolTooNew, TetherError, Unreachable, refusal
 from .events import AgentEvent, ClientResetNotice, ClientResetProgress
-from .types import HelloResult, ResetInitiated, RetryNowResult
+from .types import HelloResult, ResetInitiated, RetryNowResult, SubscriptionsResult
 
 
 class TetherClient:
@@ -66,6 +66,11 @@ class TetherClient:
         """Ends the agent's backoff: it reconnects and binds ``partition`` (None: every
         partition) at once. Says what was backing off. Needs the ``operator`` role."""
         return cast(RetryNowResult, self._result(_wire.exchange(self.socket_path, self.timeout, "retry-now", {"partition": partition})))
+
+    def subscriptions(self, partition: str) -> SubscriptionsResult:
+        """The subscriptions ``partition``'s store holds and those configured, and whether a
+        change is pending (capability ``subscriptions``)."""
+        return cast(SubscriptionsResult, self._result(_wire.exchange(self.socket_path, self.timeout, "subscriptions", {"partition": partition})))
 
     def events(
         self, after: Optional[int] = None, partition: Optional[str] = None, stop: Optional[threading.Event] = None

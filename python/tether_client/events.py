@@ -41,6 +41,9 @@ class AgentEvent:
     store_path: Optional[str] = None
     backup_path: Optional[str] = None
     action_id: Optional[int] = None
+    table: Optional[str] = None
+    key: Optional[str] = None
+    reason: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod

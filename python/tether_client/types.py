@@ -27,7 +27,7 @@ ResetOutcome = Literal["in-progress", "recovered", "discarded", "manual-pending"
 #: An event's kind.
 EventKind = Literal[
     "state", "sync-error", "reset-phase", "reset-backup", "reset-outcome", "hook", "download", "reload", "dropped", "identity",
-    "changes-applied", "synced", "remote-action",
+    "changes-applied", "synced", "remote-action", "compensating-write",
 ]
 
 PARTITION_STATES: Tuple[PartitionState, ...] = get_args(PartitionState)
@@ -98,6 +98,9 @@ class EventFields(TypedDict, total=False):
     store_path: str
     backup_path: str
     action_id: int
+    table: str
+    key: str
+    reason: str
 
 
 class HelloResult(TypedDict):
@@ -123,6 +126,20 @@ class RetryNowResult(TypedDict):
 
     connection: bool
     partitions: List[str]
+
+
+class SubscriptionsResult(TypedDict):
+    """The answer to ``subscriptions``: the subscriptions the partition's store holds and those
+    configured, one string each (None: the whole partition), their digests, and whether a
+    change from one to the other is pending."""
+
+    partition: str
+    has_store: bool
+    held: Optional[List[str]]
+    held_digest: str
+    wanted: Optional[List[str]]
+    wanted_digest: str
+    change_pending: bool
 
 
 class PartitionStateResult(TypedDict):

@@ -72,6 +72,13 @@ extension SyncAgent: ControlHandler {
             return .success(report: EventsReport(events: events.log.recent(partition: request.partition, after: request.after)))
         case .diagnostics:
             return await diagnostics()
+        case .subscriptions:
+            guard let (name, controller) = await lookup(request.partition) else { return unknown(request.partition) }
+            do {
+                return .success(report: try await controller.subscriptionsReport())
+            } catch {
+                return .failure("the subscriptions of \(name) cannot be read: \(error)")
+            }
         case .retryNow:
             return await retryNow(request.partition)
         case .logLevel:

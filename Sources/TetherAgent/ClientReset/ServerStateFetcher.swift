@@ -9,12 +9,17 @@ package struct FetchedState: Sendable, Hashable {
     package var schema: Schema
     package var identity: ClientFileIdentity
     package var serverVersion: ServerVersion
+    /// The subscriptions the state was taken with (nil: the whole partition).
+    package var subscriptions: SubscriptionSet?
 
-    package init(path: String, schema: Schema, identity: ClientFileIdentity, serverVersion: ServerVersion) {
+    package init(
+        path: String, schema: Schema, identity: ClientFileIdentity, serverVersion: ServerVersion, subscriptions: SubscriptionSet? = nil
+    ) {
         self.path = path
         self.schema = schema
         self.identity = identity
         self.serverVersion = serverVersion
+        self.subscriptions = subscriptions
     }
 
     /// Reads back a staging store a previous run completed; nil when there is none, or it is

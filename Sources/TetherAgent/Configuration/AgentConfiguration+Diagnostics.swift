@@ -36,12 +36,17 @@ extension AgentConfiguration {
             "tls_min_version": .string(server.tlsMinVersion.rawValue),
         ]
         root["partition"] = .array(partitions.map { partition in
-            [
+            var entry: [String: JSONValue] = [
                 "name": .string(partition.name.rawValue),
                 "store": .string(partition.storePath),
                 "reset": Self.diagnostics(partition.reset),
                 "events": Self.diagnostics(partition.events),
             ]
+            // The filters are configuration, not secrets (a tag's value is the server's).
+            if let subscriptions = partition.subscriptions {
+                entry["subscription"] = .array(subscriptions.subscriptions.map { ["table": .string($0.table), "where": .from($0.filter)] })
+            }
+            return .object(entry)
         })
         return .object(root)
     }

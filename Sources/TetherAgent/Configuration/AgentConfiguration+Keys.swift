@@ -16,6 +16,8 @@ extension AgentConfiguration {
             name = "p"
             [partition.reset]
             [partition.events]
+            [[partition.subscription]]
+            table = "t"
             """
         // A constant text: it parses.
         guard let parser = try? ConfigParser(text: everyTable, file: "keys") else { return [] }

@@ -109,7 +109,9 @@ package struct AgentConfiguration: Sendable, Hashable {
             } else if !stores.insert(store).inserted { table.problem("store", "\(store) is already the store of another partition") }
             let partitionReset = table.table("reset").map { buildReset($0, inheriting: reset) } ?? reset
             let partitionEvents = table.table("events").map { buildEvents($0, inheriting: events) } ?? events
-            partitions.append(PartitionSettings(name: name, storePath: store, reset: partitionReset, events: partitionEvents))
+            partitions.append(PartitionSettings(
+                name: name, storePath: store, reset: partitionReset, events: partitionEvents,
+                subscriptions: PartitionSettings.parseSubscriptions(table)))
         }
         guard let server else { return nil }
         var configuration = AgentConfiguration(

@@ -45,6 +45,27 @@ package final class AgentEvents: Sendable {
             timeout: .seconds(settings.hookTimeoutSeconds), serverURL: serverURL, workingDirectory: workingDirectory))
     }
 
+    /// A change the server reverted (error 231): a `compensating-write` event and a run of the
+    /// error hook with the row's table, key and the reason (folded with the partition's other 231s).
+    func compensatingWrite(
+        _ write: CompensatingWrite, partition: String, store: String, serverVersion: Int64, settings: EventSettings
+    ) {
+        let code = SyncErrorCode.compensatingWrite
+        let key = write.key.text
+        emit(AgentEvent(
+            .compensatingWrite, partition: partition, code: code.rawValue, name: code.name, message: write.message,
+            serverVersion: serverVersion, table: write.table, key: key, reason: write.reason.description))
+        guard let hook = settings.errorHook else { return }
+        var report = SyncErrorReport(
+            partition: partition, store: store, code: code.rawValue, name: code.name, message: write.message,
+            action: code.defaultAction.rawValue)
+        report.compensation = SyncErrorReport.Compensation(table: write.table, key: key, reason: write.reason.description)
+        let (serverURL, workingDirectory) = place.withLock { $0 }
+        requests.yield(ErrorHookRequest(
+            report: report, hook: hook, interval: .seconds(settings.errorHookMinIntervalSeconds),
+            timeout: .seconds(settings.hookTimeoutSeconds), serverURL: serverURL, workingDirectory: workingDirectory))
+    }
+
     /// No more error hook requests (the agent stops).
     func finish() {
         requests.finish()

@@ -52,9 +52,13 @@ package struct HookInvocation: Sendable, Hashable {
     /// The error hook's environment (docs/events.md "The error hook"): only these variables and
     /// PATH. `TETHER_ERROR_CODE` is empty for a transport failure, `TETHER_PARTITION` and
     /// `TETHER_STORE` for an error of the whole connection, `TETHER_RESET_ID` when the error
-    /// started no reset.
+    /// started no reset. `TETHER_TABLE`, `TETHER_KEY` and `TETHER_REASON` name the row a
+    /// compensating write (231) reverted, and are empty for other errors.
     package static func environment(forError report: SyncErrorReport, repeats: Int, serverURL: String) -> [String: String] {
         [
+            "TETHER_TABLE": report.compensation?.table ?? "",
+            "TETHER_KEY": report.compensation?.key ?? "",
+            "TETHER_REASON": report.compensation?.reason ?? "",
             "PATH": path,
             "TETHER_EVENT": HookEvent.syncError.rawValue,
             "TETHER_PARTITION": report.partition,

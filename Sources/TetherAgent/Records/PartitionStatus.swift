@@ -43,6 +43,12 @@ package struct PartitionStatus: Sendable, Hashable {
     package var unsyncedSince: Double?
     /// When the count of unsynced changes last fell (an upload acknowledged), in this run.
     package var lastUploadAt: Double?
+    /// The store's subscriptions differ from the configured ones and the change is not done
+    /// (set at bind, cleared by the last subscription chunk): not caught up meanwhile.
+    package var subscriptionsPending = false
+    /// Changes the server reverted in this run (error 231), and the last of them.
+    package var compensatingWrites = 0
+    package var lastCompensatingWrite: CompensatingWriteReport?
 
     package init(name: PartitionName, state: PartitionState) {
         self.name = name
@@ -56,8 +62,9 @@ package struct PartitionStatus: Sendable, Hashable {
     /// promotes `syncing` to `synced` only once its session is ready: never while bootstrapping).
     package var isSynced: Bool { state == .synced }
 
-    /// The counts say caught up: nothing unsynced, the server's latest version integrated.
-    var isCaughtUp: Bool { unsyncedChanges == 0 && serverVersion >= latestServerVersion }
+    /// The counts say caught up: nothing unsynced, the server's latest version integrated, and
+    /// the store's subscriptions the configured ones.
+    var isCaughtUp: Bool { unsyncedChanges == 0 && serverVersion >= latestServerVersion && !subscriptionsPending }
 
     /// The partition's entry of `tetherctl status` (``PartitionReport``).
     package var report: PartitionReport {
@@ -75,7 +82,9 @@ package struct PartitionStatus: Sendable, Hashable {
                     rowsDone: download.rowsDone, rowsTotal: download.rowsTotal, bytesDone: download.bytesDone,
                     bytesTotal: download.bytesTotal, startedAt: Self.iso8601(download.startedAt),
                     rowsPerSecond: rate.rows.rounded(), bytesPerSecond: rate.bytes.rounded())
-            })
+            },
+            compensatingWrites: compensatingWrites, lastCompensatingWrite: lastCompensatingWrite,
+            subscriptionsPending: subscriptionsPending)
     }
 
     /// RFC 3339, UTC, milliseconds (`2026-11-26T20:53:01.123Z`). Not `ISO8601DateFormatter`:

@@ -19,6 +19,21 @@ package struct SyncErrorReport: Sendable, Hashable {
     package var resetID: String?
     /// For a 209 or 210: whether the store regressed or is synced from two places.
     package var cause: LineageCause?
+    /// For a 231 (a compensating write): the row reverted and why (the hook's `TETHER_TABLE`,
+    /// `TETHER_KEY`, `TETHER_REASON`).
+    package var compensation: Compensation?
+
+    package struct Compensation: Sendable, Hashable {
+        package var table: String
+        package var key: String
+        package var reason: String
+
+        package init(table: String, key: String, reason: String) {
+            self.table = table
+            self.key = key
+            self.reason = reason
+        }
+    }
 
     package init(partition: String, store: String, code: Int?, name: String, message: String, action: String, resetID: String? = nil) {
         self.partition = partition

@@ -3,8 +3,10 @@ import TetherProtocol
 import TetherStore
 
 /// What a bind asks the server, from the store as it is: its identity and server version, its
-/// schema version, and its lineage with a fresh upload salt for the session. A store that
-/// cannot be read ends the session before the bind: damaged, or retried.
+/// schema version, its lineage with a fresh upload salt for the session, and its subscriptions
+/// (protocol 9: the set the store holds — nil for a new store, and for one that records none,
+/// the whole partition — and the set configured). A store that cannot be read ends the session
+/// before the bind: damaged, or retried.
 struct BindRequestBuilder: Sendable {
     enum Outcome: Sendable {
         case request(BindRequest, uploadSalt: Int64)
@@ -42,16 +44,20 @@ struct BindRequestBuilder: Sendable {
             log.error("cannot read the upload records of the store \(settings.storePath), retrying: \(error)")
             return .ended(.retry(nil))
         }
-        // Without an identity the state follows: as a ready file when the server has one (a
-        // download cut earlier resumes where it stopped).
-        let readyFile = metadata?.clientFile == nil
+        // Without an identity the state follows, of the wanted set: as a ready file when the
+        // server has one (a download cut earlier resumes where it stopped) and the partition is
+        // wanted whole (a ready file is the whole partition).
+        let wanted = settings.subscriptions
+        let held = metadata?.clientFile == nil ? nil : metadata?.subscriptions
+        let readyFile = metadata?.clientFile == nil && wanted == nil
             ? ReadyFileDownload(stagingPath: StoreBootstrap.stagingPath(stateDir: await context.configuration().stateDir, partition: settings.name))
                 .request()
             : nil
         let request = BindRequest(
             session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
             identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
-            schemaVersion: store?.schema.version ?? 0, lineage: lineage, readyFile: readyFile)
+            schemaVersion: store?.schema.version ?? 0, lineage: lineage, readyFile: readyFile,
+            subscriptions: SubscriptionRequest(held: held, wanted: wanted))
         return .request(request, uploadSalt: uploadSalt)
     }
 }

@@ -222,9 +222,16 @@ actor PartitionController: PartitionSession.Host {
     func remove() { command { $0.removeRequested() } }
 
     /// A reload: new settings; a stopped partition gets another chance (105 and 204 are
-    /// retried only after a reload).
+    /// retried only after a reload). Changed subscriptions end the session in flight, so the
+    /// next bind asks for them (no reset: the server changes the store's rows by chunks).
     func update(_ settings: PartitionSettings) {
+        let old = self.settings.subscriptions
         self.settings = settings
+        if old != settings.subscriptions {
+            log.notice(
+                "subscriptions of \(settings.name) changed (digest \(SubscriptionSet.digestText(of: old)) → \(SubscriptionSet.digestText(of: settings.subscriptions)))")
+            command { $0.rebindRequested() }
+        }
         command { $0.reloaded() }
     }
 
@@ -308,6 +315,17 @@ actor PartitionController: PartitionSession.Host {
         // Caught up with the server's downloads (local changes may still wait for their upload).
         let figures = reporter.figures
         reporter.applied(report, caughtUp: figures.serverVersion >= figures.latestServerVersion, partition: settings.name)
+    }
+
+    func subscriptionsPending(_ pending: Bool) {
+        guard reporter.figures.subscriptionsPending != pending else { return }
+        updateFigures { $0.subscriptionsPending = pending }
+    }
+
+    func compensated(_ notice: CompensatingWrites) {
+        guard !notice.writes.isEmpty else { return }
+        reporter.compensated(notice, settings: settings)
+        figuresChanged()
     }
 
     // MARK: Status

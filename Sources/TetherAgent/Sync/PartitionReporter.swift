@@ -117,6 +117,21 @@ struct PartitionReporter: Sendable {
             settings: settings.events)
     }
 
+    /// Compensating writes (error 231): each counted, announced as a `compensating-write`
+    /// event and given to the error hook (folded like other errors of its code).
+    mutating func compensated(_ notice: CompensatingWrites, settings: PartitionSettings) {
+        let now = Date().timeIntervalSince1970
+        for write in notice.writes {
+            let key = write.key.text
+            figures.compensatingWrites += 1
+            figures.lastCompensatingWrite = CompensatingWriteReport(
+                table: write.table, key: key, reason: write.reason.description, at: PartitionStatus.iso8601(now))
+            context.events.compensatingWrite(
+                write, partition: settings.name.rawValue, store: settings.storePath, serverVersion: notice.serverVersion.version,
+                settings: settings.events)
+        }
+    }
+
     // MARK: Downloads
 
     /// A download was written into the store: announced as `changes-applied`, coalesced

@@ -47,5 +47,12 @@ extension PartitionSession {
         func identityTakenElsewhere(_ error: SyncError) -> SyncError?
         /// Records and announces `error` as the partition's last error.
         func show(_ error: SyncError, heldForItsReset: Bool)
+
+        // Subscriptions (protocol 9).
+        /// Whether the store's subscriptions are still to be changed to the wanted set (the
+        /// partition is not synced until they are).
+        func subscriptionsPending(_ pending: Bool)
+        /// Compensating writes the server made, recorded once: counted, announced, hooked.
+        func compensated(_ notice: CompensatingWrites)
     }
 }

@@ -88,7 +88,7 @@ extension PartitionSession {
         } catch {
             return .ended(await link.isClosed ? .connectionLost : .retry(nil))
         }
-        opened(linkSession, uploadSalt: uploadSalt)
+        opened(linkSession, uploadSalt: uploadSalt, subscriptions: request.subscriptions ?? .whole)
         host.bindSent()
         return .opened(linkSession)
     }
@@ -127,8 +127,10 @@ extension PartitionSession {
                     continue  // only expected while bootstrapping, handled in bound()
                 case .healed:
                     continue  // answers heal chunks, which only a reset's heal session sends
-                case .compensatingWrites, .subscriptionChunk:
-                    continue
+                case .subscriptionChunk(let chunk):
+                    try await ShortLivedTask.run { try await applySubscriptionChunk(chunk, host: host) }
+                case .compensatingWrites(let notice):
+                    try await ShortLivedTask.run { try await recordCompensatingWrites(notice, host: host) }
                 }
             } catch {
                 return await end(with: error, host: host)
@@ -162,7 +164,8 @@ extension PartitionSession {
             host.log.notice("bootstrapping \(settings.name) from the server (version \(reply.latestServerVersion.version))")
             let staging = StoreBootstrap.stagingPath(stateDir: await host.context.configuration().stateDir, partition: settings.name)
             let fetched = try await StateDownload.receive(
-                reply: reply, events: &events, partition: settings.name, stagingPath: staging, storePath: settings.storePath
+                reply: reply, events: &events, partition: settings.name, stagingPath: staging, storePath: settings.storePath,
+                subscriptions: subscriptions.wanted
             ) { progress in
                 host.downloadProgress(progress)
             }
@@ -170,7 +173,10 @@ extension PartitionSession {
             let adoption = await StoreBootstrap(settings: settings, log: host.log).adopt(fetched, into: host.store)
             host.adopt(adoption.store)
             if let failure = adoption.failure { throw failure }
+            host.subscriptionsPending(false)
         } else if let store = host.store {
+            // A bound store whose set differs is changed by subscription chunks, after this.
+            host.subscriptionsPending(subscriptions.held != subscriptions.wanted)
             if reply.schema != store.schema {
                 let diff = try await store.upgradeSchema(to: reply.schema)
                 host.log.notice("store schema upgraded to version \(reply.schema.version): \(diff.summary.joined(separator: "; "))")

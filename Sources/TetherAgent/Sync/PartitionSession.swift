@@ -14,6 +14,8 @@ struct PartitionSession: Sendable {
         /// The bound partition on the agent's connection, once the bind is sent.
         var link: (any LinkSession)?
         var uploads: Uploads?
+        /// What the bind said of subscriptions: the set the store held and the set wanted.
+        var subscriptions = SubscriptionRequest.whole
         var access = PartitionAccess.readwrite
         var boundAt: ContinuousClock.Instant?
         var readyForUploads = false
@@ -45,13 +47,18 @@ struct PartitionSession: Sendable {
 
     // MARK: The bind
 
-    /// The bind was sent on `link`; this session's uploads go under `uploadSalt`.
-    func opened(_ link: any LinkSession, uploadSalt: Int64) {
+    /// The bind was sent on `link`; this session's uploads go under `uploadSalt`, and it asked
+    /// for `subscriptions`.
+    func opened(_ link: any LinkSession, uploadSalt: Int64, subscriptions: SubscriptionRequest = .whole) {
         state.update {
             $0.link = link
             $0.uploads = Uploads(salt: uploadSalt)
+            $0.subscriptions = subscriptions
         }
     }
+
+    /// What the bind said of subscriptions (``SubscriptionRequest/whole`` until it is sent).
+    var subscriptions: SubscriptionRequest { state.value.subscriptions }
 
     /// The bound partition on the agent's connection (nil until the bind is sent).
     var link: (any LinkSession)? { state.value.link }

@@ -68,6 +68,8 @@ struct PartitionStateMachine: Sendable, Hashable {
         /// A forced reset was recorded and the run loop has not picked it up yet: the session
         /// in flight ends.
         var forcedReset = false
+        /// A reload changed what the bind asks for (the subscriptions): the session in flight ends.
+        var rebind = false
     }
 
     /// A reset recorded in the state database and not finished.
@@ -157,8 +159,8 @@ struct PartitionStateMachine: Sendable, Hashable {
     /// or removed partition waits or leaves whatever is recorded).
     var passLooksUpResets: Bool { !isRemoved && !isPaused && stopReason == nil }
 
-    /// Pause, removal and a forced reset end the session in flight at once.
-    var sessionShouldEnd: Bool { isRemoved || isPaused || requests.forcedReset }
+    /// Pause, removal, a forced reset and a rebind end the session in flight at once.
+    var sessionShouldEnd: Bool { isRemoved || isPaused || requests.forcedReset || requests.rebind }
 
     /// What `tetherctl status` shows.
     var shownState: PartitionState {
@@ -204,6 +206,12 @@ struct PartitionStateMachine: Sendable, Hashable {
         return .wake
     }
 
+    /// A reload changed the subscriptions: the session in flight ends and the next pass binds.
+    mutating func rebindRequested() -> CommandAction {
+        requests.rebind = true
+        return .wake
+    }
+
     /// `reset initiate` for a reset waiting for an operator.
     mutating func initiateRequested() -> CommandAction {
         requests.initiate = true
@@ -229,6 +237,7 @@ struct PartitionStateMachine: Sendable, Hashable {
     /// and not finished, if any. Decides the pass's one step.
     mutating func passStarted(pendingReset reset: PendingReset?) -> PassAction {
         requests.forcedReset = false
+        requests.rebind = false
         if isRemoved {
             move(to: .removed)
             return .exit

@@ -8,11 +8,12 @@ import TetherStore
 /// Before each chunk is written, ``DiskSpaceCheck`` makes sure the rest of the announced state
 /// fits on the staging store's and the store's file systems (`storePath`), or throws
 /// ``DiskSpaceError``: the store itself is not touched by a download. A session bound with
-/// `fileFollows` receives a ready file instead (``ReadyFileDownload``).
+/// `fileFollows` receives a ready file instead (``ReadyFileDownload``). `subscriptions`: the set
+/// the bind asked for (nil: the whole partition), recorded in the store with the state.
 enum StateDownload {
     static func receive(
         reply: BindReply, events: inout SessionEvents.AsyncIterator, partition: PartitionName, stagingPath: String,
-        storePath: String? = nil, space: DiskSpaceCheck = .live,
+        storePath: String? = nil, subscriptions: SubscriptionSet? = nil, space: DiskSpaceCheck = .live,
         isolation: isolated (any Actor)? = #isolation, progress: (DownloadProgress) async -> Void
     ) async throws -> FetchedState {
         let directories = ([stagingPath] + (storePath.map { [$0] } ?? [])).map { ($0 as NSString).deletingLastPathComponent }
@@ -42,9 +43,11 @@ enum StateDownload {
                 written += bytes
                 await progress(chunk.progress)
                 if chunk.isLast {
-                    try await staging.completeState(serverVersion: chunk.serverVersion, clientFile: reply.identity)
+                    try await staging.completeState(serverVersion: chunk.serverVersion, clientFile: reply.identity, subscriptions: subscriptions)
                     readyFile.forget()  // a refusal noted is answered: the next download may take a file again
-                    return FetchedState(path: stagingPath, schema: reply.schema, identity: reply.identity, serverVersion: chunk.serverVersion)
+                    return FetchedState(
+                        path: stagingPath, schema: reply.schema, identity: reply.identity, serverVersion: chunk.serverVersion,
+                        subscriptions: subscriptions)
                 }
             case .error, .disconnected, .unbound: throw SessionInterruption(event)
             case .bound, .download, .healed, .compensatingWrites, .subscriptionChunk: continue

@@ -44,7 +44,7 @@ struct StoreBootstrap: Sendable {
             guard let store else { return Adoption(store: nil, failure: nil) }
             let report = try await store.resetInPlace(
                 to: try StoreStateSource(path: fetched.path, schema: fetched.schema), serverVersion: fetched.serverVersion,
-                schema: fetched.schema, clientFile: fetched.identity, recovering: .pendingChanges)
+                schema: fetched.schema, clientFile: fetched.identity, recovering: .pendingChanges, subscriptions: fetched.subscriptions)
             PartitionStore.removeFiles(at: fetched.path)
             log.notice("store \(settings.storePath) bootstrapped at server version \(fetched.serverVersion.version) (\(report.rewrite.inserted) rows)")
             return Adoption(store: store, failure: nil)

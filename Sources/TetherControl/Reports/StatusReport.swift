@@ -83,11 +83,23 @@ public struct PartitionReport: Sendable, Hashable, Codable {
     public var pendingReset: String?
     public var pendingResetReason: String?
     public var download: DownloadReport?
+    /// Changes of this device the server reverted since the agent started (error 231); nil from
+    /// an agent older than subscriptions.
+    public var compensatingWrites: Int?
+    /// The last of them: table, key and reason.
+    public var lastCompensatingWrite: CompensatingWriteReport?
+    /// True while the store's subscriptions are being changed to the configured ones (the
+    /// partition is not synced until they are); nil from an agent older than subscriptions.
+    public var subscriptionsPending: Bool?
 
     public init(
         name: String, state: String, serverVersion: Int64, unsyncedChanges: Int, lastError: LastErrorReport? = nil,
-        pendingReset: String? = nil, pendingResetReason: String? = nil, download: DownloadReport? = nil
+        pendingReset: String? = nil, pendingResetReason: String? = nil, download: DownloadReport? = nil,
+        compensatingWrites: Int? = nil, lastCompensatingWrite: CompensatingWriteReport? = nil, subscriptionsPending: Bool? = nil
     ) {
+        self.compensatingWrites = compensatingWrites
+        self.lastCompensatingWrite = lastCompensatingWrite
+        self.subscriptionsPending = subscriptionsPending
         self.name = name
         self.state = state
         self.serverVersion = serverVersion
@@ -102,6 +114,8 @@ public struct PartitionReport: Sendable, Hashable, Codable {
         case name, state, download
         case serverVersion = "server_version", unsyncedChanges = "unsynced_changes", lastError = "last_error"
         case pendingReset = "pending_reset", pendingResetReason = "pending_reset_reason"
+        case compensatingWrites = "compensating_writes", lastCompensatingWrite = "last_compensating_write"
+        case subscriptionsPending = "subscriptions_pending"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -114,6 +128,26 @@ public struct PartitionReport: Sendable, Hashable, Codable {
         try c.encode(pendingReset, forKey: .pendingReset)
         try c.encode(pendingResetReason, forKey: .pendingResetReason)
         try c.encode(download, forKey: .download)
+        try c.encode(compensatingWrites, forKey: .compensatingWrites)
+        try c.encode(lastCompensatingWrite, forKey: .lastCompensatingWrite)
+        try c.encode(subscriptionsPending, forKey: .subscriptionsPending)
+    }
+}
+
+/// A change of the device the server reverted (error 231): which row, and why. Never values.
+public struct CompensatingWriteReport: Sendable, Hashable, Codable {
+    public var table: String
+    public var key: String
+    /// `outside_subscriptions`, `write_rule` or `read_only_column`.
+    public var reason: String
+    /// RFC 3339 UTC.
+    public var at: String
+
+    public init(table: String, key: String, reason: String, at: String) {
+        self.table = table
+        self.key = key
+        self.reason = reason
+        self.at = at
     }
 }
 

@@ -65,7 +65,10 @@ import TetherControl
             pendingReset: "4f1c", pendingResetReason: "r",
             download: DownloadReport(
                 rowsDone: 1, rowsTotal: 2, bytesDone: 3, bytesTotal: 4, startedAt: "2026-01-01T00:00:00.000Z", rowsPerSecond: 5,
-                bytesPerSecond: 6))
+                bytesPerSecond: 6),
+            compensatingWrites: 1,
+            lastCompensatingWrite: CompensatingWriteReport(table: "orders", key: "o1", reason: "write_rule", at: "2026-01-01T00:00:00.000Z"),
+            subscriptionsPending: false)
         let reset = ResetReport(
             id: "4f1c", partition: "store-17", errorCode: 211, errorMessage: "m", mode: "recover", strategy: "recover",
             outcome: "recovered", phase: "done", backupPath: "/b", backupRemoved: false, startedAt: "t", finishedAt: nil,
@@ -84,6 +87,9 @@ import TetherControl
             .logLevel: try JSONValue(encoding: LogLevelReport(logLevel: "debug")),
             .retryNow: try JSONValue(encoding: RetryNowReport(connection: true, partitions: ["store-17"])),
             .metrics: try JSONValue(encoding: MetricsReport(text: "x 1\n")),
+            .subscriptions: try JSONValue(encoding: SubscriptionsReport(
+                partition: "store-17", hasStore: true, held: nil, heldDigest: "whole", wanted: ["orders WHERE total > 1"],
+                wantedDigest: "9e20b1c47a03d6f5", changePending: true)),
             .hello: try JSONValue(encoding: HelloReport(
                 release: "0.2.0", protocolVersion: ControlProtocol.version, capabilities: ControlProtocol.capabilities, role: "reader",
                 lastEventSeq: 118)),

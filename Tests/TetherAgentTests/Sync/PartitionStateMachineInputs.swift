@@ -13,6 +13,7 @@ extension PartitionStateMachine {
         case reloaded
         case initiateRequested
         case resetForced(id: String)
+        case rebindRequested
         case connectionLost
         case passStarted(pendingReset: PendingReset?)
         case bindSent
@@ -50,6 +51,7 @@ extension PartitionStateMachine {
         case .reloaded: return Self.actions(reloaded())
         case .initiateRequested: return Self.actions(initiateRequested())
         case .resetForced(let id): return Self.actions(resetForced(id: id))
+        case .rebindRequested: return Self.actions(rebindRequested())
         case .connectionLost:
             connectionLost()
             return []

@@ -72,6 +72,7 @@ import TetherStore
         ("reload", .reloaded, { phase in (phase == .stopped(reason: "error 105") ? .connecting : phase, [.wake]) }),
         ("initiate", .initiateRequested, { ($0, [.wake]) }),
         ("forced", .resetForced(id: "r-forced"), { _ in (.resetting(Machine.PendingReset(id: "r-forced", waitsForOperator: false)), [.persistStatus, .wake]) }),
+        ("rebind", .rebindRequested, { ($0, [.wake]) }),
         ("lost", .connectionLost, { phase in (online.contains(phase) ? .offline : phase, []) }),
         ("bindSent", .bindSent, { _ in (.connecting, []) }),
         ("bound", .bound(stateFollows: false), { ($0, []) }),
@@ -276,8 +277,8 @@ import TetherStore
         #expect(bound.handle(.passStarted(pendingReset: Self.manual)) == [.waitForWake])
     }
 
-    @Test func pauseRemovalAndAForcedResetEndTheSession() {
-        for event in [Event.pauseRequested, .removeRequested, .resetForced(id: "r1")] {
+    @Test func pauseRemovalAForcedResetAndARebindEndTheSession() {
+        for event in [Event.pauseRequested, .removeRequested, .resetForced(id: "r1"), .rebindRequested] {
             var machine = Self.machine(in: Self.ready)
             #expect(!machine.sessionShouldEnd)
             _ = machine.handle(event)
@@ -289,6 +290,11 @@ import TetherStore
         _ = machine.handle(.sessionEnded(.interrupted, boundFor: .seconds(1)))
         #expect(machine.handle(.passStarted(pendingReset: Self.automatic)) == [.driveReset(initiate: false)])
         #expect(!machine.sessionShouldEnd, "the pass picked the forced reset up")
+        var rebinding = Self.machine(in: Self.ready)
+        _ = rebinding.handle(.rebindRequested)
+        _ = rebinding.handle(.sessionEnded(.interrupted, boundFor: .seconds(1)))
+        #expect(rebinding.handle(.passStarted(pendingReset: nil)) == [.bind], "a rebind binds again, no reset")
+        #expect(!rebinding.sessionShouldEnd)
     }
 
     @Test func syncedIsShownOnlyForAReadySessionThatCaughtUp() {
