@@ -177,7 +177,5 @@ func name(_ event: SessionEvent) -> String {
     case .error: "error"
     case .unbound: "unbound"
     case .disconnected: "disconnected"
-    case .compensatingWrites: "compensating-writes"
-    case .subscriptionChunk: "subscription-chunk"
     }
 }

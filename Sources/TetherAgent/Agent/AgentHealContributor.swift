@@ -19,9 +19,13 @@ struct AgentHealContributor: HealContributor {
         let session: SyncSession
         do {
             let token = try await partitions.readToken()
+            // With the subscriptions the state was fetched with: the server takes from the view
+            // only the rows they hold (a row absent from it may have left them, not been deleted).
             session = try await connection.bind(BindRequest(
                 session: await partitions.nextSessionID(), partition: partition.rawValue, token: token, identity: fetched.identity,
-                lastServerVersion: fetched.serverVersion, schemaVersion: fetched.schema.version))
+                lastServerVersion: fetched.serverVersion, schemaVersion: fetched.schema.version,
+                lineage: StoreLineage(uploadSalt: StoreLineage.freshSalt(), integratedSeq: 0, lastSeq: 0, sent: []),
+                subscriptions: SubscriptionRequest(held: fetched.subscriptions, wanted: fetched.subscriptions)))
         } catch {
             throw .transient("binding to send the view: \(error)")
         }

@@ -11,9 +11,13 @@ extension AgentStateFetcher {
     func catchUp(_ fetched: FetchedState, of partition: PartitionName) async throws -> FetchedState {
         guard let connection = await partitions.connection.current else { throw AgentError.noConnection }
         let token = try await partitions.readToken()
+        // The staging copy holds the rows of the subscriptions it was fetched with: its history
+        // comes cut by them (a lineage first, which the subscriptions follow on the wire).
         let session = try await connection.bind(BindRequest(
             session: await partitions.nextSessionID(), partition: partition.rawValue, token: token, identity: fetched.identity,
-            lastServerVersion: fetched.serverVersion, schemaVersion: fetched.schema.version))
+            lastServerVersion: fetched.serverVersion, schemaVersion: fetched.schema.version,
+            lineage: StoreLineage(uploadSalt: StoreLineage.freshSalt(), integratedSeq: 0, lastSeq: 0, sent: []),
+            subscriptions: SubscriptionRequest(held: fetched.subscriptions, wanted: fetched.subscriptions)))
         do {
             let caughtUp = try await receiveHistory(session, onto: fetched, partition: partition)
             try? await session.unbind()  // the session's end; the connection may be gone already
@@ -55,6 +59,7 @@ extension AgentStateFetcher {
             case .bound, .state, .healed, .compensatingWrites, .subscriptionChunk: continue
             }
         }
-        return FetchedState(path: fetched.path, schema: fetched.schema, identity: fetched.identity, serverVersion: current)
+        return FetchedState(
+            path: fetched.path, schema: fetched.schema, identity: fetched.identity, serverVersion: current, subscriptions: fetched.subscriptions)
     }
 }

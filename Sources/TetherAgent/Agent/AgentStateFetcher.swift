@@ -12,14 +12,18 @@ struct AgentStateFetcher: ServerStateFetcher {
         let token = try await partitions.readToken()
         // Its progress shows in the partition's status (`tetherctl status`, `wait-synced --progress`).
         let controller = await partitions.controller(named: partition)
+        // The state of the partition's subscriptions: ready files hold whole partitions only.
+        let wanted = await controller?.settings.subscriptions
         // A fresh lineage (this session uploads nothing) carries the ready-file request.
         let session = try await connection.bind(
             BindRequest(
                 session: await partitions.nextSessionID(), partition: partition.rawValue, token: token, identity: nil,
                 lineage: StoreLineage(uploadSalt: StoreLineage.freshSalt(), integratedSeq: 0, lastSeq: 0, sent: []),
-                readyFile: ReadyFileDownload(stagingPath: stagingPath).request()))
+                readyFile: wanted == nil ? ReadyFileDownload(stagingPath: stagingPath).request() : nil,
+                subscriptions: SubscriptionRequest(held: nil, wanted: wanted)))
         do {
-            let fetched = try await receive(session, partition: partition, stagingPath: stagingPath, controller: controller)
+            let fetched = try await receive(
+                session, partition: partition, stagingPath: stagingPath, controller: controller, subscriptions: wanted)
             await controller?.downloadEnded(complete: true)
             try? await session.unbind()  // the session's end; the connection may be gone already
             return fetched
@@ -36,7 +40,8 @@ struct AgentStateFetcher: ServerStateFetcher {
     }
 
     private func receive(
-        _ session: SyncSession, partition: PartitionName, stagingPath: String, controller: PartitionController?
+        _ session: SyncSession, partition: PartitionName, stagingPath: String, controller: PartitionController?,
+        subscriptions: SubscriptionSet?
     ) async throws -> FetchedState {
         var events = session.events.makeAsyncIterator()
         guard let first = await events.next() else { throw SessionInterruption.disconnected(nil) }
@@ -45,7 +50,7 @@ struct AgentStateFetcher: ServerStateFetcher {
             let storePath = await controller?.settings.storePath
             return try await StateDownload.receive(
                 reply: reply, events: &events, partition: partition, stagingPath: stagingPath, storePath: storePath,
-                progress: { await controller?.downloadProgress($0) })
+                subscriptions: subscriptions, progress: { await controller?.downloadProgress($0) })
         default: throw SessionInterruption(first)
         }
     }

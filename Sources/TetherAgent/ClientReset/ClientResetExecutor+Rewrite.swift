@@ -35,7 +35,7 @@ extension ClientResetExecutor {
             let report = try await store.resetInPlace(
                 to: state, serverVersion: fetched.serverVersion, schema: fetched.schema, clientFile: fetched.identity,
                 recovering: strategy == .recover ? .pendingChanges : nil, keepingChangesOfAbsentRows: record.viewContributed == true,
-                resetMarker: record.id)
+                resetMarker: record.id, subscriptions: fetched.subscriptions)
             PartitionStore.removeFiles(at: staging)
             let rewrite = report.rewrite
             log.notice(
