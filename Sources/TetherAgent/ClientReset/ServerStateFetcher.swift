@@ -29,7 +29,8 @@ package struct FetchedState: Sendable, Hashable {
         // Unreadable or incomplete (both lines): nil, and the state is fetched again.
         guard let schema = try? PartitionStore.recordedSchema(path: path, place: .staging) else { return nil }
         guard let metadata = try? PartitionStore.metadata(ofStoreAt: path, place: .staging), let identity = metadata.clientFile else { return nil }
-        return FetchedState(path: path, schema: schema, identity: identity, serverVersion: metadata.serverVersion)
+        return FetchedState(
+            path: path, schema: schema, identity: identity, serverVersion: metadata.serverVersion, subscriptions: metadata.subscriptions)
     }
 }
 
