@@ -6,7 +6,7 @@ import TetherTestSupport
 /// fails (it is not a test).
 package struct Benchmark {
     package let options: BenchOptions
-    /// Figures to run (`connections`, `fan-file`, `scale`, `bulk`, `capture`, `latency`, `wire`, `fanout`, `idle`,
+    /// Figures to run (`connections`, `fan-file`, `scale`, `subscriptions`, `bulk`, `capture`, `latency`, `wire`, `fanout`, `idle`,
     /// `enrollment`, `ledger`, `actions`, `first-device`); empty: all.
     package let only: Set<String>
 
@@ -84,8 +84,10 @@ package struct Benchmark {
         let shared = BulkPropagationBench.partitions(options) + [LatencyBench.partition]
         let capturePartitions = wants("capture") ? CaptureBench.partitions(options) : []
         let fanFile = wants("fan-file") ? [ReadyFileFanOutBench.partition] : []
+        let subscriptionRows = options.quick ? 100_000 : 1_000_000
+        let subscriptionPartitions = wants("subscriptions") ? [SubscriptionBench.partition(subscriptionRows)] : []
         let writer = try cluster.agent(
-            "agent-a", partitions: scalePartitions + shared + capturePartitions + [FanOutBench.partition] + fanFile)
+            "agent-a", partitions: scalePartitions + shared + capturePartitions + [FanOutBench.partition] + fanFile + subscriptionPartitions)
         let reader = try cluster.agent("agent-b", partitions: shared, url: cluster.readerURL)
         try await writer.start()
         try await reader.start()
@@ -107,6 +109,13 @@ package struct Benchmark {
                     report.add(outcome.recover)
                     report.add(outcome.recoverWithHeal)
                     report.add(outcome.discard)
+                }
+            }
+        }
+        if wants("subscriptions") {
+            await phase("subscriptions", &report) { report in
+                for figure in try await SubscriptionBench(options: options, cluster: cluster, uploader: writer, rows: subscriptionRows).run() {
+                    report.add(figure)
                 }
             }
         }

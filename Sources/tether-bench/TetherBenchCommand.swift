@@ -1,7 +1,7 @@
 import Foundation
 import TetherBench
 
-/// `tether-bench [--quick] [--results FILE] [--history DIR] [--commit C] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions,first-device] [--scales N,…]
+/// `tether-bench [--quick] [--results FILE] [--history DIR] [--commit C] [--only connections,fan-file,scale,subscriptions,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions,first-device] [--scales N,…]
 /// [--devices N] [--enrollments N] [--ledger-entries N] [--storage sqlite|postgresql] [--instances 1|2]`:
 /// runs the benchmark against the release builds next to it, prints a table and writes JSON.
 /// Exits 0 whatever the figures are (it is a benchmark, not a test); 2 on a usage error.
@@ -56,7 +56,7 @@ struct TetherBenchCommand {
                 guard let value = arguments.next(), let count = Int(value), (1...2).contains(count) else { usage("--instances needs 1 or 2") }
                 instances = count
             case "--help", "-h":
-                print("usage: tether-bench [--quick] [--results FILE] [--history DIR] [--commit C] [--only connections,fan-file,scale,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions,first-device] [--scales 10000,100000] [--devices 5000] [--enrollments 1000] [--ledger-entries 100000] [--storage sqlite|postgresql] [--instances 1|2]")
+                print("usage: tether-bench [--quick] [--results FILE] [--history DIR] [--commit C] [--only connections,fan-file,scale,subscriptions,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions,first-device] [--scales 10000,100000] [--devices 5000] [--enrollments 1000] [--ledger-entries 100000] [--storage sqlite|postgresql] [--instances 1|2]")
                 return
             default: usage("unknown argument \(argument)")
             }

@@ -31,6 +31,10 @@ extension FaultCampaign {
         case rotate, revokeDevice = "revoke-device"
         /// An operator's remote action for one device or every device (``FaultCampaign/injectRemoteAction(anyAgent:admin:)``).
         case remoteAction = "remote-action"
+        /// A partition of one agent subscribed (issue 51) to its own rows and the contested ones,
+        /// by a reload, until undone by another: the other owners' rows leave its store and
+        /// come back; its writes stay inside, so none is a compensating write.
+        case subscribe
 
         /// Whether the fault applies to a cluster of `instances` server instances.
         func applies(instances: Int) -> Bool {
@@ -63,6 +67,7 @@ extension FaultCampaign {
             case .rotate: 4
             case .revokeDevice: 3
             case .remoteAction: 4
+            case .subscribe: 4
             }
         }
 
@@ -81,6 +86,8 @@ extension FaultCampaign {
         case stopFlood
         /// Removes a revoked agent's device and restarts the agent, which enrolls again.
         case readmit(Int)
+        /// Drops the agent's subscription of the partition by a reload (a down agent reads it at its restart).
+        case unsubscribe(Int, String)
 
         /// Healing order: the server and disk first, then agents, then server-side settings.
         var order: Int {
@@ -91,7 +98,7 @@ extension FaultCampaign {
             case .restartAgent: 2
             case .pass: 3
             case .enableSync, .recoveryOn, .grant, .readmit: 4
-            case .resume, .stopClone: 5
+            case .resume, .stopClone, .unsubscribe: 5
             }
         }
 
@@ -265,6 +272,20 @@ extension FaultCampaign {
         case .pause:
             guard let index = agentIndex, try await agents[index].ctl(["pause", partition]).status == 0 else { return .skipped }
             return .lasting(.resume(index, partition))
+        case .subscribe:
+            guard let index = agentIndex else { return .skipped }
+            let owner = agents[index].name
+            let prefix = CampaignModel.contestedPrefix
+            let filter = "(id >= '\(owner)-' AND id < '\(owner).') OR (id >= '\(prefix)' AND id < '\(prefix.dropLast()).')"
+            let subscribed = shared.withLock { state -> Bool in
+                guard state.subscriptions[owner]?[partition] == nil else { return false }
+                state.subscriptions[owner, default: [:]][partition] = filter
+                return true
+            }
+            guard subscribed else { return .skipped }
+            try writeConfig(index)
+            agents[index].signal(SIGHUP)
+            return .lasting(.unsubscribe(index, partition))
         case .imageRestore, .storeRollback:
             // In a lossless round only agents whose resets recover (a discard-mode reset drops
             // the writes made between the restart and the reset: they are in its backup).
@@ -323,6 +344,10 @@ extension FaultCampaign {
             await stopFlood()
         case .readmit(let index):
             return try await readmit(index, admin: admin ?? 0)
+        case .unsubscribe(let index, let partition):
+            _ = shared.withLock { $0.subscriptions[agents[index].name]?.removeValue(forKey: partition) }
+            try writeConfig(index)
+            if !isDown(agents[index].name) { agents[index].signal(SIGHUP) }
         case .resume(let index, let partition):
             // A pause outlives a restart: resume once the agent is back.
             guard !isDown(agents[index].name) else { return false }

@@ -118,6 +118,8 @@ final class FaultCampaign: Sendable {
         var discardedOwners: [String: Set<String>] = [:]
         /// The flood in effect (``FaultCampaign/startFlood(instances:)``).
         var flood: LoopbackFlood?
+        /// Per agent name and partition: the filter of its subscription to `orders` (fault `subscribe`).
+        var subscriptions: [String: [String: String]] = [:]
         /// The server's backup taken at the last checkpoint (one SQLite server), with the
         /// snapshots the model knew then (``FaultCampaign/restoreHeal(partition:)``).
         var serverBackup: (path: String, snapshots: [String: [(id: String, rows: [String: CampaignModel.Row])]])?
@@ -291,9 +293,12 @@ final class FaultCampaign: Sendable {
     /// The agent's configuration: its proxy as the server, its reset mode, many backups kept.
     func writeConfig(_ index: Int) throws {
         let agent = agents[index]
-        let (level, p1Mode) = shared.withLock { ($0.logLevels[agent.name] ?? "info", $0.partitionModes[agent.name] ?? settings.modes[index]) }
+        let (level, p1Mode, subscriptions) = shared.withLock {
+            ($0.logLevels[agent.name] ?? "info", $0.partitionModes[agent.name] ?? settings.modes[index], $0.subscriptions[agent.name] ?? [:])
+        }
         let partitions = settings.partitions.map { name in
             "[[partition]]\nname = \"\(name)\"" + (name == settings.partitions.last ? "\n[partition.reset]\nmode = \"\(p1Mode)\"" : "")
+                + (subscriptions[name].map { "\n[[partition.subscription]]\ntable = \"orders\"\nwhere = \"\($0)\"" } ?? "")
         }
         try Cluster.write("""
             state_dir = "\(agent.dir)/state"
