@@ -118,6 +118,19 @@ package struct Benchmark {
                     report.add(figure)
                 }
             }
+            // The same fan-out without and with a filter per session: what filtering costs the server.
+            await phase("subscriptions fan-out", &report) { report in
+                let sessions = options.quick ? 200 : 5_000
+                _ = ConnectionsBench.raiseOpenFileLimit(devices: sessions)
+                let plain = try await FanOutBench(options: options, cluster: cluster, writer: writer, sessionCount: sessions).run()[0]
+                let filtered = try await FanOutBench(options: options, cluster: cluster, writer: writer, filtered: true, sessionCount: sessions).run()[0]
+                report.add(plain)
+                report.add(filtered)
+                let ratio = filtered.value / max(plain.value, 0.001)
+                report.add(BenchFigure(
+                    name: "filtered fan-out vs unfiltered", workload: "p99 delivery of \(sessions) filtered sessions over \(sessions) unfiltered, same run",
+                    value: ratio, unit: "×", runs: [ratio], target: "≤ 2×", met: ratio <= 2))
+            }
         }
         if wants("bulk") {
             await phase("bulk", &report) { report in
