@@ -89,6 +89,16 @@ package indirect enum FilterTree<Operand: Sendable & Hashable>: Sendable, Hashab
         }
     }
 
+    /// Every column the tree names, once each.
+    package var columns: Set<String> {
+        switch self {
+        case .compare(let column, _, _), .isIn(let column, _, _), .between(let column, _, _, _), .isNull(let column, _), .isTrue(let column):
+            [column]
+        case .and(let all), .or(let all): all.reduce(into: Set<String>()) { $0.formUnion($1.columns) }
+        case .not(let inner): inner.columns
+        }
+    }
+
     /// Predicates and connectives in the tree (bounded by ``SubscriptionFilterLimits/maxNodes``).
     var nodeCount: Int {
         switch self {

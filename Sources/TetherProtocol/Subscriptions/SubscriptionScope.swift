@@ -11,6 +11,10 @@ package struct SubscriptionScope: Sendable, Hashable {
         case filtered([ResolvedFilter], primaryKey: String)
     }
 
+    /// Per filtered table, the columns its filters name other than the key, as UTF-8: what
+    /// ``holds(_:key:storedFields:)`` reads of a stored row.
+    private var columnBytes: [String: [[UInt8]]] = [:]
+
     /// nil: the whole partition.
     package let tables: [String: TableScope]?
 
@@ -18,6 +22,11 @@ package struct SubscriptionScope: Sendable, Hashable {
 
     package init(tables: [String: TableScope]?) {
         self.tables = tables
+        for (table, scope) in tables ?? [:] {
+            guard case .filtered(let filters, let primaryKey) = scope else { continue }
+            let columns = filters.reduce(into: Set<String>()) { $0.formUnion($1.root.columns) }.subtracting([primaryKey])
+            columnBytes[table] = columns.sorted().map { Array($0.utf8) }
+        }
     }
 
     /// The scope of `set` (nil: the whole partition) for a device with `parameters` at `now`
@@ -26,7 +35,7 @@ package struct SubscriptionScope: Sendable, Hashable {
         resolving set: SubscriptionSet?, schema: Schema, parameters: FilterParameters, now: Double
     ) throws(SubscriptionSetError) {
         guard let set else {
-            self.tables = nil
+            self.init(tables: nil)
             return
         }
         var tables: [String: TableScope] = [:]
@@ -47,7 +56,7 @@ package struct SubscriptionScope: Sendable, Hashable {
                 tables[subscription.table] = .filtered([filter], primaryKey: checked.table.primaryKey)
             }
         }
-        self.tables = tables
+        self.init(tables: tables)
     }
 
     package var isWhole: Bool { tables == nil }
@@ -63,6 +72,17 @@ package struct SubscriptionScope: Sendable, Hashable {
         guard let tables else { return true }
         if case .wholeTable? = tables[table] { return true }
         return false
+    }
+
+    /// ``holds(_:key:_:)`` of a stored row (``FieldValue/encodedFields(_:)``), reading only the
+    /// columns the table's filters name.
+    package func holds(_ table: String, key: RowKey, storedFields bytes: [UInt8]) throws(WireDecodeError) -> Bool {
+        guard let tables else { return true }
+        switch tables[table] {
+        case nil: return false
+        case .wholeTable?: return true
+        case .filtered?: return holds(table, key: key, try FieldValue.decodeFields(bytes, only: columnBytes[table] ?? []))
+        }
     }
 
     /// Whether the scope holds the row of `table` with this key and these fields (every column

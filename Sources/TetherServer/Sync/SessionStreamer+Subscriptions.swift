@@ -17,7 +17,7 @@ extension SessionStreamer {
         guard scope.covers(row.table) else { return false }
         if scope.coversWhole(row.table) { return true }
         do {
-            return scope.holds(row.table, key: try RowKey.decode(row.key), try FieldValue.decodeFields(row.fields))
+            return try scope.holds(row.table, key: RowKey.decode(row.key), storedFields: row.fields)
         } catch {
             throw .corrupt("state")
         }
@@ -63,16 +63,20 @@ extension SessionStreamer {
             while true {
                 let stored = try await reader.nextStored(maxRows: StoredStateRow.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
                 for row in stored {
+                    // Only the columns the filters name are read, and the whole row only for one entering.
                     let key: RowKey
-                    let fields: [String: FieldValue]
+                    let held: Bool, wanted: Bool
                     do {
                         key = try RowKey.decode(row.key)
-                        fields = try FieldValue.decodeFields(row.fields)
+                        held = try change.held.holds(row.table, key: key, storedFields: row.fields)
+                        wanted = try scope.holds(row.table, key: key, storedFields: row.fields)
                     } catch {
                         throw StorageError.corrupt("state")
                     }
-                    switch (change.held.holds(row.table, key: key, fields), scope.holds(row.table, key: key, fields)) {
+                    switch (held, wanted) {
                     case (false, true):
+                        let fields: [String: FieldValue]
+                        do { fields = try FieldValue.decodeFields(row.fields) } catch { throw StorageError.corrupt("state") }
                         pending.append(.insert(row.table, key, fields))
                         bytes += row.key.count + row.fields.count
                         entered += 1
