@@ -4,7 +4,7 @@ import Foundation
 /// An application's handle on the `tetherd` of its device: its status, waiting for a partition
 /// to be synced, pausing and resuming, and the events an application reacts to — another
 /// device's changes applied to its store, sync errors, client resets with the store's copy from
-/// before (docs/app-integration.md). It speaks the control protocol
+/// before, and the subscriptions it holds and wants (docs/app-integration.md). It speaks the control protocol
 /// (docs/control-protocol.md) over the agent's Unix socket; every call opens a connection of
 /// its own, so a value can be shared freely.
 ///
@@ -93,10 +93,33 @@ public struct TetherClient: Sendable {
         try Self.report(try await send(ControlRequest(command: .retryNow, partition: partition)), as: RetryNowReport.self)
     }
 
-    /// The subscriptions `partition`'s store holds and those configured, and whether a change
-    /// is pending (capability `subscriptions`).
+    /// The subscriptions `partition`'s store holds, those it wants and those configured, and
+    /// whether a change is pending (capability `subscriptions`).
     public func subscriptions(partition: String) async throws(TetherClientError) -> SubscriptionsReport {
         try Self.report(try await send(ControlRequest(command: .subscriptions, partition: partition)), as: SubscriptionsReport.self)
+    }
+
+    /// Changes the subscriptions `partition` wants at run time — Realm's
+    /// `subscriptions.update` (docs/subscriptions.md "Changing them at run time"): from now on
+    /// it wants `subscriptions`, kept across restarts of the agent until they are cleared or the
+    /// configured ones change; nil clears them, and the configured ones are in force again. The
+    /// server changes the store's rows at the partition's next bind, without a reset. With
+    /// `waitForSync` (Realm's `waitForSync`), returns once the store holds the new set, and
+    /// throws ``TetherClientError/timedOut(_:)`` when it does not within `timeout` (the change
+    /// stands). Returns the partition's subscriptions. Needs the `operator` role and an agent
+    /// with the `set-subscriptions` capability; a set that is not valid, or that the store's
+    /// schema cannot serve, throws ``TetherClientError/refused(code:message:)`` with
+    /// `badRequest`, and so does a partition in a client reset (`failed`): nothing changed.
+    @discardableResult
+    public func updateSubscriptions(
+        partition: String, _ subscriptions: [Tether.Subscription]?, waitForSync: Bool = true, timeout: Duration = .seconds(60)
+    ) async throws(TetherClientError) -> SubscriptionsReport {
+        let request = subscriptions.map { ControlRequest(command: .setSubscriptions, partition: partition, subscriptions: $0) }
+            ?? ControlRequest(command: .setSubscriptions, partition: partition, clear: true)
+        let report = try Self.report(try await send(request), as: SubscriptionsReport.self)
+        guard waitForSync else { return report }
+        try await waitSynced(partition: partition, timeout: timeout)
+        return try await self.subscriptions(partition: partition)
     }
 
     /// Every event after `after` (the `seq` of the last one the application handled; nil: the

@@ -17,10 +17,11 @@ public enum ControlProtocol {
     /// What this agent can do beyond its version's commands; a client checks before using one.
     /// `retry-now`: the command of that name; `reset-backup`: the event of that name.
     /// `diagnostics`: the command of that name; `remote-action`: the event of that name.
-    /// `subscriptions`: the command of that name. `compensating-write`: the event of that name and the status fields `compensating_writes`,
+    /// `subscriptions`: the command of that name. `set-subscriptions`: the command of that name,
+    /// and `runtime`, `configured` and `configured_digest` in its ``SubscriptionsReport``. `compensating-write`: the event of that name and the status fields `compensating_writes`,
     /// `last_compensating_write` and `subscriptions_pending`.
     public static let capabilities = [
         "events-after", "changes-applied", "synced", "reset-paths", "error-codes", "retry-now", "reset-backup", "diagnostics", "remote-action",
-        "compensating-write", "subscriptions",
+        "compensating-write", "subscriptions", "set-subscriptions",
     ]
 }

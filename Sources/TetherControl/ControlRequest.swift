@@ -23,13 +23,17 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         /// The subscriptions a partition's store holds and those configured
         /// (``SubscriptionsReport``).
         case subscriptions
+        /// Sets the subscriptions a partition wants at run time (`subscriptions`, a list), or
+        /// clears that set (`clear`) so the configured one is in force again
+        /// (docs/subscriptions.md "Changing them at run time"); answers a ``SubscriptionsReport``.
+        case setSubscriptions = "set-subscriptions"
 
         /// True for the commands that change the agent (docs/operations.md "Two roles on the
         /// control socket"): only root, the daemon's user and the operator group may send them.
         public var changesState: Bool {
             switch self {
             case .hello, .status, .resets, .waitSynced, .metrics, .events, .diagnostics, .subscriptions: false
-            case .resetInitiate, .pause, .resume, .logLevel, .retryNow: true
+            case .resetInitiate, .pause, .resume, .logLevel, .retryNow, .setSubscriptions: true
             }
         }
     }
@@ -45,13 +49,17 @@ public struct ControlRequest: Sendable, Hashable, Codable {
     /// `events`: only the events whose `seq` is greater (the last one the reader handled);
     /// a `dropped` event first when some of those are no longer kept.
     public var after: UInt64?
+    /// `set-subscriptions`: the partition's new subscriptions (at least one).
+    public var subscriptions: [Tether.Subscription]?
+    /// `set-subscriptions`: true clears the set made at run time (instead of `subscriptions`).
+    public var clear: Bool?
     /// The control protocol version the client speaks (``ControlProtocol/version`` when it
     /// is this release's); an agent that speaks an older one refuses with `protocol-too-new`.
     public var `protocol`: Int?
 
     public init(
         command: Command, partition: String? = nil, timeout: Double? = nil, level: String? = nil, follow: Bool? = nil,
-        after: UInt64? = nil, protocol: Int? = nil
+        after: UInt64? = nil, protocol: Int? = nil, subscriptions: [Tether.Subscription]? = nil, clear: Bool? = nil
     ) {
         self.command = command
         self.partition = partition
@@ -60,6 +68,8 @@ public struct ControlRequest: Sendable, Hashable, Codable {
         self.follow = follow
         self.after = after
         self.protocol = `protocol`
+        self.subscriptions = subscriptions
+        self.clear = clear
     }
 }
 

@@ -34,7 +34,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "tetherd's configuration file: its control_socket is the socket to use.")
     var config: String?
 
-    @Option(name: .long, help: "Give up after this many seconds (exit 1). Default 30; wait-synced waits this long (default 60).")
+    @Option(name: .long, help: "Give up after this many seconds (exit 1). Default 30; wait-synced and subscriptions --wait wait this long (default 60).")
     var timeout: Double?
 
     @Flag(name: .long, help: "Print one JSON document.")

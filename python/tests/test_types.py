@@ -9,7 +9,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
-from tether_client import AgentEvent, ClientResetProgress, EventFields, types
+from tether_client import AgentEvent, AsyncTetherClient, ClientResetProgress, EventFields, Subscription, TetherClient, types
 
 SWIFT: Dict[str, List[str]] = json.loads((Path(__file__).parent / "swift_names.json").read_text())
 
@@ -46,3 +46,16 @@ def test_every_field_of_an_event_is_read_and_an_unknown_name_is_not_an_error() -
     assert progress is not None and progress.is_backup_ready and progress.backup_path == "/b"
     assert AgentEvent.from_json({"seq": 1, "at": "", "event": "state", "state": "hibernating"}).partition_state is None
     assert AgentEvent.from_json({"seq": 1, "at": "", "event": "download", "phase": "started"}).reset_phase is None
+
+
+def test_update_subscriptions_sends_each_table_with_its_filter_or_clear() -> None:
+    from tether_client import _wire
+
+    listed: List[Subscription] = [{"table": "items", "where": "shop_id = 1"}, {"table": "settings"}]
+    assert _wire.subscription_fields("catalog", listed) == {
+        "partition": "catalog",
+        "subscriptions": [{"table": "items", "where": "shop_id = 1"}, {"table": "settings"}],
+    }
+    assert _wire.subscription_fields("catalog", None) == {"partition": "catalog", "clear": True}
+    for client in (TetherClient, AsyncTetherClient):
+        assert callable(getattr(client, "update_subscriptions"))

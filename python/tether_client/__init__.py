@@ -28,6 +28,7 @@ from .types import (
     ResetPhase,
     ResetStrategy,
     RetryNowResult,
+    Subscription,
     SubscriptionsResult,
 )
 
@@ -49,6 +50,7 @@ __all__ = [
     "ResetPhase",
     "ResetStrategy",
     "RetryNowResult",
+    "Subscription",
     "SubscriptionsResult",
     "PermissionDenied",
     "ProtocolTooNew",

@@ -6,7 +6,7 @@ import errno
 import json
 import os
 import socket
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from .errors import AgentNotRunning, PermissionDenied, TetherError, TimedOut, Unreachable
 
@@ -42,6 +42,20 @@ def request_line(command: str, fields: Optional[Dict[str, Any]] = None) -> bytes
     body: Dict[str, Any] = {"command": command, "protocol": PROTOCOL_VERSION}
     body.update({key: value for key, value in (fields or {}).items() if value is not None})
     return (json.dumps(body) + "\n").encode()
+
+
+def subscription_fields(partition: str, subscriptions: Optional[Sequence[Mapping[str, Any]]]) -> Dict[str, Any]:
+    """The fields of ``set-subscriptions``: each subscription's ``table`` and ``where`` (when
+    given), or ``clear`` for None. The agent checks them."""
+    if subscriptions is None:
+        return {"partition": partition, "clear": True}
+    listed: list[Dict[str, Any]] = []
+    for subscription in subscriptions:
+        entry: Dict[str, Any] = {"table": subscription["table"]}
+        if subscription.get("where") is not None:
+            entry["where"] = subscription["where"]
+        listed.append(entry)
+    return {"partition": partition, "subscriptions": listed}
 
 
 def exchange(path: str, answer_within: Optional[float], command: str, fields: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:

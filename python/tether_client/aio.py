@@ -6,14 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any, AsyncGenerator, Awaitable, Callable, Dict, Optional, Tuple, cast
+from typing import Any, AsyncGenerator, Awaitable, Callable, Dict, Optional, Sequence, Tuple, cast
 
 from . import _wire
 from ._resume import Resumption
 from .client import TetherClient
 from .errors import ProtocolTooNew, TetherError, TimedOut, Unreachable, refusal
 from .events import AgentEvent, ClientResetNotice, ClientResetProgress
-from .types import HelloResult, ResetInitiated, RetryNowResult, SubscriptionsResult
+from .types import HelloResult, ResetInitiated, RetryNowResult, Subscription, SubscriptionsResult
 
 #: The longest line the agent may send (an ``events`` answer holds up to 1,000 events).
 LINE_LIMIT = 16 * 1024 * 1024
@@ -64,6 +64,17 @@ class AsyncTetherClient:
     async def subscriptions(self, partition: str) -> SubscriptionsResult:
         """As ``TetherClient.subscriptions``."""
         return cast(SubscriptionsResult, _result(await self._exchange("subscriptions", {"partition": partition})))
+
+    async def update_subscriptions(
+        self, partition: str, subscriptions: Optional[Sequence[Subscription]], wait: bool = True, timeout: float = 60.0
+    ) -> SubscriptionsResult:
+        """As ``TetherClient.update_subscriptions``."""
+        fields = _wire.subscription_fields(partition, subscriptions)
+        result = cast(SubscriptionsResult, _result(await self._exchange("set-subscriptions", fields)))
+        if not wait:
+            return result
+        await self.wait_synced(partition, timeout)
+        return await self.subscriptions(partition)
 
     async def events(self, after: Optional[int] = None, partition: Optional[str] = None) -> AsyncGenerator[AgentEvent, None]:
         """As ``TetherClient.events``: connects again after the last delivered event whenever

@@ -6,13 +6,13 @@ import json
 import socket
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Optional, cast
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, cast
 
 from . import _wire
 from ._resume import Resumption
 from .errors import ProtocolTooNew, TetherError, Unreachable, refusal
 from .events import AgentEvent, ClientResetNotice, ClientResetProgress
-from .types import HelloResult, ResetInitiated, RetryNowResult, SubscriptionsResult
+from .types import HelloResult, ResetInitiated, RetryNowResult, Subscription, SubscriptionsResult
 
 
 class TetherClient:
@@ -68,9 +68,29 @@ class TetherClient:
         return cast(RetryNowResult, self._result(_wire.exchange(self.socket_path, self.timeout, "retry-now", {"partition": partition})))
 
     def subscriptions(self, partition: str) -> SubscriptionsResult:
-        """The subscriptions ``partition``'s store holds and those configured, and whether a
-        change is pending (capability ``subscriptions``)."""
+        """The subscriptions ``partition``'s store holds, those it wants and those configured,
+        and whether a change is pending (capability ``subscriptions``)."""
         return cast(SubscriptionsResult, self._result(_wire.exchange(self.socket_path, self.timeout, "subscriptions", {"partition": partition})))
+
+    def update_subscriptions(
+        self, partition: str, subscriptions: Optional[Sequence[Subscription]], wait: bool = True, timeout: float = 60.0
+    ) -> SubscriptionsResult:
+        """Changes the subscriptions ``partition`` wants at run time (Realm's
+        ``subscriptions.update``; docs/subscriptions.md "Changing them at run time"): from now
+        on ``subscriptions`` (``[{"table": "items", "where": "shop_id = 1"}]``), kept across
+        restarts of the agent until cleared or until the configured ones change; None clears
+        them and the configured ones are in force again. With ``wait`` (Realm's
+        ``waitForSync``), returns once the store holds the new set, and raises ``TimedOut``
+        when it does not within ``timeout`` seconds (the change stands). Returns the
+        partition's subscriptions. Needs the ``operator`` role and the ``set-subscriptions``
+        capability; a set that is not valid, that the store's schema cannot serve, or a
+        partition in a client reset raises ``Refused`` and nothing changes."""
+        fields = _wire.subscription_fields(partition, subscriptions)
+        result = cast(SubscriptionsResult, self._result(_wire.exchange(self.socket_path, self.timeout, "set-subscriptions", fields)))
+        if not wait:
+            return result
+        self.wait_synced(partition, timeout)
+        return self.subscriptions(partition)
 
     def events(
         self, after: Optional[int] = None, partition: Optional[str] = None, stop: Optional[threading.Event] = None

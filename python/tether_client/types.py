@@ -128,11 +128,7 @@ class RetryNowResult(TypedDict):
     partitions: List[str]
 
 
-class SubscriptionsResult(TypedDict):
-    """The answer to ``subscriptions``: the subscriptions the partition's store holds and those
-    configured, one string each (None: the whole partition), their digests, and whether a
-    change from one to the other is pending."""
-
+class _SubscriptionsResultBase(TypedDict):
     partition: str
     has_store: bool
     held: Optional[List[str]]
@@ -140,6 +136,30 @@ class SubscriptionsResult(TypedDict):
     wanted: Optional[List[str]]
     wanted_digest: str
     change_pending: bool
+
+
+class SubscriptionsResult(_SubscriptionsResultBase, total=False):
+    """The answer to ``subscriptions`` and ``update_subscriptions``: the subscriptions the
+    partition's store holds, those it wants and, from agents with the ``set-subscriptions``
+    capability, those configured, one string each (None: the whole partition), their digests,
+    whether ``wanted`` was set at run time (``runtime``), and whether a change from the held
+    set to the wanted one is pending."""
+
+    runtime: bool
+    configured: Optional[List[str]]
+    configured_digest: str
+
+
+class _SubscriptionBase(TypedDict):
+    table: str
+
+
+class Subscription(_SubscriptionBase, total=False):
+    """One subscription for ``update_subscriptions`` (docs/subscriptions.md): a table and,
+    optionally, a ``where`` filter in Tether's filter language (left out: the whole table).
+    ``{"table": "items", "where": "shop_id = 1"}``."""
+
+    where: str
 
 
 class PartitionStateResult(TypedDict):

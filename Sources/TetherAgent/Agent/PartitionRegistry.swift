@@ -39,7 +39,7 @@ actor PartitionRegistry {
 
     /// A controller for `settings`: a partition paused by `tetherctl pause` stays paused, and its
     /// last error is shown again after a restart.
-    private func makeController(_ settings: PartitionSettings) -> PartitionController {
+    private func makeController(_ settings: PartitionSettings, at moment: String = "start") -> PartitionController {
         let persisted: PartitionStatusRow
         do {
             persisted = try stateDatabase.status(of: settings.name)
@@ -50,7 +50,7 @@ actor PartitionRegistry {
                 metadata: ["tether.partition": .string(settings.name.rawValue)])
             persisted = PartitionStatusRow(name: settings.name)
         }
-        return PartitionController(settings: settings, context: self, persisted: persisted)
+        return PartitionController(settings: inForce(settings, at: moment), context: self, persisted: persisted)
     }
 
     /// The partition named `name`, when one is configured.
@@ -96,9 +96,9 @@ actor PartitionRegistry {
         }
         for settings in next.partitions {
             if let controller = byName[settings.name] {
-                await controller.update(settings)
+                await controller.apply(inForce(settings, at: "reload"))
             } else {
-                let controller = makeController(settings)
+                let controller = makeController(settings, at: "reload")
                 byName[settings.name] = controller
                 await connection.partitionAdded(controller)
                 logger.notice("partition \(settings.name) added", metadata: ["tether.partition": .string(settings.name.rawValue)])

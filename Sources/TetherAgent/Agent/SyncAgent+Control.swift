@@ -75,9 +75,22 @@ extension SyncAgent: ControlHandler {
         case .subscriptions:
             guard let (name, controller) = await lookup(request.partition) else { return unknown(request.partition) }
             do {
-                return .success(report: try await controller.subscriptionsReport())
+                return .success(report: try await partitions.subscriptionsReport(of: controller))
             } catch {
                 return .failure("the subscriptions of \(name) cannot be read: \(error)")
+            }
+        case .setSubscriptions:
+            guard let (name, controller) = await lookup(request.partition) else { return unknown(request.partition) }
+            do throws(SubscriptionChangeError) {
+                try await partitions.changeSubscriptions(of: controller, to: try PartitionRegistry.requestedSet(request))
+            } catch {
+                return error.response
+            }
+            statusSignal.yield()
+            do {
+                return .success(report: try await partitions.subscriptionsReport(of: controller))
+            } catch {
+                return .failure("the subscriptions of \(name) were changed, but cannot be read back: \(error); see `tetherctl subscriptions \(name)`")
             }
         case .retryNow:
             return await retryNow(request.partition)

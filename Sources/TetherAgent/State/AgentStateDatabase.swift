@@ -5,7 +5,7 @@ import TetherStore
 
 /// `state_dir/state.sqlite`: what the agent must remember across restarts — partition
 /// status (paused, stopped, last error) and every client reset with its phase and backup
-/// path. Writes are durable (`synchronous = FULL`) because a reset's phase must be on disk
+/// path, and the subscriptions set at run time (``RuntimeSubscriptions``). Writes are durable (`synchronous = FULL`) because a reset's phase must be on disk
 /// before the phase's side effect starts.
 package final class AgentStateDatabase: Sendable {
     private let queue: DatabaseQueue
@@ -61,6 +61,15 @@ package final class AgentStateDatabase: Sendable {
             try db.create(table: "agent") { t in
                 t.primaryKey("key", .text)
                 t.column("value", .text).notNull()
+            }
+        }
+        // The subscriptions a partition wants, set at run time (``RuntimeSubscriptions``).
+        migrator.registerMigration("v3: runtime subscriptions") { db in
+            try db.create(table: "runtime_subscriptions") { t in
+                t.primaryKey("partition", .text)
+                t.column("subscriptions", .blob).notNull()  // SubscriptionSet.canonicalBytes
+                t.column("configuredDigest", .text).notNull()
+                t.column("madeAt", .double).notNull()
             }
         }
         return migrator
@@ -185,11 +194,11 @@ package final class AgentStateDatabase: Sendable {
 
     // MARK: Plumbing
 
-    private func write(_ body: (Database) throws -> Void) throws(AgentStateError) {
+    func write(_ body: (Database) throws -> Void) throws(AgentStateError) {
         do { try queue.write(body) } catch { throw AgentStateError.writeFailed(path: path, reason: "\(error)") }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws(AgentStateError) -> T {
+    func read<T>(_ body: (Database) throws -> T) throws(AgentStateError) -> T {
         do { return try queue.read(body) } catch { throw AgentStateError.corrupt(path: path, reason: "\(error)") }
     }
 }

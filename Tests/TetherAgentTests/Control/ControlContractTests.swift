@@ -75,6 +75,9 @@ import TetherControl
             fallbackReason: nil, cause: nil, quarantined: false, quarantineReason: nil, recoveredChanges: nil, droppedChanges: nil,
             resultServerVersion: nil, loopRepeats: 0, backupReusedFrom: nil,
             hooks: [HookRunReport(event: "before-reset", result: "exited with status 0", succeeded: true, finishedAt: "t")])
+        let subscriptions = SubscriptionsReport(
+            partition: "store-17", hasStore: true, held: nil, heldDigest: "whole", wanted: ["orders WHERE total > 1"],
+            wantedDigest: "9e20b1c47a03d6f5", changePending: true, runtime: true, configured: nil, configuredDigest: "whole")
         return [
             .status: try JSONValue(encoding: StatusReport(
                 agent: AgentReport(release: "0.1.0", syncProtocol: 6, controlProtocol: 2, deviceName: "till", deviceID: "ab"),
@@ -87,9 +90,8 @@ import TetherControl
             .logLevel: try JSONValue(encoding: LogLevelReport(logLevel: "debug")),
             .retryNow: try JSONValue(encoding: RetryNowReport(connection: true, partitions: ["store-17"])),
             .metrics: try JSONValue(encoding: MetricsReport(text: "x 1\n")),
-            .subscriptions: try JSONValue(encoding: SubscriptionsReport(
-                partition: "store-17", hasStore: true, held: nil, heldDigest: "whole", wanted: ["orders WHERE total > 1"],
-                wantedDigest: "9e20b1c47a03d6f5", changePending: true)),
+            .subscriptions: try JSONValue(encoding: subscriptions),
+            .setSubscriptions: try JSONValue(encoding: subscriptions),
             .hello: try JSONValue(encoding: HelloReport(
                 release: "0.2.0", protocolVersion: ControlProtocol.version, capabilities: ControlProtocol.capabilities, role: "reader",
                 lastEventSeq: 118)),

@@ -25,6 +25,13 @@ private final class FakeHandler: ControlHandler {
             return .success(["partition": "store-17", "state": "paused"])
         case .pause:
             return .failure("no partition named \(request.partition ?? "")", exitCode: 1)
+        case .setSubscriptions:
+            // Echoes what it was asked for: the subscriptions as `wanted`, `clear` as not `runtime`.
+            let wanted = request.subscriptions?.map(\.description)
+            let report = SubscriptionsReport(
+                partition: request.partition ?? "", hasStore: true, held: nil, heldDigest: "whole", wanted: wanted, wantedDigest: "d",
+                changePending: wanted != nil, runtime: request.clear != true, configured: nil, configuredDigest: "whole")
+            return .success((try? JSONValue(encoding: report)) ?? .null)
         default:
             return .failure("unsupported in this test")
         }
@@ -60,6 +67,32 @@ private func withControlServer(
         #expect(table.status == 0)
         #expect(table.standardOutput.hasPrefix("PARTITION"))
         #expect(table.standardOutput.contains("store-17"))
+    }
+}
+
+/// `tetherctl subscriptions P set`: each `--where` filters the `--table` before it, in order;
+/// `clear` sends `clear`; a `--where` without its `--table` is a usage error, nothing sent.
+@Test func subscriptionsSetSendsEachTableWithItsFilter() async throws {
+    try await withControlServer { socket in
+        let set = try await tetherctl([
+            "--socket", socket, "subscriptions", "store-17", "set", "--table", "items", "--where", "shop = 1 AND price > -1",
+            "--table=settings", "--table", "promotions", "--where=ends_at >= now()", "--json",
+        ])
+        #expect(set.status == 0, "\(set)")
+        let report = try JSONDecoder().decode(SubscriptionsReport.self, from: Data(set.standardOutput.utf8))
+        #expect(report.wanted == ["items WHERE shop = 1 AND price > -1", "settings", "promotions WHERE ends_at >= now()"])
+        #expect(report.runtime == true)
+        let human = try await tetherctl(["--socket", socket, "subscriptions", "store-17", "set", "--table", "items"])
+        #expect(human.standardOutput.hasPrefix("subscriptions of store-17 set at run time\n"), "\(human)")
+        #expect(human.standardOutput.contains("wanted, set at run time (digest d):\n  items\n"), "\(human)")
+        let clear = try await tetherctl(["--socket", socket, "subscriptions", "store-17", "clear", "--json"])
+        #expect(clear.status == 0, "\(clear)")
+        #expect(try JSONDecoder().decode(SubscriptionsReport.self, from: Data(clear.standardOutput.utf8)).runtime == false)
+        for bad in [["set"], ["set", "--where", "x = 1", "--table", "items"], ["set", "--table", "a", "--where", "x", "--where", "y"],
+                    ["clear", "--table", "items"], ["set", "--table"], ["--wait"]] {
+            let refused = try await tetherctl(["--socket", socket, "subscriptions", "store-17"] + bad)
+            #expect(refused.status == 2, "\(bad): \(refused)")
+        }
     }
 }
 
@@ -154,7 +187,10 @@ func readersReadAndOnlyOperatorsChange() async throws {
         #expect(paused.status == 4, "\(paused)")
         #expect(paused.standardError.contains("permission denied: pause changes the agent; uid 46001 may only read"), "\(paused)")
         #expect(paused.standardError.contains("gid \(operatorGID)"))
-        for command in [["resume", "store-17"], ["reset", "initiate", "store-17"], ["log-level", "debug"]] {
+        for command in [
+            ["resume", "store-17"], ["reset", "initiate", "store-17"], ["log-level", "debug"],
+            ["subscriptions", "store-17", "set", "--table", "items"], ["subscriptions", "store-17", "clear"],
+        ] {
             let refused = try await tetherctl(["--socket", socket] + command, uid: reader.uid, groups: reader.groups)
             #expect(refused.status == 4, "\(command): \(refused)")
         }
@@ -179,7 +215,7 @@ func aMissingOperatorGroupLeavesChangesToRoot() async throws {
 
 @Test func theChangingCommandsAreExactlyThese() {
     let changing = Set(ControlRequest.Command.allCases.filter(\.changesState))
-    #expect(changing == [.pause, .resume, .resetInitiate, .logLevel, .retryNow])
+    #expect(changing == [.pause, .resume, .resetInitiate, .logLevel, .retryNow, .setSubscriptions])
 }
 
 @Test func shutdownAnswersWaitingRequests() async throws {

@@ -144,12 +144,13 @@ import TetherTestSupport
         let controller = PartitionController(
             settings: settings, context: try ScriptedAgent(fixture), persisted: try fixture.stateDatabase.status(of: ResetFixture.partition),
             backoff: Backoff(initial: .milliseconds(10), maximum: .milliseconds(50)))
-        let pending = try await controller.subscriptionsReport()
+        let pending = try await controller.subscriptionsReport(configured: Self.ann, runtime: false)
         #expect(pending == SubscriptionsReport(
             partition: "store-17", hasStore: true, held: nil, heldDigest: "whole", wanted: ["orders WHERE customer = 'ann'"],
-            wantedDigest: Self.ann.digestText, changePending: true))
+            wantedDigest: Self.ann.digestText, changePending: true, runtime: false, configured: ["orders WHERE customer = 'ann'"],
+            configuredDigest: Self.ann.digestText))
         try await fixture.store.recordSubscriptions(Self.ann)
-        let done = try await controller.subscriptionsReport()
+        let done = try await controller.subscriptionsReport(configured: Self.ann, runtime: false)
         #expect(done.held == ["orders WHERE customer = 'ann'"] && done.heldDigest == Self.ann.digestText && !done.changePending)
         let value = try JSONValue(encoding: pending)
         #expect(value["held"] == .null, "null, not left out")
