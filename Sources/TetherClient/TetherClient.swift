@@ -144,6 +144,20 @@ public struct TetherClient: Sendable {
         }
     }
 
+    /// Calls `handler` for every compensating write from now on (after `after`, when given) — a
+    /// change of this device the server did not integrate and reverted in the store (error 231:
+    /// outside the partition's subscriptions or its grant's write rules; docs/subscriptions.md).
+    /// `event.table`, `event.key` and `event.reason` say which row and why. Returns only when the
+    /// task is cancelled, or throws as ``events(after:partition:)`` does.
+    public func onCompensatingWrite(
+        partition: String? = nil, after: UInt64? = nil, _ handler: @Sendable (AgentEvent) async -> Void
+    ) async throws {
+        let start = try await startingPoint(after)
+        for try await event in events(after: start, partition: partition) where event.event == .compensatingWrite {
+            await handler(event)
+        }
+    }
+
     /// Calls `handler` with the store's copy from before and the store after each client reset
     /// that finished from now on (after `after`, when given) — Realm's
     /// `afterReset(before, after)`. Returns only when the task is cancelled, or throws as

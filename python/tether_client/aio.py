@@ -90,6 +90,13 @@ class AsyncTetherClient:
                 failure = error
             await asyncio.sleep(resume.ended(failure))
 
+    async def on_compensating_write(self, handler: Callable[[AgentEvent], Awaitable[None]], partition: Optional[str] = None,
+                                    after: Optional[int] = None) -> None:
+        start = after if after is not None else int((await self.hello())["last_event_seq"])
+        async for event in self.events(after=start, partition=partition):
+            if event.event == "compensating-write":
+                await handler(event)
+
     async def on_sync_error(self, handler: Callable[[AgentEvent], Awaitable[None]], partition: Optional[str] = None,
                             after: Optional[int] = None) -> None:
         start = after if after is not None else int((await self.hello())["last_event_seq"])

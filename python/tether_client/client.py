@@ -115,6 +115,16 @@ class TetherClient:
             else:
                 time.sleep(wait)
 
+    def on_compensating_write(self, handler: Callable[[AgentEvent], None], partition: Optional[str] = None,
+                              after: Optional[int] = None, stop: Optional[threading.Event] = None) -> None:
+        """Calls ``handler`` for every compensating write from now on: a change of this device the
+        server did not integrate and reverted in the store (error 231; ``event.table``,
+        ``event.key``, ``event.reason``)."""
+        start = after if after is not None else int(self.hello()["last_event_seq"])
+        for event in self.events(after=start, partition=partition, stop=stop):
+            if event.event == "compensating-write":
+                handler(event)
+
     def on_sync_error(self, handler: Callable[[AgentEvent], None], partition: Optional[str] = None,
                       after: Optional[int] = None, stop: Optional[threading.Event] = None) -> None:
         """Calls ``handler`` for every sync error from now on (Realm's sync error handler)."""
