@@ -21,8 +21,8 @@ extension PartitionStore {
     /// download (``apply(_:)``: a row with pending local changes keeps them — an insert of a row
     /// with a pending local insert or delete is skipped, fields with pending local updates keep
     /// their local values, a pending local update of a row leaving is held for its upload). The
-    /// store's server version does not move. On the last chunk the store records `finalSet` in
-    /// the same transaction: until then it still records the set it held, so a change cut short
+    /// store's server version does not move. On the last chunk the store records `finalSet` and
+    /// the chunk's scope token in the same transaction: until then it still records the set it held, so a change cut short
     /// is done again from the next bind, and a chunk applied twice writes the same rows again.
     ///
     /// `finalSet` is the set the device asked for (nil: the whole partition); a chunk whose
@@ -53,7 +53,7 @@ extension PartitionStore {
                         integrated: meta.integratedSeq, report: &report)
                     for (index, count) in perTable.enumerated() where count > 0 { report.changesPerTable[rows.tables[index], default: 0] += count }
                 }
-                if chunk.isLast { try MetaTable.setSubscriptions(db, finalSet) }
+                if chunk.isLast { try MetaTable.setSubscriptions(db, finalSet, token: chunk.scopeToken) }
             }
             return report
         }

@@ -16,6 +16,9 @@ package struct StoreMetadata: Sendable, Hashable {
     package var clientResetMarker: String?
     /// The subscriptions the store's rows are of (issue 51): nil for the whole partition.
     package var subscriptions: SubscriptionSet? = nil
+    /// With ``subscriptions``: the server's token of the change that gave the rows
+    /// (``SubscriptionChunk/scopeToken``; 0: the store took them with its state).
+    package var subscriptionToken: UInt64 = 0
 }
 
 /// Reading and writing `_tether_meta` inside a database access.
@@ -36,27 +39,37 @@ enum MetaTable {
             clientResetMarker: row["client_reset_marker"])
         // A file the agent has not migrated yet (a backup read as a file) has no such column: nil.
         let subscriptions: Data? = row["subscriptions"]
-        metadata.subscriptions = try subscriptions.map { try decodeSubscriptions(Array($0), path: db.configuration.label ?? "store") }
+        if let recorded = try subscriptions.map({ try decodeSubscriptions(Array($0), path: db.configuration.label ?? "store") }) {
+            (metadata.subscriptions, metadata.subscriptionToken) = recorded
+        }
         return metadata
     }
 
-    /// The recorded subscriptions from their canonical bytes (``SubscriptionSet/canonicalBytes``).
-    static func decodeSubscriptions(_ bytes: [UInt8], path: String) throws -> SubscriptionSet {
+    /// The recorded subscriptions from their canonical bytes (``SubscriptionSet/canonicalBytes``),
+    /// then the scope token (8 bytes, big-endian; absent: 0).
+    static func decodeSubscriptions(_ bytes: [UInt8], path: String) throws -> (SubscriptionSet, UInt64) {
         var reader = ByteReader(bytes)
         do {
             let set = try SubscriptionSet.decode(from: &reader)
+            let token = reader.isAtEnd ? 0 : try reader.bigEndianUInt64("scope token")
             guard reader.isAtEnd else { throw WireDecodeError.malformed(field: "subscriptions", reason: "bytes after the set") }
-            return set
+            return (set, token)
         } catch {
             throw StoreError.schemaMismatch(
                 path: path, table: "_tether_meta", column: "subscriptions", problem: "the recorded subscriptions cannot be read: \(error)")
         }
     }
 
-    /// Records the subscriptions the store's rows are of (nil: the whole partition).
-    static func setSubscriptions(_ db: Database, _ set: SubscriptionSet?) throws {
-        try db.execute(
-            sql: "UPDATE _tether_meta SET subscriptions = ? WHERE id = 1", arguments: [set.map { Data($0.canonicalBytes) }])
+    /// Records the subscriptions the store's rows are of (nil: the whole partition), with the
+    /// token of the change that gave them (0: the state).
+    static func setSubscriptions(_ db: Database, _ set: SubscriptionSet?, token: UInt64 = 0) throws {
+        let bytes = set.map { set -> Data in
+            var w = ByteWriter()
+            set.encode(into: &w)
+            w.bigEndian(token)
+            return Data(w.bytes)
+        }
+        try db.execute(sql: "UPDATE _tether_meta SET subscriptions = ? WHERE id = 1", arguments: [bytes])
     }
 
     static func recordedSchema(_ db: Database, path: String) throws -> Schema {

@@ -23,20 +23,33 @@ struct ObservabilityEndToEndTests {
     }
 
     @Test func seriesMoveAsSyncsResetsAndErrorsHappen() async throws {
-        let metricsPort = try LoopbackPort.free()
-        let cluster = try await Cluster(ClusterSettings(serverExtra: "metrics_listen = \"127.0.0.1:\(metricsPort)\""))
-        do {
-            try await run(cluster, metricsPort: metricsPort)
-        } catch {
+        // The metrics port is found free here and bound by the server later: on a busy machine
+        // another test's listener may take it in between (a clean-clone `make test` met it
+        // once), and the server then never listens on it. Another port is tried; a server that
+        // still does not listen fails the test with its log.
+        for attempt in 1...3 {
+            let metricsPort = try LoopbackPort.free()
+            let cluster = try await Cluster(ClusterSettings(serverExtra: "metrics_listen = \"127.0.0.1:\(metricsPort)\""))
+            let server = try #require(cluster.serverProcess)
+            guard await server.waitForOutput("metrics and health check listening on 127.0.0.1:\(metricsPort)", timeout: .seconds(30)) else {
+                let log = server.standardError
+                await cluster.shutdown()
+                if attempt < 3 { continue }
+                Issue.record("the server never listened on metrics_listen 127.0.0.1:\(metricsPort): \(log.suffix(3000))")
+                return
+            }
+            do {
+                try await run(cluster, metricsPort: metricsPort)
+            } catch {
+                await cluster.shutdown()
+                throw error
+            }
             await cluster.shutdown()
-            throw error
+            return
         }
-        await cluster.shutdown()
     }
 
     private func run(_ cluster: Cluster, metricsPort: UInt16) async throws {
-        let server = try #require(cluster.serverProcess)
-        #expect(await server.waitForOutput("metrics and health check listening on 127.0.0.1:\(metricsPort)", timeout: .seconds(30)))
         // Health needs no token, on both listeners; metrics are only on metrics_listen
         // (public_metrics = false by default: partition names stay off the devices' network).
         for port in [cluster.port, metricsPort] {

@@ -10,11 +10,18 @@ package struct SubscriptionChunk: Sendable, Hashable {
     package var serverVersion: ServerVersion
     /// ``SubscriptionSet/digest`` of the set the store holds once the last chunk is applied.
     package var setDigest: UInt64
+    /// What the store records with the set on the last chunk and names in its binds
+    /// (``SubscriptionRequest/heldToken``): the server's name for the set as it resolved it for
+    /// the store (the device's tags, the time), opaque to the device.
+    package var scopeToken: UInt64
     package var isLast: Bool
     /// Whole-row inserts and deletes only.
     package var changes: ChangeRows
 
-    package init(session: SessionID, serverVersion: ServerVersion, setDigest: UInt64, isLast: Bool, changes: ChangeRows) {
+    package init(
+        session: SessionID, serverVersion: ServerVersion, setDigest: UInt64, scopeToken: UInt64 = 0, isLast: Bool, changes: ChangeRows
+    ) {
+        self.scopeToken = scopeToken
         self.session = session
         self.serverVersion = serverVersion
         self.setDigest = setDigest

@@ -15,12 +15,7 @@ package struct CompensationRecord: Sendable, Hashable {
     package var encoded: [UInt8] {
         var w = ByteWriter()
         w.varint(writes.count)
-        for write in writes {
-            w.string(write.table)
-            write.key.encode(into: &w)
-            w.byte(write.reason.rawValue)
-            w.string(write.message)
-        }
+        for write in writes { write.encode(into: &w) }
         reverts.encode(into: &w)
         return w.bytes
     }
@@ -29,13 +24,7 @@ package struct CompensationRecord: Sendable, Hashable {
         var r = ByteReader(bytes)
         let count = try r.count("compensating write count", minimumElementBytes: 4, limit: Int(Int32.max))
         var writes: [CompensatingWrite] = []
-        for _ in 0..<count {
-            let table = try r.string("compensating write table", limit: ProtocolLimits.maxNameBytes)
-            let key = try RowKey.decode(from: &r)
-            let reason = CompensatingWrite.Reason(rawValue: try r.byte("compensating write reason")) ?? .writeRule
-            let message = try r.string("compensating write message", limit: ProtocolLimits.maxTextBytes)
-            writes.append(CompensatingWrite(table: table, key: key, reason: reason, message: message))
-        }
+        for _ in 0..<count { writes.append(try CompensatingWrite.decode(&r, messageLimit: ProtocolLimits.maxTextBytes)) }
         let reverts = try ChangeRows.decode(from: &r, allowing: .entering).changeset
         try r.expectEnd()
         return CompensationRecord(writes: writes, reverts: reverts)

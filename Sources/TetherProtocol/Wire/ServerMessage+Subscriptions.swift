@@ -6,12 +6,7 @@ extension CompensatingWrites {
         w.varint(serverVersion.version)
         w.varint(serverVersion.salt)
         w.varint(writes.count)
-        for write in writes {
-            w.string(write.table)
-            write.key.encode(into: &w)
-            w.byte(write.reason.rawValue)
-            w.string(write.message)
-        }
+        for write in writes { write.encode(into: &w) }
     }
 
     static func decode(_ r: inout ByteReader) throws(WireDecodeError) -> CompensatingWrites {
@@ -19,28 +14,40 @@ extension CompensatingWrites {
         let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
         let count = try r.count("compensating write count", minimumElementBytes: 4, limit: maxWrites)
         var writes: [CompensatingWrite] = []
-        for _ in 0..<count {
-            let table = try r.string("compensating write table", limit: ProtocolLimits.maxNameBytes)
-            let key = try RowKey.decode(from: &r)
-            let reasonByte = try r.byte("compensating write reason")
-            // A reason this build does not know is still a compensating write: its message says why.
-            let reason = CompensatingWrite.Reason(rawValue: reasonByte) ?? .writeRule
-            let message = try r.string("compensating write message", limit: ProtocolLimits.maxActionMessageBytes)
-            writes.append(CompensatingWrite(table: table, key: key, reason: reason, message: message))
-        }
+        for _ in 0..<count { writes.append(try CompensatingWrite.decode(&r, messageLimit: ProtocolLimits.maxActionMessageBytes)) }
         return CompensatingWrites(session: session, serverVersion: version, writes: writes)
     }
 }
 
+extension CompensatingWrite {
+    /// Table, key, reason byte, message: in `compensating-writes` and in the server's records.
+    func encode(into w: inout ByteWriter) {
+        w.string(table)
+        key.encode(into: &w)
+        w.byte(reason.rawValue)
+        w.string(message)
+    }
+
+    static func decode(_ r: inout ByteReader, messageLimit: Int) throws(WireDecodeError) -> CompensatingWrite {
+        let table = try r.string("compensating write table", limit: ProtocolLimits.maxNameBytes)
+        let key = try RowKey.decode(from: &r)
+        // A reason this build does not know is still a compensating write: its message says why.
+        let reason = Reason(rawValue: try r.byte("compensating write reason")) ?? .writeRule
+        let message = try r.string("compensating write message", limit: messageLimit)
+        return CompensatingWrite(table: table, key: key, reason: reason, message: message)
+    }
+}
+
 extension SubscriptionChunk {
-    /// Session, version and salt, the set's digest (8 bytes, big-endian), last flag, then the
-    /// changes (whole-row inserts and deletes).
+    /// Session, version and salt, the set's digest and the scope token (8 bytes each,
+    /// big-endian), last flag, then the changes (whole-row inserts and deletes).
     func encode(into w: inout ByteWriter) {
         w.byte(MessageType.subscriptionChunk.rawValue)
         w.varint(session)
         w.varint(serverVersion.version)
         w.varint(serverVersion.salt)
-        for shift in stride(from: 56, through: 0, by: -8) { w.byte(UInt8(truncatingIfNeeded: setDigest >> UInt64(shift))) }
+        w.bigEndian(setDigest)
+        w.bigEndian(scopeToken)
         w.bool(isLast)
         changes.encode(into: &w)
     }
@@ -48,10 +55,10 @@ extension SubscriptionChunk {
     static func decode(_ r: inout ByteReader) throws(WireDecodeError) -> SubscriptionChunk {
         let session = try r.uint32("session id")
         let version = ServerVersion(version: try r.int64("server version"), salt: try r.int64("server version salt"))
-        var digest: UInt64 = 0
-        for byte in try r.raw("subscription set digest", count: 8) { digest = digest << 8 | UInt64(byte) }
+        let digest = try r.bigEndianUInt64("subscription set digest")
+        let token = try r.bigEndianUInt64("scope token")
         let isLast = try r.bool("last chunk")
         let changes = try ChangeRows.decode(from: &r, allowing: .entering)
-        return SubscriptionChunk(session: session, serverVersion: version, setDigest: digest, isLast: isLast, changes: changes)
+        return SubscriptionChunk(session: session, serverVersion: version, setDigest: digest, scopeToken: token, isLast: isLast, changes: changes)
     }
 }

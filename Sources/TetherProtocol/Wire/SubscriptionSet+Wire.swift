@@ -32,21 +32,46 @@ extension SubscriptionSet {
 }
 
 extension SubscriptionRequest {
-    /// A flags byte (bit 0: `held` follows, bit 1: `wanted` follows), then the sets.
+    /// A flags byte (bit 0: `held` follows, bit 1: `wanted` follows), then `held` and its token
+    /// (8 bytes, big-endian), then `wanted`.
     package func encode(into w: inout ByteWriter) {
         var flags: UInt8 = 0
         if held != nil { flags |= 1 }
         if wanted != nil { flags |= 2 }
         w.byte(flags)
-        held?.encode(into: &w)
+        if let held {
+            held.encode(into: &w)
+            w.bigEndian(heldToken)
+        }
         wanted?.encode(into: &w)
     }
 
     package static func decode(from r: inout ByteReader) throws(WireDecodeError) -> SubscriptionRequest {
         let flags = try r.byte("subscription flags")
         guard flags & ~0x03 == 0 else { throw .malformed(field: "subscription flags", reason: "unknown flag bits") }
-        let held = flags & 1 != 0 ? try SubscriptionSet.decode(from: &r) : nil
+        var held: SubscriptionSet? = nil
+        var token: UInt64 = 0
+        if flags & 1 != 0 {
+            held = try SubscriptionSet.decode(from: &r)
+            token = try r.bigEndianUInt64("held scope token")
+        }
         let wanted = flags & 2 != 0 ? try SubscriptionSet.decode(from: &r) : nil
-        return SubscriptionRequest(held: held, wanted: wanted)
+        return SubscriptionRequest(held: held, heldToken: token, wanted: wanted)
+    }
+}
+
+extension ByteWriter {
+    /// 8 bytes, most significant first (digests and tokens).
+    package mutating func bigEndian(_ value: UInt64) {
+        for shift in stride(from: 56, through: 0, by: -8) { byte(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+}
+
+extension ByteReader {
+    /// 8 bytes, most significant first.
+    package mutating func bigEndianUInt64(_ field: StaticString) throws(WireDecodeError) -> UInt64 {
+        var value: UInt64 = 0
+        for _ in 0..<8 { value = value << 8 | UInt64(try byte(field)) }
+        return value
     }
 }

@@ -18,54 +18,79 @@ package struct AppliedScope: Sendable, Hashable {
     }
 }
 
-/// The scopes a client file's store was last given: the latest and the one before (a store
-/// cut off before it applied the latest still holds the one before). Stored as one blob.
+extension AppliedScope {
+    /// The server's name for this scope, sent to the store with the last chunk of the change
+    /// that gives it (``SubscriptionChunk/scopeToken``) and named by the store's binds: FNV-1a of
+    /// its encoding, never 0 (0 names the scope a store took with its state).
+    package var token: UInt64 {
+        var w = ByteWriter()
+        AppliedScopes.encode(self, into: &w)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in w.bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash == 0 ? 1 : hash
+    }
+}
+
+/// The scopes a client file's store was given: the one it took with its state (``initial``,
+/// token 0), and the last two changes (a store cut off before it applied the latest still holds
+/// the one before, and names it by its token). Stored as one blob.
 package struct AppliedScopes: Sendable, Hashable {
-    package var latest: AppliedScope
+    package var initial: AppliedScope?
+    package var latest: AppliedScope?
     package var previous: AppliedScope?
 
-    package init(latest: AppliedScope, previous: AppliedScope? = nil) {
+    package init(initial: AppliedScope? = nil, latest: AppliedScope? = nil, previous: AppliedScope? = nil) {
+        self.initial = initial
         self.latest = latest
         self.previous = previous
     }
 
-    /// These scopes with `scope` recorded as the latest (nil: none before).
-    package static func recording(_ scope: AppliedScope, over current: AppliedScopes?) -> AppliedScopes {
-        guard let current else { return AppliedScopes(latest: scope) }
-        if current.latest == scope { return current }
-        return AppliedScopes(latest: scope, previous: current.latest)
+    /// These scopes with `scope` recorded: as the initial one (a new store's state), or as the
+    /// latest change.
+    package static func recording(_ scope: AppliedScope, initial: Bool, over current: AppliedScopes?) -> AppliedScopes {
+        var scopes = current ?? AppliedScopes()
+        if initial {
+            scopes.initial = scope
+        } else if scopes.latest != scope {
+            scopes.previous = scopes.latest
+            scopes.latest = scope
+        }
+        return scopes
     }
 
-    /// The scope recorded for the set with `digest`, the latest first.
-    package func scope(digest: UInt64) -> AppliedScope? {
-        if latest.set.digest == digest { return latest }
-        if let previous, previous.set.digest == digest { return previous }
-        return nil
+    /// The scope a store names by `token` (0: the one it took with its state).
+    package func scope(token: UInt64) -> AppliedScope? {
+        if token == 0 { return initial }
+        return [latest, previous].compactMap { $0 }.first { $0.token == token }
     }
 
     package var encoded: [UInt8] {
         var w = ByteWriter()
-        w.byte(1)  // format
-        Self.encode(latest, into: &w)
-        w.bool(previous != nil)
-        if let previous { Self.encode(previous, into: &w) }
+        w.byte(2)  // format
+        for scope in [initial, latest, previous] {
+            w.bool(scope != nil)
+            if let scope { Self.encode(scope, into: &w) }
+        }
         return w.bytes
     }
 
     package static func decode(_ bytes: [UInt8]) throws(StorageError) -> AppliedScopes {
         do {
             var r = ByteReader(bytes)
-            guard try r.byte("format") == 1 else { throw StorageError.corrupt("client file scopes") }
-            let latest = try decodeScope(&r)
-            let previous = try r.bool("has previous") ? try decodeScope(&r) : nil
+            guard try r.byte("format") == 2 else { throw StorageError.corrupt("client file scopes") }
+            var scopes: [AppliedScope?] = []
+            for _ in 0..<3 { scopes.append(try r.bool("has scope") ? try decodeScope(&r) : nil) }
             try r.expectEnd()
-            return AppliedScopes(latest: latest, previous: previous)
+            return AppliedScopes(initial: scopes[0], latest: scopes[1], previous: scopes[2])
         } catch {
             throw .corrupt("client file scopes")
         }
     }
 
-    private static func encode(_ scope: AppliedScope, into w: inout ByteWriter) {
+    static func encode(_ scope: AppliedScope, into w: inout ByteWriter) {
         scope.set.encode(into: &w)
         w.string(scope.parameters.name)
         w.bool(scope.parameters.id != nil)

@@ -32,9 +32,10 @@ package protocol IntegrationStorage: Sendable {
     ) async throws -> IntegrationOutcome
     /// The scopes the client file's store was last given (``AppliedScopes``); nil when none.
     func appliedScopes(of clientFile: Int64) async throws -> AppliedScopes?
-    /// Records that the client file's store is being given `scope`: it becomes the latest of
-    /// its ``AppliedScopes``, the one before it kept (the store holds one or the other).
-    func recordAppliedScope(_ scope: AppliedScope, of clientFile: Int64) async throws
+    /// Records that the client file's store is being given `scope`: with its state (`initial`),
+    /// or by a change, which becomes the latest of its ``AppliedScopes``, the one before kept
+    /// (the store holds one or the other, and names it by its token).
+    func recordAppliedScope(_ scope: AppliedScope, initial: Bool, of clientFile: Int64) async throws
 }
 
 /// Uploads without a session salt (tests and tools; an agent older than protocol 3), and of

@@ -366,13 +366,13 @@ extension PostgresServerStorage {
         }
     }
 
-    package func recordAppliedScope(_ scope: AppliedScope, of clientFile: Int64) async throws {
+    package func recordAppliedScope(_ scope: AppliedScope, initial: Bool, of clientFile: Int64) async throws {
         try await transaction { connection in
             var current: AppliedScopes? = nil
             let rows = try await connection.guardedQuery(
                 "SELECT scopes FROM client_file_scopes WHERE client_file = \(clientFile) FOR UPDATE", logger: self.logger)
             for try await blob in rows.decode(ByteBuffer.self) { current = try AppliedScopes.decode(blob.bytes) }
-            let scopes = ByteBuffer(bytes: AppliedScopes.recording(scope, over: current).encoded)
+            let scopes = ByteBuffer(bytes: AppliedScopes.recording(scope, initial: initial, over: current).encoded)
             try await connection.guardedQuery(
                 """
                 INSERT INTO client_file_scopes(client_file, scopes) VALUES (\(clientFile), \(scopes))

@@ -240,11 +240,11 @@ extension SQLiteServerStorage {
         }
     }
 
-    package func recordAppliedScope(_ scope: AppliedScope, of clientFile: Int64) async throws {
+    package func recordAppliedScope(_ scope: AppliedScope, initial: Bool, of clientFile: Int64) async throws {
         try await pool.write { db in
             let current = try Data.fetchOne(db, sql: "SELECT scopes FROM client_file_scopes WHERE client_file = ?", arguments: [clientFile])
                 .map { try AppliedScopes.decode([UInt8]($0)) }
-            let scopes = AppliedScopes.recording(scope, over: current)
+            let scopes = AppliedScopes.recording(scope, initial: initial, over: current)
             try db.execute(
                 sql: "INSERT INTO client_file_scopes(client_file, scopes) VALUES (?, ?) ON CONFLICT(client_file) DO UPDATE SET scopes = excluded.scopes",
                 arguments: [clientFile, Data(scopes.encoded)])

@@ -95,7 +95,7 @@ extension SessionStreamer {
                         return nil
                     }
                     let chunk = SubscriptionChunk(
-                        session: id, serverVersion: reader.version, setDigest: change.digest, isLast: isLast,
+                        session: id, serverVersion: reader.version, setDigest: change.digest, scopeToken: change.token, isLast: isLast,
                         changes: ChangeRows(Changeset(pending)))
                     let message = ServerMessage.subscriptionChunk(chunk).encoded()
                     try await writer.writeBinaryMessage(ByteBuffer(bytes: message))

@@ -7,9 +7,13 @@ package struct SubscriptionChange: Sendable {
     package var held: SubscriptionScope
     /// ``SubscriptionSet/digest`` of the wanted set; 0 for the whole partition.
     package var digest: UInt64
+    /// ``AppliedScope/token`` of the wanted scope, which the store records with the set and names
+    /// in its next binds (0: the whole partition).
+    package var token: UInt64
 
-    package init(held: SubscriptionScope, digest: UInt64) {
+    package init(held: SubscriptionScope, digest: UInt64, token: UInt64 = 0) {
         self.held = held
         self.digest = digest
+        self.token = token
     }
 }

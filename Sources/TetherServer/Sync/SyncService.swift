@@ -167,7 +167,9 @@ package final class SyncService: Sendable {
                 ? await readyFile(for: request, partition: partition, head: head, schemaVersion: snapshot.schemas.current.version) : nil
             // Recorded before the store can hold it: a bind cut short after this finds the
             // values the rows were chosen with.
-            if let applied = scopes.applied { try await storage.integration.recordAppliedScope(applied, of: identity.id) }
+            if let applied = scopes.applied {
+                try await storage.integration.recordAppliedScope(applied, initial: scopes.initial, of: identity.id)
+            }
             let reply = BindReply(
                 session: request.session, identity: identity, isNewIdentity: request.identity == nil,
                 stateFollows: request.identity == nil, access: authorized.access, latestServerVersion: head.latest,

@@ -62,7 +62,7 @@ final class PausingRegistration: IntegrationStorage, @unchecked Sendable {
         try await base.integrate(uploads, from: clientFile, uploadSalt: uploadSalt, into: partition, now: now, epoch: epoch, scope: scope)
     }
     func appliedScopes(of clientFile: Int64) async throws -> AppliedScopes? { try await base.appliedScopes(of: clientFile) }
-    func recordAppliedScope(_ scope: AppliedScope, of clientFile: Int64) async throws {
-        try await base.recordAppliedScope(scope, of: clientFile)
+    func recordAppliedScope(_ scope: AppliedScope, initial: Bool, of clientFile: Int64) async throws {
+        try await base.recordAppliedScope(scope, initial: initial, of: clientFile)
     }
 }

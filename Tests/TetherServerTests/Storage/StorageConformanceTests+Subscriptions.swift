@@ -59,21 +59,27 @@ extension StorageConformanceTests {
     }
 
     @Test(arguments: StorageBackend.allCases)
-    func aClientFileKeepsTheLatestTwoScopesItWasGiven(_ backend: StorageBackend) async throws {
+    func aClientFileKeepsItsInitialScopeAndItsLatestTwoChanges(_ backend: StorageBackend) async throws {
         try await withStorage(backend) { storage, _ in
             let (a, _) = try await storage.registerClientFile(in: partition, now: now)
             #expect(try await storage.appliedScopes(of: a.id) == nil)
             let sets = try ["note = 'a'", "note = 'b'", "note = 'c'"].map { try SubscriptionSet([Subscription(table: "orders", filter: $0)]) }
-            for (i, set) in sets.enumerated() {
-                try await storage.recordAppliedScope(
-                    AppliedScope(set: set, parameters: FilterParameters(name: "till", id: "d1", tags: ["shop": "\(i)"]), now: Double(i) + 0.5),
-                    of: a.id)
+            func scope(_ i: Int, shop: String) -> AppliedScope {
+                AppliedScope(set: sets[i], parameters: FilterParameters(name: "till", id: "d1", tags: ["shop": shop]), now: Double(i) + 0.5)
             }
+            try await storage.recordAppliedScope(scope(0, shop: "1"), initial: true, of: a.id)
+            // Two changes of the same set with other tags: told apart by their tokens.
+            try await storage.recordAppliedScope(scope(1, shop: "1"), initial: false, of: a.id)
+            try await storage.recordAppliedScope(scope(1, shop: "2"), initial: false, of: a.id)
             let scopes = try #require(try await storage.appliedScopes(of: a.id))
-            #expect(scopes.latest.set == sets[2] && scopes.previous?.set == sets[1])
-            #expect(scopes.scope(digest: sets[1].digest)?.parameters.tags == ["shop": "1"])
-            #expect(scopes.scope(digest: sets[1].digest)?.now == 1.5)
-            #expect(scopes.scope(digest: sets[0].digest) == nil)
+            #expect(scopes.scope(token: 0) == scope(0, shop: "1"))
+            #expect(scopes.scope(token: scope(1, shop: "1").token) == scope(1, shop: "1"))
+            #expect(scopes.scope(token: scope(1, shop: "2").token)?.parameters.tags == ["shop": "2"])
+            #expect(scope(1, shop: "1").token != scope(1, shop: "2").token && scope(1, shop: "1").token != 0)
+            try await storage.recordAppliedScope(scope(2, shop: "2"), initial: false, of: a.id)
+            let after = try #require(try await storage.appliedScopes(of: a.id))
+            #expect(after.scope(token: scope(1, shop: "1").token) == nil, "the oldest change is forgotten")
+            #expect(after.scope(token: 0) == scope(0, shop: "1"), "the state's scope is kept")
         }
     }
 }
