@@ -74,14 +74,16 @@ package struct SubscriptionScope: Sendable, Hashable {
         return false
     }
 
-    /// ``holds(_:key:_:)`` of a stored row (``FieldValue/encodedFields(_:)``), reading only the
-    /// columns the table's filters name.
-    package func holds(_ table: String, key: RowKey, storedFields bytes: [UInt8]) throws(WireDecodeError) -> Bool {
+    /// ``holds(_:key:_:)`` of a stored row (its key as ``RowKey/encoded``, its fields as
+    /// ``FieldValue/encodedFields(_:)``): the key is read only for a filtered table, and of the
+    /// fields only the columns the table's filters name.
+    package func holds(_ table: String, storedKey: [UInt8], storedFields: [UInt8]) throws(WireDecodeError) -> Bool {
         guard let tables else { return true }
         switch tables[table] {
         case nil: return false
         case .wholeTable?: return true
-        case .filtered?: return holds(table, key: key, try FieldValue.decodeFields(bytes, only: columnBytes[table] ?? []))
+        case .filtered?:
+            return holds(table, key: try RowKey.decode(storedKey), try FieldValue.decodeFields(storedFields, only: columnBytes[table] ?? []))
         }
     }
 

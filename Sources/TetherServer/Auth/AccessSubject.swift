@@ -1,3 +1,5 @@
+import TetherProtocol
+
 /// Who binds, as grants see it: a `[[user]]` of the config file (a name), or an enrolled device
 /// (its name, id and tags). Built at bind from the token (``UserDirectory``) or the device
 /// credential (the device's identity record).
@@ -22,6 +24,10 @@ package struct AccessSubject: Sendable, Hashable, CustomStringConvertible {
     }
 
     package var isDevice: Bool { deviceID != nil }
+
+    /// Its values for the parameters of subscription filters and write rules (`{name}`, `{id}`,
+    /// `{tag:KEY}`).
+    package var filterParameters: FilterParameters { FilterParameters(name: name, id: deviceID, tags: tags) }
 
     package var description: String { isDevice ? "device \(name)" : "user \(name)" }
 }

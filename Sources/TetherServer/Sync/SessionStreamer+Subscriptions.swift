@@ -8,16 +8,8 @@ extension SessionStreamer {
     /// The rows of `stored` that `scope` holds (all of them for the whole partition).
     static func held(_ stored: [StoredStateRow], by scope: SubscriptionScope) throws(StorageError) -> [StoredStateRow] {
         guard !scope.isWhole else { return stored }
-        var held: [StoredStateRow] = []
-        for row in stored where try holds(row, scope) { held.append(row) }
-        return held
-    }
-
-    private static func holds(_ row: StoredStateRow, _ scope: SubscriptionScope) throws(StorageError) -> Bool {
-        guard scope.covers(row.table) else { return false }
-        if scope.coversWhole(row.table) { return true }
         do {
-            return try scope.holds(row.table, key: RowKey.decode(row.key), storedFields: row.fields)
+            return try stored.filter { try scope.holds($0.table, storedKey: $0.key, storedFields: $0.fields) }
         } catch {
             throw .corrupt("state")
         }
@@ -64,23 +56,21 @@ extension SessionStreamer {
                 let stored = try await reader.nextStored(maxRows: StoredStateRow.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
                 for row in stored {
                     // Only the columns the filters name are read, and the whole row only for one entering.
-                    let key: RowKey
                     let held: Bool, wanted: Bool
                     do {
-                        key = try RowKey.decode(row.key)
-                        held = try change.held.holds(row.table, key: key, storedFields: row.fields)
-                        wanted = try scope.holds(row.table, key: key, storedFields: row.fields)
+                        held = try change.held.holds(row.table, storedKey: row.key, storedFields: row.fields)
+                        wanted = try scope.holds(row.table, storedKey: row.key, storedFields: row.fields)
                     } catch {
                         throw StorageError.corrupt("state")
                     }
                     switch (held, wanted) {
                     case (false, true):
-                        let fields: [String: FieldValue]
-                        do { fields = try FieldValue.decodeFields(row.fields) } catch { throw StorageError.corrupt("state") }
-                        pending.append(.insert(row.table, key, fields))
+                        pending.append(try row.change())
                         bytes += row.key.count + row.fields.count
                         entered += 1
                     case (true, false):
+                        let key: RowKey
+                        do { key = try RowKey.decode(row.key) } catch { throw StorageError.corrupt("state") }
                         pending.append(.delete(row.table, key))
                         bytes += row.key.count
                         left += 1

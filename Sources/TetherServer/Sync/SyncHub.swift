@@ -34,6 +34,8 @@ package struct BoundSession: Sendable {
     package var scope: SubscriptionScope = .whole
     /// Its grants' write rules (``WriteRules``), checked with ``scope`` on its uploads.
     package var writeRules: WriteRules = .none
+    /// What its uploads and heal views may write: ``scope`` and ``writeRules``.
+    package var writeScope: WriteScope { WriteScope(read: scope, rules: writeRules) }
     /// When the store holds another scope than ``scope``: the change its downloads start with.
     package var subscriptionChange: SubscriptionChange?
     /// Whether its connection speaks protocol 9 (``TetherVersion/subscriptions``): only then is it

@@ -11,19 +11,18 @@ extension SyncService {
     /// its rows must fit the schema (225), and what it heals is published like an upload's
     /// changes. Returns the answer to send, or the session error to end the session with.
     package func heal(_ chunk: HealChunk, for session: BoundSession) async -> Result<HealReply, SyncError> {
-        // A device with subscriptions or write rules vouches only for what it may hold and write.
-        var chunk = chunk
-        let scope = WriteScope(read: session.scope, rules: session.writeRules)
-        if scope.checksWrites {
-            let (rows, unknown) = scope.vouched(chunk.rows.changeset)
-            chunk.rows = ChangeRows(rows)
-            chunk.unknown = ChangeRows(Changeset(chunk.unknown.changeset.changes + unknown.changes))
-        }
         guard session.access.canWrite else {
             metrics.healChunk(.notWanted)
             return .success(HealReply(
                 session: chunk.session, contribution: chunk.contribution, outcome: .notWanted, healedChanges: 0,
                 reason: Self.readOnlyHealReason))
+        }
+        // A device with subscriptions or write rules vouches only for what it may hold and write.
+        var chunk = chunk
+        if session.writeScope.checksWrites {
+            let (rows, unknown) = session.writeScope.vouched(chunk.rows.changeset)
+            chunk.rows = ChangeRows(rows)
+            chunk.unknown = ChangeRows(Changeset(chunk.unknown.changeset.changes + unknown.changes))
         }
         let snapshot = await policy.snapshot
         for changes in [chunk.unknown, chunk.rows] {

@@ -20,7 +20,7 @@ extension SyncService {
     func bindScopes(
         _ request: SubscriptionRequest, subject: AccessSubject, schema: Schema, clientFile: Int64?
     ) async throws -> Result<BindScopes, SyncError> {
-        let parameters = FilterParameters(name: subject.name, id: subject.deviceID, tags: subject.tags)
+        let parameters = subject.filterParameters
         let at = now().timeIntervalSince1970
         let wanted: SubscriptionScope
         do {

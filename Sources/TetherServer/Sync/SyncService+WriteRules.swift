@@ -10,7 +10,7 @@ extension SyncService {
     /// resolved for the device (an unknown column, a tag it lacks) refuses every write to its
     /// table through that grant, and is logged.
     func writeRules(for subject: AccessSubject, partition: PartitionName, snapshot: PolicySnapshot, now at: Double) -> WriteRules {
-        let parameters = FilterParameters(name: subject.name, id: subject.deviceID, tags: subject.tags)
+        let parameters = subject.filterParameters
         let schema = snapshot.schemas.current
         let overridden = Set(snapshot.runtimeGrants.map { AccessPolicy.Key(user: $0.user, pattern: $0.pattern) })
         var perGrant: [[String: WriteRules.Rule]] = []

@@ -239,7 +239,7 @@ package final class SyncService: Sendable {
             let started = ContinuousClock.now
             let outcome = try await storage.integration.integrate(
                 upload.changesets, from: session.clientFile, uploadSalt: session.uploadSalt, into: session.partition, now: now(),
-                epoch: session.epoch, scope: WriteScope(read: session.scope, rules: session.writeRules))
+                epoch: session.epoch, scope: session.writeScope)
             metrics.integrated(changes: outcome.accepted, duration: ContinuousClock.now - started)
             await committed(
                 session.partition, head: outcome.head.latest.version, wroteHistory: outcome.accepted > 0,

@@ -45,7 +45,7 @@ import TetherProtocol
             if Bool.random(using: &random) { fields["note"] = notes.randomElement(using: &random)! }
             let key = RowKey.integer(Int64.random(in: 1...8, using: &random))
             let stored = FieldValue.encodedFields(fields)
-            #expect(try scope.holds("items", key: key, storedFields: stored) == scope.holds("items", key: key, fields), "\(key) \(fields)")
+            #expect(try scope.holds("items", storedKey: key.encoded, storedFields: stored) == scope.holds("items", key: key, fields), "\(key) \(fields)")
         }
         #expect(try FieldValue.decodeFields(FieldValue.encodedFields(["a": .blob([1, 2]), "note": .text("n"), "z": .integer(-5)]), only: [Array("note".utf8)])
             == ["note": .text("n")])
