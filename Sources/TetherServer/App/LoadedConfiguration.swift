@@ -39,6 +39,9 @@ package struct LoadedConfiguration: Sendable {
             let schemaText = try String(contentsOfFile: configuration.schemaFile, encoding: .utf8)
             do {
                 schema = try Schema.parse(toml: schemaText, file: configuration.schemaFile)
+                problems += configuration.subscriptions.problems(against: schema).map {
+                    ConfigProblem(file: path, key: "subscriptions.queryable", line: nil, message: $0)
+                }
             } catch {
                 problems += error.problems
             }

@@ -164,6 +164,13 @@ package enum ServerApp {
             logger.notice("using schema version \(stored) applied at run time; \(configuration.schemaFile) has version \(file)")
         }
 
+        let index = try await storage.reconcileFilterIndex(FilterIndexColumns(configuration.subscriptions.queryable))
+        if !index.added.isEmpty || !index.dropped.isEmpty {
+            logger.notice("filter index changed", metadata: [
+                "added": "\(index.added.map(\.description).joined(separator: ","))",
+                "dropped": "\(index.dropped.map(\.description).joined(separator: ","))", "rows_indexed": "\(index.rowsIndexed)",
+            ])
+        }
         var flags = try await storage.flags()
         if flags.recoveryOverride != nil, flags.recoveryOverrideConfigValue != configuration.clientRecovery {
             flags.recoveryOverride = nil
@@ -181,7 +188,7 @@ package enum ServerApp {
             storage: StorageRoles(storage), hub: hub, policy: policy, bus: bus, now: options.now, logger: logger,
             globPartitionsPerUser: configuration.limits.globPartitionsPerUser,
             readyFiles: readyFiles.enabled ? ReadyFileCache(settings: readyFiles, logger: logger) : nil,
-            devices: configuration.devices)
+            devices: configuration.devices, maxUnindexedRows: configuration.subscriptions.maxUnindexedRows)
         let versions = try await storage.latestVersions()
         service.summary.replace(with: versions)
         // Where each partition's history ended when this process started: the restore point of

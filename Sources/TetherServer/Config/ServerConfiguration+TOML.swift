@@ -21,6 +21,7 @@ extension ServerConfiguration {
             [ready_files]
             [limits]
             [devices]
+            [subscriptions]
             [[user]]
             name = "u"
             [[grant]]
@@ -114,6 +115,7 @@ extension ServerConfiguration {
         let devicesAhead = root.table("history")?.enumeration("devices_ahead", RestoreMode.self) ?? .heal
         let readyFiles = ReadyFileSettings.parse(root.table("ready_files"), dataDirectory: dataDirectory)
         let devices = DeviceLedgerSettings.parse(root.table("devices"))
+        let subscriptions = SubscriptionSettings.parse(root.table("subscriptions"))
 
         var configuration = ServerConfiguration(
             file: file, listen: listen, dataDirectory: dataDirectory, schemaFile: schemaFile,
@@ -127,6 +129,7 @@ extension ServerConfiguration {
         configuration.devicesAhead = devicesAhead
         configuration.readyFiles = readyFiles
         configuration.devices = devices
+        configuration.subscriptions = subscriptions
         return configuration
     }
 }

@@ -87,6 +87,9 @@ package struct ServerConfiguration: Sendable, Hashable {
     package var readyFiles: ReadyFileSettings? = nil
     /// `[devices]`: the device ledger's stale and wedged ages and its bound.
     package var devices = DeviceLedgerSettings()
+    /// `[subscriptions]`: the columns indexed for subscription filters, and the bound on a
+    /// filter no index serves.
+    package var subscriptions = SubscriptionSettings()
 
     /// `[ready_files]` as configured, or its defaults.
     package var readyFileSettings: ReadyFileSettings { readyFiles ?? ReadyFileSettings(dataDirectory: dataDirectory) }

@@ -19,6 +19,14 @@ package protocol HistoryReading: Sendable {
     func epoch(of partition: PartitionName) async throws -> Int64
     /// A consistent reader of the partition's whole state at its latest version.
     func openState(of partition: PartitionName) async throws -> any StateReader
+    /// A consistent reader of the rows of the partition's state `scopes` may hold at its latest
+    /// version: the tables they name, and of a filtered table the rows the filter index finds
+    /// when it serves the filters (``StateSelection``), else every row. A superset: the caller
+    /// evaluates each row.
+    func openState(of partition: PartitionName, holdable scopes: [SubscriptionScope]) async throws -> any StateReader
+    /// Of the filtered tables of `scope` that no index serves, those holding more than `limit`
+    /// rows in the partition: a filter the server will not evaluate row by row.
+    func unindexedTables(of scope: SubscriptionScope, in partition: PartitionName, over limit: Int) async throws -> [String]
     /// State downloads reading now and waiting for a slot, where the storage bounds them
     /// (PostgreSQL, ``DownloadSlots``); nil where it does not.
     var stateDownloads: (reading: Int, waiting: Int)? { get }
@@ -29,4 +37,13 @@ package protocol HistoryReading: Sendable {
     func history(of partition: PartitionName, after version: Int64, maxEntries: Int, maxBytes: Int, epoch: Int64) async throws -> [HistoryEntry]
     /// The highest seq of `clientFile` integrated at or before `version` (0 when unknown).
     func integratedSeq(of clientFile: Int64, in partition: PartitionName, atOrBefore version: Int64) async throws -> Int64
+}
+
+/// Doubles of the role read whole states (the caller evaluates every row) and refuse nothing.
+extension HistoryReading {
+    package func openState(of partition: PartitionName, holdable scopes: [SubscriptionScope]) async throws -> any StateReader {
+        try await openState(of: partition)
+    }
+
+    package func unindexedTables(of scope: SubscriptionScope, in partition: PartitionName, over limit: Int) async throws -> [String] { [] }
 }

@@ -10,6 +10,10 @@ package protocol PolicyStorage: Sendable {
     /// Appends a schema; when `migration` is given, every partition's state is rewritten to
     /// fit the new schema in the same transaction.
     func appendSchema(_ record: SchemaRecord, migration: StateMigration?) async throws
+    /// Makes the filter index hold exactly `columns` (``FilterIndexColumns``): the entries of
+    /// added columns are written for every state row, those of dropped ones removed, in one
+    /// transaction.
+    func reconcileFilterIndex(_ columns: FilterIndexColumns) async throws -> FilterIndexChange
     func runtimeGrants() async throws -> [RuntimeGrant]
     func setRuntimeGrant(_ grant: RuntimeGrant) async throws
 }

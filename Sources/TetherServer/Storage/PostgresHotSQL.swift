@@ -143,6 +143,30 @@ extension PostgresHotSQL {
             """
     }
 
+    enum FilterIndexColumnsSQL: PostgresPreparedSQL {
+        static let name = "tether_filter_index_columns"
+        static let sql = "SELECT tbl, col FROM state_index_columns"
+    }
+
+    /// Index entries of partition `$1` to remove: tables `$2`, columns `$3`, values `$4`, keys `$5`.
+    enum DeleteIndexEntries: PostgresPreparedSQL {
+        static let name = "tether_delete_index_entries"
+        static let sql = """
+            DELETE FROM state_index i USING unnest($2::text[], $3::text[], $4::bytea[], $5::bytea[]) AS u(tbl, col, value, key)
+            WHERE i.partition_id = $1 AND i.tbl = u.tbl COLLATE "C" AND i.col = u.col COLLATE "C" AND i.value = u.value AND i.key = u.key
+            """
+    }
+
+    /// Index entries of partition `$1` to add, as ``DeleteIndexEntries`` names them.
+    enum InsertIndexEntries: PostgresPreparedSQL {
+        static let name = "tether_insert_index_entries"
+        static let sql = """
+            INSERT INTO state_index(partition_id, tbl, col, value, key)
+            SELECT $1, t, c, v, k FROM unnest($2::text[], $3::text[], $4::bytea[], $5::bytea[]) AS u(t, c, v, k)
+            ON CONFLICT DO NOTHING
+            """
+    }
+
     enum DeleteStateRows: PostgresPreparedSQL {
         static let name = "tether_delete_state_rows"
         static let sql = """

@@ -86,6 +86,7 @@ extension PostgresServerStorage {
             try await connection.guardedQuery(
                 "INSERT INTO state(partition_id, tbl, key, fields) SELECT \(p.id), tbl, key, fields FROM snapshot_state WHERE snapshot_id = \(snapshot)",
                 logger: logger)
+            try await Self.reindexPartition(p.id, connection, logger)
             try await connection.guardedQuery("DELETE FROM client_files WHERE partition_id = \(p.id)", logger: logger)
             try await connection.guardedQuery(
                 """

@@ -276,6 +276,16 @@ extension PostgresServerStorage {
             "ALTER TABLE history ADD COLUMN compensations bytea",
             "CREATE TABLE client_file_scopes(client_file bigint PRIMARY KEY, scopes bytea NOT NULL)",
         ]),
+        // The filter index (issue 51, as SQLite's v12): per indexed column of each state row,
+        // its value as IndexedValue bytes, and the columns kept.
+        (14, [
+            """
+            CREATE TABLE state_index(
+                partition_id bigint NOT NULL, tbl text COLLATE "C" NOT NULL, col text COLLATE "C" NOT NULL, value bytea NOT NULL,
+                key bytea NOT NULL, PRIMARY KEY (partition_id, tbl, col, value, key))
+            """,
+            "CREATE TABLE state_index_columns(tbl text COLLATE \"C\" NOT NULL, col text COLLATE \"C\" NOT NULL, PRIMARY KEY (tbl, col))",
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

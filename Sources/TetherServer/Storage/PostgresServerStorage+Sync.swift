@@ -222,6 +222,8 @@ extension PostgresServerStorage {
             let (table, key, fields) = try row.decode((String, ByteBuffer, ByteBuffer).self)
             rows[StateKey(table: table, key: key.bytes)] = fields.bytes
         }
+        let index = try await Self.filterIndexColumns(connection, logger)
+        let original = index.isEmpty ? [:] : rows
         var dirty: Set<StateKey> = []
         var applied: [(kept: ChangeRows, images: RowImages, compensation: CompensationRecord?)] = []
         for changes in uploads {
@@ -253,6 +255,15 @@ extension PostgresServerStorage {
         if !deletes.isEmpty {
             try await connection.guardedRun(
                 PostgresHotSQL.DeleteStateRows.self, partitionID, deletes.map(\.table), deletes.map { ByteBuffer(bytes: $0.key) }, logger: logger)
+        }
+        if !index.isEmpty {
+            var removed = IndexEntries(), added = IndexEntries()
+            for key in order where dirty.contains(key) && index.byTable[key.table] != nil {
+                let delta = try index.delta(key.table, before: original[key], after: rows[key])
+                removed.append(key.table, key.key, delta.removed)
+                added.append(key.table, key.key, delta.added)
+            }
+            try await Self.writeIndex(removed: removed, added: added, partitionID: partitionID, connection, logger)
         }
         return applied
     }
@@ -347,6 +358,16 @@ extension PostgresServerStorage {
         try await downloadSlots.acquire()
         do {
             return try await PostgresStateReader.open(self, partition: partition, slots: downloadSlots)
+        } catch {
+            downloadSlots.release()
+            throw error
+        }
+    }
+
+    package func openState(of partition: PartitionName, holdable scopes: [SubscriptionScope]) async throws -> any StateReader {
+        try await downloadSlots.acquire()
+        do {
+            return try await PostgresStateReader.open(self, partition: partition, slots: downloadSlots, scopes: scopes)
         } catch {
             downloadSlots.release()
             throw error

@@ -167,6 +167,7 @@ package final class PostgresServerStorage: ServerStorage, Service {
                 try await connection.guardedQuery("SELECT id FROM partitions ORDER BY id FOR UPDATE", logger: self.logger)
                 try await self.migrate(table: "state", owner: "partition_id", migration, connection)
                 try await self.migrate(table: "snapshot_state", owner: "snapshot_id", migration, connection)
+                try await Self.reindexAll(connection, self.logger)
             }
         }
     }

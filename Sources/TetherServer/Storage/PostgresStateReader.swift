@@ -13,14 +13,17 @@ actor PostgresStateReader: StateReader {
     nonisolated let version: ServerVersion
     nonisolated let totalRows: Int64
     nonisolated let totalBytes: Int64
-    private let connection: PostgresConnection
+    let connection: PostgresConnection
     private let partitionID: Int64?
     private let slots: DownloadSlots
     private let idle: IdleDownloadConnections
-    private let logger: Logger
+    let logger: Logger
     private var after: (table: String, key: ByteBuffer)? = nil
-    private var done = false
+    var done = false
     private var closed = false
+    /// The tables (and of each, the rows) to read; nil: the whole partition in one key order.
+    var selection: [(table: String, rows: StateSelection.Table)]? = nil
+    var selected = SelectionCursor()
 
     private init(
         version: ServerVersion, totalRows: Int64, totalBytes: Int64, connection: PostgresConnection, partitionID: Int64?,
@@ -39,14 +42,19 @@ actor PostgresStateReader: StateReader {
     /// Opens the reader on a slot the caller acquired from `slots` (the reader releases it), on a
     /// connection an earlier download left open when there is one (one PostgreSQL ended
     /// meanwhile fails its `BEGIN`: a new one is opened then).
-    static func open(_ storage: PostgresServerStorage, partition: PartitionName, slots: DownloadSlots) async throws -> PostgresStateReader {
+    /// `scopes`: read only the rows they may hold (``StateSelection``); nil: every row.
+    static func open(
+        _ storage: PostgresServerStorage, partition: PartitionName, slots: DownloadSlots, scopes: [SubscriptionScope]? = nil
+    ) async throws -> PostgresStateReader {
         if let kept = await storage.idleDownloadConnections.take() {
             // One PostgreSQL ended meanwhile fails its BEGIN and is closed: a new one is opened below.
-            if (try? await begin(kept, storage)) != nil { return try await read(partition, connection: kept, storage: storage, slots: slots) }
+            if (try? await begin(kept, storage)) != nil {
+                return try await read(partition, connection: kept, storage: storage, slots: slots, scopes: scopes)
+            }
         }
         let connection = try await storage.connect()
         try await begin(connection, storage)
-        return try await read(partition, connection: connection, storage: storage, slots: slots)
+        return try await read(partition, connection: connection, storage: storage, slots: slots, scopes: scopes)
     }
 
     /// Begins the download's transaction on `connection`; closes it when that fails.
@@ -63,7 +71,8 @@ actor PostgresStateReader: StateReader {
 
     /// The partition's head and totals, read in the transaction begun on `connection`.
     private static func read(
-        _ partition: PartitionName, connection: PostgresConnection, storage: PostgresServerStorage, slots: DownloadSlots
+        _ partition: PartitionName, connection: PostgresConnection, storage: PostgresServerStorage, slots: DownloadSlots,
+        scopes: [SubscriptionScope]?
     ) async throws -> PostgresStateReader {
         let logger = storage.logger
         do {
@@ -77,9 +86,14 @@ actor PostgresStateReader: StateReader {
                 for try await row in try await connection.guardedExecute(PostgresHotSQL.StateTotals.self, p.id, logger: logger) {
                     totals = try row.decode((Int64, Int64).self)
                 }
-                return PostgresStateReader(
+                let reader = PostgresStateReader(
                     version: p.head.latest, totalRows: totals.0, totalBytes: totals.1, connection: connection, partitionID: p.id,
                     slots: slots, idle: storage.idleDownloadConnections, logger: logger)
+                if let scopes {
+                    let indexed = try await PostgresServerStorage.filterIndexColumns(connection, logger).indexed
+                    await reader.select(StateSelection(scopes, indexed: indexed))
+                }
+                return reader
             }
         } catch {
             try? await connection.close()  // cleanup: the read's error is the one reported
@@ -97,6 +111,7 @@ actor PostgresStateReader: StateReader {
 
     func nextStored(maxRows: Int, maxBytes: Int) async throws -> [StoredStateRow] {
         guard let partitionID, !done, !closed else { return [] }
+        if let selection { return try await next(selection, partitionID: partitionID, maxRows: maxRows, maxBytes: maxBytes) }
         let limit = Int64(maxRows)
         let rows = if let after {
             try await connection.guardedExecute(PostgresHotSQL.StateNextRows.self, partitionID, after.table, after.key, limit, logger: logger)

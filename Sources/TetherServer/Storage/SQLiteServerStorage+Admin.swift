@@ -69,6 +69,7 @@ extension SQLiteServerStorage {
             try db.execute(
                 sql: "INSERT INTO state(partition_id, tbl, key, fields) SELECT ?, tbl, key, fields FROM snapshot_state WHERE snapshot_id = ?",
                 arguments: [p.id, snapshot])
+            try Self.reindexPartition(p.id, db)
             try db.execute(sql: "DELETE FROM client_files WHERE partition_id = ?", arguments: [p.id])
             try db.execute(
                 sql: """

@@ -225,6 +225,17 @@ extension SQLiteServerStorage {
                 CREATE TABLE client_file_scopes(client_file INTEGER PRIMARY KEY, scopes BLOB NOT NULL);
                 """)
         }
+        migrator.registerMigration("v12: filter index") { db in
+            // Per indexed column (`[subscriptions] queryable`) of each state row, its value as
+            // IndexedValue bytes: the rows a subscription's filter can match, found without
+            // reading the partition.
+            try db.execute(sql: """
+                CREATE TABLE state_index(
+                    partition_id INTEGER NOT NULL, tbl TEXT NOT NULL, col TEXT NOT NULL, value BLOB NOT NULL, key BLOB NOT NULL,
+                    PRIMARY KEY (partition_id, tbl, col, value, key)) WITHOUT ROWID;
+                CREATE TABLE state_index_columns(tbl TEXT NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, col)) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -144,6 +144,11 @@ extension SQLiteServerStorage {
         let delete = try db.cachedStatement(sql: "DELETE FROM state WHERE partition_id = ? AND tbl = ? AND key = ? RETURNING fields")
         var applier = StateChangeApplier(scope: scope)
         var change = StoredFields.Change(columns: changes.columns)
+        let index = try Self.filterIndexColumns(db)
+        func indexed(_ table: String, _ key: Data, before: [UInt8]?, after: [UInt8]?) throws {
+            guard index.byTable[table] != nil else { return }
+            try Self.updateFilterIndex(index, partitionID: partitionID, table: table, key: key, before: before, after: after, db)
+        }
         try changes.withCursor { (cursor) throws in
             while let (kind, tableIndex, _) = cursor.nextChange() {
                 let table = changes.tables[tableIndex]
@@ -155,12 +160,14 @@ extension SQLiteServerStorage {
                     case .delete:
                         let removed = try Data.fetchOne(delete, arguments: [partitionID, table, key]).map { [UInt8]($0) }
                         _ = try applier.admit(kind, table: table, key: keyBytes, before: removed, outcome: removed == nil ? .unchanged : .delete)
+                        if removed != nil { try indexed(table, key, before: removed, after: nil) }
                         continue
                     case .insert:
                         guard case .put(let row) = try change.applied(kind, to: nil) else { continue }
                         try create.execute(arguments: [partitionID, table, key, Data(row)])
                         if db.changesCount > 0 {  // a new row
                             _ = try applier.admit(kind, table: table, key: keyBytes, before: nil, outcome: .put(row))
+                            try indexed(table, key, before: nil, after: row)
                             continue
                         }
                     case .update: break
@@ -171,8 +178,12 @@ extension SQLiteServerStorage {
                 guard try applier.admit(kind, table: table, key: keyBytes, before: existing, outcome: outcome) else { continue }
                 switch outcome {
                 case .unchanged: continue
-                case .put(let row): try put.execute(arguments: [partitionID, table, key, Data(row)])
-                case .delete: _ = try Data.fetchOne(delete, arguments: [partitionID, table, key])
+                case .put(let row):
+                    try put.execute(arguments: [partitionID, table, key, Data(row)])
+                    try indexed(table, key, before: existing, after: row)
+                case .delete:
+                    _ = try Data.fetchOne(delete, arguments: [partitionID, table, key])
+                    try indexed(table, key, before: existing, after: nil)
                 }
             }
         }
@@ -228,6 +239,10 @@ extension SQLiteServerStorage {
 
     package func openState(of partition: PartitionName) async throws -> any StateReader {
         try await SQLiteStateReader.open(pool: pool, partition: partition)
+    }
+
+    package func openState(of partition: PartitionName, holdable scopes: [SubscriptionScope]) async throws -> any StateReader {
+        try await SQLiteStateReader.open(pool: pool, partition: partition, scopes: scopes)
     }
 }
 

@@ -80,6 +80,7 @@ package final class SQLiteServerStorage: ServerStorage {
             if let migration {
                 try Self.migrate(table: "state", owner: "partition_id", migration, db)
                 try Self.migrate(table: "snapshot_state", owner: "snapshot_id", migration, db)
+                try Self.reindexAll(db)
             }
         }
     }

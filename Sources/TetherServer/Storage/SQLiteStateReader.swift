@@ -17,6 +17,9 @@ final class SQLiteStateReader: StateReader {
     private let source: Source
     private let partitionID: Int64?
     private let cursor = Cursor()
+    /// The tables (and of each, the rows) to read; nil: the whole partition in one key order.
+    let selection: [(table: String, rows: StateSelection.Table)]?
+    let selected = SelectionCursor()
 
     private enum Source {
         /// Every row, read with the version; handed out in order.
@@ -38,7 +41,11 @@ final class SQLiteStateReader: StateReader {
         var done = false
     }
 
-    private init(version: ServerVersion, totalRows: Int64, totalBytes: Int64, source: Source, partitionID: Int64?) {
+    private init(
+        version: ServerVersion, totalRows: Int64, totalBytes: Int64, source: Source, partitionID: Int64?,
+        selection: [(table: String, rows: StateSelection.Table)]? = nil
+    ) {
+        self.selection = selection
         self.version = version
         self.totalRows = totalRows
         self.totalBytes = totalBytes
@@ -46,7 +53,9 @@ final class SQLiteStateReader: StateReader {
         self.partitionID = partitionID
     }
 
-    static func open(pool: DatabasePool, partition: PartitionName) async throws -> SQLiteStateReader {
+    /// A reader of the rows `scopes` may hold (all of them: nil), found through the filter index
+    /// where it serves their filters (``StateSelection``); the caller evaluates each row.
+    static func open(pool: DatabasePool, partition: PartitionName, scopes: [SubscriptionScope]? = nil) async throws -> SQLiteStateReader {
         let small = try await pool.read { db -> SQLiteStateReader? in
             guard let p = try SQLiteServerStorage.partitionRow(partition, db) else {
                 return SQLiteStateReader(version: .none, totalRows: 0, totalBytes: 0, source: .read(Rows([])), partitionID: nil)
@@ -59,21 +68,30 @@ final class SQLiteStateReader: StateReader {
             guard bytes <= ProtocolLimits.targetBatchBytes else { return nil }
             let rows = try Row.fetchCursor(
                 db.cachedStatement(sql: "SELECT tbl, key, fields FROM state WHERE partition_id = ? ORDER BY tbl, key"), arguments: [p.id])
+            let tables = scopes.flatMap { StateSelection($0, indexed: [:]).tables }
             var all: [StoredStateRow] = []
             all.reserveCapacity(Int(count))
-            while let row = try rows.next() { all.append(stored(row)) }
+            while let row = try rows.next() {
+                let stored = stored(row)
+                if let tables, tables[stored.table] == nil { continue }
+                all.append(stored)
+            }
             return SQLiteStateReader(
                 version: p.head.latest, totalRows: count, totalBytes: bytes, source: .read(Rows(all[...])), partitionID: p.id)
         }
         if let small { return small }
         let snapshot = try pool.makeSnapshot()
-        let (p, rows, bytes) = try await snapshot.read { db -> (StoredPartition?, Int64, Int64) in
-            guard let p = try SQLiteServerStorage.partitionRow(partition, db) else { return (nil, 0, 0) }
+        let (p, rows, bytes, indexed) = try await snapshot.read { db -> (StoredPartition?, Int64, Int64, [String: Set<String>]) in
+            guard let p = try SQLiteServerStorage.partitionRow(partition, db) else { return (nil, 0, 0, [:]) }
             let (rows, bytes) = try totals(p.id, db)
-            return (p, rows, bytes)
+            return (p, rows, bytes, scopes == nil ? [:] : try SQLiteServerStorage.filterIndexColumns(db).indexed)
+        }
+        let selection = scopes.flatMap { StateSelection($0, indexed: indexed).tables }.map { tables in
+            tables.sorted { $0.key < $1.key }.map { (table: $0.key, rows: $0.value) }
         }
         return SQLiteStateReader(
-            version: p?.head.latest ?? .none, totalRows: rows, totalBytes: bytes, source: .snapshot(snapshot), partitionID: p?.id)
+            version: p?.head.latest ?? .none, totalRows: rows, totalBytes: bytes, source: .snapshot(snapshot), partitionID: p?.id,
+            selection: selection)
     }
 
     private static func totals(_ partitionID: Int64, _ db: Database) throws -> (rows: Int64, bytes: Int64) {
@@ -83,7 +101,7 @@ final class SQLiteStateReader: StateReader {
         return (row?["n"] ?? 0, row?["b"] ?? 0)
     }
 
-    private static func stored(_ row: Row) -> StoredStateRow {
+    static func stored(_ row: Row) -> StoredStateRow {
         let keyBytes: Data = row[1]
         let fieldBytes: Data = row[2]
         return StoredStateRow(table: row[0], key: [UInt8](keyBytes), fields: [UInt8](fieldBytes))
@@ -103,6 +121,9 @@ final class SQLiteStateReader: StateReader {
                 return chunk
             }
         case .snapshot(let snapshot):
+            if let selection {
+                return try await next(from: snapshot, selection: selection, partitionID: partitionID, maxRows: maxRows, maxBytes: maxBytes)
+            }
             return try await next(from: snapshot, partitionID: partitionID, maxRows: maxRows, maxBytes: maxBytes)
         }
     }

@@ -114,7 +114,15 @@ struct SessionStreamer: Sendable {
         // empty state without reading it, which on PostgreSQL is five of its round trips (a snapshot's
         // BEGIN, the head, the totals, the first rows, COMMIT). A version committed since the
         // bind read `after` reaches the device as history after it.
-        let reader: any StateReader = after.version == 0 ? EmptyStateReader(version: after) : try await storage.openState(of: session.partition)
+        let reader: any StateReader =
+            if after.version == 0 {
+                EmptyStateReader(version: after)
+            } else if session.scope.isWhole {
+                try await storage.openState(of: session.partition)
+            } else {
+                // The rows the filter index finds for the scope (or the subscribed tables whole).
+                try await storage.openState(of: session.partition, holdable: [session.scope])
+            }
         let schema = await policy.snapshot.schemas.current
         do {
             // With subscriptions, the rows the scope holds; progress counts the rows read.

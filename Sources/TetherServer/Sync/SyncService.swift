@@ -31,6 +31,8 @@ package final class SyncService: Sendable {
     package let readyFiles: ReadyFileCache?
     /// `[devices]`: the ledger's ages for the metrics.
     package let devices: DeviceLedgerSettings
+    /// `[subscriptions] max_unindexed_rows`: the rows a filter no index serves may be evaluated on.
+    let maxUnindexedRows: Int
     /// The ledger's last counts (``DeviceCountsService``), for `/metrics`; nil before the first.
     let ledgerCounts = Mutex<DeviceCounts?>(nil)
     /// Enrolled devices' credentials, cached (``StorageRoles/identity``).
@@ -40,8 +42,9 @@ package final class SyncService: Sendable {
         storage: StorageRoles, hub: SyncHub, policy: ServerPolicy, bus: (any ClusterBus)? = nil,
         now: @escaping @Sendable () -> Date, logger: Logger, metrics: ServerMetrics = ServerMetrics(),
         globPartitionsPerUser: Int = ConnectionLimits().globPartitionsPerUser, readyFiles: ReadyFileCache? = nil,
-        devices: DeviceLedgerSettings = DeviceLedgerSettings()
+        devices: DeviceLedgerSettings = DeviceLedgerSettings(), maxUnindexedRows: Int = SubscriptionSettings.defaultMaxUnindexedRows
     ) {
+        self.maxUnindexedRows = maxUnindexedRows
         self.readyFiles = readyFiles
         self.devices = devices
         self.globPartitionsPerUser = globPartitionsPerUser
@@ -113,6 +116,7 @@ package final class SyncService: Sendable {
             case .success(let value): scopes = value
             case .failure(let error): return .rejected(error)
             }
+            if let refusal = try await unindexedRefusal(scopes.wanted, partition: partition) { return .rejected(refusal) }
             // Read first (for a new device, with its registration): a restore or terminate-sync
             // after this point fences the session's uploads and downloads.
             let epoch: Int64

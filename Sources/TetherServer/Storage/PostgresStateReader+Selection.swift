@@ -1,0 +1,74 @@
+import Logging
+import NIOCore
+import PostgresNIO
+import TetherProtocol
+
+/// A read of selected rows (``StateSelection``), as SQLite's: table by table, every row of a
+/// table in key order, or the candidates the filter index finds (their keys collected when the
+/// table is reached, then read in batches).
+extension PostgresStateReader {
+    struct SelectionCursor {
+        var tableIndex = 0
+        var lastKey: ByteBuffer? = nil
+        var candidates: [[UInt8]]? = nil
+        var position = 0
+    }
+
+    static let keysPerRead = 1000
+
+    func select(_ selection: StateSelection) {
+        self.selection = selection.tables.map { tables in tables.sorted { $0.key < $1.key }.map { (table: $0.key, rows: $0.value) } }
+    }
+
+    func next(
+        _ selection: [(table: String, rows: StateSelection.Table)], partitionID: Int64, maxRows: Int, maxBytes: Int
+    ) async throws -> [StoredStateRow] {
+        var rows: [StoredStateRow] = []
+        var bytes = 0
+        while selected.tableIndex < selection.count, rows.count < maxRows, bytes < maxBytes {
+            let (table, chosen) = selection[selected.tableIndex]
+            var read: [StoredStateRow] = []
+            let limit = maxRows - rows.count
+            switch chosen {
+            case .all:
+                let found = try await connection.guardedQuery(
+                    selected.lastKey.map {
+                        "SELECT key, fields FROM state WHERE partition_id = \(partitionID) AND tbl = \(table) AND key > \($0) ORDER BY key LIMIT \(limit)"
+                    } ?? "SELECT key, fields FROM state WHERE partition_id = \(partitionID) AND tbl = \(table) ORDER BY key LIMIT \(limit)",
+                    logger: logger)
+                var pageBytes = bytes
+                for try await (key, fields) in found.decode((ByteBuffer, ByteBuffer).self) {
+                    if pageBytes >= maxBytes { continue }  // drained: the rest is read again after the last one kept
+                    read.append(StoredStateRow(table: table, key: key.bytes, fields: fields.bytes))
+                    pageBytes += key.readableBytes + fields.readableBytes
+                    selected.lastKey = key
+                }
+            case .candidates(let plan):
+                if selected.candidates == nil {
+                    selected.candidates = try await PostgresServerStorage.candidateKeys(plan, partitionID: partitionID, table: table, connection, logger)
+                }
+                let keys = selected.candidates ?? []
+                let batch = Array(keys[selected.position..<min(keys.count, selected.position + min(Self.keysPerRead, limit))])
+                selected.position += batch.count
+                if !batch.isEmpty {
+                    let found = try await connection.guardedQuery(
+                        "SELECT key, fields FROM state WHERE partition_id = \(partitionID) AND tbl = \(table) AND key = ANY(\(batch.map { ByteBuffer(bytes: $0) }))",
+                        logger: logger)
+                    for try await (key, fields) in found.decode((ByteBuffer, ByteBuffer).self) {
+                        rows.append(StoredStateRow(table: table, key: key.bytes, fields: fields.bytes))
+                        bytes += key.readableBytes + fields.readableBytes
+                    }
+                    continue
+                }
+            }
+            if read.isEmpty {
+                selected = SelectionCursor(tableIndex: selected.tableIndex + 1)
+                continue
+            }
+            rows += read
+            bytes += read.reduce(0) { $0 + $1.key.count + $1.fields.count }
+        }
+        if rows.isEmpty { done = true }
+        return rows
+    }
+}
