@@ -66,8 +66,15 @@ extension ResolvedFilter {
         case .isNull, .isTrue, .not:
             return nil
         case .and(let all):
-            let served = all.compactMap { plan($0, indexed) }
-            // The narrowest: fewest ranges, equalities first.
+            var served = all.compactMap { plan($0, indexed) }
+            // Single ranges on one column narrow each other (`x >= 1 AND x < 9`).
+            var narrowed: [String: IndexPlan.Range] = [:]
+            for ranges in served where ranges.count == 1 {
+                let range = ranges[0]
+                narrowed[range.column] = narrowed[range.column].map { intersect($0, range) } ?? range
+            }
+            served += narrowed.values.map { [$0] }
+            // The narrowest: equalities, then ranges bounded on both sides, then fewest.
             return served.min { rank($0) < rank($1) }
         case .or(let all):
             var ranges: [IndexPlan.Range] = []
@@ -79,8 +86,22 @@ extension ResolvedFilter {
         }
     }
 
-    private static func rank(_ ranges: [IndexPlan.Range]) -> (Int, Int) {
+    private static func rank(_ ranges: [IndexPlan.Range]) -> (Int, Int, Int) {
+        let unbounded = ranges.filter { $0.low == nil || $0.high == nil }.count
         let open = ranges.filter { $0.low != $0.high }.count
-        return (open, ranges.count)
+        return (unbounded, open, ranges.count)
+    }
+
+    /// Both ranges of one column at once (empty ones stay as they are: they find nothing).
+    private static func intersect(_ a: IndexPlan.Range, _ b: IndexPlan.Range) -> IndexPlan.Range {
+        func higher(_ x: [UInt8]?, _ y: [UInt8]?) -> [UInt8]? {
+            guard let x, let y else { return x ?? y }
+            return x.lexicographicallyPrecedes(y) ? y : x
+        }
+        func lower(_ x: [UInt8]?, _ y: [UInt8]?) -> [UInt8]? {
+            guard let x, let y else { return x ?? y }
+            return x.lexicographicallyPrecedes(y) ? x : y
+        }
+        return IndexPlan.Range(column: a.column, low: higher(a.low, b.low), high: lower(a.high, b.high))
     }
 }

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import TetherProtocol
+import TetherTestTraits
+@testable import TetherServer
+
+/// The filter index in both storages (issue 51): queryable columns are indexed for the rows
+/// already stored and kept with every write, a state read for a filtered scope returns only the
+/// candidates the index finds, and a filter no index serves over a large table is reported.
+extension StorageConformanceTests {
+    /// The keys a read for `scope` returns (enough rows that SQLite does not read the state whole).
+    func selectedKeys(_ storage: any ServerStorage, _ scope: SubscriptionScope) async throws -> Set<RowKey> {
+        let reader = try await storage.openState(of: partition, holdable: [scope])
+        var keys: Set<RowKey> = []
+        while true {
+            let rows = try await reader.nextStored(maxRows: 700, maxBytes: 1 << 20)
+            if rows.isEmpty { break }
+            for row in rows { keys.insert(try RowKey.decode(row.key)) }
+        }
+        await reader.close()
+        return keys
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func queryableColumnsAreIndexedAndServeStateReads(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let (a, _) = try await storage.registerClientFile(in: partition, now: now)
+            // 3,000 rows before the column is queryable: totals 0..<3000, o100 with no total.
+            var rows: [RowChange] = (0..<3000).map { .insert("orders", .text("o\($0)"), ["total": .real(Double($0)), "note": .text("n")]) }
+            rows[100] = .insert("orders", .text("o100"), ["note": .text("n")])
+            _ = try await storage.integrate([UploadChangeset(firstSeq: 1, lastSeq: 1, changeset: Changeset(rows))], from: a.id, into: partition, now: now)
+            let change = try await storage.reconcileFilterIndex(FilterIndexColumns([QueryableColumn(table: "orders", column: "total")]))
+            #expect(change.added == [QueryableColumn(table: "orders", column: "total")] && change.rowsIndexed == 3000)
+            #expect(try await storage.reconcileFilterIndex(FilterIndexColumns([QueryableColumn(table: "orders", column: "total")])).added.isEmpty)
+
+            // Bounds are inclusive (the filter itself decides at the edges): o110 is a candidate.
+            let scope = try Self.scope("total >= 90 AND total < 110 AND note = 'n'")
+            #expect(try await selectedKeys(storage, scope) == Set((90...110).filter { $0 != 100 }.map { RowKey.text("o\($0)") }))
+            // Writes keep the index: o95 moves out, o2000 in, o100 gains a total, o99 goes.
+            _ = try await storage.integrate(
+                [upload(2, 2, .update("orders", .text("o95"), ["total": .real(5000)]), .update("orders", .text("o2000"), ["total": .integer(91)]),
+                        .update("orders", .text("o100"), ["total": .real(100)]), .delete("orders", .text("o99")),
+                        .insert("orders", .text("new"), ["total": .real(109.5)]))],
+                from: a.id, into: partition, now: now)
+            let expected = Set((90...110).filter { $0 != 95 && $0 != 99 }.map { RowKey.text("o\($0)") } + [.text("o2000"), .text("new")])
+            #expect(try await selectedKeys(storage, scope) == expected)
+            // An OR of ranges, and two scopes at once (a subscription change reads both).
+            #expect(try await selectedKeys(storage, try Self.scope("total < 2 OR total IN (2999, 4000)")) == [.text("o0"), .text("o1"), .text("o2"), .text("o2999")])
+            #expect(try await selectedKeys(storage, try Self.scope("total <= 1")).union(expected)
+                == (try await storage.openState(of: partition, holdable: [try Self.scope("total <= 1"), scope]).allKeys()))
+
+            // A filter no index serves: every row of the table, and reported above a bound.
+            let unserved = try Self.scope("note = 'n'")
+            #expect(try await selectedKeys(storage, unserved).count == 3000)
+            #expect(try await storage.unindexedTables(of: unserved, in: partition, over: 2999) == ["orders"])
+            #expect(try await storage.unindexedTables(of: unserved, in: partition, over: 3000).isEmpty)
+            #expect(try await storage.unindexedTables(of: scope, in: partition, over: 10).isEmpty)
+
+            // Dropped: the same scope reads the table whole.
+            #expect(try await storage.reconcileFilterIndex(.none).dropped == [QueryableColumn(table: "orders", column: "total")])
+            #expect(try await selectedKeys(storage, scope).count == 3000)
+        }
+    }
+}
+
+extension StateReader {
+    func allKeys() async throws -> Set<RowKey> {
+        var keys: Set<RowKey> = []
+        while true {
+            let rows = try await nextStored(maxRows: 500, maxBytes: 1 << 20)
+            if rows.isEmpty { break }
+            for row in rows { keys.insert(try RowKey.decode(row.key)) }
+        }
+        await close()
+        return keys
+    }
+}
