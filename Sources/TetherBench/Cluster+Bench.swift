@@ -4,14 +4,15 @@ import TetherTestSupport
 /// The bench's cluster: release programs, the device token of its own, quiet agents, patient
 /// timeouts, no per-address connection limit; readers on the second instance when there are two.
 extension ClusterSettings {
-    static func bench(_ options: BenchOptions) -> ClusterSettings {
+    static func bench(_ options: BenchOptions, queryable: [String] = []) -> ClusterSettings {
         ClusterSettings(
             // Every bench device connects from 127.0.0.1: the per-address limit (256 by default)
             // would close the connections bench's 257th.
                         // Ready files are built when a bind asks (as before issue 50), so that no figure
             // shares the machine with a background build; FirstDeviceBench measures those.
             token: "bench-device-secret", serverExtra: "log_level = \"info\"",
-            serverConfig: "[limits]\nconnections_per_peer = 1000000\n[ready_files]\nsettle_seconds = 0\n",
+            serverConfig: "[limits]\nconnections_per_peer = 1000000\n[ready_files]\nsettle_seconds = 0\n"
+                + (queryable.isEmpty ? "" : "[subscriptions]\nqueryable = [\(queryable.map { "\"\($0)\"" }.joined(separator: ", "))]\n"),
             storage: options.storage == .postgresql ? .postgresql : .sqlite,
             instances: options.instances, agentLogLevel: "warn", timing: .bench, directoryPrefix: "tether-bench")
     }
