@@ -28,7 +28,8 @@ struct InProcessSync: Sendable {
 
     /// Runs `body` with a fresh service, its application listening; removes everything after.
     static func run(
-        grantRules: String = "", _ body: @Sendable (InProcessSync, any TestClientProtocol) async throws -> Void
+        grantRules: String = "", maxUnindexedRows: Int = SubscriptionSettings.defaultMaxUnindexedRows,
+        _ body: @Sendable (InProcessSync, any TestClientProtocol) async throws -> Void
     ) async throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -48,7 +49,8 @@ struct InProcessSync: Sendable {
                 """, file: "server.toml").grants,
             runtimeGrants: [], flags: ServerFlags(), configuredRecovery: true, schemas: schemas)
         let logger = Logger(label: "tether.test.in-process-sync")
-        let service = SyncService(storage: StorageRoles(storage), hub: SyncHub(), policy: policy, now: { Date() }, logger: logger)
+        let service = SyncService(
+            storage: StorageRoles(storage), hub: SyncHub(), policy: policy, now: { Date() }, logger: logger, maxUnindexedRows: maxUnindexedRows)
         let queue = SyncWorkQueue()
         let endpoint = SyncEndpoint(service: service, queue: queue)
         let app = Application(
