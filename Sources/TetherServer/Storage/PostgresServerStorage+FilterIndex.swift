@@ -124,11 +124,11 @@ extension PostgresServerStorage {
         }
     }
 
-    /// The keys of `table`'s rows in `partitionID` that `plan` finds, sorted as the state is.
+    /// The keys of `table`'s rows in `partitionID` that `plan` finds, each once.
     static func candidateKeys(
         _ plan: IndexPlan, partitionID: Int64, table: String, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [[UInt8]] {
-        var keys: Set<[UInt8]> = []
+        var keys: [[UInt8]] = []
         for range in plan.ranges {
             let low = ByteBuffer(bytes: range.low ?? []), high = range.high.map { ByteBuffer(bytes: $0) }
             let rows = try await connection.guardedQuery(
@@ -136,8 +136,14 @@ extension PostgresServerStorage {
                     "SELECT key FROM state_index WHERE partition_id = \(partitionID) AND tbl = \(table) AND col = \(range.column) AND value >= \(low) AND value <= \($0)"
                 } ?? "SELECT key FROM state_index WHERE partition_id = \(partitionID) AND tbl = \(table) AND col = \(range.column) AND value >= \(low)",
                 logger: logger)
-            for try await key in rows.decode(ByteBuffer.self) { keys.insert(key.bytes) }
+            for try await key in rows.decode(ByteBuffer.self) { keys.append(key.bytes) }
         }
-        return keys.sorted { $0.lexicographicallyPrecedes($1) }
+        // Several ranges may find a row twice: each once, in the state's order.
+        guard plan.ranges.count > 1 else { return keys }
+        keys.sort { $0.lexicographicallyPrecedes($1) }
+        var unique: [[UInt8]] = []
+        unique.reserveCapacity(keys.count)
+        for key in keys where unique.last != key { unique.append(key) }
+        return unique
     }
 }

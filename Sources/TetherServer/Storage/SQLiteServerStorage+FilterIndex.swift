@@ -90,9 +90,10 @@ extension SQLiteServerStorage {
         }
     }
 
-    /// The keys of `table`'s rows in `partitionID` that `plan` finds, sorted as the state is.
+    /// The keys of `table`'s rows in `partitionID` that `plan` finds, each once: in index order
+    /// for one range, sorted as the state is for several (which may find a row twice).
     static func candidateKeys(_ plan: IndexPlan, partitionID: Int64, table: String, _ db: Database) throws -> [Data] {
-        var keys: Set<Data> = []
+        var keys: [Data] = []
         for range in plan.ranges {
             var sql = "SELECT key FROM state_index WHERE partition_id = ? AND tbl = ? AND col = ?"
             var arguments: StatementArguments = [partitionID, table, range.column]
@@ -105,9 +106,22 @@ extension SQLiteServerStorage {
                 arguments += [Data(high)]
             }
             let rows = try Data.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
-            while let key = try rows.next() { keys.insert(key) }
+            while let key = try rows.next() { keys.append(key) }
         }
-        return keys.sorted { $0.lexicographicallyPrecedes($1) }
+        guard plan.ranges.count > 1 else { return keys }
+        keys.sort { Self.bytesPrecede($0, $1) }
+        var unique: [Data] = []
+        unique.reserveCapacity(keys.count)
+        for key in keys where unique.last != key { unique.append(key) }
+        return unique
+    }
+
+    /// memcmp order (SQLite's for BLOBs), without iterating `Data` byte by byte.
+    static func bytesPrecede(_ a: Data, _ b: Data) -> Bool {
+        let order = a.withUnsafeBytes { x in
+            b.withUnsafeBytes { y in memcmp(x.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, y.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, min(x.count, y.count)) }
+        }
+        return order != 0 ? order < 0 : a.count < b.count
     }
 }
 
