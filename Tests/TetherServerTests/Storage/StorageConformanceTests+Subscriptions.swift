@@ -82,4 +82,21 @@ extension StorageConformanceTests {
             #expect(after.scope(token: 0) == scope(0, shop: "1"), "the state's scope is kept")
         }
     }
+
+    @Test(arguments: StorageBackend.allCases)
+    func aScopeImposedByTheGrantsIsRecordedWithOrWithoutTheDevicesSet(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let (a, _) = try await storage.registerClientFile(in: partition, now: now)
+            let imposed = try SubscriptionSet([Subscription(table: "orders", filter: "note = {tag:shop}")])
+            let parameters = FilterParameters(name: "till", tags: ["shop": "1"])
+            let whole = AppliedScope(set: nil, imposed: imposed, parameters: parameters, now: 1.5)
+            let own = AppliedScope(set: try SubscriptionSet([Subscription(table: "orders")]), imposed: imposed, parameters: parameters, now: 2.5)
+            try await storage.recordAppliedScope(whole, initial: true, of: a.id)
+            try await storage.recordAppliedScope(own, initial: false, of: a.id)
+            let scopes = try #require(try await storage.appliedScopes(of: a.id))
+            #expect(scopes.scope(token: 0) == whole)
+            #expect(scopes.scope(token: own.token) == own)
+            #expect(whole.token != AppliedScope(set: nil, imposed: nil, parameters: parameters, now: 1.5).token, "the imposition is in the token")
+        }
+    }
 }
