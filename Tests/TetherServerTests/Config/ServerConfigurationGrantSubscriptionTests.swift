@@ -98,4 +98,22 @@ import TetherTOML
             schemas: InProcessSync.schemas)
         #expect(try SyncService.imposedSubscriptions(for: .user("u"), partition: PartitionName("catalog")!, snapshot: policy).get() == nil)
     }
+
+    @Test func aReloadChangingWhatTheGrantsImposeMakesABoundSessionBindAgain() throws {
+        func snapshot(_ grants: String) throws -> PolicySnapshot {
+            let configured = try Self.parse(grants).grants
+            return PolicySnapshot(
+                users: UserDirectory(entries: [(name: "u", token: "tok")]), adminToken: TokenDigest(token: "a"),
+                configuredGrants: configured, runtimeGrants: [], access: AccessPolicy(configured: configured, runtime: []),
+                flags: ServerFlags(), configuredRecovery: true, schemas: InProcessSync.schemas)
+        }
+        var session = BoundSession(
+            key: SessionKey(connection: 1, session: 1), partition: PartitionName("catalog")!, clientFile: 1, user: "u",
+            tokenDigest: TokenDigest(token: "tok"), access: .read, fail: { _ in })
+        session.imposed = try SubscriptionSet([Subscription(table: "items", filter: "shop = 1")])
+        #expect(BindRules.revalidate(session, against: try snapshot(Self.grant(Self.subscription("shop = 1")))) == nil)
+        let changed = BindRules.revalidate(session, against: try snapshot(Self.grant(Self.subscription("shop = 2"))))
+        #expect(changed?.code == .otherSessionError && changed?.message.contains("impose") == true)
+        #expect(BindRules.revalidate(session, against: try snapshot(Self.grant(""))) != nil, "lifted: bind again too")
+    }
 }
