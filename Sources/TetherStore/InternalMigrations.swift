@@ -76,6 +76,12 @@ enum InternalMigrations {
         migrator.registerMigration("tether-v4-subscriptions") { db in
             try db.execute(sql: "ALTER TABLE _tether_meta ADD COLUMN subscriptions BLOB")
         }
+        // The scope token of a store whose rows are the whole partition but for what its grants
+        // impose (docs/subscriptions.md "Subscriptions a grant imposes"); with a set, the token is
+        // in `subscriptions` as before.
+        migrator.registerMigration("tether-v5-scope-token") { db in
+            try db.execute(sql: "ALTER TABLE _tether_meta ADD COLUMN scope_token INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 

@@ -16,8 +16,9 @@ package struct StoreMetadata: Sendable, Hashable {
     package var clientResetMarker: String?
     /// The subscriptions the store's rows are of (issue 51): nil for the whole partition.
     package var subscriptions: SubscriptionSet? = nil
-    /// With ``subscriptions``: the server's token of the change that gave the rows
-    /// (``SubscriptionChunk/scopeToken``; 0: the store took them with its state).
+    /// The server's token of the change that gave the rows (``SubscriptionChunk/scopeToken``;
+    /// 0: the store took them with its state), with or without ``subscriptions`` (the server
+    /// may impose subscriptions on a whole-partition store).
     package var subscriptionToken: UInt64 = 0
 }
 
@@ -41,6 +42,10 @@ enum MetaTable {
         let subscriptions: Data? = row["subscriptions"]
         if let recorded = try subscriptions.map({ try decodeSubscriptions(Array($0), path: db.configuration.label ?? "store") }) {
             (metadata.subscriptions, metadata.subscriptionToken) = recorded
+        } else {
+            // Before tether-v5-scope-token (a backup read as a file): no column, 0.
+            let token: Int64? = row["scope_token"]
+            metadata.subscriptionToken = UInt64(bitPattern: token ?? 0)
         }
         return metadata
     }
@@ -61,7 +66,7 @@ enum MetaTable {
     }
 
     /// Records the subscriptions the store's rows are of (nil: the whole partition), with the
-    /// token of the change that gave them (0: the state).
+    /// token of the change that gave them (0: the state), kept for a nil set too.
     static func setSubscriptions(_ db: Database, _ set: SubscriptionSet?, token: UInt64 = 0) throws {
         let bytes = set.map { set -> Data in
             var w = ByteWriter()
@@ -69,7 +74,8 @@ enum MetaTable {
             w.bigEndian(token)
             return Data(w.bytes)
         }
-        try db.execute(sql: "UPDATE _tether_meta SET subscriptions = ? WHERE id = 1", arguments: [bytes])
+        try db.execute(
+            sql: "UPDATE _tether_meta SET subscriptions = ?, scope_token = ? WHERE id = 1", arguments: [bytes, Int64(bitPattern: token)])
     }
 
     static func recordedSchema(_ db: Database, path: String) throws -> Schema {

@@ -33,7 +33,7 @@ import TetherTestSupport
         let store = try await open(path)
         defer { try? store.close() }
 
-        #expect(try await sqlite3(path, "SELECT group_concat(identifier, ',') FROM grdb_migrations").stdout == "tether-v1,tether-v2-log,tether-v3-lineage,tether-v4-subscriptions\n")
+        #expect(try await sqlite3(path, "SELECT group_concat(identifier, ',') FROM grdb_migrations").stdout == "tether-v1,tether-v2-log,tether-v3-lineage,tether-v4-subscriptions,tether-v5-scope-token\n")
         #expect(try await sqlite3(path, "SELECT count(*) FROM sqlite_master WHERE name IN ('_tether_changes', '_tether_change_fields')").stdout == "0\n")
         #expect(try await sqlite3(path, "SELECT seq, pk, kind, coalesce(cols, '-') FROM _tether_log ORDER BY seq").stdout == """
             5|A|update|total

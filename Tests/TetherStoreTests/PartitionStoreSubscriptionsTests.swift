@@ -115,4 +115,24 @@ import TetherTestSupport
         #expect(try await store.heldSubscriptions() == nil)
         try store.close()
     }
+
+    @Test func aWholePartitionStoreKeepsTheScopeTokenOfTheChangeItTook() async throws {
+        let dir = try TemporaryDirectory(prefix: "tether-store")
+        defer { dir.remove() }
+        let store = try await makeStore(dir)
+        #expect(try await store.metadata().subscriptionToken == 0)
+        // A change a grant's subscriptions caused: the store's own set stays the whole partition.
+        let chunk = SubscriptionChunk(
+            session: 1, serverVersion: ServerVersion(version: 1, salt: 1007), setDigest: 0, scopeToken: 0xfedc_ba98_7654_3210,
+            isLast: true, changes: ChangeRows(Changeset([.delete("items", .integer(9))])))
+        try await store.applySubscriptionChunk(chunk, finalSet: nil)
+        #expect(try await store.heldSubscriptions() == nil)
+        #expect(try await store.metadata().subscriptionToken == 0xfedc_ba98_7654_3210)
+        try store.close()
+        #expect(try PartitionStore.metadata(ofStoreAt: dir.appending("store.sqlite"))?.subscriptionToken == 0xfedc_ba98_7654_3210)
+        let reopened = try await makeStore(dir)
+        try await reopened.recordSubscriptions(nil)
+        #expect(try await reopened.metadata().subscriptionToken == 0, "a set recorded without a change has no token")
+        try reopened.close()
+    }
 }

@@ -57,7 +57,8 @@ struct BindRequestBuilder: Sendable {
             session: await context.nextSessionID(), partition: settings.name.rawValue, token: token,
             identity: metadata?.clientFile, lastServerVersion: metadata?.serverVersion ?? .zero,
             schemaVersion: store?.schema.version ?? 0, lineage: lineage, readyFile: readyFile,
-            subscriptions: SubscriptionRequest(held: held, heldToken: held == nil ? 0 : metadata?.subscriptionToken ?? 0, wanted: wanted))
+            subscriptions: SubscriptionRequest(
+                held: held, heldToken: metadata?.clientFile == nil ? 0 : metadata?.subscriptionToken ?? 0, wanted: wanted))
         return .request(request, uploadSalt: uploadSalt)
     }
 }

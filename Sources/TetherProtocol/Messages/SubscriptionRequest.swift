@@ -4,9 +4,10 @@
 /// changed to `wanted` by ``SubscriptionChunk``s, without a reset.
 package struct SubscriptionRequest: Sendable, Hashable {
     package var held: SubscriptionSet?
-    /// With `held`: the ``SubscriptionChunk/scopeToken`` of the change that gave the store its
-    /// rows (0: the store took them with its state). The server resolved `held` for the store
-    /// with the device's tags and the time of that change, and resolves it again with them.
+    /// The ``SubscriptionChunk/scopeToken`` of the change that gave the store its rows (0: the
+    /// store took them with its state). The server resolved `held` (and the subscriptions its
+    /// grants impose, even on a whole-partition store) for the store with the device's tags and
+    /// the time of that change, and resolves them again with them.
     package var heldToken: UInt64
     package var wanted: SubscriptionSet?
 

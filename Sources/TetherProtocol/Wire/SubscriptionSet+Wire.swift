@@ -32,15 +32,21 @@ extension SubscriptionSet {
 }
 
 extension SubscriptionRequest {
-    /// A flags byte (bit 0: `held` follows, bit 1: `wanted` follows), then `held` and its token
-    /// (8 bytes, big-endian), then `wanted`.
+    /// A flags byte (bit 0: `held` follows, bit 1: `wanted` follows, bit 2: the token of a
+    /// whole-partition store follows), then `held` and its token (8 bytes, big-endian) — or,
+    /// without `held`, the token alone when it is not 0 (a store given a grant's subscriptions
+    /// by a change: bit 2 is never set otherwise, so a server that does not know it never sees
+    /// it) — then `wanted`.
     package func encode(into w: inout ByteWriter) {
         var flags: UInt8 = 0
         if held != nil { flags |= 1 }
         if wanted != nil { flags |= 2 }
+        if held == nil, heldToken != 0 { flags |= 4 }
         w.byte(flags)
         if let held {
             held.encode(into: &w)
+            w.bigEndian(heldToken)
+        } else if heldToken != 0 {
             w.bigEndian(heldToken)
         }
         wanted?.encode(into: &w)
@@ -48,11 +54,15 @@ extension SubscriptionRequest {
 
     package static func decode(from r: inout ByteReader) throws(WireDecodeError) -> SubscriptionRequest {
         let flags = try r.byte("subscription flags")
-        guard flags & ~0x03 == 0 else { throw .malformed(field: "subscription flags", reason: "unknown flag bits") }
+        guard flags & ~0x07 == 0, flags & 0x05 != 0x05 else {
+            throw .malformed(field: "subscription flags", reason: "unknown flag bits")
+        }
         var held: SubscriptionSet? = nil
         var token: UInt64 = 0
         if flags & 1 != 0 {
             held = try SubscriptionSet.decode(from: &r)
+            token = try r.bigEndianUInt64("held scope token")
+        } else if flags & 4 != 0 {
             token = try r.bigEndianUInt64("held scope token")
         }
         let wanted = flags & 2 != 0 ? try SubscriptionSet.decode(from: &r) : nil

@@ -28,6 +28,8 @@ extension ServerConfiguration {
             user = "u"
             [[grant.write]]
             table = "t"
+            [[grant.subscription]]
+            table = "t"
             """
         guard let parser = try? ConfigParser(text: everyTable, file: "keys") else { return [] }  // a fixed text: it parses
         _ = read(parser.root, file: "keys")
@@ -106,7 +108,14 @@ extension ServerConfiguration {
             if !writeRules.isEmpty, access == .read {
                 table.problem("write", "a read grant lets devices write nothing: write rules belong to readwrite grants")
             }
-            if let user, let access { grants.append(Grant(user: user, patterns: parsed, access: access, writeRules: writeRules)) }
+            let subscriptions = table.tables("subscription").compactMap(grantSubscription)
+            if subscriptions.count > SubscriptionSetLimits.maxSubscriptions {
+                table.problem(
+                    "subscription", "\(subscriptions.count) subscriptions; a grant may impose at most \(SubscriptionSetLimits.maxSubscriptions)")
+            }
+            if let user, let access {
+                grants.append(Grant(user: user, patterns: parsed, access: access, writeRules: writeRules, subscriptions: subscriptions))
+            }
         }
 
         let storage = root.table("storage").map(parseStorage) ?? .sqlite
@@ -194,5 +203,25 @@ extension ServerConfiguration {
         }
         if filter == nil, readOnly.isEmpty { table.problem("table", "a write rule needs a where filter, read_only columns, or both") }
         return WriteRule(table: name, filter: filter, readOnly: readOnly)
+    }
+
+    /// One `[[grant.subscription]]`: the filter's syntax is checked here, its columns against the
+    /// schema when a device binds (a subscription that cannot be resolved for it refuses the
+    /// bind with 227). Without `where` the grant leaves the table whole.
+    static func grantSubscription(_ table: ConfigTable) -> Subscription? {
+        let name = table.string("table", required: true)
+        let filter = table.string("where")
+        guard let name else { return nil }
+        if let problem = Schema.identifierProblem(name) {
+            table.problem("table", "table name \(problem)")
+            return nil
+        }
+        let subscription = Subscription(table: name, filter: filter)
+        do {
+            try subscription.checkSyntax()
+        } catch {
+            table.problem("where", error.description)
+        }
+        return subscription
     }
 }

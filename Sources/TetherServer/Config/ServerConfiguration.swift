@@ -17,11 +17,18 @@ package struct ServerConfiguration: Sendable, Hashable {
         package var access: PartitionAccess
         /// `[[grant.write]]`: per table, what devices of a readwrite grant may write (issue 51).
         package var writeRules: [WriteRule]
-        package init(user: String, patterns: [GrantPattern], access: PartitionAccess, writeRules: [WriteRule] = []) {
+        /// `[[grant.subscription]]`: per table, the rows devices of the grant may hold (issue 51);
+        /// templates are the device's (docs/subscriptions.md "Subscriptions a grant imposes").
+        package var subscriptions: [Subscription]
+        package init(
+            user: String, patterns: [GrantPattern], access: PartitionAccess, writeRules: [WriteRule] = [],
+            subscriptions: [Subscription] = []
+        ) {
             self.user = user
             self.patterns = patterns
             self.access = access
             self.writeRules = writeRules
+            self.subscriptions = subscriptions
         }
     }
 

@@ -1,18 +1,24 @@
 import TetherProtocol
 
-/// A subscription set as the server resolved it for one store: the set, the device's
-/// parameters and the time it was resolved with. A store's rows are those its held set matched
-/// with these values, so a bind resolves the held set with them, not with the device's current
-/// tags or the current time: a till moved to another shop, or a window of `now() - 7d`, then
-/// changes exactly the rows that differ.
+/// A subscription set as the server resolved it for one store: the set, the subscriptions the
+/// device's grants imposed, the device's parameters and the time it was resolved with. A
+/// store's rows are those its held set and the imposed one matched with these values, so a bind
+/// resolves them with these, not with the device's current tags, the grants' current
+/// subscriptions or the current time: a till moved to another shop, a grant's filter edited,
+/// or a window of `now() - 7d`, then changes exactly the rows that differ.
 package struct AppliedScope: Sendable, Hashable {
-    package var set: SubscriptionSet
+    /// nil: the whole partition (a store under imposed subscriptions only).
+    package var set: SubscriptionSet?
+    /// What the grants imposed (``SubscriptionScope/init(imposing:schema:parameters:now:)``);
+    /// nil: nothing (and every scope recorded before grants could impose).
+    package var imposed: SubscriptionSet?
     package var parameters: FilterParameters
     /// Seconds since 1970.
     package var now: Double
 
-    package init(set: SubscriptionSet, parameters: FilterParameters, now: Double) {
+    package init(set: SubscriptionSet?, imposed: SubscriptionSet? = nil, parameters: FilterParameters, now: Double) {
         self.set = set
+        self.imposed = imposed
         self.parameters = parameters
         self.now = now
     }
@@ -21,10 +27,11 @@ package struct AppliedScope: Sendable, Hashable {
 extension AppliedScope {
     /// The server's name for this scope, sent to the store with the last chunk of the change
     /// that gives it (``SubscriptionChunk/scopeToken``) and named by the store's binds: FNV-1a of
-    /// its encoding, never 0 (0 names the scope a store took with its state).
+    /// its encoding, never 0 (0 names the scope a store took with its state). A scope without
+    /// imposed subscriptions keeps the token it had before grants could impose.
     package var token: UInt64 {
         var w = ByteWriter()
-        AppliedScopes.encode(self, into: &w)
+        AppliedScopes.encodeForToken(self, into: &w)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in w.bytes {
             hash ^= UInt64(byte)
@@ -67,12 +74,20 @@ package struct AppliedScopes: Sendable, Hashable {
         return [latest, previous].compactMap { $0 }.first { $0.token == token }
     }
 
+    /// Format 3: per scope a presence flag, then a flag and the set, a flag and the imposed set,
+    /// the parameters and the time. Format 2 (before grants could impose: the set always, no
+    /// imposed set) is still read.
     package var encoded: [UInt8] {
         var w = ByteWriter()
-        w.byte(2)  // format
+        w.byte(3)  // format
         for scope in [initial, latest, previous] {
             w.bool(scope != nil)
-            if let scope { Self.encode(scope, into: &w) }
+            guard let scope else { continue }
+            for set in [scope.set, scope.imposed] {
+                w.bool(set != nil)
+                set?.encode(into: &w)
+            }
+            Self.encodeValues(scope, into: &w)
         }
         return w.bytes
     }
@@ -80,9 +95,10 @@ package struct AppliedScopes: Sendable, Hashable {
     package static func decode(_ bytes: [UInt8]) throws(StorageError) -> AppliedScopes {
         do {
             var r = ByteReader(bytes)
-            guard try r.byte("format") == 2 else { throw StorageError.corrupt("client file scopes") }
+            let format = try r.byte("format")
+            guard format == 2 || format == 3 else { throw StorageError.corrupt("client file scopes") }
             var scopes: [AppliedScope?] = []
-            for _ in 0..<3 { scopes.append(try r.bool("has scope") ? try decodeScope(&r) : nil) }
+            for _ in 0..<3 { scopes.append(try r.bool("has scope") ? try decodeScope(&r, format: format) : nil) }
             try r.expectEnd()
             return AppliedScopes(initial: scopes[0], latest: scopes[1], previous: scopes[2])
         } catch {
@@ -90,8 +106,22 @@ package struct AppliedScopes: Sendable, Hashable {
         }
     }
 
-    static func encode(_ scope: AppliedScope, into w: inout ByteWriter) {
-        scope.set.encode(into: &w)
+    /// What ``AppliedScope/token`` digests: a scope with a set and nothing imposed as format 2
+    /// encoded it (its token is unchanged), any other behind a marker byte no set begins with.
+    static func encodeForToken(_ scope: AppliedScope, into w: inout ByteWriter) {
+        if let set = scope.set, scope.imposed == nil {
+            set.encode(into: &w)
+        } else {
+            w.byte(0xFF)
+            for set in [scope.set, scope.imposed] {
+                w.bool(set != nil)
+                set?.encode(into: &w)
+            }
+        }
+        encodeValues(scope, into: &w)
+    }
+
+    private static func encodeValues(_ scope: AppliedScope, into w: inout ByteWriter) {
         w.string(scope.parameters.name)
         w.bool(scope.parameters.id != nil)
         if let id = scope.parameters.id { w.string(id) }
@@ -103,8 +133,12 @@ package struct AppliedScopes: Sendable, Hashable {
         w.varint(Int64((scope.now * 1000).rounded(.down)))
     }
 
-    private static func decodeScope(_ r: inout ByteReader) throws(WireDecodeError) -> AppliedScope {
-        let set = try SubscriptionSet.decode(from: &r)
+    private static func decodeScope(_ r: inout ByteReader, format: UInt8) throws(WireDecodeError) -> AppliedScope {
+        // Format 2 always has a set and never an imposed one.
+        let hasSet = format == 2 ? true : try r.bool("has set")
+        let set = hasSet ? try SubscriptionSet.decode(from: &r) : nil
+        let hasImposed = format == 2 ? false : try r.bool("has imposed set")
+        let imposed = hasImposed ? try SubscriptionSet.decode(from: &r) : nil
         let name = try r.string("name", limit: ProtocolLimits.maxTextBytes)
         let id = try r.bool("has id") ? try r.string("id", limit: ProtocolLimits.maxTextBytes) : nil
         var tags: [String: String] = [:]
@@ -112,6 +146,7 @@ package struct AppliedScopes: Sendable, Hashable {
             tags[try r.string("tag key", limit: ProtocolLimits.maxTextBytes)] = try r.string("tag value", limit: ProtocolLimits.maxTextBytes)
         }
         let milliseconds = try r.int64("now")
-        return AppliedScope(set: set, parameters: FilterParameters(name: name, id: id, tags: tags), now: Double(milliseconds) / 1000)
+        return AppliedScope(
+            set: set, imposed: imposed, parameters: FilterParameters(name: name, id: id, tags: tags), now: Double(milliseconds) / 1000)
     }
 }

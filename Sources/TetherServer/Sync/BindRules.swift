@@ -93,7 +93,14 @@ package enum BindRules {
         if !session.subject.isDevice, snapshot.users.authenticate(digest: session.tokenDigest) != session.user {
             return SyncError(.badUserAuthentication, "the access token of user \(session.user) is no longer accepted")
         }
-        return recheckAccess(session, subject: session.subject, policy: snapshot.access)
+        if let problem = recheckAccess(session, subject: session.subject, policy: snapshot.access) { return problem }
+        // A reload that changes what the grants impose moves the rows at the next bind.
+        if case .success(let imposed) = SyncService.imposedSubscriptions(for: session.subject, partition: session.partition, snapshot: snapshot),
+            imposed == session.imposed
+        {
+            return nil
+        }
+        return rebind("the subscriptions the grants of \(session.subject) impose on partition \(session.partition) changed")
     }
 
     /// Why a device's bound session may no longer sync after its identity changed: revoked or

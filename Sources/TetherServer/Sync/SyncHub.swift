@@ -29,9 +29,12 @@ package struct BoundSession: Sendable {
     package var uploadSalt: Int64
     /// Ends the session with a session-level error (pushed to the device).
     package var fail: @Sendable (SyncError) async -> Void
-    /// What the session may hold and write (its subscriptions; ``SubscriptionScope/whole``
-    /// for a session without).
+    /// What the session may hold and write (its subscriptions narrowed by what its grants
+    /// impose; ``SubscriptionScope/whole`` for a session without either).
     package var scope: SubscriptionScope = .whole
+    /// What its grants imposed when it bound (`[[grant.subscription]]`; nil: nothing): a reload
+    /// that changes it makes the session bind again (``BindRules/revalidate(_:against:)``).
+    package var imposed: SubscriptionSet?
     /// Its grants' write rules (``WriteRules``), checked with ``scope`` on its uploads.
     package var writeRules: WriteRules = .none
     /// What its uploads and heal views may write: ``scope`` and ``writeRules``.

@@ -108,9 +108,17 @@ package final class SyncService: Sendable {
         do {
             // Subscriptions first: a set that cannot be served is refused before anything is
             // registered or reserved.
+            let imposed: SubscriptionSet?
+            switch Self.imposedSubscriptions(for: authorized.subject, partition: partition, snapshot: snapshot) {
+            case .success(let value): imposed = value
+            case .failure(let error): return .rejected(error)
+            }
+            // An agent without subscriptions (no subscriptions in its bind) could only hold the
+            // whole partition, which the grant does not allow.
+            if let imposed, request.subscriptions == nil { return .rejected(Self.imposedOnOldAgent(imposed)) }
             let scopes: BindScopes
             switch try await bindScopes(
-                request.subscriptions ?? .whole, subject: authorized.subject, schema: snapshot.schemas.current,
+                request.subscriptions ?? .whole, imposed: imposed, subject: authorized.subject, schema: snapshot.schemas.current,
                 clientFile: request.identity?.id)
             {
             case .success(let value): scopes = value
@@ -166,7 +174,8 @@ package final class SyncService: Sendable {
                 _ = try await bus?.acquire(clientFile: identity.id)
                 downloadAfter = head.latest
             }
-            // Ready files hold whole partitions: a store with subscriptions takes rows.
+            // Ready files hold whole partitions: a store with subscriptions (its own or imposed)
+            // takes rows.
             let file = request.identity == nil && scopes.wanted.isWhole
                 ? await readyFile(for: request, partition: partition, head: head, schemaVersion: snapshot.schemas.current.version) : nil
             // Recorded before the store can hold it: a bind cut short after this finds the
@@ -183,6 +192,7 @@ package final class SyncService: Sendable {
                 tokenDigest: TokenDigest(token: request.token), access: authorized.access, epoch: epoch,
                 uploadSalt: request.lineage?.uploadSalt ?? 0, subject: authorized.subject, fail: fail)
             session.scope = scopes.wanted
+            session.imposed = imposed
             if authorized.access == .readwrite {
                 session.writeRules = writeRules(
                     for: authorized.subject, partition: partition, snapshot: snapshot, now: now().timeIntervalSince1970)

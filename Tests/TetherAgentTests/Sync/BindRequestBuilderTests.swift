@@ -53,4 +53,17 @@ import TetherTestSupport
         #expect(request.subscriptions == SubscriptionRequest(held: nil, wanted: Self.shop))
         #expect(request.readyFile == nil, "ready files are the whole partition")
     }
+
+    @Test func aWholePartitionStoreSendsTheTokenOfTheChangeItTook() async throws {
+        let fixture = try await ResetFixture(synced: [])
+        // A change the grants' subscriptions caused: the store's own set stays the whole partition.
+        let chunk = SubscriptionChunk(
+            session: 1, serverVersion: try await fixture.store.metadata().serverVersion, setDigest: 0, scopeToken: 77, isLast: true,
+            changes: ChangeRows(Changeset([])))
+        try await fixture.store.applySubscriptionChunk(chunk, finalSet: nil)
+        let request = try await Self.request(try Self.builder(fixture, wanting: nil), store: fixture.store)
+        #expect(request.subscriptions == SubscriptionRequest(held: nil, heldToken: 77, wanted: nil))
+        let new = try await Self.request(try Self.builder(fixture, wanting: nil), store: nil)
+        #expect(new.subscriptions == .whole, "a new store names no token")
+    }
 }

@@ -82,4 +82,50 @@ extension StorageConformanceTests {
             #expect(after.scope(token: 0) == scope(0, shop: "1"), "the state's scope is kept")
         }
     }
+
+    @Test(arguments: StorageBackend.allCases)
+    func aScopeImposedByTheGrantsIsRecordedWithOrWithoutTheDevicesSet(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let (a, _) = try await storage.registerClientFile(in: partition, now: now)
+            let imposed = try SubscriptionSet([Subscription(table: "orders", filter: "note = {tag:shop}")])
+            let parameters = FilterParameters(name: "till", tags: ["shop": "1"])
+            let whole = AppliedScope(set: nil, imposed: imposed, parameters: parameters, now: 1.5)
+            let own = AppliedScope(set: try SubscriptionSet([Subscription(table: "orders")]), imposed: imposed, parameters: parameters, now: 2.5)
+            try await storage.recordAppliedScope(whole, initial: true, of: a.id)
+            try await storage.recordAppliedScope(own, initial: false, of: a.id)
+            let scopes = try #require(try await storage.appliedScopes(of: a.id))
+            #expect(scopes.scope(token: 0) == whole)
+            #expect(scopes.scope(token: own.token) == own)
+            #expect(whole.token != AppliedScope(set: nil, imposed: nil, parameters: parameters, now: 1.5).token, "the imposition is in the token")
+        }
+    }
+
+    /// A device without subscriptions under a grant imposing `note = 'a'`: its state is cut and
+    /// its writes outside are compensating writes, on both storages.
+    @Test(arguments: StorageBackend.allCases)
+    func theScopeAGrantImposesCutsStateAndWrites(_ backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let (a, _) = try await storage.registerClientFile(in: partition, now: now)
+            let (b, _) = try await storage.registerClientFile(in: partition, now: now)
+            _ = try await storage.integrate(
+                [upload(1, 1, .insert("orders", .text("o1"), ["note": .text("a")]), .insert("orders", .text("o2"), ["note": .text("b")]))],
+                from: a.id, into: partition, now: now)
+            let imposed = try SubscriptionScope(
+                imposing: SubscriptionSet([Subscription(table: "orders", filter: "note = 'a'")]), schema: Self.orders,
+                parameters: FilterParameters(name: "till"), now: 0)
+            let scope = SubscriptionScope.whole.narrowed(by: imposed, schema: Self.orders)
+            let reader = try await storage.openState(of: partition)
+            let stored = try await reader.nextStored(maxRows: 100, maxBytes: 1 << 20)
+            await reader.close()
+            #expect(try SessionStreamer.held(stored, by: scope).map { try RowKey.decode($0.key) } == [.text("o1")])
+            let outcome = try await storage.integrate(
+                [upload(1, 2, .update("orders", .text("o1"), ["total": .real(1)]), .update("orders", .text("o2"), ["total": .real(2)]))],
+                from: b.id, uploadSalt: 5, into: partition, now: now, scope: WriteScope(read: scope))
+            #expect(outcome.accepted == 1 && outcome.compensatingWrites == 1)
+            let history = try await storage.history(of: partition, after: 0, maxEntries: 10, maxBytes: 1 << 20)
+            let record = try CompensationRecord.decode(try #require(history.last?.compensations))
+            #expect(record.writes.map(\.key) == [.text("o2")] && record.writes.first?.reason == .outsideSubscriptions)
+            #expect(record.reverts.changes == [.delete("orders", .text("o2"))])
+        }
+    }
 }
