@@ -23,7 +23,10 @@ struct SubscriptionsEndToEndTests {
 
     @Test(arguments: [ClusterSettings.Storage.sqlite, .postgresql])
     func tillsHoldOnlyTheirRowsAndRowsMoveAsTheyChange(_ storage: ClusterSettings.Storage) async throws {
-        try await withCluster(ClusterSettings(storage: storage)) { cluster in
+        // customer is queryable: the tills' states and changes are read through the filter index
+        // (PostgreSQL always; SQLite once a state is larger than one chunk).
+        let settings = ClusterSettings(serverConfig: "[subscriptions]\nqueryable = [\"orders.customer\"]\n", storage: storage)
+        try await withCluster(settings) { cluster in
             let hq = try cluster.agent("hq", partitions: ["catalog"])
             let tillA = try cluster.agent("till-a", partitions: ["catalog"])
             let tillB = try cluster.agent("till-b", partitions: ["catalog"])

@@ -276,7 +276,9 @@ extension FaultCampaign {
             guard let index = agentIndex else { return .skipped }
             let owner = agents[index].name
             let prefix = CampaignModel.contestedPrefix
-            let filter = "(id >= '\(owner)-' AND id < '\(owner).') OR (id >= '\(prefix)' AND id < '\(prefix.dropLast()).')"
+            // `total` (never NULL here) is queryable: the state and changes are read through the
+            // filter index, kept by every write of the round and by its faults.
+            let filter = "total >= -1000000000.0 AND ((id >= '\(owner)-' AND id < '\(owner).') OR (id >= '\(prefix)' AND id < '\(prefix.dropLast()).'))"
             let subscribed = shared.withLock { state -> Bool in
                 guard state.subscriptions[owner]?[partition] == nil else { return false }
                 state.subscriptions[owner, default: [:]][partition] = filter

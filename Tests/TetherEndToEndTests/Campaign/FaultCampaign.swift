@@ -154,7 +154,7 @@ final class FaultCampaign: Sendable {
         // Ready files for partitions of 20 rows and more: the campaign's bootstraps and resets take
         // both paths, files (built, brought up to date, resumed after cuts) and rows.
         cluster = try await Cluster(ClusterSettings(
-            serverConfig: "[ready_files]\nmin_rows = 20\n", storage: settings.storage, instances: settings.instances,
+            serverConfig: "[ready_files]\nmin_rows = 20\n[subscriptions]\nqueryable = [\"orders.total\", \"orders.customer\"]\n", storage: settings.storage, instances: settings.instances,
             directoryPrefix: "tether-campaign"))
         var agents: [ClusterAgent] = []
         var proxies: [LoopbackProxy] = []
