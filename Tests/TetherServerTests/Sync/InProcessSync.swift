@@ -36,17 +36,7 @@ struct InProcessSync: Sendable {
         let storage = try SQLiteServerStorage(directory: dir.path)
         let policy = ServerPolicy(
             users: UserDirectory(entries: [(name: "pos", token: token)]), adminToken: TokenDigest(token: "admin"),
-            configuredGrants: try ServerConfiguration.parse(toml: """
-                admin_token_file = "/nonexistent/admin.token"
-                [[user]]
-                name = "pos"
-                token_file = "/nonexistent/pos.token"
-                [[grant]]
-                user = "pos"
-                partitions = ["store-*"]
-                access = "readwrite"
-                \(grantRules)
-                """, file: "server.toml").grants,
+            configuredGrants: try grants(grantRules),
             runtimeGrants: [], flags: ServerFlags(), configuredRecovery: true, schemas: schemas)
         let logger = Logger(label: "tether.test.in-process-sync")
         let service = SyncService(
@@ -70,6 +60,22 @@ struct InProcessSync: Sendable {
             try? await storage.close()  // the test's error is the one to report
             throw error
         }
+    }
+
+    /// The grant of `pos` (readwrite on `store-*`) with `rules` (`[[grant.write]]`,
+    /// `[[grant.subscription]]` tables) under it.
+    static func grants(_ rules: String) throws -> [TetherServer.ServerConfiguration.Grant] {
+        try ServerConfiguration.parse(toml: """
+            admin_token_file = "/nonexistent/admin.token"
+            [[user]]
+            name = "pos"
+            token_file = "/nonexistent/pos.token"
+            [[grant]]
+            user = "pos"
+            partitions = ["store-*"]
+            access = "readwrite"
+            \(rules)
+            """, file: "server.toml").grants
     }
 
     /// A new store's bind of `partition` on `session`.

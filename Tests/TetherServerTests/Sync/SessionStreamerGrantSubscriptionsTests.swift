@@ -133,19 +133,7 @@ import TetherTestSupport
 
     /// Reloads the policy with the grant imposing `filter` on `t`.
     func impose(_ filter: String, on sync: InProcessSync) async throws {
-        let grants = try ServerConfiguration.parse(toml: """
-            admin_token_file = "/nonexistent/admin.token"
-            [[user]]
-            name = "pos"
-            token_file = "/nonexistent/pos.token"
-            [[grant]]
-            user = "pos"
-            partitions = ["store-*"]
-            access = "readwrite"
-            [[grant.subscription]]
-            table = "t"
-            where = "\(filter)"
-            """, file: "server.toml").grants
+        let grants = try InProcessSync.grants("[[grant.subscription]]\ntable = \"t\"\nwhere = \"\(filter)\"")
         let snapshot = await sync.service.policy.snapshot
         _ = await sync.service.policy.reload(
             users: snapshot.users, adminToken: snapshot.adminToken, configuredGrants: grants, configuredRecovery: true)
