@@ -17,6 +17,7 @@ struct TetherBenchCommand {
         var devices: Int?
         var enrollments: Int?
         var ledgerEntries: Int?
+        var fanOutSessions: Int?
         var storage = BenchOptions.Storage.sqlite
         var instances = 1
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -47,6 +48,9 @@ struct TetherBenchCommand {
             case "--ledger-entries":
                 guard let value = arguments.next(), let count = Int(value), count > 0 else { usage("--ledger-entries needs a number of entries") }
                 ledgerEntries = count
+            case "--fan-out-sessions":
+                guard let value = arguments.next(), let count = Int(value), count > 0 else { usage("--fan-out-sessions needs a number of sessions") }
+                fanOutSessions = count
             case "--storage":
                 guard let value = arguments.next(), let parsed = BenchOptions.Storage(rawValue: value) else {
                     usage("--storage needs sqlite or postgresql")
@@ -56,7 +60,7 @@ struct TetherBenchCommand {
                 guard let value = arguments.next(), let count = Int(value), (1...2).contains(count) else { usage("--instances needs 1 or 2") }
                 instances = count
             case "--help", "-h":
-                print("usage: tether-bench [--quick] [--results FILE] [--history DIR] [--commit C] [--only connections,fan-file,scale,subscriptions,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions,first-device] [--scales 10000,100000] [--devices 5000] [--enrollments 1000] [--ledger-entries 100000] [--storage sqlite|postgresql] [--instances 1|2]")
+                print("usage: tether-bench [--quick] [--results FILE] [--history DIR] [--commit C] [--only connections,fan-file,scale,subscriptions,bulk,capture,latency,wire,fanout,idle,enrollment,ledger,actions,first-device] [--scales 10000,100000] [--devices 5000] [--enrollments 1000] [--ledger-entries 100000] [--fan-out-sessions 200] [--storage sqlite|postgresql] [--instances 1|2]")
                 return
             default: usage("unknown argument \(argument)")
             }
@@ -66,6 +70,7 @@ struct TetherBenchCommand {
         if let devices { options.connectedDevices = devices }
         if let enrollments { options.enrollments = enrollments }
         if let ledgerEntries { options.ledgerEntries = ledgerEntries }
+        if let fanOutSessions { options.fanOutSessions = fanOutSessions }
         if instances > 1 && storage != .postgresql { usage("--instances 2 needs --storage postgresql") }
         options.storage = storage
         options.instances = instances
