@@ -6,12 +6,15 @@ import TetherTestSupport
 extension ClusterSettings {
     static func bench(_ options: BenchOptions, queryable: [String] = []) -> ClusterSettings {
         ClusterSettings(
-            // Every bench device connects from 127.0.0.1: the per-address limit (256 by default)
-            // would close the connections bench's 257th.
-                        // Ready files are built when a bind asks (as before issue 50), so that no figure
-            // shares the machine with a background build; FirstDeviceBench measures those.
             token: "bench-device-secret", serverExtra: "log_level = \"info\"",
-            serverConfig: "[limits]\nconnections_per_peer = 1000000\n[ready_files]\nsettle_seconds = 0\n"
+            // Every bench device connects from 127.0.0.1: the per-address limit (256 by default)
+            // would close the bench's 257th connection, and the bytes one peer's unauthenticated
+            // connections may hold (1 MiB by default) the connections of 5,000 sessions binding
+            // at once while binds wait on PostgreSQL. Ready files are built when a bind asks (as
+            // before issue 50), so that no figure shares the machine with a background build;
+            // FirstDeviceBench measures those.
+            serverConfig: "[limits]\nconnections_per_peer = 1000000\nunauthenticated_bytes_total = 268435456\n"
+                + "unauthenticated_bytes_per_peer = 268435456\n[ready_files]\nsettle_seconds = 0\n"
                 + (queryable.isEmpty ? "" : "[subscriptions]\nqueryable = [\(queryable.map { "\"\($0)\"" }.joined(separator: ", "))]\n"),
             storage: options.storage == .postgresql ? .postgresql : .sqlite,
             instances: options.instances, agentLogLevel: "warn", timing: .bench, directoryPrefix: "tether-bench")
