@@ -57,12 +57,16 @@ package struct StateSelection: Sendable, Hashable {
         self.init(tables: tables)
     }
 
+    /// The tables to read in name order, each with its rows; nil: the whole partition.
+    package var ordered: [(table: String, rows: Table)]? {
+        tables.map { tables in tables.sorted { $0.key < $1.key }.map { (table: $0.key, rows: $0.value) } }
+    }
+
     /// The filtered tables of `scope` no index serves (read whole and evaluated row by row).
     package static func unserved(_ scope: SubscriptionScope, indexed: [String: Set<String>]) -> [String] {
-        guard let scoped = scope.tables else { return [] }
+        guard let scoped = scope.tables, let selected = StateSelection([scope], indexed: indexed).tables else { return [] }
         return scoped.compactMap { table, tableScope in
-            guard case .filtered = tableScope else { return nil }
-            guard case .all? = StateSelection([SubscriptionScope(tables: [table: tableScope])], indexed: indexed).tables?[table] else { return nil }
+            guard case .filtered = tableScope, case .all? = selected[table] else { return nil }
             return table
         }.sorted()
     }

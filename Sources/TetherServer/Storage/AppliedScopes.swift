@@ -83,10 +83,7 @@ package struct AppliedScopes: Sendable, Hashable {
         for scope in [initial, latest, previous] {
             w.bool(scope != nil)
             guard let scope else { continue }
-            for set in [scope.set, scope.imposed] {
-                w.bool(set != nil)
-                set?.encode(into: &w)
-            }
+            Self.encodeSets(scope, into: &w)
             Self.encodeValues(scope, into: &w)
         }
         return w.bytes
@@ -113,12 +110,17 @@ package struct AppliedScopes: Sendable, Hashable {
             set.encode(into: &w)
         } else {
             w.byte(0xFF)
-            for set in [scope.set, scope.imposed] {
-                w.bool(set != nil)
-                set?.encode(into: &w)
-            }
+            encodeSets(scope, into: &w)
         }
         encodeValues(scope, into: &w)
+    }
+
+    /// The set and the imposed set, each behind a presence flag.
+    private static func encodeSets(_ scope: AppliedScope, into w: inout ByteWriter) {
+        for set in [scope.set, scope.imposed] {
+            w.bool(set != nil)
+            set?.encode(into: &w)
+        }
     }
 
     private static func encodeValues(_ scope: AppliedScope, into w: inout ByteWriter) {

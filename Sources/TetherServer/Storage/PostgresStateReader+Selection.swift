@@ -17,7 +17,7 @@ extension PostgresStateReader {
     static let keysPerRead = 1000
 
     func select(_ selection: StateSelection) {
-        self.selection = selection.tables.map { tables in tables.sorted { $0.key < $1.key }.map { (table: $0.key, rows: $0.value) } }
+        self.selection = selection.ordered
     }
 
     func next(
@@ -28,6 +28,7 @@ extension PostgresStateReader {
         while selected.tableIndex < selection.count, rows.count < maxRows, bytes < maxBytes {
             let (table, chosen) = selection[selected.tableIndex]
             var read: [StoredStateRow] = []
+            let tableDone: Bool
             let limit = maxRows - rows.count
             switch chosen {
             case .all:
@@ -43,6 +44,7 @@ extension PostgresStateReader {
                     pageBytes += key.readableBytes + fields.readableBytes
                     selected.lastKey = key
                 }
+                tableDone = read.isEmpty
             case .candidates(let plan):
                 if selected.candidates == nil {
                     selected.candidates = try await PostgresServerStorage.candidateKeys(plan, partitionID: partitionID, table: table, connection, logger)
@@ -50,18 +52,18 @@ extension PostgresStateReader {
                 let keys = selected.candidates ?? []
                 let batch = Array(keys[selected.position..<min(keys.count, selected.position + min(Self.keysPerRead, limit))])
                 selected.position += batch.count
-                if !batch.isEmpty {
+                // A batch whose rows are all gone reads nothing, and the next batch follows.
+                tableDone = batch.isEmpty
+                if !tableDone {
                     let found = try await connection.guardedQuery(
                         "SELECT key, fields FROM state WHERE partition_id = \(partitionID) AND tbl = \(table) AND key = ANY(\(batch.map { ByteBuffer(bytes: $0) }))",
                         logger: logger)
                     for try await (key, fields) in found.decode((ByteBuffer, ByteBuffer).self) {
-                        rows.append(StoredStateRow(table: table, key: key.bytes, fields: fields.bytes))
-                        bytes += key.readableBytes + fields.readableBytes
+                        read.append(StoredStateRow(table: table, key: key.bytes, fields: fields.bytes))
                     }
-                    continue
                 }
             }
-            if read.isEmpty {
+            if tableDone {
                 selected = SelectionCursor(tableIndex: selected.tableIndex + 1)
                 continue
             }

@@ -30,6 +30,7 @@ extension SQLiteStateReader {
             while cursor.tableIndex < selection.count, rows.count < maxRows, bytes < maxBytes {
                 let (table, selected) = selection[cursor.tableIndex]
                 let read: [StoredStateRow]
+                let tableDone: Bool
                 switch selected {
                 case .all:
                     let statement = try db.cachedStatement(
@@ -47,6 +48,7 @@ extension SQLiteStateReader {
                         pageBytes += stored.key.count + stored.fields.count
                     }
                     read = page
+                    tableDone = read.isEmpty
                     if let last = read.last { cursor.lastKey = Data(last.key) }
                 case .candidates(let plan):
                     if cursor.candidates == nil {
@@ -55,19 +57,16 @@ extension SQLiteStateReader {
                     let keys = cursor.candidates ?? []
                     let batch = keys[cursor.position..<min(keys.count, cursor.position + min(Self.keysPerRead, maxRows - rows.count))]
                     cursor.position = batch.endIndex
-                    read = batch.isEmpty ? [] : try Row.fetchAll(
+                    // A batch whose rows are all gone reads nothing, and the next batch follows.
+                    tableDone = batch.isEmpty
+                    read = tableDone ? [] : try Row.fetchAll(
                         db.cachedStatement(
                             sql: "SELECT tbl, key, fields FROM state WHERE partition_id = ? AND tbl = ? AND key IN ("
                                 + Array(repeating: "?", count: batch.count).joined(separator: ", ") + ")"),
                         arguments: StatementArguments([partitionID, table] as [any DatabaseValueConvertible] + batch.map { $0 as any DatabaseValueConvertible })
                     ).map(Self.stored)
-                    if !batch.isEmpty {
-                        rows += read
-                        bytes += read.reduce(0) { $0 + $1.key.count + $1.fields.count }
-                        continue
-                    }
                 }
-                if read.isEmpty {
+                if tableDone {
                     cursor.tableIndex += 1
                     cursor.lastKey = nil
                     cursor.candidates = nil

@@ -86,9 +86,7 @@ final class SQLiteStateReader: StateReader {
             let (rows, bytes) = try totals(p.id, db)
             return (p, rows, bytes, scopes == nil ? [:] : try SQLiteServerStorage.filterIndexColumns(db).indexed)
         }
-        let selection = scopes.flatMap { StateSelection($0, indexed: indexed).tables }.map { tables in
-            tables.sorted { $0.key < $1.key }.map { (table: $0.key, rows: $0.value) }
-        }
+        let selection = scopes.flatMap { StateSelection($0, indexed: indexed).ordered }
         return SQLiteStateReader(
             version: p?.head.latest ?? .none, totalRows: rows, totalBytes: bytes, source: .snapshot(snapshot), partitionID: p?.id,
             selection: selection)
