@@ -8,10 +8,17 @@ import TetherTestSupport
 /// nothing — in particular the till's view never deletes a row that only left its subscription.
 extension SubscriptionsEndToEndTests {
     /// Waits until `agent`'s last reset ended with `outcome` and the partition synced.
+    /// On a timeout the error carries the resets recorded and the end of the agent's log.
     static func resetDone(_ agent: ClusterAgent, outcome: String = "recovered") async throws -> JSONValue {
-        let reset = try await eventually("\(agent.name) reset \(outcome)", timeout: .seconds(90)) { () -> JSONValue? in
-            let last = try await agent.resets().last
-            return last?["outcome"]?.stringValue == outcome ? last : nil
+        let reset: JSONValue
+        do {
+            reset = try await eventually("\(agent.name) reset \(outcome)", timeout: .seconds(90)) { () -> JSONValue? in
+                let last = try await agent.resets().last
+                return last?["outcome"]?.stringValue == outcome ? last : nil
+            }
+        } catch let timeout as ConditionTimeout {
+            let resets = (try? await agent.resets()).map { "\($0)" } ?? "(unreadable)"
+            throw TestSupportError("\(timeout); resets: \(resets)\n\(agent.name)'s log ends:\n\(agent.log.suffix(6000))")
         }
         try await agent.waitSynced("catalog")
         return reset
