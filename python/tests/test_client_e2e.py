@@ -9,20 +9,26 @@ TETHER_TEST_AGENT_PID     b's process                 TETHER_TEST_AGENT_ARGV   h
 TETHER_TEST_OTHER_SOCKET  a's control socket          TETHER_TEST_OTHER_STORE  a's store of p
 TETHER_TEST_ADMIN         the server's admin command (JSON)
 TETHER_TEST_TETHERCTL     tetherctl                   TETHER_TEST_READER       uid:gid of a member of b's group only
+
+The tests share the agents and run in the order of this file: those that subscribe b leave it
+subscribed to nothing (the whole partition), and they come before the one that revokes every
+device's access (after it, nothing syncs).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable, List, Optional, TypeVar
+from typing import Callable, List, Optional, Tuple, TypeVar
 
 import pytest
 
@@ -78,6 +84,34 @@ def admin(*arguments: str) -> str:
 def other_device_writes(statement: str) -> None:
     sql(ENV["TETHER_TEST_OTHER_STORE"], statement)
     wait_synced(ENV["TETHER_TEST_OTHER_SOCKET"])
+
+
+def orders_in(store: str) -> List[Tuple[str, str]]:
+    """The ``(id, customer)`` of every row of ``orders`` in ``store``, by id."""
+    connection = sqlite3.connect(store, timeout=10)
+    try:
+        return [(str(id), str(customer)) for id, customer in connection.execute("SELECT id, customer FROM orders ORDER BY id")]
+    finally:
+        connection.close()
+
+
+def application_writes(store: str, *statements: str) -> None:
+    """Writes into ``store`` as an application does: one transaction, with Python's sqlite3."""
+    connection = sqlite3.connect(store, timeout=10, isolation_level=None)
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        for statement in statements:
+            connection.execute(statement)
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+
+
+def subscribed_to_nothing(client: TetherClient) -> None:
+    """Clears b's subscriptions set at run time and waits until its store holds the whole
+    partition again (the other tests expect it)."""
+    cleared = client.update_subscriptions(PARTITION, None, wait=True, timeout=60)
+    assert cleared["held"] is None and not cleared["change_pending"], cleared
 
 
 class Heard:
@@ -148,6 +182,98 @@ def test_retry_now_and_initiate_reset_say_what_they_did() -> None:
     assert refused.value.code == "failed"
     with pytest.raises(UnknownPartition):
         client.initiate_reset("nope")
+
+
+def test_update_subscriptions_waits_until_the_store_holds_the_new_set() -> None:
+    client = TetherClient(ENV["TETHER_TEST_SOCKET"], timeout=10)
+    other_device_writes("INSERT INTO orders (id, customer, total) VALUES ('sx1', 'x', 1), ('sx2', 'x', 2), ('sy1', 'y', 3)")
+    client.wait_synced(PARTITION, timeout=60)
+    everything = orders_in(ENV["TETHER_TEST_OTHER_STORE"])
+    assert {("sx1", "x"), ("sx2", "x"), ("sy1", "y")} <= set(everything)
+    eventually("b holds the whole partition", lambda: orders_in(ENV["TETHER_TEST_STORE"]) == everything)
+    x_rows = [row for row in everything if row[1] == "x"]
+
+    # A set the store's schema cannot serve is refused, and nothing changes.
+    with pytest.raises(Refused) as refused:
+        client.update_subscriptions(PARTITION, [{"table": "orders", "where": "colour = 'red'"}])
+    assert refused.value.code == "bad-request"
+    assert client.subscriptions(PARTITION)["runtime"] is False
+    try:
+        subscribed = client.update_subscriptions(PARTITION, [{"table": "orders", "where": "customer = 'x'"}], wait=True, timeout=60)
+        # wait=True returned: the store holds exactly x's rows now (no polling).
+        assert orders_in(ENV["TETHER_TEST_STORE"]) == x_rows
+        assert subscribed["held"] == subscribed["wanted"] == ["orders WHERE customer = 'x'"], subscribed
+        assert subscribed["runtime"] is True and not subscribed["change_pending"]
+        assert orders_in(ENV["TETHER_TEST_OTHER_STORE"]) == everything, "leaving b's store deletes nothing"
+
+        cleared = client.update_subscriptions(PARTITION, None, wait=True, timeout=60)
+        assert orders_in(ENV["TETHER_TEST_STORE"]) == everything
+        assert cleared["held"] is None and cleared["wanted"] is None and cleared["runtime"] is False
+        assert not cleared["change_pending"]
+    finally:
+        subscribed_to_nothing(client)
+
+
+def test_a_write_outside_the_subscriptions_reaches_on_compensating_write() -> None:
+    client = TetherClient(ENV["TETHER_TEST_SOCKET"], timeout=10)
+    heard: List[AgentEvent] = []
+    stop = threading.Event()
+    follower: Optional[threading.Thread] = None
+    try:
+        client.update_subscriptions(PARTITION, [{"table": "orders", "where": "customer = 'x'"}], wait=True, timeout=60)
+        start = int(client.hello()["last_event_seq"])
+        follower = threading.Thread(
+            target=client.on_compensating_write, args=(heard.append,), kwargs={"partition": PARTITION, "after": start, "stop": stop},
+            daemon=True)
+        follower.start()
+        # One transaction: a row of x (inside b's subscription) and one of z (outside).
+        application_writes(ENV["TETHER_TEST_STORE"], "INSERT INTO orders (id, customer, total) VALUES ('cx1', 'x', 5)",
+                           "INSERT INTO orders (id, customer, total) VALUES ('cz1', 'z', 9)")
+        event = eventually("the compensating write reached the handler", lambda: next(iter(list(heard)), None))
+        assert (event.event, event.partition, event.code) == ("compensating-write", PARTITION, 231)
+        assert (event.table, event.key, event.reason) == ("orders", "cz1", "outside_subscriptions")
+        eventually("the write outside was removed from b's store", lambda: ("cz1", "z") not in orders_in(ENV["TETHER_TEST_STORE"]))
+        eventually("the write inside reached the other device", lambda: ("cx1", "x") in orders_in(ENV["TETHER_TEST_OTHER_STORE"]))
+        client.wait_synced(PARTITION, timeout=60)
+        assert ("cx1", "x") in orders_in(ENV["TETHER_TEST_STORE"])
+        assert ("cz1", "z") not in orders_in(ENV["TETHER_TEST_OTHER_STORE"]), "the server never integrated it"
+        assert [(e.table, e.key) for e in heard] == [("orders", "cz1")], "one event, for the refused row only"
+    finally:
+        stop.set()
+        if follower is not None:
+            follower.join(timeout=10)
+        subscribed_to_nothing(client)
+    assert follower is not None and not follower.is_alive()
+
+
+def test_asyncio_updates_subscriptions_and_hears_compensating_writes() -> None:
+    async def main() -> None:
+        client = AsyncTetherClient(ENV["TETHER_TEST_SOCKET"], timeout=10)
+        everything = orders_in(ENV["TETHER_TEST_OTHER_STORE"])
+        heard: "asyncio.Queue[AgentEvent]" = asyncio.Queue()
+        follower: "Optional[asyncio.Task[None]]" = None
+        try:
+            subscribed = await client.update_subscriptions(PARTITION, [{"table": "orders", "where": "customer = 'y'"}])
+            assert orders_in(ENV["TETHER_TEST_STORE"]) == [row for row in everything if row[1] == "y"]
+            assert subscribed["held"] == ["orders WHERE customer = 'y'"] and not subscribed["change_pending"]
+            start = int((await client.hello())["last_event_seq"])
+            follower = asyncio.ensure_future(client.on_compensating_write(heard.put, partition=PARTITION, after=start))
+            application_writes(ENV["TETHER_TEST_STORE"], "INSERT INTO orders (id, customer, total) VALUES ('az1', 'z', 7)")
+            event = await asyncio.wait_for(heard.get(), timeout=60)
+            assert (event.table, event.key, event.reason, event.code) == ("orders", "az1", "outside_subscriptions", 231)
+            await asyncio.to_thread(eventually, "the write outside was removed from b's store",
+                                    lambda: ("az1", "z") not in orders_in(ENV["TETHER_TEST_STORE"]))
+            cleared = await client.update_subscriptions(PARTITION, None)
+            assert cleared["held"] is None and orders_in(ENV["TETHER_TEST_STORE"]) == orders_in(ENV["TETHER_TEST_OTHER_STORE"])
+            assert ("az1", "z") not in orders_in(ENV["TETHER_TEST_STORE"])
+        finally:
+            if follower is not None:
+                follower.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await follower
+            await client.update_subscriptions(PARTITION, None)
+
+    asyncio.run(main())
 
 
 def test_an_application_hears_writes_resets_and_errors_across_a_restart() -> None:
