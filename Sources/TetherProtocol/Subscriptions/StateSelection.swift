@@ -5,6 +5,17 @@ package struct StateSelection: Sendable, Hashable {
     package enum Table: Sendable, Hashable {
         case all
         case candidates(IndexPlan)
+        /// The rows one of two exact plans finds and the other does not: those a change from
+        /// one filter to the other moves (a row both find stays, as does one neither finds).
+        case changed(from: IndexPlan, to: IndexPlan)
+    }
+
+    /// What a read is for.
+    package enum Purpose: Sendable, Hashable {
+        /// The rows any of these scopes may hold.
+        case holdable([SubscriptionScope])
+        /// The rows a store changing from one scope to the other gains or loses.
+        case changing(from: SubscriptionScope, to: SubscriptionScope)
     }
 
     /// nil: the whole partition.
@@ -14,6 +25,14 @@ package struct StateSelection: Sendable, Hashable {
 
     package init(tables: [String: Table]?) {
         self.tables = tables
+    }
+
+    /// The selection for `purpose` with the columns `indexed` per table.
+    package init(_ purpose: Purpose, indexed: [String: Set<String>]) {
+        switch purpose {
+        case .holdable(let scopes): self.init(scopes, indexed: indexed)
+        case .changing(let held, let wanted): self.init(changingFrom: held, to: wanted, indexed: indexed)
+        }
     }
 
     /// The union of what `scopes` hold, found with the columns `indexed` per table (a table's
@@ -26,35 +45,65 @@ package struct StateSelection: Sendable, Hashable {
                 return
             }
             for (table, tableScope) in scoped {
-                let wanted: Table
-                switch tableScope {
-                case .wholeTable:
-                    wanted = .all
-                case .filtered(let filters, let primaryKey):
-                    let columns = (indexed[table] ?? []).subtracting([primaryKey])
-                    var ranges: [IndexPlan.Range] = []
-                    var served = true
-                    for filter in filters {
-                        guard let plan = filter.indexPlan(indexed: columns) else {
-                            served = false
-                            break
-                        }
-                        for range in plan.ranges where !ranges.contains(range) { ranges.append(range) }
-                    }
-                    wanted = served ? .candidates(IndexPlan(ranges: ranges)) : .all
-                }
-                switch (tables[table], wanted) {
-                case (nil, _):
-                    tables[table] = wanted
-                case (.all?, _), (_, .all):
-                    tables[table] = .all
-                case (.candidates(var plan)?, .candidates(let more)):
-                    for range in more.ranges where !plan.ranges.contains(range) { plan.ranges.append(range) }
-                    tables[table] = .candidates(plan)
-                }
+                tables[table] = Self.union(tables[table], Self.rows(of: table, tableScope, indexed: indexed))
             }
         }
         self.init(tables: tables)
+    }
+
+    /// The rows a store whose scope changes from `held` to `wanted` gains or loses, and no table
+    /// both hold alike: a table both hold whole or by the same filters is not read; of a table
+    /// both filter by exact plans (``IndexPlan/exact``), only the rows one finds and the other
+    /// does not (of one column, the ranges between the two plans: ``IndexPlan/symmetricDifference(_:_:)``);
+    /// else the union of what both may hold.
+    package init(changingFrom held: SubscriptionScope, to wanted: SubscriptionScope, indexed: [String: Set<String>]) {
+        guard let heldTables = held.tables, let wantedTables = wanted.tables else {
+            if held.tables == nil && wanted.tables == nil {
+                self.init(tables: [:])  // both the whole partition: nothing moves
+            } else {
+                self.init([held, wanted], indexed: indexed)
+            }
+            return
+        }
+        var tables: [String: Table] = [:]
+        for table in Set(heldTables.keys).union(wantedTables.keys) {
+            let (before, after) = (heldTables[table], wantedTables[table])
+            if before == after { continue }
+            let rows = [before, after].compactMap { $0.map { Self.rows(of: table, $0, indexed: indexed) } }
+            if rows.count == 2, case .candidates(let from) = rows[0], case .candidates(let to) = rows[1], from.exact, to.exact {
+                // Of one column, the ranges between them; else the keys one finds and the other does not.
+                tables[table] = IndexPlan.symmetricDifference(from, to).map { .candidates($0) } ?? .changed(from: from, to: to)
+            } else {
+                tables[table] = rows.reduce(nil, Self.union)
+            }
+        }
+        self.init(tables: tables)
+    }
+
+    /// The rows of `table` its scope may hold, found with the `indexed` columns.
+    private static func rows(of table: String, _ scope: SubscriptionScope.TableScope, indexed: [String: Set<String>]) -> Table {
+        guard case .filtered(let filters, let primaryKey) = scope else { return .all }
+        let columns = (indexed[table] ?? []).subtracting([primaryKey])
+        var ranges: [IndexPlan.Range] = []
+        var exact = true
+        for filter in filters {
+            guard let plan = filter.indexPlan(indexed: columns) else { return .all }
+            for range in plan.ranges where !ranges.contains(range) { ranges.append(range) }
+            exact = exact && plan.exact
+        }
+        return .candidates(IndexPlan(ranges: ranges, exact: exact))
+    }
+
+    /// Rows either selection reads.
+    private static func union(_ a: Table?, _ b: Table) -> Table {
+        switch (a, b) {
+        case (nil, _): return b
+        case (.candidates(var plan)?, .candidates(let more)):
+            for range in more.ranges where !plan.ranges.contains(range) { plan.ranges.append(range) }
+            plan.exact = plan.exact && more.exact
+            return .candidates(plan)
+        default: return .all
+        }
     }
 
     /// The tables to read in name order, each with its rows; nil: the whole partition.

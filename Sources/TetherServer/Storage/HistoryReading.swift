@@ -24,6 +24,11 @@ package protocol HistoryReading: Sendable {
     /// when it serves the filters (``StateSelection``), else every row. A superset: the caller
     /// evaluates each row.
     func openState(of partition: PartitionName, holdable scopes: [SubscriptionScope]) async throws -> any StateReader
+    /// A consistent reader of the rows a store changing from the `held` scope to the `wanted`
+    /// one may gain or lose at the partition's latest version (``StateSelection/init(changingFrom:to:indexed:)``):
+    /// a superset of them, never a row whose place both scopes agree on unless the index cannot
+    /// tell. The caller evaluates each row under both scopes.
+    func openState(of partition: PartitionName, changingFrom held: SubscriptionScope, to wanted: SubscriptionScope) async throws -> any StateReader
     /// Of the filtered tables of `scope` that no index serves, those holding more than `limit`
     /// rows in the partition: a filter the server will not evaluate row by row.
     func unindexedTables(of scope: SubscriptionScope, in partition: PartitionName, over limit: Int) async throws -> [String]
@@ -42,6 +47,10 @@ package protocol HistoryReading: Sendable {
 /// Doubles of the role read whole states (the caller evaluates every row) and refuse nothing.
 extension HistoryReading {
     package func openState(of partition: PartitionName, holdable scopes: [SubscriptionScope]) async throws -> any StateReader {
+        try await openState(of: partition)
+    }
+
+    package func openState(of partition: PartitionName, changingFrom held: SubscriptionScope, to wanted: SubscriptionScope) async throws -> any StateReader {
         try await openState(of: partition)
     }
 

@@ -124,26 +124,31 @@ extension PostgresServerStorage {
         }
     }
 
-    /// The keys of `table`'s rows in `partitionID` that `plan` finds, each once.
+    /// The keys `selected` reads of `table` (``CandidateKeys``).
     static func candidateKeys(
+        _ selected: StateSelection.Table, partitionID: Int64, table: String, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [[UInt8]] {
+        try await CandidateKeys.of(selected) { plan in try await candidateKeys(plan, partitionID: partitionID, table: table, connection, logger) }
+    }
+
+    /// The keys of the rows `plan`'s ranges find, range by range (a key twice when two find it).
+    /// The comparison operators are the two of each bound's inclusiveness, not input.
+    private static func candidateKeys(
         _ plan: IndexPlan, partitionID: Int64, table: String, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [[UInt8]] {
         var keys: [[UInt8]] = []
         for range in plan.ranges {
+            // No low bound: from the empty bytes, below every value.
             let low = ByteBuffer(bytes: range.low ?? []), high = range.high.map { ByteBuffer(bytes: $0) }
+            let above = range.low == nil || range.lowInclusive ? ">=" : ">"
+            let below = range.highInclusive ? "<=" : "<"
             let rows = try await connection.guardedQuery(
                 high.map {
-                    "SELECT key FROM state_index WHERE partition_id = \(partitionID) AND tbl = \(table) AND col = \(range.column) AND value >= \(low) AND value <= \($0)"
-                } ?? "SELECT key FROM state_index WHERE partition_id = \(partitionID) AND tbl = \(table) AND col = \(range.column) AND value >= \(low)",
+                    "SELECT key FROM state_index WHERE partition_id = \(partitionID) AND tbl = \(table) AND col = \(range.column) AND value \(unescaped: above) \(low) AND value \(unescaped: below) \($0)"
+                } ?? "SELECT key FROM state_index WHERE partition_id = \(partitionID) AND tbl = \(table) AND col = \(range.column) AND value \(unescaped: above) \(low)",
                 logger: logger)
             for try await key in rows.decode(ByteBuffer.self) { keys.append(key.bytes) }
         }
-        // Several ranges may find a row twice: each once, in the state's order.
-        guard plan.ranges.count > 1 else { return keys }
-        keys.sort { $0.lexicographicallyPrecedes($1) }
-        var unique: [[UInt8]] = []
-        unique.reserveCapacity(keys.count)
-        for key in keys where unique.last != key { unique.append(key) }
-        return unique
+        return keys
     }
 }

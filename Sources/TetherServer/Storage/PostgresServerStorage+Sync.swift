@@ -365,9 +365,17 @@ extension PostgresServerStorage {
     }
 
     package func openState(of partition: PartitionName, holdable scopes: [SubscriptionScope]) async throws -> any StateReader {
+        try await openState(of: partition, purpose: .holdable(scopes))
+    }
+
+    package func openState(of partition: PartitionName, changingFrom held: SubscriptionScope, to wanted: SubscriptionScope) async throws -> any StateReader {
+        try await openState(of: partition, purpose: .changing(from: held, to: wanted))
+    }
+
+    private func openState(of partition: PartitionName, purpose: StateSelection.Purpose) async throws -> any StateReader {
         try await downloadSlots.acquire()
         do {
-            return try await PostgresStateReader.open(self, partition: partition, slots: downloadSlots, scopes: scopes)
+            return try await PostgresStateReader.open(self, partition: partition, slots: downloadSlots, purpose: purpose)
         } catch {
             downloadSlots.release()
             throw error

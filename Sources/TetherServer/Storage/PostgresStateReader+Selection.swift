@@ -4,8 +4,8 @@ import PostgresNIO
 import TetherProtocol
 
 /// A read of selected rows (``StateSelection``), as SQLite's: table by table, every row of a
-/// table in key order, or the candidates the filter index finds (their keys collected when the
-/// table is reached, then read in batches).
+/// table in key order, or the candidates the filter index finds or the rows a change moves (their
+/// keys collected when the table is reached, then read in batches).
 extension PostgresStateReader {
     struct SelectionCursor {
         var tableIndex = 0
@@ -45,9 +45,9 @@ extension PostgresStateReader {
                     selected.lastKey = key
                 }
                 tableDone = read.isEmpty
-            case .candidates(let plan):
+            case .candidates, .changed:
                 if selected.candidates == nil {
-                    selected.candidates = try await PostgresServerStorage.candidateKeys(plan, partitionID: partitionID, table: table, connection, logger)
+                    selected.candidates = try await PostgresServerStorage.candidateKeys(chosen, partitionID: partitionID, table: table, connection, logger)
                 }
                 let keys = selected.candidates ?? []
                 let batch = Array(keys[selected.position..<min(keys.count, selected.position + min(Self.keysPerRead, limit))])

@@ -42,19 +42,19 @@ actor PostgresStateReader: StateReader {
     /// Opens the reader on a slot the caller acquired from `slots` (the reader releases it), on a
     /// connection an earlier download left open when there is one (one PostgreSQL ended
     /// meanwhile fails its `BEGIN`: a new one is opened then).
-    /// `scopes`: read only the rows they may hold (``StateSelection``); nil: every row.
+    /// `purpose`: read only the rows it needs (``StateSelection``); nil: every row.
     static func open(
-        _ storage: PostgresServerStorage, partition: PartitionName, slots: DownloadSlots, scopes: [SubscriptionScope]? = nil
+        _ storage: PostgresServerStorage, partition: PartitionName, slots: DownloadSlots, purpose: StateSelection.Purpose? = nil
     ) async throws -> PostgresStateReader {
         if let kept = await storage.idleDownloadConnections.take() {
             // One PostgreSQL ended meanwhile fails its BEGIN and is closed: a new one is opened below.
             if (try? await begin(kept, storage)) != nil {
-                return try await read(partition, connection: kept, storage: storage, slots: slots, scopes: scopes)
+                return try await read(partition, connection: kept, storage: storage, slots: slots, purpose: purpose)
             }
         }
         let connection = try await storage.connect()
         try await begin(connection, storage)
-        return try await read(partition, connection: connection, storage: storage, slots: slots, scopes: scopes)
+        return try await read(partition, connection: connection, storage: storage, slots: slots, purpose: purpose)
     }
 
     /// Begins the download's transaction on `connection`; closes it when that fails.
@@ -72,7 +72,7 @@ actor PostgresStateReader: StateReader {
     /// The partition's head and totals, read in the transaction begun on `connection`.
     private static func read(
         _ partition: PartitionName, connection: PostgresConnection, storage: PostgresServerStorage, slots: DownloadSlots,
-        scopes: [SubscriptionScope]?
+        purpose: StateSelection.Purpose?
     ) async throws -> PostgresStateReader {
         let logger = storage.logger
         do {
@@ -89,9 +89,9 @@ actor PostgresStateReader: StateReader {
                 let reader = PostgresStateReader(
                     version: p.head.latest, totalRows: totals.0, totalBytes: totals.1, connection: connection, partitionID: p.id,
                     slots: slots, idle: storage.idleDownloadConnections, logger: logger)
-                if let scopes {
+                if let purpose {
                     let indexed = try await PostgresServerStorage.filterIndexColumns(connection, logger).indexed
-                    await reader.select(StateSelection(scopes, indexed: indexed))
+                    await reader.select(StateSelection(purpose, indexed: indexed))
                 }
                 return reader
             }

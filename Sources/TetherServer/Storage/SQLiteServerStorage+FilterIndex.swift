@@ -89,39 +89,29 @@ extension SQLiteServerStorage {
             }
         }
     }
+    /// The keys `selected` reads of `table` (``CandidateKeys``).
+    static func candidateKeys(_ selected: StateSelection.Table, partitionID: Int64, table: String, _ db: Database) throws -> [Data] {
+        try CandidateKeys.of(selected) { plan in try candidateKeys(plan, partitionID: partitionID, table: table, db) }
+    }
 
-    /// The keys of `table`'s rows in `partitionID` that `plan` finds, each once: in index order
-    /// for one range, sorted as the state is for several (which may find a row twice).
-    static func candidateKeys(_ plan: IndexPlan, partitionID: Int64, table: String, _ db: Database) throws -> [Data] {
+    /// The keys of the rows `plan`'s ranges find, range by range (a key twice when two find it).
+    private static func candidateKeys(_ plan: IndexPlan, partitionID: Int64, table: String, _ db: Database) throws -> [Data] {
         var keys: [Data] = []
         for range in plan.ranges {
             var sql = "SELECT key FROM state_index WHERE partition_id = ? AND tbl = ? AND col = ?"
             var arguments: StatementArguments = [partitionID, table, range.column]
             if let low = range.low {
-                sql += " AND value >= ?"
+                sql += range.lowInclusive ? " AND value >= ?" : " AND value > ?"
                 arguments += [Data(low)]
             }
             if let high = range.high {
-                sql += " AND value <= ?"
+                sql += range.highInclusive ? " AND value <= ?" : " AND value < ?"
                 arguments += [Data(high)]
             }
             let rows = try Data.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
             while let key = try rows.next() { keys.append(key) }
         }
-        guard plan.ranges.count > 1 else { return keys }
-        keys.sort { Self.bytesPrecede($0, $1) }
-        var unique: [Data] = []
-        unique.reserveCapacity(keys.count)
-        for key in keys where unique.last != key { unique.append(key) }
-        return unique
-    }
-
-    /// memcmp order (SQLite's for BLOBs), without iterating `Data` byte by byte.
-    static func bytesPrecede(_ a: Data, _ b: Data) -> Bool {
-        let order = a.withUnsafeBytes { x in
-            b.withUnsafeBytes { y in memcmp(x.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, y.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, min(x.count, y.count)) }
-        }
-        return order != 0 ? order < 0 : a.count < b.count
+        return keys
     }
 }
 

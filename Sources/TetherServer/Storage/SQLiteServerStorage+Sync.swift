@@ -242,7 +242,11 @@ extension SQLiteServerStorage {
     }
 
     package func openState(of partition: PartitionName, holdable scopes: [SubscriptionScope]) async throws -> any StateReader {
-        try await SQLiteStateReader.open(pool: pool, partition: partition, scopes: scopes)
+        try await SQLiteStateReader.open(pool: pool, partition: partition, purpose: .holdable(scopes))
+    }
+
+    package func openState(of partition: PartitionName, changingFrom held: SubscriptionScope, to wanted: SubscriptionScope) async throws -> any StateReader {
+        try await SQLiteStateReader.open(pool: pool, partition: partition, purpose: .changing(from: held, to: wanted))
     }
 }
 

@@ -3,8 +3,8 @@ import GRDB
 import TetherProtocol
 
 /// A read of selected rows (``StateSelection``): table by table, every row of a table read in
-/// key order, or the candidates the filter index finds (their keys collected when the table is
-/// reached, then read in batches by key).
+/// key order, or the candidates the filter index finds or the rows a change moves (their keys
+/// collected when the table is reached, then read in batches by key).
 extension SQLiteStateReader {
     /// Where a selected read is. Only touched inside `snapshot.read`, which serialises accesses.
     final class SelectionCursor: @unchecked Sendable {
@@ -50,9 +50,9 @@ extension SQLiteStateReader {
                     read = page
                     tableDone = read.isEmpty
                     if let last = read.last { cursor.lastKey = Data(last.key) }
-                case .candidates(let plan):
+                case .candidates, .changed:
                     if cursor.candidates == nil {
-                        cursor.candidates = try SQLiteServerStorage.candidateKeys(plan, partitionID: partitionID, table: table, db)
+                        cursor.candidates = try SQLiteServerStorage.candidateKeys(selected, partitionID: partitionID, table: table, db)
                     }
                     let keys = cursor.candidates ?? []
                     let batch = keys[cursor.position..<min(keys.count, cursor.position + min(Self.keysPerRead, maxRows - rows.count))]

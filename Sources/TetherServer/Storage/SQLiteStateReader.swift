@@ -53,9 +53,9 @@ final class SQLiteStateReader: StateReader {
         self.partitionID = partitionID
     }
 
-    /// A reader of the rows `scopes` may hold (all of them: nil), found through the filter index
-    /// where it serves their filters (``StateSelection``); the caller evaluates each row.
-    static func open(pool: DatabasePool, partition: PartitionName, scopes: [SubscriptionScope]? = nil) async throws -> SQLiteStateReader {
+    /// A reader of the rows `purpose` reads (all of them: nil), found through the filter index
+    /// where it serves the filters (``StateSelection``); the caller evaluates each row.
+    static func open(pool: DatabasePool, partition: PartitionName, purpose: StateSelection.Purpose? = nil) async throws -> SQLiteStateReader {
         let small = try await pool.read { db -> SQLiteStateReader? in
             guard let p = try SQLiteServerStorage.partitionRow(partition, db) else {
                 return SQLiteStateReader(version: .none, totalRows: 0, totalBytes: 0, source: .read(Rows([])), partitionID: nil)
@@ -68,7 +68,7 @@ final class SQLiteStateReader: StateReader {
             guard bytes <= ProtocolLimits.targetBatchBytes else { return nil }
             let rows = try Row.fetchCursor(
                 db.cachedStatement(sql: "SELECT tbl, key, fields FROM state WHERE partition_id = ? ORDER BY tbl, key"), arguments: [p.id])
-            let tables = scopes.flatMap { StateSelection($0, indexed: [:]).tables }
+            let tables = purpose.flatMap { StateSelection($0, indexed: [:]).tables }
             var all: [StoredStateRow] = []
             all.reserveCapacity(Int(count))
             while let row = try rows.next() {
@@ -84,9 +84,9 @@ final class SQLiteStateReader: StateReader {
         let (p, rows, bytes, indexed) = try await snapshot.read { db -> (StoredPartition?, Int64, Int64, [String: Set<String>]) in
             guard let p = try SQLiteServerStorage.partitionRow(partition, db) else { return (nil, 0, 0, [:]) }
             let (rows, bytes) = try totals(p.id, db)
-            return (p, rows, bytes, scopes == nil ? [:] : try SQLiteServerStorage.filterIndexColumns(db).indexed)
+            return (p, rows, bytes, purpose == nil ? [:] : try SQLiteServerStorage.filterIndexColumns(db).indexed)
         }
-        let selection = scopes.flatMap { StateSelection($0, indexed: indexed).ordered }
+        let selection = purpose.flatMap { StateSelection($0, indexed: indexed).ordered }
         return SQLiteStateReader(
             version: p?.head.latest ?? .none, totalRows: rows, totalBytes: bytes, source: .snapshot(snapshot), partitionID: p?.id,
             selection: selection)

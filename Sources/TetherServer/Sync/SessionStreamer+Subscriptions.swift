@@ -42,8 +42,8 @@ extension SessionStreamer {
     func changeSubscriptions(
         _ change: SubscriptionChange, after start: Int64, integrated seq: Int64
     ) async throws -> (cursor: Int64, integrated: Int64)? {
-        // The rows either scope may hold: those entering and those leaving are among them.
-        let reader = try await storage.openState(of: session.partition, holdable: [change.held, session.scope])
+        // The rows entering and leaving are among those read (only they, where the index can tell).
+        let reader = try await storage.openState(of: session.partition, changingFrom: change.held, to: session.scope)
         do {
             guard let caughtUp = try await sendNewEntries(after: start, integrated: seq, scope: change.held, upTo: reader.version.version) else {
                 await reader.close()
