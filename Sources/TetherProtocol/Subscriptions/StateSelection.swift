@@ -16,6 +16,11 @@ package struct StateSelection: Sendable, Hashable {
         case holdable([SubscriptionScope])
         /// The rows a store changing from one scope to the other gains or loses.
         case changing(from: SubscriptionScope, to: SubscriptionScope)
+
+        package var isChange: Bool {
+            if case .changing = self { return true }
+            return false
+        }
     }
 
     /// nil: the whole partition.

@@ -132,23 +132,58 @@ extension PostgresServerStorage {
     }
 
     /// The keys of the rows `plan`'s ranges find, range by range (a key twice when two find it).
-    /// The comparison operators are the two of each bound's inclusiveness, not input.
     private static func candidateKeys(
         _ plan: IndexPlan, partitionID: Int64, table: String, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [[UInt8]] {
         var keys: [[UInt8]] = []
         for range in plan.ranges {
-            // No low bound: from the empty bytes, below every value.
-            let low = ByteBuffer(bytes: range.low ?? []), high = range.high.map { ByteBuffer(bytes: $0) }
-            let above = range.low == nil || range.lowInclusive ? ">=" : ">"
-            let below = range.highInclusive ? "<=" : "<"
-            let rows = try await connection.guardedQuery(
-                high.map {
-                    "SELECT key FROM state_index WHERE partition_id = \(partitionID) AND tbl = \(table) AND col = \(range.column) AND value \(unescaped: above) \(low) AND value \(unescaped: below) \($0)"
-                } ?? "SELECT key FROM state_index WHERE partition_id = \(partitionID) AND tbl = \(table) AND col = \(range.column) AND value \(unescaped: above) \(low)",
-                logger: logger)
-            for try await key in rows.decode(ByteBuffer.self) { keys.append(key.bytes) }
+            let query = rangeQuery("SELECT i.key FROM state_index i", range, partitionID: partitionID, table: table)
+            for try await key in try await connection.guardedQuery(query, logger: logger).decode(ByteBuffer.self) { keys.append(key.bytes) }
         }
         return keys
+    }
+
+    /// The rows a selected read returns and their bytes (``StateReader/totalRows``): of a table
+    /// read whole, all its rows; of candidates, the rows each range finds (counted again when two
+    /// ranges find one: an upper bound).
+    static func totals(
+        of selection: [(table: String, rows: StateSelection.Table)], partitionID: Int64, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> (Int64, Int64) {
+        var (rows, bytes): (Int64, Int64) = (0, 0)
+        for (table, selected) in selection {
+            var queries: [PostgresQuery] = []
+            if case .candidates(let plan) = selected {
+                for range in plan.ranges {
+                    queries.append(rangeQuery(
+                        """
+                        SELECT count(*), coalesce(sum(octet_length(s.key) + octet_length(s.fields)), 0)::bigint FROM state_index i
+                        JOIN state s ON s.partition_id = i.partition_id AND s.tbl = i.tbl AND s.key = i.key
+                        """, range, partitionID: partitionID, table: table))
+                }
+            } else {
+                queries.append(
+                    "SELECT count(*), coalesce(sum(octet_length(key) + octet_length(fields)), 0)::bigint FROM state WHERE partition_id = \(partitionID) AND tbl = \(table)")
+            }
+            for query in queries {
+                for try await (count, size) in try await connection.guardedQuery(query, logger: logger).decode((Int64, Int64).self) {
+                    rows += count
+                    bytes += size
+                }
+            }
+        }
+        return (rows, bytes)
+    }
+
+    /// `select` (a constant of this file, over the index as `i`) limited to one range's entries;
+    /// the comparison operators are the two of each bound's inclusiveness, not input. No low
+    /// bound: from the empty bytes, below every value.
+    private static func rangeQuery(_ select: String, _ range: IndexPlan.Range, partitionID: Int64, table: String) -> PostgresQuery {
+        let low = ByteBuffer(bytes: range.low ?? [])
+        let above = range.low == nil || range.lowInclusive ? ">=" : ">"
+        guard let high = range.high.map({ ByteBuffer(bytes: $0) }) else {
+            return "\(unescaped: select) WHERE i.partition_id = \(partitionID) AND i.tbl = \(table) AND i.col = \(range.column) AND i.value \(unescaped: above) \(low)"
+        }
+        let below = range.highInclusive ? "<=" : "<"
+        return "\(unescaped: select) WHERE i.partition_id = \(partitionID) AND i.tbl = \(table) AND i.col = \(range.column) AND i.value \(unescaped: above) \(low) AND i.value \(unescaped: below) \(high)"
     }
 }

@@ -82,17 +82,26 @@ actor PostgresStateReader: StateReader {
                         version: .none, totalRows: 0, totalBytes: 0, connection: connection, partitionID: nil, slots: slots,
                         idle: storage.idleDownloadConnections, logger: logger)
                 }
+                var selection: StateSelection? = nil
+                if let purpose {
+                    selection = StateSelection(purpose, indexed: try await PostgresServerStorage.filterIndexColumns(connection, logger).indexed)
+                }
+                // A change's read reports no progress; a filtered state counts the rows it selects
+                // (what the device's disk must hold), not the partition's.
                 var totals: (Int64, Int64) = (0, 0)
-                for try await row in try await connection.guardedExecute(PostgresHotSQL.StateTotals.self, p.id, logger: logger) {
-                    totals = try row.decode((Int64, Int64).self)
+                if let ordered = selection?.ordered {
+                    if purpose?.isChange != true {
+                        totals = try await PostgresServerStorage.totals(of: ordered, partitionID: p.id, connection, logger)
+                    }
+                } else {
+                    for try await row in try await connection.guardedExecute(PostgresHotSQL.StateTotals.self, p.id, logger: logger) {
+                        totals = try row.decode((Int64, Int64).self)
+                    }
                 }
                 let reader = PostgresStateReader(
                     version: p.head.latest, totalRows: totals.0, totalBytes: totals.1, connection: connection, partitionID: p.id,
                     slots: slots, idle: storage.idleDownloadConnections, logger: logger)
-                if let purpose {
-                    let indexed = try await PostgresServerStorage.filterIndexColumns(connection, logger).indexed
-                    await reader.select(StateSelection(purpose, indexed: indexed))
-                }
+                if let selection { await reader.select(selection) }
                 return reader
             }
         } catch {

@@ -98,20 +98,55 @@ extension SQLiteServerStorage {
     private static func candidateKeys(_ plan: IndexPlan, partitionID: Int64, table: String, _ db: Database) throws -> [Data] {
         var keys: [Data] = []
         for range in plan.ranges {
-            var sql = "SELECT key FROM state_index WHERE partition_id = ? AND tbl = ? AND col = ?"
-            var arguments: StatementArguments = [partitionID, table, range.column]
-            if let low = range.low {
-                sql += range.lowInclusive ? " AND value >= ?" : " AND value > ?"
-                arguments += [Data(low)]
-            }
-            if let high = range.high {
-                sql += range.highInclusive ? " AND value <= ?" : " AND value < ?"
-                arguments += [Data(high)]
-            }
-            let rows = try Data.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+            let (conditions, arguments) = rangeConditions(range, partitionID: partitionID, table: table)
+            let rows = try Data.fetchCursor(db.cachedStatement(sql: "SELECT key FROM state_index i WHERE " + conditions), arguments: arguments)
             while let key = try rows.next() { keys.append(key) }
         }
         return keys
+    }
+
+    /// The rows a selected read returns and their bytes (``StateReader/totalRows``): of a table
+    /// read whole, all its rows; of candidates, the rows each range finds (counted again when two
+    /// ranges find one: an upper bound).
+    static func totals(of selection: [(table: String, rows: StateSelection.Table)], partitionID: Int64, _ db: Database) throws -> (Int64, Int64) {
+        var (rows, bytes): (Int64, Int64) = (0, 0)
+        func add(_ sql: String, _ arguments: StatementArguments) throws {
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return }
+            rows += row[0] ?? 0
+            bytes += row[1] ?? 0
+        }
+        for (table, selected) in selection {
+            guard case .candidates(let plan) = selected else {
+                try add(
+                    "SELECT count(*), coalesce(sum(length(key) + length(fields)), 0) FROM state WHERE partition_id = ? AND tbl = ?",
+                    [partitionID, table])
+                continue
+            }
+            for range in plan.ranges {
+                let (conditions, arguments) = rangeConditions(range, partitionID: partitionID, table: table)
+                try add(
+                    """
+                    SELECT count(*), coalesce(sum(length(s.key) + length(s.fields)), 0) FROM state_index i
+                    JOIN state s ON s.partition_id = i.partition_id AND s.tbl = i.tbl AND s.key = i.key WHERE
+                    """ + " " + conditions, arguments)
+            }
+        }
+        return (rows, bytes)
+    }
+
+    /// The conditions on the index (as `i`) of one range's entries, and their arguments.
+    private static func rangeConditions(_ range: IndexPlan.Range, partitionID: Int64, table: String) -> (String, StatementArguments) {
+        var sql = "i.partition_id = ? AND i.tbl = ? AND i.col = ?"
+        var arguments: StatementArguments = [partitionID, table, range.column]
+        if let low = range.low {
+            sql += range.lowInclusive ? " AND i.value >= ?" : " AND i.value > ?"
+            arguments += [Data(low)]
+        }
+        if let high = range.high {
+            sql += range.highInclusive ? " AND i.value <= ?" : " AND i.value < ?"
+            arguments += [Data(high)]
+        }
+        return (sql, arguments)
     }
 }
 

@@ -81,12 +81,23 @@ final class SQLiteStateReader: StateReader {
         }
         if let small { return small }
         let snapshot = try pool.makeSnapshot()
-        let (p, rows, bytes, indexed) = try await snapshot.read { db -> (StoredPartition?, Int64, Int64, [String: Set<String>]) in
-            guard let p = try SQLiteServerStorage.partitionRow(partition, db) else { return (nil, 0, 0, [:]) }
-            let (rows, bytes) = try totals(p.id, db)
-            return (p, rows, bytes, purpose == nil ? [:] : try SQLiteServerStorage.filterIndexColumns(db).indexed)
+        let (p, rows, bytes, selection) = try await snapshot.read { db -> (StoredPartition?, Int64, Int64, [(table: String, rows: StateSelection.Table)]?) in
+            guard let p = try SQLiteServerStorage.partitionRow(partition, db) else { return (nil, 0, 0, nil) }
+            guard let purpose else {
+                let (rows, bytes) = try totals(p.id, db)
+                return (p, rows, bytes, nil)
+            }
+            let selection = StateSelection(purpose, indexed: try SQLiteServerStorage.filterIndexColumns(db).indexed).ordered
+            // A change's read reports no progress; a filtered state counts the rows it selects
+            // (what the device's disk must hold), not the partition's.
+            if purpose.isChange { return (p, 0, 0, selection) }
+            guard let selection else {
+                let (rows, bytes) = try totals(p.id, db)
+                return (p, rows, bytes, nil)
+            }
+            let (rows, bytes) = try SQLiteServerStorage.totals(of: selection, partitionID: p.id, db)
+            return (p, rows, bytes, selection)
         }
-        let selection = purpose.flatMap { StateSelection($0, indexed: indexed).ordered }
         return SQLiteStateReader(
             version: p?.head.latest ?? .none, totalRows: rows, totalBytes: bytes, source: .snapshot(snapshot), partitionID: p?.id,
             selection: selection)

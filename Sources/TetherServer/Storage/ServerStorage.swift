@@ -19,6 +19,8 @@ package protocol ServerStorage:
 /// Reads a partition's state in chunks, all from one consistent point (``version``).
 package protocol StateReader: Sendable {
     var version: ServerVersion { get }
+    /// The partition's rows and their bytes at ``version``, for a download's progress (0 for a
+    /// subscription change's read, which reports none).
     var totalRows: Int64 { get }
     var totalBytes: Int64 { get }
     /// The next rows as stored (at most `maxRows`, stopping after `maxBytes`); empty at the end.

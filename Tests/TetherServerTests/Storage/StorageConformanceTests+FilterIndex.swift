@@ -81,6 +81,22 @@ extension StorageConformanceTests {
             #expect(try await moved("total < 1000", "total <= 1000") == keys(1000..<1001), "a bound's own row")
             #expect(try await moved("total < 5", "total < 5").isEmpty, "the same filter: nothing read")
             #expect(try await moved("total < 10 AND note = 'n'", "total < 20") == keys(0..<20), "an inexact side: both sides' candidates")
+
+            // A filtered state counts the rows and bytes it selects (what the device's disk must
+            // hold), a change's read nothing (it reports no progress), the whole state all.
+            let filtered = try await storage.openState(of: partition, holdable: [try Self.scope("total < 300 OR total >= 2900")])
+            let (count, bytes) = (filtered.totalRows, filtered.totalBytes)
+            var read: [StoredStateRow] = []
+            while case let rows = try await filtered.nextStored(maxRows: 500, maxBytes: 1 << 20), !rows.isEmpty { read += rows }
+            await filtered.close()
+            #expect(count == 400 && read.count == 400)
+            #expect(bytes == Int64(read.reduce(0) { $0 + $1.key.count + $1.fields.count }))
+            let change = try await storage.openState(of: partition, changingFrom: try Self.scope("total < 5"), to: try Self.scope("total < 9"))
+            #expect(change.totalRows == 0 && change.totalBytes == 0)
+            await change.close()
+            let whole = try await storage.openState(of: partition)
+            #expect(whole.totalRows == 3000 && whole.totalBytes > 7 * bytes)
+            await whole.close()
         }
     }
 
