@@ -111,6 +111,15 @@ package struct StateSelection: Sendable, Hashable {
         }
     }
 
+    /// The tables whose rows read are exactly those wanted (candidates of an exact plan): no
+    /// filter needs evaluating on them.
+    package static func exactTables(of ordered: [(table: String, rows: Table)]?) -> Set<String> {
+        Set((ordered ?? []).compactMap { table, rows in
+            guard case .candidates(let plan) = rows, plan.exact else { return nil }
+            return table
+        })
+    }
+
     /// The tables to read in name order, each with its rows; nil: the whole partition.
     package var ordered: [(table: String, rows: Table)]? {
         tables.map { tables in tables.sorted { $0.key < $1.key }.map { (table: $0.key, rows: $0.value) } }

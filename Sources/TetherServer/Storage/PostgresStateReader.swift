@@ -13,6 +13,7 @@ actor PostgresStateReader: StateReader {
     nonisolated let version: ServerVersion
     nonisolated let totalRows: Int64
     nonisolated let totalBytes: Int64
+    nonisolated let exactTables: Set<String>
     let connection: PostgresConnection
     private let partitionID: Int64?
     private let slots: DownloadSlots
@@ -27,8 +28,9 @@ actor PostgresStateReader: StateReader {
 
     private init(
         version: ServerVersion, totalRows: Int64, totalBytes: Int64, connection: PostgresConnection, partitionID: Int64?,
-        slots: DownloadSlots, idle: IdleDownloadConnections, logger: Logger
+        slots: DownloadSlots, idle: IdleDownloadConnections, logger: Logger, exactTables: Set<String> = []
     ) {
+        self.exactTables = exactTables
         self.version = version
         self.totalRows = totalRows
         self.totalBytes = totalBytes
@@ -100,7 +102,8 @@ actor PostgresStateReader: StateReader {
                 }
                 let reader = PostgresStateReader(
                     version: p.head.latest, totalRows: totals.0, totalBytes: totals.1, connection: connection, partitionID: p.id,
-                    slots: slots, idle: storage.idleDownloadConnections, logger: logger)
+                    slots: slots, idle: storage.idleDownloadConnections, logger: logger,
+                    exactTables: StateSelection.exactTables(of: selection?.ordered))
                 if let selection { await reader.select(selection) }
                 return reader
             }

@@ -59,12 +59,18 @@ extension SQLiteStateReader {
                     cursor.position = batch.endIndex
                     // A batch whose rows are all gone reads nothing, and the next batch follows.
                     tableDone = batch.isEmpty
-                    read = tableDone ? [] : try Row.fetchAll(
-                        db.cachedStatement(
-                            sql: "SELECT tbl, key, fields FROM state WHERE partition_id = ? AND tbl = ? AND key IN ("
-                                + Array(repeating: "?", count: batch.count).joined(separator: ", ") + ")"),
-                        arguments: StatementArguments([partitionID, table] as [any DatabaseValueConvertible] + batch.map { $0 as any DatabaseValueConvertible })
-                    ).map(Self.stored)
+                    var page: [StoredStateRow] = []
+                    if !tableDone {
+                        // A cursor: each row read into a stored row, not copied into a GRDB row first.
+                        let found = try Row.fetchCursor(
+                            db.cachedStatement(
+                                sql: "SELECT tbl, key, fields FROM state WHERE partition_id = ? AND tbl = ? AND key IN ("
+                                    + Array(repeating: "?", count: batch.count).joined(separator: ", ") + ")"),
+                            arguments: StatementArguments([partitionID, table] as [any DatabaseValueConvertible] + batch.map { $0 as any DatabaseValueConvertible }))
+                        page.reserveCapacity(batch.count)
+                        while let row = try found.next() { page.append(Self.stored(row)) }
+                    }
+                    read = page
                 }
                 if tableDone {
                     cursor.tableIndex += 1

@@ -20,6 +20,7 @@ final class SQLiteStateReader: StateReader {
     /// The tables (and of each, the rows) to read; nil: the whole partition in one key order.
     let selection: [(table: String, rows: StateSelection.Table)]?
     let selected = SelectionCursor()
+    let exactTables: Set<String>
 
     private enum Source {
         /// Every row, read with the version; handed out in order.
@@ -46,6 +47,7 @@ final class SQLiteStateReader: StateReader {
         selection: [(table: String, rows: StateSelection.Table)]? = nil
     ) {
         self.selection = selection
+        self.exactTables = StateSelection.exactTables(of: selection)
         self.version = version
         self.totalRows = totalRows
         self.totalBytes = totalBytes

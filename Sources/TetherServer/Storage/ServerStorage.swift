@@ -23,12 +23,19 @@ package protocol StateReader: Sendable {
     /// subscription change's read, which reports none).
     var totalRows: Int64 { get }
     var totalBytes: Int64 { get }
+    /// Tables whose rows this reader returns are exactly those its scope holds (read through an
+    /// exact plan of the filter index, ``IndexPlan/exact``): a one-scope state read need not
+    /// evaluate the filters on them.
+    var exactTables: Set<String> { get }
     /// The next rows as stored (at most `maxRows`, stopping after `maxBytes`); empty at the end.
     func nextStored(maxRows: Int, maxBytes: Int) async throws -> [StoredStateRow]
     func close() async
 }
 
 extension StateReader {
+    /// Readers that select nothing through the index.
+    package var exactTables: Set<String> { [] }
+
     /// The next rows decoded as `insert` changes (tests and tools; a download passes the
     /// stored bytes through, ``StateRowsBuilder``).
     package func next(maxRows: Int, maxBytes: Int) async throws -> [RowChange] {

@@ -5,11 +5,12 @@ import TetherProtocol
 /// A session's downloads with subscriptions: the rows its scope holds, history entries as its
 /// scope sees them, and a change of scope without a reset.
 extension SessionStreamer {
-    /// The rows of `stored` that `scope` holds (all of them for the whole partition).
-    static func held(_ stored: [StoredStateRow], by scope: SubscriptionScope) throws(StorageError) -> [StoredStateRow] {
+    /// The rows of `stored` that `scope` holds (all of them for the whole partition, and those of
+    /// the `exact` tables, read through an exact plan of the filter index).
+    static func held(_ stored: [StoredStateRow], by scope: SubscriptionScope, exactly exact: Set<String> = []) throws(StorageError) -> [StoredStateRow] {
         guard !scope.isWhole else { return stored }
         do {
-            return try stored.filter { try scope.holds($0.table, storedKey: $0.key, storedFields: $0.fields) }
+            return try stored.filter { try exact.contains($0.table) || scope.holds($0.table, storedKey: $0.key, storedFields: $0.fields) }
         } catch {
             throw .corrupt("state")
         }

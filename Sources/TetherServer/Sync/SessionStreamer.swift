@@ -129,7 +129,8 @@ struct SessionStreamer: Sendable {
             var progress = DownloadProgress(rowsDone: 0, rowsTotal: reader.totalRows, bytesDone: 0, bytesTotal: reader.totalBytes)
             while true {
                 let read = try await reader.nextStored(maxRows: StoredStateRow.maxRowsPerChunk, maxBytes: ProtocolLimits.targetBatchBytes)
-                let stored = try Self.held(read, by: session.scope)
+                // Rows of a table read through an exact plan all match: not evaluated again.
+                let stored = try Self.held(read, by: session.scope, exactly: reader.exactTables)
                 let rows = try StoredStateRow.stateRows(stored, schema)
                 progress.rowsDone += Int64(read.count)
                 progress.bytesDone = min(progress.bytesTotal, progress.bytesDone + read.reduce(0) { $0 + Int64($1.key.count + $1.fields.count) })

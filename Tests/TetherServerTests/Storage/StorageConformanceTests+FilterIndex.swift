@@ -86,6 +86,10 @@ extension StorageConformanceTests {
             // hold), a change's read nothing (it reports no progress), the whole state all.
             let filtered = try await storage.openState(of: partition, holdable: [try Self.scope("total < 300 OR total >= 2900")])
             let (count, bytes) = (filtered.totalRows, filtered.totalBytes)
+            #expect(filtered.exactTables == ["orders"], "an exact plan: its rows need no evaluation")
+            let inexact = try await storage.openState(of: partition, holdable: [try Self.scope("total < 300 AND note = 'n'")])
+            #expect(inexact.exactTables.isEmpty)
+            await inexact.close()
             var read: [StoredStateRow] = []
             while case let rows = try await filtered.nextStored(maxRows: 500, maxBytes: 1 << 20), !rows.isEmpty { read += rows }
             await filtered.close()
