@@ -56,7 +56,8 @@ final class SQLiteStateReader: StateReader {
     }
 
     /// A reader of the rows `purpose` reads (all of them: nil), found through the filter index
-    /// where it serves the filters (``StateSelection``); the caller evaluates each row.
+    /// where it serves the filters (``StateSelection``); the caller evaluates each row but those
+    /// of ``exactTables``.
     static func open(pool: DatabasePool, partition: PartitionName, purpose: StateSelection.Purpose? = nil) async throws -> SQLiteStateReader {
         let small = try await pool.read { db -> SQLiteStateReader? in
             guard let p = try SQLiteServerStorage.partitionRow(partition, db) else {
