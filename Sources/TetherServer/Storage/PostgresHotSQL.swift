@@ -125,12 +125,19 @@ extension PostgresHotSQL {
     }
 
     /// The stored rows of `$1` among the keys of the arrays `$2` (tables) and `$3` (keys).
+    ///
+    /// One probe of the primary key per key, whatever the statistics say: the lateral subquery
+    /// is fenced (`OFFSET 0`) so that the planner cannot turn it into a join. Joined plainly,
+    /// a partition the statistics do not know yet (loaded since the last `ANALYZE`; for a new
+    /// partition of a large table that can be long) looked like a few rows, and each upload
+    /// hashed all of its rows: 0.2–0.4 s an upload at 100,000 rows, growing with the partition.
     enum StateRowsForKeys: PostgresPreparedSQL {
-        static let name = "tether_state_rows_for_keys"
+        static let name = "tether_state_rows_for_keys2"
         static let sql = """
-            SELECT s.tbl, s.key, s.fields FROM state s
-            JOIN unnest($2::text[], $3::bytea[]) AS u(tbl, key) ON s.tbl = u.tbl COLLATE "C" AND s.key = u.key
-            WHERE s.partition_id = $1
+            SELECT r.tbl, r.key, r.fields FROM unnest($2::text[], $3::bytea[]) AS u(tbl, key)
+            CROSS JOIN LATERAL (
+                SELECT s.tbl, s.key, s.fields FROM state s WHERE s.partition_id = $1 AND s.tbl = u.tbl COLLATE "C" AND s.key = u.key
+                OFFSET 0) r
             """
     }
 
@@ -149,11 +156,20 @@ extension PostgresHotSQL {
     }
 
     /// Index entries of partition `$1` to remove: tables `$2`, columns `$3`, values `$4`, keys `$5`.
+    ///
+    /// Found one probe each (as ``StateRowsForKeys``), then removed by their row ids: a `DELETE …
+    /// USING unnest(…)` is a join the planner may answer by hashing the partition's every entry.
+    /// The ids stay valid to the end of the statement: the partition's row is locked (`FOR
+    /// UPDATE`) by every transaction that writes its state or its index.
     enum DeleteIndexEntries: PostgresPreparedSQL {
-        static let name = "tether_delete_index_entries"
+        static let name = "tether_delete_index_entries2"
         static let sql = """
-            DELETE FROM state_index i USING unnest($2::text[], $3::text[], $4::bytea[], $5::bytea[]) AS u(tbl, col, value, key)
-            WHERE i.partition_id = $1 AND i.tbl = u.tbl COLLATE "C" AND i.col = u.col COLLATE "C" AND i.value = u.value AND i.key = u.key
+            DELETE FROM state_index WHERE ctid = ANY(ARRAY(
+                SELECT r.ctid FROM unnest($2::text[], $3::text[], $4::bytea[], $5::bytea[]) AS u(tbl, col, value, key)
+                CROSS JOIN LATERAL (
+                    SELECT i.ctid FROM state_index i WHERE i.partition_id = $1 AND i.tbl = u.tbl COLLATE "C" AND i.col = u.col COLLATE "C"
+                        AND i.value = u.value AND i.key = u.key
+                    OFFSET 0) r))
             """
     }
 
@@ -167,11 +183,16 @@ extension PostgresHotSQL {
             """
     }
 
+    /// The rows of partition `$1` to remove: tables `$2`, keys `$3` (found and removed as
+    /// ``DeleteIndexEntries`` are).
     enum DeleteStateRows: PostgresPreparedSQL {
-        static let name = "tether_delete_state_rows"
+        static let name = "tether_delete_state_rows2"
         static let sql = """
-            DELETE FROM state s USING unnest($2::text[], $3::bytea[]) AS u(tbl, key)
-            WHERE s.partition_id = $1 AND s.tbl = u.tbl COLLATE "C" AND s.key = u.key
+            DELETE FROM state WHERE ctid = ANY(ARRAY(
+                SELECT r.ctid FROM unnest($2::text[], $3::bytea[]) AS u(tbl, key)
+                CROSS JOIN LATERAL (
+                    SELECT s.ctid FROM state s WHERE s.partition_id = $1 AND s.tbl = u.tbl COLLATE "C" AND s.key = u.key
+                    OFFSET 0) r))
             """
     }
 }
