@@ -121,7 +121,7 @@ test: bootstrap
 	@scripts/python-venv
 	@$(if $(filter 0,$(PACKAGES)),true,echo "test: the packages' static programs build beside the tests (log: $(PACKAGING_LOG))")
 	@$(MAKE) --no-print-directory -j2 test-phases $(if $(filter 0,$(PACKAGES)),,package-programs-beside)
-	$(if $(filter 0,$(PACKAGES)),@echo "test: packages skipped (PACKAGES=0)",$(MAKE) test-packages PACKAGE_BUILD=debug)
+	$(if $(filter 0,$(PACKAGES)),@echo "test: packages skipped (PACKAGES=0)",$(MAKE) test-packages PACKAGE_BUILD=debug TESTS_BUILT=1)
 
 test-phases:
 	$(TEST_ENV) $(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)|$(PACKAGING)'
@@ -269,8 +269,9 @@ deb: package-programs
 
 # The packages and the static programs, tested: each program runs with the Swift toolchain
 # hidden; install, upgrade and purge with dpkg in a Debian 12 root; lintian without errors.
+# TESTS_BUILT=1 (from `make test`): the test bundle is already built.
 test-packages: deb
-	$(SWIFT) build --build-tests
+	$(if $(TESTS_BUILT),,$(SWIFT) build --build-tests)
 	TETHER_DEB_DIR=$(CURDIR)/$(DEB_DIR) TETHER_PROGRAMS_BIN="$$($(SWIFT) build $(PACKAGE_FLAGS) --show-bin-path)" \
 	    $(TEST_ENV) $(SWIFT) test --skip-build --filter '$(PACKAGING)'
 

@@ -4,8 +4,9 @@ import TetherTestSupport
 
 /// The packages of `make deb`: lintian finds no error, and in a Debian 12 root (debootstrap,
 /// no Swift toolchain in it) they install, configure the system the Debian way, upgrade
-/// keeping an edited conffile, and are removed and purged cleanly.
-@Suite(.serialized) struct DebianPackageTests {
+/// keeping an edited conffile, and are removed and purged cleanly. The tests run side by side
+/// (lintian reads the packages, the root is a copy of its own).
+@Suite struct DebianPackageTests {
     @Test(arguments: ["tether-agent", "tether-server"])
     func lintianFindsNoError(package: String) async throws {
         let deb = try Packaging.deb(package)
