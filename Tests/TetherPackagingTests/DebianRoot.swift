@@ -2,34 +2,23 @@ import Foundation
 import Synchronization
 import TetherTestSupport
 
-/// A throwaway Debian 12 system in a directory: a copy of a `debootstrap --variant=minbase`
-/// tree (with systemd, sqlite3 and man-db) made once per build directory and kept in
-/// `.build/debian-12-root` (about two minutes from deb.debian.org the first time).
+/// A throwaway Debian 12 system in a directory: a copy of the `debootstrap --variant=minbase`
+/// tree (with systemd, sqlite3 and man-db) that `scripts/debian-root` makes once per build
+/// directory and keeps in `.build/debian-12-root` (`make test` has it made beside the test
+/// phases; about a minute or two from deb.debian.org the first time).
 struct DebianRoot: Sendable {
     let directory: TemporaryDirectory
     var path: String { directory.path + "/root" }
 
-    static let packages = "libsystemd0,libsqlite3-0,systemd,init-system-helpers,sqlite3,man-db"
-    static let mirror = ProcessInfo.processInfo.environment["TETHER_DEBIAN_MIRROR"] ?? "http://deb.debian.org/debian"
-
-    /// The pristine tree, made on first use (one debootstrap per test process at most).
+    /// The pristine tree, made on first use when `make test` has not made it (one script run
+    /// per test process at most; it does nothing when the tree is there).
     private static let pristine = Task<String, any Error> {
-        let cache = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debian-12-root").path
-        if FileManager.default.fileExists(atPath: cache + "/var/lib/dpkg/status"),
-            (try? String(contentsOfFile: cache + "/.tether-packages", encoding: .utf8)) == packages
-        {
-            return cache
-        }
-        try? FileManager.default.removeItem(atPath: cache)
-        let partial = cache + ".partial"
-        try? FileManager.default.removeItem(atPath: partial)
+        let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let cache = checkout.appendingPathComponent(".build/debian-12-root").path
         let result = try await ChildProcess.run(
-            try Packaging.tool("debootstrap"),
-            ["--variant=minbase", "--include=\(packages)", "bookworm", partial, mirror], timeout: .seconds(900))
-        guard result.succeeded else { throw TestSupportError("debootstrap failed: \(result)") }
-        try packages.write(toFile: partial + "/.tether-packages", atomically: true, encoding: .utf8)
-        try FileManager.default.moveItem(atPath: partial, toPath: cache)
+            checkout.appendingPathComponent("scripts/debian-root").path, [cache], timeout: .seconds(900))
+        guard result.succeeded else { throw TestSupportError("scripts/debian-root failed: \(result)") }
         return cache
     }
 
