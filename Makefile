@@ -121,7 +121,7 @@ test: bootstrap
 	@scripts/python-venv
 	@$(if $(filter 0,$(PACKAGES)),true,echo "test: the packages' static programs build beside the tests (log: $(PACKAGING_LOG))")
 	@$(MAKE) --no-print-directory -j2 test-phases $(if $(filter 0,$(PACKAGES)),,package-programs-beside)
-	$(if $(filter 0,$(PACKAGES)),@echo "test: packages skipped (PACKAGES=0)",$(MAKE) test-packages PACKAGE_BUILD=debug TESTS_BUILT=1)
+	$(if $(filter 0,$(PACKAGES)),@echo "test: packages skipped (PACKAGES=0)",$(MAKE) test-packages PACKAGE_BUILD=debug TESTS_BUILT=1 PROGRAMS_BUILT=1)
 
 test-phases:
 	$(TEST_ENV) $(SWIFT) test --skip-build --skip '$(INTEGRATION)|$(END_TO_END)|$(PACKAGING)'
@@ -267,12 +267,13 @@ package-programs: bootstrap
 # Debian packages of the static programs (PACKAGE_BUILD): tether-agent_$(VERSION)_<arch>.deb
 # and tether-server_$(VERSION)_<arch>.deb in $(DEB_DIR) (scripts/build-deb, packaging/).
 DEB_DIR ?= .build/deb
-deb: package-programs
+deb: $(if $(PROGRAMS_BUILT),,package-programs)
 	scripts/build-deb --products "$$($(SWIFT) build $(PACKAGE_FLAGS) --show-bin-path)" --out $(DEB_DIR) --version $(VERSION)
 
 # The packages and the static programs, tested: each program runs with the Swift toolchain
 # hidden; install, upgrade and purge with dpkg in a Debian 12 root; lintian without errors.
-# TESTS_BUILT=1 (from `make test`): the test bundle is already built.
+# TESTS_BUILT=1 and PROGRAMS_BUILT=1 (from `make test`): the test bundle and the static
+# programs are already built.
 test-packages: deb
 	$(if $(TESTS_BUILT),,$(SWIFT) build --build-tests)
 	TETHER_DEB_DIR=$(CURDIR)/$(DEB_DIR) TETHER_PROGRAMS_BIN="$$($(SWIFT) build $(PACKAGE_FLAGS) --show-bin-path)" \
