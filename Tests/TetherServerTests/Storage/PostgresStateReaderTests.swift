@@ -42,3 +42,30 @@ import TetherTestTraits
         }
     }
 }
+
+extension PostgresStateReaderTests {
+    /// A whole state is read page by page in key order: each page must be the index read from
+    /// where the last one ended, never the partition sorted again (which made a download of a
+    /// freshly loaded partition quadratic).
+    @Test func aPageIsAnIndexScanWithStaleStatistics() async throws {
+        try await withStorage(.postgresql) { storage, _ in
+            let postgres = try #require(storage as? PostgresServerStorage)
+            let partitionID = try await StaleStatistics.load(postgres, partition: partition, rows: 20_000)
+            let first = try await StaleStatistics.plan(postgres, PostgresHotSQL.StateFirstRows.sql) { binds in
+                binds.append(partitionID)
+                binds.append(Int64(1000))
+            }
+            let next = try await StaleStatistics.plan(postgres, PostgresHotSQL.StateNextRows.sql) { binds in
+                binds.append(partitionID)
+                binds.append("orders")
+                binds.append(ByteBuffer(bytes: [3, 6] + Array("o05000".utf8)))
+                binds.append(Int64(1000))
+            }
+            for plan in [first, next] {
+                #expect(
+                    plan.contains { $0.contains("Index Scan using state_pkey") } && !plan.contains { $0.contains("Sort") || $0.contains("Bitmap") },
+                    "\(plan.joined(separator: "\n"))")
+            }
+        }
+    }
+}
