@@ -7,25 +7,31 @@ import TetherProtocol
 /// finds and the other does not. Keys sort in memcmp order (SQLite's for BLOBs, PostgreSQL's
 /// for `bytea`), without iterating their bytes one by one.
 enum CandidateKeys {
-    /// The keys of `selected` (candidates or a change), `find` giving one plan's keys.
-    static func of<Key: ContiguousBytes & Equatable & Sendable>(_ selected: StateSelection.Table, find: (IndexPlan) throws -> [Key]) rethrows -> [Key] {
+    /// The keys of `selected` (candidates or a change), `find` giving one plan's keys. One
+    /// range's keys come in the order of the indexed value unless `inKeyOrder`; several ranges'
+    /// and a change's are sorted.
+    static func of<Key: ContiguousBytes & Equatable & Sendable>(
+        _ selected: StateSelection.Table, inKeyOrder: Bool = false, find: (IndexPlan) throws -> [Key]
+    ) rethrows -> [Key] {
         switch selected {
         case .all: return []
         case .candidates(let plan):
             let keys = try find(plan)
-            return plan.ranges.count > 1 ? sortedUnique(keys) : keys
+            return plan.ranges.count > 1 || inKeyOrder ? sortedUnique(keys) : keys
         case .changed(let from, let to):
             return symmetricDifference(sortedUnique(try find(from)), sortedUnique(try find(to)))
         }
     }
 
-    /// ``of(_:find:)`` with an asynchronous `find`.
-    static func of<Key: ContiguousBytes & Equatable & Sendable>(_ selected: StateSelection.Table, find: (IndexPlan) async throws -> [Key]) async rethrows -> [Key] {
+    /// ``of(_:inKeyOrder:find:)`` with an asynchronous `find`.
+    static func of<Key: ContiguousBytes & Equatable & Sendable>(
+        _ selected: StateSelection.Table, inKeyOrder: Bool = false, find: (IndexPlan) async throws -> [Key]
+    ) async rethrows -> [Key] {
         switch selected {
         case .all: return []
         case .candidates(let plan):
             let keys = try await find(plan)
-            return plan.ranges.count > 1 ? sortedUnique(keys) : keys
+            return plan.ranges.count > 1 || inKeyOrder ? sortedUnique(keys) : keys
         case .changed(let from, let to):
             return symmetricDifference(sortedUnique(try await find(from)), sortedUnique(try await find(to)))
         }

@@ -124,11 +124,12 @@ extension PostgresServerStorage {
         }
     }
 
-    /// The keys `selected` reads of `table` (``CandidateKeys``).
+    /// The keys `selected` reads of `table` (``CandidateKeys``), in key order: the reader's
+    /// batches of them are ranges of the primary key (``PostgresStateReader/batchQuery(_:partitionID:table:)``).
     static func candidateKeys(
         _ selected: StateSelection.Table, partitionID: Int64, table: String, _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> [[UInt8]] {
-        try await CandidateKeys.of(selected) { plan in try await candidateKeys(plan, partitionID: partitionID, table: table, connection, logger) }
+        try await CandidateKeys.of(selected, inKeyOrder: true) { plan in try await candidateKeys(plan, partitionID: partitionID, table: table, connection, logger) }
     }
 
     /// The keys of the rows `plan`'s ranges find, range by range (a key twice when two find it).

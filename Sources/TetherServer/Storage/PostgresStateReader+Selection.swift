@@ -16,20 +16,12 @@ extension PostgresStateReader {
 
     static let keysPerRead = 1000
 
-    /// The candidate keys sorted, so that each batch of ``keysPerRead`` is a narrow range of the
-    /// primary key. Right after a bulk load, before autovacuum has analysed `state`, the planner
-    /// believes a partition's table holds a few dozen rows and scans all of it for each batch's
+    /// The rows of a batch of sorted candidate keys (``keysPerRead``: a narrow range of the
+    /// primary key). Right after a bulk load, before autovacuum has analysed `state`, the planner
+    /// believes a partition's table holds a few dozen rows and scanned all of it for each batch's
     /// `key = ANY(…)` (a bitmap scan of the `(partition_id, tbl)` prefix, the keys a filter):
-    /// 0.2 s a batch at a million rows, 30 s for a 10 % bootstrap. A batch's first and last key
-    /// are index conditions of any plan, so the scan reads that range and no more. One range's
-    /// keys come in the order of the indexed value; several ranges' and a change's are sorted.
-    static func inKeyOrder(_ keys: [[UInt8]], _ chosen: StateSelection.Table) -> [[UInt8]] {
-        if case .candidates(let plan) = chosen, plan.ranges.count == 1 { return keys.sorted(by: CandidateKeys.precedes) }
-        return keys
-    }
-
-    /// The rows of a batch of sorted keys: its first and last key bound the index scan whatever
-    /// plan the statistics suggest (see ``inKeyOrder(_:_:)``).
+    /// 0.2 s a batch at a million rows, 30 s for a 10 % bootstrap. The batch's first and last key
+    /// are index conditions of any plan, so the scan reads that range and no more.
     static func batchQuery(_ batch: [[UInt8]], partitionID: Int64, table: String) -> PostgresQuery {
         let (first, last) = (ByteBuffer(bytes: batch[0]), ByteBuffer(bytes: batch[batch.count - 1]))
         return """
@@ -69,8 +61,7 @@ extension PostgresStateReader {
                 tableDone = read.isEmpty
             case .candidates, .changed:
                 if selected.candidates == nil {
-                    let keys = try await PostgresServerStorage.candidateKeys(chosen, partitionID: partitionID, table: table, connection, logger)
-                    selected.candidates = Self.inKeyOrder(keys, chosen)
+                    selected.candidates = try await PostgresServerStorage.candidateKeys(chosen, partitionID: partitionID, table: table, connection, logger)
                 }
                 let keys = selected.candidates ?? []
                 let batch = Array(keys[selected.position..<min(keys.count, selected.position + min(Self.keysPerRead, limit))])

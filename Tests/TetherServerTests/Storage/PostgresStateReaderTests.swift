@@ -20,8 +20,7 @@ import TetherTestTraits
             let scope = try StorageConformanceTests.scope("total > 0 AND total <= 2000")
             let table = try #require(StateSelection(.holdable([scope]), indexed: ["orders": ["total"]]).ordered?.first)
             let keys = try await postgres.transaction { connection in
-                PostgresStateReader.inKeyOrder(
-                    try await PostgresServerStorage.candidateKeys(table.rows, partitionID: partitionID, table: "orders", connection, postgres.logger), table.rows)
+                try await PostgresServerStorage.candidateKeys(table.rows, partitionID: partitionID, table: "orders", connection, postgres.logger)
             }
             #expect(keys.count == 2000 && keys == keys.sorted(by: CandidateKeys.precedes))
             let batch = PostgresStateReader.batchQuery(Array(keys.prefix(PostgresStateReader.keysPerRead)), partitionID: partitionID, table: "orders")
