@@ -86,7 +86,7 @@ extension FaultCampaign {
         case stopFlood
         /// Removes a revoked agent's device and restarts the agent, which enrolls again.
         case readmit(Int)
-        /// Drops the agent's subscription of the partition by a reload (a down agent reads it at its restart).
+        /// Drops the agent's subscription of the partition by a reload, once the agent is up.
         case unsubscribe(Int, String)
 
         /// Healing order: the server and disk first, then agents, then server-side settings.
@@ -347,9 +347,12 @@ extension FaultCampaign {
         case .readmit(let index):
             return try await readmit(index, admin: admin ?? 0)
         case .unsubscribe(let index, let partition):
+            // Once the agent is up: a frozen one is thawed, not restarted, and would never read
+            // a configuration written meanwhile (seed 82998787: its store kept the subset).
+            guard !isDown(agents[index].name) else { return false }
             _ = shared.withLock { $0.subscriptions[agents[index].name]?.removeValue(forKey: partition) }
             try writeConfig(index)
-            if !isDown(agents[index].name) { agents[index].signal(SIGHUP) }
+            agents[index].signal(SIGHUP)
         case .resume(let index, let partition):
             // A pause outlives a restart: resume once the agent is back.
             guard !isDown(agents[index].name) else { return false }
