@@ -9,6 +9,8 @@ import TetherTestSupport
 /// instance the device is not connected to): an agent killed between writing the new
 /// credential and acknowledging it binds with the new one and that completes the rotation; a
 /// rotation of a connected agent completes at once; the old credential is refused afterwards.
+/// A server whose database is put back from a backup taken before two rotations knows the
+/// device by its first credential: the agent offers its earlier ones and syncs on.
 @Suite(.timeLimit(.minutes(6)))
 struct CredentialRotationEndToEndTests {
     enum Setup: String, CaseIterable, CustomTestStringConvertible {
@@ -103,6 +105,58 @@ struct CredentialRotationEndToEndTests {
             try await agent.waitSynced("p")
             let rows = try await agent.rows("p")
             #expect(["before", "after-kill", "after-rotation"].allSatisfy { rows.contains($0) }, "\(rows)")
+        }
+    }
+
+    /// Soak seed 82998787: a rotation, then the server's database put back from a backup taken
+    /// before it. The device binds with the credential the backup knows (kept in
+    /// `token.earlier`), writes it back to its token file, and its rows written meanwhile
+    /// reach the server; no credential in the log.
+    @Test func aServerPutBackFromBeforeTwoRotationsKnowsTheDeviceByAnEarlierCredential() async throws {
+        try await withCluster { cluster in
+            let key = try await cluster.admin(["enroll-key", "create", "--reusable"])
+            try await cluster.admin(["grant", "device:*", "p", "readwrite"])
+            let agent = try cluster.agent(
+                "till", partitions: ["p"], extra: "[device]\nname = \"till-b\"",
+                server: "enrollment_key_file = \"\(cluster.dir.appending("till/enroll.key"))\"")
+            try FileManager.default.removeItem(atPath: agent.dir + "/token")
+            try Cluster.write(key + "\n", to: agent.dir + "/enroll.key", mode: 0o600)
+            try await agent.start()
+            try await agent.waitSynced("p")
+            try await agent.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('before', 'x', 1)")
+            try await agent.waitSynced("p")
+            let enrolled = try Self.token(agent)
+            let backup = cluster.dir.appending("backup.sqlite")
+            try await cluster.admin(["backup", "--out", backup])
+
+            var held = enrolled
+            for round in 1...2 {
+                try await cluster.admin(["device", "rotate", "till-b"])
+                try await eventually("rotation \(round) completed", timeout: .seconds(60)) {
+                    try await Self.identity(cluster, "till-b")?["rotation_pending"] == .bool(false) && (try Self.token(agent)) != held
+                }
+                held = try Self.token(agent)
+            }
+            let rotated = held
+            try await agent.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('after-rotations', 'y', 2)")
+            try await agent.waitSynced("p")
+
+            // The server's database put back from before both rotations; the device writes meanwhile.
+            await cluster.stopServer()
+            try await agent.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('while-down', 'z', 3)")
+            try await HealEndToEndTests.putDatabaseBack(cluster, backup)
+            try await agent.waitSynced("p", timeout: 120)
+            #expect(try Self.token(agent) == enrolled, "the credential the backup knows is the token file's again")
+            let earlier = try String(contentsOfFile: agent.dir + "/token.earlier", encoding: .utf8)
+            #expect(earlier.hasPrefix(rotated + "\n"), "the refused one kept first")
+            #expect(agent.log.contains("the server accepted the credential this device held before its last rotation"), "\(agent.log.suffix(3000))")
+            #expect(![enrolled, rotated].contains { agent.log.contains($0) }, "a credential in the log")
+            // What the server holds, through another device.
+            let reader = try cluster.agent("reader", partitions: ["p"])
+            try await reader.start()
+            try await reader.waitSynced("p")
+            let rows = try await reader.rows("p")
+            #expect(["before", "after-rotations", "while-down"].allSatisfy { rows.contains($0) }, "\(rows)")
         }
     }
 }

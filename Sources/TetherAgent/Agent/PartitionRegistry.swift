@@ -7,9 +7,15 @@ import TetherSyncClient
 /// running configuration, session ids, the token, status changes, the connection-level errors
 /// (handed to ``AgentConnection``), the reset's fetcher and healer over the current connection.
 actor PartitionRegistry {
-    private var configuration: AgentConfiguration
+    private(set) var configuration: AgentConfiguration
     private var byName: [PartitionName: PartitionController] = [:]
     private var sessionCounter: SessionID = 0
+    /// Which credential binds offer when the server refuses the token file's (``CredentialFallback``).
+    var credentialFallback = CredentialFallback()
+    /// The token file's credential the fallback's list was read against (another: it starts over).
+    var credentialFallbackBase: String?
+    /// The state database's device id, read once (``CredentialHistory`` keeps only its credentials).
+    var cachedDeviceID: String?
     nonisolated let stateDatabase: AgentStateDatabase
     nonisolated let logger: Logger
     nonisolated let events: AgentEvents
@@ -114,14 +120,6 @@ extension PartitionRegistry: AgentContext {
     func nextSessionID() async -> SessionID {
         sessionCounter &+= 1
         return sessionCounter
-    }
-
-    func readToken() async throws -> String {
-        let path = configuration.server.tokenFile
-        if let problem = AgentConfiguration.tokenFileProblem(path) { throw AgentError.token(problem) }
-        let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty else { throw AgentError.token("\(path) is empty") }
-        return text
     }
 
     nonisolated func statusChanged() { onStatusChange() }

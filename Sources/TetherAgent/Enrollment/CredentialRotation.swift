@@ -34,6 +34,15 @@ enum CredentialRotation {
             return .notWritten
         }
         do {
+            // The credential it replaces is kept: a server put back from a backup taken before
+            // this rotation knows the device by it (``CredentialFallback``).
+            try CredentialHistory.remember(currentOf: tokenFile, deviceID: credential.deviceID)
+        } catch {
+            log.warning(
+                "cannot keep the credential being replaced beside token_file: \(error); a server whose database is put back from a backup taken before this rotation will refuse this device",
+                metadata: ["token_file": "\(tokenFile)"])
+        }
+        do {
             try CredentialWriter.write(credential.text, to: tokenFile)
         } catch {
             log.error(

@@ -59,6 +59,9 @@ package struct DeviceEnrollment: Sendable {
         }
         let response = try await client.enroll(EnrollmentRequest(key: key.text, deviceID: deviceID, name: name, release: TetherVersion.release))
         await FaultInjection.enrollGateIfRequested()
+        // This device's credential being replaced is kept, another device's (a clone's file)
+        // dropped (``CredentialHistory``); a failure here shows at the write below (same directory).
+        try? CredentialHistory.remember(currentOf: tokenFile, deviceID: deviceID)
         do {
             try CredentialWriter.write(response.credential, to: tokenFile, newFileOwner: newFileOwner)
         } catch {

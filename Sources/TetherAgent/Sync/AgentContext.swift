@@ -13,6 +13,12 @@ protocol AgentContext: Sendable {
     func nextSessionID() async -> SessionID
     /// The token from `[server] token_file`, read anew (errors 202/203 make it re-read).
     func readToken() async throws -> String
+    /// The server refused a bind's `token` (203): the next bind may offer an earlier
+    /// credential of the device (``CredentialFallback``).
+    func credentialRefused(_ token: String) async
+    /// The server accepted a bind's `token`: an earlier credential it knows the device by
+    /// becomes the token file's again.
+    func credentialAccepted(_ token: String) async
     /// A controller's status changed (STATUS=, wait-synced). Does not wait: it only signals
     /// the agent's status task.
     func statusChanged()

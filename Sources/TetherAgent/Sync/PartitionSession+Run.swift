@@ -88,7 +88,7 @@ extension PartitionSession {
         } catch {
             return .ended(await link.isClosed ? .connectionLost : .retry(nil))
         }
-        opened(linkSession, uploadSalt: uploadSalt, subscriptions: request.subscriptions ?? .whole)
+        opened(linkSession, uploadSalt: uploadSalt, subscriptions: request.subscriptions ?? .whole, token: token)
         host.bindSent()
         return .opened(linkSession)
     }
@@ -147,6 +147,9 @@ extension PartitionSession {
         if case SessionInterruption.serverError(let received) = error, let taken = host.identityTakenElsewhere(received) {
             error = SessionInterruption.serverError(taken)
         }
+        if case SessionInterruption.serverError(let received) = error, received.code == .badUserAuthentication, let token {
+            await host.context.credentialRefused(token)
+        }
         let verdict = SessionErrorVerdict(error, partition: host.settings.name)
         if let shown = verdict.shown { host.show(shown, heldForItsReset: verdict.heldForItsReset) }
         if let entry = verdict.entry { host.log.log(level: entry.level, "\(entry.message)", metadata: entry.metadata) }
@@ -159,6 +162,7 @@ extension PartitionSession {
     ) async throws {
         host.bound(reply)
         accepted(reply)
+        if let token { await host.context.credentialAccepted(token) }
         let settings = host.settings
         if reply.stateFollows {
             host.log.notice("bootstrapping \(settings.name) from the server (version \(reply.latestServerVersion.version))")

@@ -16,6 +16,9 @@ struct PartitionSession: Sendable {
         var uploads: Uploads?
         /// What the bind said of subscriptions: the set the store held and the set wanted.
         var subscriptions = SubscriptionRequest.whole
+        /// The token the bind was sent with (the server's answer to it goes to
+        /// ``CredentialFallback``); never logged.
+        var token: String?
         var access = PartitionAccess.readwrite
         var boundAt: ContinuousClock.Instant?
         var readyForUploads = false
@@ -47,15 +50,19 @@ struct PartitionSession: Sendable {
 
     // MARK: The bind
 
-    /// The bind was sent on `link`; this session's uploads go under `uploadSalt`, and it asked
-    /// for `subscriptions`.
-    func opened(_ link: any LinkSession, uploadSalt: Int64, subscriptions: SubscriptionRequest = .whole) {
+    /// The bind was sent on `link` with `token`; this session's uploads go under `uploadSalt`,
+    /// and it asked for `subscriptions`.
+    func opened(_ link: any LinkSession, uploadSalt: Int64, subscriptions: SubscriptionRequest = .whole, token: String? = nil) {
         state.update {
             $0.link = link
             $0.uploads = Uploads(salt: uploadSalt)
             $0.subscriptions = subscriptions
+            $0.token = token
         }
     }
+
+    /// The token the bind was sent with (nil until it is sent).
+    var token: String? { state.value.token }
 
     /// What the bind said of subscriptions (``SubscriptionRequest/whole`` until it is sent).
     var subscriptions: SubscriptionRequest { state.value.subscriptions }

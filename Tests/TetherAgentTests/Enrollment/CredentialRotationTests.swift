@@ -20,6 +20,7 @@ import TetherTestSupport
         let outcome = await CredentialRotation.store(Self.new, tokenFile: path, log: Self.log)
         #expect(outcome == .written(digest: Array(SHA256.hash(data: Array(Self.new.secret.utf8)))))
         #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.new.text + "\n")
+        #expect(CredentialHistory.read(tokenFile: path, deviceID: Self.device) == [Self.old.text], "the replaced one is kept")
     }
 
     @Test func aCredentialForAnotherDeviceIsNotWritten() async throws {

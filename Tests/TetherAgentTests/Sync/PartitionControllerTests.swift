@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import TetherControl
 import TetherProtocol
@@ -240,6 +241,22 @@ import TetherTestSupport
             try await state(controller, is: .offline)
             let second = try await link.bind(2)
             #expect(second.request.identity == first.request.identity)
+        }
+    }
+
+    /// A bind refused with 203 tells the agent which token was refused, an accepted one which
+    /// was accepted (``CredentialFallback`` offers an earlier credential after a refusal).
+    @Test func theAgentHearsWhichTokenTheServerRefusedAndWhichItAccepted() async throws {
+        let fixture = try await ResetFixture(synced: [order("o1", "ann", 1)])
+        let agent = try ScriptedAgent(fixture)
+        try await withController(fixture, agent: agent) { controller, link in
+            let first = try await link.bind(1)
+            first.send(.error(SyncError(.badUserAuthentication, "not accepted", action: .reauth)))
+            try await state(controller, is: .offline)
+            let second = try await link.bind(2)
+            second.acceptKnownStore(version: 10)
+            try await state(controller, is: .synced)
+            #expect(agent.credentialAnswers.withLock { $0 } == ["refused t0ken", "accepted t0ken"])
         }
     }
 

@@ -99,6 +99,8 @@ final class ScriptedAgent: AgentContext {
     private let counter = Mutex<SessionID>(0)
     private let connectionErrors = Mutex<[SyncError]>([])
     private let cancelNextBind = Mutex(false)
+    /// What the sessions told of their binds' tokens: "refused t0ken", "accepted t0ken".
+    let credentialAnswers = Mutex<[String]>([])
 
     /// The next bind's task is cancelled right after it read the token, as when the connection
     /// closes while the partition opens its store.
@@ -133,6 +135,8 @@ final class ScriptedAgent: AgentContext {
         if cancel { withUnsafeCurrentTask { task in task?.cancel() } }
         return "t0ken"
     }
+    func credentialRefused(_ token: String) async { credentialAnswers.withLock { $0.append("refused \(token)") } }
+    func credentialAccepted(_ token: String) async { credentialAnswers.withLock { $0.append("accepted \(token)") } }
     func statusChanged() {}
     func connectionFailed(_ error: SyncError) async { connectionErrors.withLock { $0.append(error) } }
 }

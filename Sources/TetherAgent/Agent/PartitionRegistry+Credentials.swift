@@ -1,0 +1,91 @@
+import Foundation
+import Logging
+import TetherProtocol
+
+/// The token binds are sent with: `[server] token_file`'s, or, while the server refuses that
+/// one (203), an earlier credential of this device (``CredentialFallback``,
+/// ``CredentialHistory``): a server whose database was put back from a backup taken before the
+/// device's last rotation knows it by one of those, and the one it accepts becomes the token
+/// file's again (docs/server.md "A server database put back from an older backup").
+extension PartitionRegistry {
+    func readToken() async throws -> String {
+        let current = try readTokenFile()
+        guard credentialFallback.trying != nil else { return current }
+        guard current == credentialFallbackBase else {
+            // Rotated, enrolled or edited meanwhile: the new credential first.
+            credentialFallback.tokenFileChanged()
+            return current
+        }
+        return credentialFallback.offered(current: current, earlier: earlierCredentials(than: current))
+    }
+
+    func credentialRefused(_ token: String) async {
+        guard let current = try? readTokenFile(), DeviceCredential(parsing: current) != nil else { return }
+        if current != credentialFallbackBase { credentialFallback.tokenFileChanged() }
+        credentialFallbackBase = current
+        let earlier = earlierCredentials(than: current)
+        let path = configuration.server.tokenFile
+        switch credentialFallback.refused(token, current: current, earlier: earlier) {
+        case .none:
+            break
+        case .offerEarlier(let index, log: true):
+            logger.warning(
+                "the server refused this device's credential; the next bind offers the one it held before (\(index + 1) of \(earlier.count) kept), as a server whose database was put back from a backup knows it by that",
+                metadata: ["token_file": "\(path)", "tether.error_code": "203"])
+        case .offerEarlier:
+            break
+        case .exhausted(log: true):
+            logger.error(
+                "the server refused this device's credential and every earlier one it keeps (\(earlier.count)); binds go on with token_file's",
+                metadata: [
+                    "token_file": "\(path)", "tether.error_code": "203",
+                    "hint": "the device is revoked or removed, or the server's database is older than its enrollment: re-admit it (tetherctl enroll, or admin device remove NAME and enroll again)",
+                ])
+        case .exhausted:
+            break
+        }
+    }
+
+    func credentialAccepted(_ token: String) async {
+        guard credentialFallback.trying != nil, let current = try? readTokenFile(), current == credentialFallbackBase else { return }
+        let earlier = earlierCredentials(than: current)
+        guard case .restore(let credential) = credentialFallback.accepted(token, current: current, earlier: earlier) else { return }
+        let path = configuration.server.tokenFile
+        do {
+            // The refused credential stays the newest earlier one: a database put back again
+            // to the newer state knows the device by it.
+            try CredentialHistory.write([current] + earlier.filter { $0 != credential }, tokenFile: path)
+            try CredentialWriter.write(credential, to: path)
+            credentialFallbackBase = credential
+            logger.warning(
+                "the server accepted the credential this device held before its last rotation and refused the current one: its database was put back from a backup taken before the rotation; that credential is token_file's again",
+                metadata: ["token_file": "\(path)"])
+        } catch {
+            logger.error(
+                "the server accepted an earlier credential of this device, but it cannot be written back to token_file: \(error); binds offer it again after each refusal",
+                metadata: ["token_file": "\(path)", "hint": "token_file's directory must be writable by the agent (the unit's StateDirectory, /var/lib/tether)"])
+        }
+    }
+
+    /// The token file's text (checked as the configuration checks it).
+    private func readTokenFile() throws -> String {
+        let path = configuration.server.tokenFile
+        if let problem = AgentConfiguration.tokenFileProblem(path) { throw AgentError.token(problem) }
+        let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw AgentError.token("\(path) is empty") }
+        return text
+    }
+
+    /// This device's earlier credentials, newest first, without `current`; none when the
+    /// current one is not this device's credential (a user's token, a clone's file).
+    private func earlierCredentials(than current: String) -> [String] {
+        guard let deviceID = deviceIDForCredentials(), DeviceCredential(parsing: current)?.deviceID == deviceID else { return [] }
+        return CredentialHistory.read(tokenFile: configuration.server.tokenFile, deviceID: deviceID, excluding: current)
+    }
+
+    private func deviceIDForCredentials() -> String? {
+        if let cachedDeviceID { return cachedDeviceID }
+        cachedDeviceID = try? stateDatabase.deviceID()
+        return cachedDeviceID
+    }
+}
