@@ -32,6 +32,19 @@ struct CredentialRotationEndToEndTests {
         }
     }
 
+    /// An agent `till` of partition `p` that enrolls itself as `name` with a reusable key
+    /// (granted `p` to every device), not started.
+    static func enrollingAgent(_ cluster: Cluster, name: String) async throws -> ClusterAgent {
+        let key = try await cluster.admin(["enroll-key", "create", "--reusable"])
+        try await cluster.admin(["grant", "device:*", "p", "readwrite"])
+        let agent = try cluster.agent(
+            "till", partitions: ["p"], extra: "[device]\nname = \"\(name)\"",
+            server: "enrollment_key_file = \"\(cluster.dir.appending("till/enroll.key"))\"")
+        try FileManager.default.removeItem(atPath: agent.dir + "/token")
+        try Cluster.write(key + "\n", to: agent.dir + "/enroll.key", mode: 0o600)
+        return agent
+    }
+
     static func token(_ agent: ClusterAgent) throws -> String {
         try String(contentsOfFile: agent.dir + "/token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -40,13 +53,7 @@ struct CredentialRotationEndToEndTests {
     func aKillBetweenWritingAndAcknowledgingLosesNeitherCredential(_ setup: Setup) async throws {
         try await withCluster(setup.settings) { cluster in
             let other = setup == .sqlite ? 0 : 1
-            let key = try await cluster.admin(["enroll-key", "create", "--reusable"])
-            try await cluster.admin(["grant", "device:*", "p", "readwrite"])
-            let agent = try cluster.agent(
-                "till", partitions: ["p"], extra: "[device]\nname = \"till-r\"",
-                server: "enrollment_key_file = \"\(cluster.dir.appending("till/enroll.key"))\"")
-            try FileManager.default.removeItem(atPath: agent.dir + "/token")
-            try Cluster.write(key + "\n", to: agent.dir + "/enroll.key", mode: 0o600)
+            let agent = try await Self.enrollingAgent(cluster, name: "till-r")
             let gates = cluster.dir.appending("gates")
             try FileManager.default.createDirectory(atPath: gates, withIntermediateDirectories: true)
             let environment = ["TETHER_FAULT_ROTATE_GATE": gates, "TETHER_MACHINE_ID_FILE": try cluster.dir.write("machine-id", "5a" + String(repeating: "1", count: 30))]
@@ -114,13 +121,7 @@ struct CredentialRotationEndToEndTests {
     /// reach the server; no credential in the log.
     @Test func aServerPutBackFromBeforeTwoRotationsKnowsTheDeviceByAnEarlierCredential() async throws {
         try await withCluster { cluster in
-            let key = try await cluster.admin(["enroll-key", "create", "--reusable"])
-            try await cluster.admin(["grant", "device:*", "p", "readwrite"])
-            let agent = try cluster.agent(
-                "till", partitions: ["p"], extra: "[device]\nname = \"till-b\"",
-                server: "enrollment_key_file = \"\(cluster.dir.appending("till/enroll.key"))\"")
-            try FileManager.default.removeItem(atPath: agent.dir + "/token")
-            try Cluster.write(key + "\n", to: agent.dir + "/enroll.key", mode: 0o600)
+            let agent = try await Self.enrollingAgent(cluster, name: "till-b")
             try await agent.start()
             try await agent.waitSynced("p")
             try await agent.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('before', 'x', 1)")
@@ -157,6 +158,40 @@ struct CredentialRotationEndToEndTests {
             try await reader.waitSynced("p")
             let rows = try await reader.rows("p")
             #expect(["before", "after-rotations", "while-down"].allSatisfy { rows.contains($0) }, "\(rows)")
+        }
+    }
+
+    /// A device's disk put back from an image taken before a rotation: its token file holds a
+    /// credential the server replaced, and no earlier one the server knows. The agent, refused
+    /// with every credential it has, enrolls again with its key (the server knows the device:
+    /// 200, a fresh credential) and syncs what it wrote.
+    @Test func aDiskPutBackFromBeforeARotationEnrollsAgainByItself() async throws {
+        try await withCluster { cluster in
+            let agent = try await Self.enrollingAgent(cluster, name: "till-i")
+            try await agent.start()
+            try await agent.waitSynced("p")
+            let imaged = try Self.token(agent)
+            try await cluster.admin(["device", "rotate", "till-i"])
+            try await eventually("the rotation completed", timeout: .seconds(60)) {
+                try await Self.identity(cluster, "till-i")?["rotation_pending"] == .bool(false) && (try Self.token(agent)) != imaged
+            }
+            await agent.stop(SIGKILL)
+            // The image's token file, and no `.earlier` (the image predates it).
+            try Cluster.write(imaged + "\n", to: agent.dir + "/token", mode: 0o600)
+            try FileManager.default.removeItem(atPath: agent.dir + "/token.earlier")
+            try await agent.start()
+            try await agent.sql("p", "INSERT INTO orders (id, customer, total) VALUES ('after-image', 'i', 1)")
+            try await agent.waitSynced("p", timeout: 120)
+            let enrolled = try Self.token(agent)
+            #expect(enrolled != imaged && DeviceCredential(parsing: enrolled)?.deviceID == DeviceCredential(parsing: imaged)?.deviceID)
+            #expect(agent.log.contains("enrolling again with the enrollment key"), "\(agent.log.suffix(3000))")
+            #expect(![imaged, enrolled].contains { agent.log.contains($0) }, "a credential in the log")
+            let audit = try await cluster.admin(["audit"])
+            #expect(audit.contains("device.reenroll"), "\(audit)")
+            let reader = try cluster.agent("reader", partitions: ["p"])
+            try await reader.start()
+            try await reader.waitSynced("p")
+            #expect(try await reader.rows("p").contains("after-image"))
         }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TetherTestSupport
 
 /// A throwaway Debian 12 system in a directory: a copy of the `debootstrap --variant=minbase`

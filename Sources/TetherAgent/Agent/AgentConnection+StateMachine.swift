@@ -186,7 +186,7 @@ extension AgentConnection {
             _ outcome: Result<Void, EnrollmentError>, at now: ContinuousClock.Instant, cancelled: Bool,
             using random: inout some RandomNumberGenerator
         ) -> EnrollmentEnd {
-            guard case .enrolling = phase else { preconditionFailure("an enrollment ended that did not run") }
+            guard case .enrolling(let enrolling) = phase else { preconditionFailure("an enrollment ended that did not run") }
             if cancelled {
                 phase = .idle
                 return .finish
@@ -197,7 +197,10 @@ extension AgentConnection {
                 backoff.reset()
                 phase = .connecting(Connecting(since: now))
                 return .connect
-            case .failure(let error) where error.isTransient:
+            case .failure(let error) where error.isTransient || enrolling.reason == .credentialRefused:
+                // An enrollment after every credential was refused does not stop the agent:
+                // the server may come to accept the token file's again (its database put back
+                // right), and the next attempt binds with it.
                 let log = noteLogged(error)
                 let delay = backoff.next(floor: error.retryAfter ?? .zero, using: &random)
                 phase = .backingOff(until: now + delay, stop: nil)
@@ -232,6 +235,22 @@ extension AgentConnection {
         func partitionAdded(_ partition: Partition) -> Addition {
             guard case .connected(let connected) = phase, !connected.closingForReconnect else { return .later }
             return .start(partition, on: connected.additions)
+        }
+
+        /// The server refused every credential the device has and it holds an enrollment key:
+        /// the connection closes (or a backoff ends) so that the next attempt's credential check
+        /// enrolls (``CredentialDecision``).
+        mutating func reenrollmentDue() -> ReloadAction {
+            switch phase {
+            case .connected(var connected) where !connected.closingForReconnect:
+                connected.closingForReconnect = true
+                phase = .connected(connected)
+                return .closeAndWake(connected.connection, additions: connected.additions)
+            case .backingOff(until: _, stop: nil):
+                return .wake
+            case .idle, .connecting, .connected, .backingOff, .stopped, .enrolling, .enrollmentStopped:
+                return .none
+            }
         }
 
         /// The connection's partitions ended: true when the server closed it (not the agent, not a

@@ -168,7 +168,8 @@ actor AgentConnection {
             logger.error("cannot read the device id from the state database: \(error); the token file is used as it is")
             return machine.credentialChecked(.useToken, at: .now) == .connect
         }
-        switch machine.credentialChecked(DeviceEnrollment.decision(server, deviceID: deviceID), at: .now) {
+        let refused = await partitions.takeCredentialRefusal()
+        switch machine.credentialChecked(DeviceEnrollment.decision(server, deviceID: deviceID, refused: refused), at: .now) {
         case .connect:
             return true
         case .stop(let error, let log):
@@ -249,7 +250,17 @@ actor AgentConnection {
     /// The configuration was reloaded: a changed server, or a stop, closes the connection so the
     /// loop connects anew.
     func reloaded(serverChanged: Bool) async {
-        switch machine.reloaded(serverChanged: serverChanged) {
+        await perform(machine.reloaded(serverChanged: serverChanged))
+    }
+
+    /// The server refused every credential the device has, and it may enroll: the next attempt
+    /// enrolls (``PartitionRegistry/takeCredentialRefusal()``).
+    func reenrollmentDue() async {
+        await perform(machine.reenrollmentDue())
+    }
+
+    private func perform(_ action: StateMachine<SyncConnection, PartitionController>.ReloadAction) async {
+        switch action {
         case .none:
             return
         case .wake:

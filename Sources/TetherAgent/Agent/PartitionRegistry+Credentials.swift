@@ -34,22 +34,34 @@ extension PartitionRegistry {
                 metadata: ["token_file": "\(path)", "tether.error_code": "203"])
         case .offerEarlier:
             break
-        case .exhausted(log: true):
-            logger.error(
-                "the server refused this device's credential and every earlier one it keeps (\(earlier.count)); binds go on with token_file's",
-                metadata: [
-                    "token_file": "\(path)", "tether.error_code": "203",
-                    "hint": "the device is revoked or removed, or the server's database is older than its enrollment: re-admit it (tetherctl enroll, or admin device remove NAME and enroll again)",
-                ])
-        case .exhausted:
-            break
+        case .exhausted(let log):
+            credentialRefusedEverywhere = current
+            let enrolls = configuration.server.enrollmentKeyFile != nil
+            if log && enrolls {
+                logger.warning(
+                    "the server refused this device's credential and every earlier one it keeps (\(earlier.count)); enrolling again with the enrollment key",
+                    metadata: ["token_file": "\(path)", "tether.error_code": "203"])
+            } else if log {
+                logger.error(
+                    "the server refused this device's credential and every earlier one it keeps (\(earlier.count)); binds go on with token_file's",
+                    metadata: [
+                        "token_file": "\(path)", "tether.error_code": "203",
+                        "hint": "the device is revoked or removed, or the server does not know this credential (its database put back from before the enrollment, this disk from before a rotation): re-admit it with tetherctl enroll, or set [server] enrollment_key_file so it enrolls by itself",
+                    ])
+            }
+            if enrolls { await connection.reenrollmentDue() }
         }
     }
 
     func credentialAccepted(_ token: String) async {
-        guard credentialFallback.trying != nil, let current = try? readTokenFile(), current == credentialFallbackBase else { return }
+        // Every bind ends here: nothing to read unless a refusal came first.
+        guard credentialFallback != CredentialFallback() || credentialRefusedEverywhere != nil else { return }
+        guard let current = try? readTokenFile() else { return }
+        if token == current { credentialRefusedEverywhere = nil }
+        guard current == credentialFallbackBase else { return }
         let earlier = earlierCredentials(than: current)
         guard case .restore(let credential) = credentialFallback.accepted(token, current: current, earlier: earlier) else { return }
+        credentialRefusedEverywhere = nil
         let path = configuration.server.tokenFile
         do {
             // The refused credential stays the newest earlier one: a database put back again
@@ -65,6 +77,15 @@ extension PartitionRegistry {
                 "the server accepted an earlier credential of this device, but it cannot be written back to token_file: \(error); binds offer it again after each refusal",
                 metadata: ["token_file": "\(path)", "hint": "token_file's directory must be writable by the agent (the unit's StateDirectory, /var/lib/tether)"])
         }
+    }
+
+    /// Whether the server refused the token file's credential (as it is now) and every earlier
+    /// one since the last call: the attempt's credential check enrolls when a key is set.
+    /// Taken once, so an enrollment that fails is followed by binds with the token file again.
+    func takeCredentialRefusal() -> Bool {
+        defer { credentialRefusedEverywhere = nil }
+        guard let refused = credentialRefusedEverywhere, let current = try? readTokenFile() else { return false }
+        return refused == current
     }
 
     /// The token file's text (checked as the configuration checks it).

@@ -14,6 +14,9 @@ actor PartitionRegistry {
     var credentialFallback = CredentialFallback()
     /// The token file's credential the fallback's list was read against (another: it starts over).
     var credentialFallbackBase: String?
+    /// The token file's credential the server refused with every earlier one, until the next
+    /// attempt's credential check takes it (``takeCredentialRefusal()``).
+    var credentialRefusedEverywhere: String?
     /// The state database's device id, read once (``CredentialHistory`` keeps only its credentials).
     var cachedDeviceID: String?
     nonisolated let stateDatabase: AgentStateDatabase

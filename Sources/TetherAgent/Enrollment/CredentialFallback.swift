@@ -4,7 +4,7 @@
 /// credentials come in as texts, one method per input, each returning what the caller does.
 ///
 /// ```text
-/// current ─refused─▶ trying(0) ─refused─▶ trying(1) … ─refused (none left)─▶ current
+/// current ─refused─▶ trying(0) ─refused─▶ trying(1) … ─refused (none left: exhausted)─▶ current
 ///    ▲                  │ accepted: restore it as token_file
 ///    └──────────────────┘
 /// ```
@@ -23,12 +23,13 @@ package struct CredentialFallback: Sendable, Hashable {
 
     /// What a refusal of the offered credential leads to.
     package enum Refusal: Sendable, Hashable {
-        /// Nothing changes (not the credential offered now, or no earlier one to offer).
+        /// Nothing changes (not the credential offered now).
         case none
         /// The next bind offers the earlier credential at this index (0: the newest); `log`:
         /// the first walk since an acceptance.
         case offerEarlier(Int, log: Bool)
-        /// Every earlier one was refused too: the token file's again; `log` as above.
+        /// Every earlier one (if any) was refused too: the token file's again, or an enrollment
+        /// when the device may enroll; `log` as above.
         case exhausted(log: Bool)
     }
 
@@ -48,7 +49,7 @@ package struct CredentialFallback: Sendable, Hashable {
 
     /// The server refused `token` (203).
     package mutating func refused(_ token: String, current: String, earlier: [String]) -> Refusal {
-        guard token == offered(current: current, earlier: earlier), !earlier.isEmpty else { return .none }
+        guard token == offered(current: current, earlier: earlier) else { return .none }
         let next = trying.map { $0 + 1 } ?? 0
         guard next < earlier.count else {
             trying = nil
@@ -69,5 +70,8 @@ package struct CredentialFallback: Sendable, Hashable {
 
     /// The token file changed under the agent (a rotation, an enrollment, an operator): the
     /// list it offered from is another.
-    package mutating func tokenFileChanged() { trying = nil }
+    package mutating func tokenFileChanged() {
+        trying = nil
+        walkedAll = false
+    }
 }

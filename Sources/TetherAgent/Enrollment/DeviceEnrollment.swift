@@ -71,9 +71,10 @@ package struct DeviceEnrollment: Sendable {
     }
 
     /// The credential check of an attempt: what `token_file` holds against this device's id.
-    static func decision(_ server: ServerSettings, deviceID: String) -> CredentialDecision {
+    /// `refused`: the server refused every credential the device has (``CredentialDecision``).
+    static func decision(_ server: ServerSettings, deviceID: String, refused: Bool = false) -> CredentialDecision {
         CredentialDecision.decide(
             token: TokenFile.inspect(server.tokenFile), tokenFile: server.tokenFile, enrollmentKey: server.enrollmentKeyFile != nil,
-            deviceID: deviceID)
+            deviceID: deviceID, refused: refused)
     }
 }

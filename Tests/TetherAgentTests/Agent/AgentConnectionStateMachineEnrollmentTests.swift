@@ -78,6 +78,38 @@ import TetherTestSupport
             "logged again after a reload")
     }
 
+    /// An enrollment because every credential was refused never stops the agent: a refusal
+    /// (the key expired, the device revoked) backs off, and the next attempt binds again.
+    @Test func aRefusedReenrollmentBacksOffInsteadOfStopping() {
+        var machine = machine()
+        var random = SeededRandom(seed: 5)
+        _ = machine.attemptDue(at: t0)
+        #expect(machine.credentialChecked(.enroll(.credentialRefused), at: t0) == .enroll(.credentialRefused))
+        #expect(machine.enrollmentEnded(.failure(Self.unknownKey), at: t0, cancelled: false, using: &random) == .backOff(.seconds(1), log: true))
+        guard case .backingOff(_, nil) = machine.phase else { Issue.record("\(machine.phase)"); return }
+        #expect(machine.attemptDue(at: t0 + .seconds(1)) == .connect)
+        #expect(machine.credentialChecked(.useToken, at: t0 + .seconds(1)) == .connect)
+    }
+
+    /// Every credential refused: a connected agent closes its connection so that the next
+    /// attempt enrolls; a backoff ends; elsewhere nothing happens (the next check enrolls).
+    @Test func aReenrollmentDueClosesTheConnectionOrEndsABackoff() {
+        var machine = machine()
+        var random = SeededRandom(seed: 6)
+        guard case .none = machine.reenrollmentDue() else { Issue.record("idle"); return }
+        _ = machine.attemptDue(at: t0)
+        _ = machine.credentialChecked(.useToken, at: t0)
+        guard case .none = machine.reenrollmentDue() else { Issue.record("connecting"); return }
+        let (_, additions) = AsyncStream.makeStream(of: Int.self)
+        machine.connected("connection", additions: additions, at: t0)
+        guard case .closeAndWake(let closed, _) = machine.reenrollmentDue() else { Issue.record("connected"); return }
+        #expect(closed == "connection")
+        guard case .none = machine.reenrollmentDue() else { Issue.record("closing already"); return }
+        #expect(!machine.connectionEnding(cancelled: false), "the agent closed it: not a server's close")
+        _ = machine.attemptEnded(at: t0 + .seconds(1), cancelled: false, using: &random)
+        guard case .wake = machine.reenrollmentDue() else { Issue.record("backing off"); return }
+    }
+
     @Test func aClonedCredentialWithoutAKeyStopsAtTheCheck() {
         var machine = machine()
         _ = machine.attemptDue(at: t0)

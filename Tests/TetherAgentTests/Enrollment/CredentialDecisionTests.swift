@@ -36,7 +36,21 @@ import Testing
         #expect(error.hint.contains("enrollment_key_file") && error.hint.contains("tetherctl enroll"))
     }
 
+    /// The server refused this device's credential and every earlier one: with a key the
+    /// device enrolls again; without one it binds on (the refusal is logged with a hint).
+    @Test func aCredentialRefusedEverywhereEnrollsWithAKey() {
+        func decide(_ token: TokenFile, key: Bool) -> CredentialDecision {
+            CredentialDecision.decide(token: token, tokenFile: "/var/lib/tether/token", enrollmentKey: key, deviceID: Self.me, refused: true)
+        }
+        #expect(decide(.credential(deviceID: Self.me), key: true) == .enroll(.credentialRefused))
+        #expect(decide(.credential(deviceID: Self.me), key: false) == .useToken)
+        #expect(decide(.token, key: true) == .useToken, "a [[user]] token is not a device's to replace")
+        #expect(decide(.credential(deviceID: Self.golden), key: true) == .enroll(.clonedCredential(issuedTo: Self.golden)), "a clone is a clone")
+        #expect(decide(.missing, key: true) == .enroll(.noToken))
+    }
+
     @Test func theReasonSaysWhy() {
+        #expect("\(EnrollmentReason.credentialRefused)".contains("refused this device's credential and every earlier one"))
         #expect("\(EnrollmentReason.noToken)" == "token_file is missing or empty")
         #expect("\(EnrollmentReason.clonedCredential(issuedTo: Self.golden))".contains("credential of device \(Self.golden)"))
     }

@@ -36,10 +36,11 @@ import Testing
         #expect(fallback.refused("tdc1.dev.elsewhere", current: Self.current, earlier: Self.earlier) == .none)
     }
 
-    @Test func withoutEarlierCredentialsARefusalChangesNothing() {
+    @Test func withoutEarlierCredentialsARefusalExhaustsTheList() {
         var fallback = CredentialFallback()
-        #expect(fallback.refused(Self.current, current: Self.current, earlier: []) == .none)
+        #expect(fallback.refused(Self.current, current: Self.current, earlier: []) == .exhausted(log: true))
         #expect(fallback.trying == nil)
+        #expect(fallback.refused(Self.current, current: Self.current, earlier: []) == .exhausted(log: false), "another partition's")
     }
 
     @Test func anAcceptedEarlierCredentialIsRestoredAndTheWalkEnds() {
