@@ -136,8 +136,13 @@ extension HealEndToEndTests {
     /// window's end unknown: the devices reset onto the history written since the first, write
     /// past the second backup, and must get those writes back. Raising the first window instead
     /// took the history since the first restore for writes made after a restore, which won
-    /// over the devices' newer values (soak seed 961973229: 51 changes lost).
-    @Test func aDatabasePutBackTwiceHealsTheSecondWindow() async throws {
+    /// over the devices' newer values (soak seed 961973229: 51 changes lost). `terminated`:
+    /// sync is terminated right after the second put-back (every client file forgotten), so
+    /// that the devices bind with identities the server no longer knows; when they last bound
+    /// must still tell the heal they are on the line written since the first (soak seed
+    /// 82998787: the first window was raised, 107 changes lost).
+    @Test(arguments: [false, true])
+    func aDatabasePutBackTwiceHealsTheSecondWindow(terminated: Bool) async throws {
         try await withCluster { cluster in
             let (a, b) = try await Self.twoDevicesSynced(cluster)
             let first = cluster.dir.appending("first.sqlite")
@@ -161,7 +166,14 @@ extension HealEndToEndTests {
             for agent in [b, a] { try await agent.waitSynced("p") }
             try await eventually("a has r2", timeout: .seconds(30)) { try await a.rows("p").contains("r2|two") }
             for agent in [a, b] { try await agent.ctl(["pause", "p"]) }
-            try await Self.putBack(second, under: cluster, resuming: [a, b], resets: 2)
+            await cluster.killServer()
+            try await Self.putDatabaseBack(cluster, second)
+            if terminated {
+                try await cluster.admin(["terminate-sync"])
+                try await cluster.admin(["enable-sync"])
+            }
+            for agent in [a, b] { try await agent.ctl(["resume", "p"]) }
+            try await Self.settled([a, b], resets: 2)
             try await Self.expect([a, b], hold: "r0|zero|0.0|after the second backup\nr2|two|2.0|-\n")
             let reopened = try #require(try await Self.heal(cluster))
             #expect(reopened["origin"] == "devices-ahead" && reopened["closed_at"] == .null, "\(reopened)")

@@ -21,6 +21,11 @@ package protocol HealStorage: Sendable {
     /// lost the partition's version `version` issued with `salt` (`restored_away`, kept when a
     /// later restore replaces the record or a heal is closed).
     func lostByARestore(of partition: PartitionName, version: Int64, salt: Int64) async throws -> Bool
+    /// When a client file `terminateSync` forgot last bound (`forgotten_client_files`); nil
+    /// when it was never forgotten. The store of a device that bound after a heal record opened
+    /// is on the history written since: ``HealDetection`` must know so even when the server
+    /// forgot the store's identity meanwhile.
+    func forgottenClientFileLastSeen(_ id: Int64, of partition: PartitionName) async throws -> Date?
     /// Every partition's heal record.
     func heals() async throws -> [HealRecord]
     /// Applies one chunk of a device's contribution, in one transaction with the history

@@ -15,6 +15,12 @@ extension PostgresServerStorage {
             var flags = try await Self.readFlags(connection, self.logger)
             flags.syncTerminated = true
             try await Self.write(flags, connection, self.logger)
+            // When each store last bound stays known to the heal detection (``HealDetection``).
+            try await connection.guardedQuery(
+                """
+                INSERT INTO forgotten_client_files(id, partition_id, last_seen) SELECT id, partition_id, last_seen FROM client_files
+                ON CONFLICT (id) DO UPDATE SET last_seen = EXCLUDED.last_seen
+                """, logger: self.logger)
             var forgotten = 0
             for try await count in try await connection.guardedQuery(
                 "WITH gone AS (DELETE FROM client_files RETURNING 1) SELECT count(*) FROM gone", logger: self.logger

@@ -33,6 +33,22 @@ extension PostgresServerStorage {
         }
     }
 
+    package func forgottenClientFileLastSeen(_ id: Int64, of partition: PartitionName) async throws -> Date? {
+        try await withStorageErrors {
+            try await client.withConnection { connection in
+                for try await seen in try await connection.guardedQuery(
+                    """
+                    SELECT f.last_seen FROM forgotten_client_files f JOIN partitions p ON p.id = f.partition_id
+                        WHERE f.id = \(id) AND p.name = \(partition.rawValue)
+                    """, logger: logger
+                ).decode(Double.self) {
+                    return Date(timeIntervalSince1970: seen)
+                }
+                return nil
+            }
+        }
+    }
+
     package func lostByARestore(of partition: PartitionName, version: Int64, salt: Int64) async throws -> Bool {
         try await withStorageErrors {
             try await client.withConnection { connection in

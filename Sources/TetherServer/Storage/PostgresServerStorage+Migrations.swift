@@ -286,6 +286,10 @@ extension PostgresServerStorage {
             """,
             "CREATE TABLE state_index_columns(tbl text COLLATE \"C\" NOT NULL, col text COLLATE \"C\" NOT NULL, PRIMARY KEY (tbl, col))",
         ]),
+        // When each store whose identity `terminateSync` forgot last bound (as SQLite's v13).
+        (15, [
+            "CREATE TABLE forgotten_client_files(id bigint PRIMARY KEY, partition_id bigint NOT NULL, last_seen double precision NOT NULL)",
+        ]),
     ]
 
     /// Advisory lock keys (one bigint namespace per database): migrations, compaction.

@@ -8,6 +8,9 @@ extension SQLiteServerStorage {
             var flags = try Self.readFlags(db)
             flags.syncTerminated = true
             try Self.write(flags, db)
+            // When each store last bound stays known to the heal detection (``HealDetection``).
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO forgotten_client_files(id, partition_id, last_seen) SELECT id, partition_id, last_seen FROM client_files")
             try db.execute(sql: "DELETE FROM client_files")
             return db.changesCount
         }

@@ -45,6 +45,15 @@ extension SQLiteServerStorage {
         }
     }
 
+    package func forgottenClientFileLastSeen(_ id: Int64, of partition: PartitionName) async throws -> Date? {
+        try await pool.read { db in
+            guard let p = try Self.partitionRow(partition, db) else { return nil }
+            return try Double.fetchOne(
+                db, sql: "SELECT last_seen FROM forgotten_client_files WHERE id = ? AND partition_id = ?", arguments: [id, p.id]
+            ).map { Date(timeIntervalSince1970: $0) }
+        }
+    }
+
     /// The salt the partition's heal record lists for the lost version `version` (`heal_window`).
     private static func lostSalt(of version: Int64, partitionID: Int64, _ db: Database) throws -> Int64? {
         try Int64.fetchOne(db, sql: "SELECT salt FROM heal_window WHERE partition_id = ? AND version = ?", arguments: [partitionID, version])

@@ -236,6 +236,13 @@ extension SQLiteServerStorage {
                 CREATE TABLE state_index_columns(tbl TEXT NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, col)) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v13: forgotten client files") { db in
+            // When each store whose identity `terminateSync` forgot last bound: a store that
+            // bound after a heal record opened is on the history written since (HealDetection).
+            try db.execute(sql: """
+                CREATE TABLE forgotten_client_files(id INTEGER PRIMARY KEY, partition_id INTEGER NOT NULL, last_seen REAL NOT NULL);
+                """)
+        }
         return migrator
     }
 }

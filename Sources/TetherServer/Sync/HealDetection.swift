@@ -43,10 +43,11 @@ package enum HealDetection {
     ///   - startedAt: when this process started: a record opened before it belongs to an
     ///     earlier life of the server (and perhaps an earlier database).
     ///   - clientFileLastSeen: when the store's client file last bound, as this database
-    ///     remembers it (nil when it does not know the client file). A store that bound to this
-    ///     database's history after the record opened was on the line written since that
-    ///     restore: a version of it the history lacks now was lost again — the database was put
-    ///     back once more — and is neither part of that record's window nor its leftover.
+    ///     remembers it — also one `terminateSync` forgot since (nil when it never knew the
+    ///     client file). A store that bound to this database's history after the record opened
+    ///     was on the line written since that restore: a version of it the history lacks now
+    ///     was lost again — the database was put back once more — and is neither part of that
+    ///     record's window nor its leftover.
     package static func verdict(
         reported: Int64, inHistory: Bool, head: PartitionHead, record: HealRecord?, lostByRecord: Bool = false,
         lostByARestore: Bool = false, headAtStart: Int64?, startedAt: Date, clientFileLastSeen: Date? = nil

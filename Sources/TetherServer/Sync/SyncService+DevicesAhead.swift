@@ -7,9 +7,13 @@ extension SyncService {
     /// does not know: performs ``HealDetection``'s verdict. A failure is logged, never the
     /// bind's answer: the device resets either way, and the next one tries again.
     func noteStoreAhead(
-        reported: ServerVersion, saltInHistory: Int64?, in partition: PartitionName, head: PartitionHead, clientFile: ClientFileRecord?
+        reported: ServerVersion, saltInHistory: Int64?, in partition: PartitionName, head: PartitionHead, clientFile: ClientFileRecord?,
+        clientFileID: Int64
     ) async {
         do {
+            // A store whose identity `terminateSync` forgot still tells when it last bound.
+            let lastSeen: Date? =
+                if let clientFile { clientFile.lastSeen } else { try await storage.heal.forgottenClientFileLastSeen(clientFileID, of: partition) }
             let record = try await storage.heal.heal(of: partition)
             let lostSalt = record == nil ? nil : try await storage.heal.lostSalt(of: partition, version: reported.version)
             let lostByRecord = lostSalt == reported.salt
@@ -18,7 +22,7 @@ extension SyncService {
             switch HealDetection.verdict(
                 reported: reported.version, inHistory: reported.version <= head.latest.version && saltInHistory == reported.salt,
                 head: head, record: record, lostByRecord: lostByRecord, lostByARestore: lostByARestore, headAtStart: headsAtStart.version(of: partition),
-                startedAt: headsAtStart.startedAt, clientFileLastSeen: clientFile?.lastSeen)
+                startedAt: headsAtStart.startedAt, clientFileLastSeen: lastSeen)
             {
             case .nothing:
                 return

@@ -156,7 +156,8 @@ package final class SyncService: Sendable {
                     await release(key)
                     if problem.code == .divergingHistories || problem.code == .badClientFileIdentifier {
                         await noteStoreAhead(
-                            reported: request.lastServerVersion, saltInHistory: salt, in: partition, head: currentHead, clientFile: record)
+                            reported: request.lastServerVersion, saltInHistory: salt, in: partition, head: currentHead, clientFile: record,
+                            clientFileID: known.id)
                     }
                     return .rejected(problem)
                 }

@@ -29,6 +29,9 @@ final class ScriptedHeals: HealStorage, @unchecked Sendable {
     func lostByARestore(of partition: PartitionName, version: Int64, salt: Int64) async throws -> Bool {
         try await base.lostByARestore(of: partition, version: version, salt: salt)
     }
+    func forgottenClientFileLastSeen(_ id: Int64, of partition: PartitionName) async throws -> Date? {
+        try await base.forgottenClientFileLastSeen(id, of: partition)
+    }
     func heals() async throws -> [HealRecord] { try await base.heals() }
     func closeHeal(_ partition: PartitionName, now: Date) async throws -> HealRecord { try await base.closeHeal(partition, now: now) }
 }

@@ -88,8 +88,13 @@ extension StorageConformanceTests {
             let (a, _) = try await storage.registerClientFile(in: partition, now: now)
             _ = try await storage.registerClientFile(in: PartitionName("store-18")!, now: now)
             #expect(try await storage.flags() == ServerFlags())
+            try await storage.touchClientFile(a.id, of: partition, now: now.addingTimeInterval(60), confirmedVersion: 0)
+            #expect(try await storage.forgottenClientFileLastSeen(a.id, of: partition) == nil, "not forgotten yet")
             #expect(try await storage.terminateSync() == 2)
             #expect(try await storage.clientFile(a.id, of: partition) == nil)
+            // When it last bound stays known to the heal detection, for its partition only.
+            #expect(try await storage.forgottenClientFileLastSeen(a.id, of: partition) == now.addingTimeInterval(60))
+            #expect(try await storage.forgottenClientFileLastSeen(a.id, of: PartitionName("store-18")!) == nil)
             #expect(try await storage.flags().syncTerminated)
             var flags = try await storage.flags()
             flags.syncTerminated = false
